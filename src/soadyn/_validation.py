@@ -1,0 +1,84 @@
+"""Cheap input checks for the public functions.
+
+Shapes are checked in Python (attribute comparisons only); finiteness is checked
+inside the compiled kernels, which return a status code that :func:`raise_status`
+turns into an exception naming the argument.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+OK, BAD_FIRST, BAD_SECOND, BAD_THIRD, BAD_FEXT, BAD_QUATERNION, SINGULAR = range(7)
+
+
+def vector(x, n, name, batch_ok=True):
+    """Return ``x`` as a C-contiguous float64 array of shape (n,) or (B, n)."""
+    if type(x) is not np.ndarray or x.dtype != np.float64 or not x.flags.c_contiguous:
+        try:
+            x = np.ascontiguousarray(x, dtype=np.float64)
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"{name}: expected an array of {n} real numbers ({e})") from None
+    shape = x.shape
+    if shape == (n,):
+        return x
+    if batch_ok and len(shape) == 2 and shape[1] == n:
+        return x
+    want = f"({n},) or (B, {n})" if batch_ok else f"({n},)"
+    raise ValueError(f"{name}: expected shape {want}, got {shape}")
+
+
+def same_batch(ref, *others):
+    """Check that arrays share ``ref``'s batch dimension (or lack of one)."""
+    for name, x in others:
+        if x is None:
+            continue
+        if ref.ndim == 1 and x.ndim != 1 or ref.ndim == 2 and x.ndim != 2 + (name == "f_ext"):
+            raise ValueError(f"{name}: a batched call needs every state argument batched "
+                             f"(got {name} with shape {x.shape} next to q with shape {ref.shape})")
+        if ref.ndim == 2 and x.shape[0] != ref.shape[0]:
+            raise ValueError(f"{name}: batch size {x.shape[0]} does not match q's {ref.shape[0]}")
+
+
+def external_forces(f_ext, nb, batch):
+    """Validate ``f_ext``: (nbodies, 6) spatial forces in the body frames (or (B, nbodies, 6))."""
+    if f_ext is None:
+        return None
+    if type(f_ext) is not np.ndarray or f_ext.dtype != np.float64 or not f_ext.flags.c_contiguous:
+        f_ext = np.ascontiguousarray(f_ext, dtype=np.float64)
+    want = (nb, 6) if batch is None else (batch, nb, 6)
+    if f_ext.shape != want:
+        raise ValueError(f"f_ext: expected shape {want} (one spatial force [n; f] per body, "
+                         f"body frame), got {f_ext.shape}")
+    return f_ext
+
+
+def output(out, shape, name="out"):
+    if out is None:
+        return np.empty(shape)
+    if type(out) is not np.ndarray or out.dtype != np.float64 or out.shape != shape \
+            or not out.flags.c_contiguous:
+        raise ValueError(f"{name}: expected a C-contiguous float64 array of shape {shape}, "
+                         f"got {getattr(out, 'shape', type(out))}")
+    return out
+
+
+def raise_status(status, names, batch_index=None):
+    """Raise the error a kernel reported; ``names`` are its state arguments in order."""
+    where = "" if batch_index is None else f" (batch entry {batch_index})"
+    if status in (BAD_FIRST, BAD_SECOND, BAD_THIRD):
+        raise ValueError(f"{names[status - 1]}: expected finite values, got NaN or inf{where}")
+    if status == BAD_FEXT:
+        raise ValueError(f"f_ext: expected finite values, got NaN or inf{where}")
+    if status == BAD_QUATERNION:
+        raise ValueError(f"q: a quaternion of a free or spherical joint is zero{where}")
+    if status == SINGULAR:
+        raise np.linalg.LinAlgError(
+            f"the mass matrix is not positive definite at this configuration{where}: "
+            "some joint drives only mass-less bodies with no rotational inertia")
+    raise RuntimeError(f"kernel status {status}{where}")
+
+
+def check_batch_status(status, names):
+    bad = np.flatnonzero(status)
+    if bad.size:
+        raise_status(int(status[bad[0]]), names, int(bad[0]))

@@ -1,0 +1,1 @@
+"""Recursive O(N) algorithms over the flat model arrays, compiled with Numba."""

@@ -1,0 +1,218 @@
+"""Forward dynamics by the articulated-body inertia (ATBI) recursion.
+
+Seed 000 eq. 7 (the Riccati recursion for the articulated body inertia P) and the
+O(N) forward dynamics of seed 001 (topics 5–7), in SOA notation:
+
+tips-to-base gather, for each body k::
+
+    P(k)  = M(k) + Σ_{j ∈ children(k)} φ(k, j) P⁺(j) φ*(k, j)
+    D(k)  = H(k) P(k) H*(k),     G(k) = P(k) H*(k) D⁻¹(k),     τ̄(k) = I − G(k)H(k)
+    P⁺(k) = τ̄(k) P(k)
+    z(k)  = Σ_{j ∈ children(k)} φ(k, j) z⁺(j) + P(k)a(k) + b(k) − f_ext(k)
+    ε(k)  = T(k) − H(k) z(k),    ν(k) = D⁻¹(k) ε(k),    z⁺(k) = z(k) + G(k) ε(k)
+
+base-to-tips scatter::
+
+    α⁺(k) = φ*(℘(k), k) α(℘(k))          (α(world) = −g)
+    θ̈(k)  = ν(k) − G*(k) α⁺(k)
+    α(k)  = α⁺(k) + H*(k) θ̈(k) + a(k)
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from .. import _validation as val
+from ._layout import NV, PARENT, VIDX, batch_chunks, model_views, workspace_views
+from ._primitives import (add_cross_force, add_force_to_parent, add_inertia_to_parent,
+                          gravity_to_child, inertia_times_motion, motion_to_child, spd_inverse)
+from .kinematics import body_velocities, check_quaternions, joint_placements, nonfinite
+
+__all__ = ["aba", "articulated_body_pass"]
+
+
+@njit(inline="always", cache=True)
+def articulated_body_pass(mi, mf, tau, fext, ws, nv, has_v):
+    """The tips-to-base gather: P, D⁻¹, U = P H*, ε into the workspace; z⁺ into pb.
+
+    Needs ``joint_placements`` (and ``body_velocities`` when ``has_v``) first. With
+    ``tau`` of length 0, T = 0. Returns False when some D(k) is not positive definite.
+    """
+    nb = mi.shape[0]
+    inertia = model_views(mf, nb)[0]
+    R, t, Rw, pw, Rj, pj, S, V, A, F, C, pb, P, Dinv, U, Y, u, scratch = workspace_views(ws, nb, nv)
+    P[:] = inertia
+    for i in range(nb):
+        if has_v:  # b(k) = V(k) ×* M(k)V(k)
+            for k in range(6):
+                pb[i, k] = 0.0
+            inertia_times_motion(inertia, i, V, i, F, i)
+            add_cross_force(V, i, F, i, pb, i)
+        else:
+            for k in range(6):
+                pb[i, k] = 0.0
+        if fext is not None:
+            for k in range(6):
+                pb[i, k] -= fext[i, k]
+    has_tau = tau.shape[0] > 0
+    for i in range(nb - 1, -1, -1):
+        vi = mi[i, VIDX]
+        n = mi[i, NV]
+        if has_v:  # z(k) += P(k) a(k)
+            for a in range(6):
+                acc = 0.0
+                for b in range(6):
+                    acc += P[i, a, b] * C[i, b]
+                pb[i, a] += acc
+        D = scratch[2]
+        for c in range(n):
+            for a in range(6):
+                acc = 0.0
+                for b in range(6):
+                    acc += P[i, a, b] * S[vi + c, b]
+                U[vi + c, a] = acc
+            for c2 in range(c + 1):
+                acc = 0.0
+                for a in range(6):
+                    acc += S[vi + c2, a] * U[vi + c, a]
+                D[c, c2] = acc
+                D[c2, c] = acc
+            acc = tau[vi + c] if has_tau else 0.0
+            for a in range(6):
+                acc -= S[vi + c, a] * pb[i, a]
+            u[vi + c] = acc
+        if n > 0 and not spd_inverse(D, Dinv, i, n, scratch):
+            return False
+        p = mi[i, PARENT]
+        if p < 0:
+            continue
+        # P⁺ = P − U D⁻¹ Uᵀ and z⁺ = z + U D⁻¹ ε, in place
+        for c in range(n):
+            for a in range(6):
+                y = 0.0
+                for c2 in range(n):
+                    y += Dinv[i, c, c2] * U[vi + c2, a]
+                Y[vi + c, a] = y  # (D⁻¹ Uᵀ)[c, :]
+        for a in range(6):
+            for b in range(6):
+                acc = 0.0
+                for c in range(n):
+                    acc += U[vi + c, a] * Y[vi + c, b]
+                P[i, a, b] -= acc
+            acc = 0.0
+            for c in range(n):
+                acc += Y[vi + c, a] * u[vi + c]
+            pb[i, a] += acc
+        add_inertia_to_parent(R, t, i, P[i], P, p, scratch)
+        add_force_to_parent(R, t, i, pb, i, pb, p)
+    return True
+
+
+@njit(inline="always", cache=True)
+def acceleration_pass(mi, mf, ws, nv, gravity, has_v, qdd):
+    """The base-to-tips scatter: θ̈(k) = ν(k) − G*(k)α⁺(k), α(k) into A."""
+    nb = mi.shape[0]
+    g = model_views(mf, nb)[7]
+    R, t, Rw, pw, Rj, pj, S, V, A, F, C, pb, P, Dinv, U, Y, u, scratch = workspace_views(ws, nb, nv)
+    for i in range(nb):
+        p = mi[i, PARENT]
+        if p >= 0:
+            motion_to_child(R, t, i, A, p, A, i)
+        elif gravity:
+            gravity_to_child(R, t, i, g, A, i)
+        else:
+            for k in range(6):
+                A[i, k] = 0.0
+        vi = mi[i, VIDX]
+        n = mi[i, NV]
+        for c in range(n):
+            acc = u[vi + c]
+            for a in range(6):
+                acc -= U[vi + c, a] * A[i, a]
+            Y[vi + c, 0] = acc
+        for c in range(n):
+            acc = 0.0
+            for c2 in range(n):
+                acc += Dinv[i, c, c2] * Y[vi + c2, 0]
+            qdd[vi + c] = acc
+            for a in range(6):
+                A[i, a] += S[vi + c, a] * acc
+        if has_v:
+            for a in range(6):
+                A[i, a] += C[i, a]
+
+
+@njit(cache=True)
+def aba_kernel(mi, mf, q, v, tau, fext, ws, nv, gravity, qdd):
+    if nonfinite(q):
+        return val.BAD_FIRST
+    if nonfinite(v):
+        return val.BAD_SECOND
+    if nonfinite(tau):
+        return val.BAD_THIRD
+    if fext is not None:
+        for i in range(fext.shape[0]):
+            if nonfinite(fext[i]):
+                return val.BAD_FEXT
+    if not check_quaternions(mi, q):
+        return val.BAD_QUATERNION
+    nb = mi.shape[0]
+    joint_placements(mi, mf, q, ws, nv)
+    has_v = v.shape[0] > 0
+    if has_v:
+        R, t, Rw, pw, Rj, pj, S, V, A, F, C, pb, P, Dinv, U, Y, u, scratch = workspace_views(ws, nb, nv)
+        body_velocities(mi, S, v, R, t, V, C)
+    if not articulated_body_pass(mi, mf, tau, fext, ws, nv, has_v):
+        return val.SINGULAR
+    acceleration_pass(mi, mf, ws, nv, gravity, has_v, qdd)
+    return val.OK
+
+
+@njit(parallel=True, cache=True)
+def _aba_batch(mi, mf, Q, Vq, T, Fext, wss, nv, gravity, qdd, status):
+    B = Q.shape[0]
+    nch = wss.shape[0]
+    for ch in prange(nch):
+        for b in range(ch * B // nch, (ch + 1) * B // nch):
+            fb = None if Fext is None else Fext[b]
+            status[b] = aba_kernel(mi, mf, Q[b], Vq[b], T[b], fb, wss[ch], nv, gravity, qdd[b])
+
+
+def aba(model, q, v, tau, f_ext=None, *, gravity=True, out=None, workspace=None):
+    """Forward dynamics: joint accelerations q̈ = M⁻¹(τ − C(q, v) + Σ J_kᵀ f_ext(k)).
+
+    O(N) articulated-body algorithm (seed 000 eq. 7; seed 001 topics 5–7).
+
+    Parameters
+    ----------
+    model : Model
+    q : (nq,) or (B, nq) configuration.
+    v : (nv,) or (B, nv) velocity.
+    tau : (nv,) or (B, nv) generalized forces [N m, N].
+    f_ext : optional (nbodies, 6) or (B, nbodies, 6) spatial forces [n; f] on the bodies,
+        body frame.
+    gravity : include the model's gravity (default True).
+    out, workspace : optional preallocated output and :class:`Workspace`.
+
+    Returns q̈, (nv,) or (B, nv).
+    """
+    c = model.compiled
+    q = val.vector(q, c.nq, "q")
+    v = val.vector(v, c.nv, "v")
+    tau = val.vector(tau, c.nv, "tau")
+    ws = workspace if workspace is not None else model.workspace()
+    if q.ndim == 1 and v.ndim == 1 and tau.ndim == 1:
+        f_ext = val.external_forces(f_ext, c.nb, None)
+        qdd = val.output(out, (c.nv,))
+        st = aba_kernel(c.mi, c.mf, q, v, tau, f_ext, ws.buffer, c.nv, gravity, qdd)
+        if st:
+            val.raise_status(st, ("q", "v", "tau"))
+        return qdd
+    val.same_batch(q, ("v", v), ("tau", tau))
+    B = q.shape[0]
+    f_ext = val.external_forces(f_ext, c.nb, B)
+    qdd = val.output(out, (B, c.nv))
+    status = np.zeros(B, dtype=np.int64)
+    _aba_batch(c.mi, c.mf, q, v, tau, f_ext, ws.batch_buffers(batch_chunks(B)), c.nv, gravity, qdd, status)
+    val.check_batch_status(status, ("q", "v", "tau"))
+    return qdd

@@ -1,0 +1,296 @@
+"""URDF and URDF+ loader.
+
+Standard URDF (links, joints of type revolute, continuous, prismatic, fixed,
+floating and planar) plus the URDF+ extensions used for closed chains:
+
+* ``<joint ... independent="false">``: a spanning-tree joint that is not an
+  independent coordinate (kept as ``joint.independent``);
+* ``<loop name type>`` with ``<predecessor link><origin/></predecessor>``,
+  ``<successor link><origin/></successor>`` and ``<axis/>``: a cut joint, kept in
+  ``model.loops``; its two end frames are added to the model as
+  ``"<loop>_predecessor"`` and ``"<loop>_successor"``;
+* ``<coupling name type>`` with ``<predecessor link/>``, ``<successor link/>`` and
+  ``<ratio value/>``: a gear or belt transmission, kept in ``model.couplings``.
+
+Fixed joints are merged: the child link's inertia is added to its parent body and
+the link stays addressable as a frame. Every link is a frame of the model.
+"""
+from __future__ import annotations
+
+import os
+import warnings
+import xml.etree.ElementTree as ET
+
+import numpy as np
+
+from .. import joints as jt
+from .. import spatial as sp
+from ..model import Coupling, Loop, Model
+
+__all__ = ["load_urdf", "URDFError"]
+
+
+class URDFError(ValueError):
+    """A malformed URDF file; the message names the offending element."""
+
+
+def _floats(text, n, where, default=None):
+    if text is None:
+        if default is None:
+            raise URDFError(f"{where}: missing value")
+        return np.array(default, dtype=float)
+    try:
+        vals = np.array([float(x) for x in text.split()])
+    except ValueError:
+        raise URDFError(f"{where}: expected {n} numbers, got {text!r}") from None
+    if vals.shape != (n,) or not np.all(np.isfinite(vals)):
+        raise URDFError(f"{where}: expected {n} finite numbers, got {text!r}")
+    return vals
+
+
+def _origin(elem, where):
+    """(R, p) of an ``<origin xyz rpy>`` child of ``elem`` (identity when absent)."""
+    o = elem.find("origin")
+    if o is None:
+        return np.eye(3), np.zeros(3)
+    p = _floats(o.get("xyz"), 3, f"{where}/origin@xyz", (0.0, 0.0, 0.0))
+    rpy = _floats(o.get("rpy"), 3, f"{where}/origin@rpy", (0.0, 0.0, 0.0))
+    return sp.rpy_to_matrix(rpy), p
+
+
+def _scalar(elem, attr, where, default=None):
+    text = elem.get(attr)
+    if text is None:
+        if default is None:
+            raise URDFError(f"{where}: missing attribute {attr!r}")
+        return default
+    try:
+        return float(text)
+    except ValueError:
+        raise URDFError(f"{where}@{attr}: expected a number, got {text!r}") from None
+
+
+def _link_inertia(link):
+    """(mass, com, I_c) of a ``<link>`` in the link frame."""
+    name = link.get("name")
+    where = f"<link name={name!r}>/inertial"
+    inertial = link.find("inertial")
+    if inertial is None:
+        return 0.0, np.zeros(3), np.zeros((3, 3))
+    R, p = _origin(inertial, where)
+    m = inertial.find("mass")
+    mass = 0.0 if m is None else _scalar(m, "value", f"{where}/mass")
+    i = inertial.find("inertia")
+    if i is None:
+        Ic = np.zeros((3, 3))
+    else:
+        w = f"{where}/inertia"
+        ixx, iyy, izz = (_scalar(i, k, w, 0.0) for k in ("ixx", "iyy", "izz"))
+        ixy, ixz, iyz = (_scalar(i, k, w, 0.0) for k in ("ixy", "ixz", "iyz"))
+        Ic = R @ np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]]) @ R.T
+    return mass, p, Ic
+
+
+def _make_joint(elem, where):
+    kind = elem.get("type")
+    axis_el = elem.find("axis")
+    axis = _floats(axis_el.get("xyz") if axis_el is not None else None, 3, f"{where}/axis@xyz", (1.0, 0.0, 0.0))
+    if kind != "fixed" and np.linalg.norm(axis) < 1e-12:
+        raise URDFError(f"{where}/axis: the joint axis must be nonzero")
+    lim = elem.find("limit")
+    lower = upper = None
+    if lim is not None and kind in ("revolute", "prismatic"):
+        if lim.get("lower") is not None or lim.get("upper") is not None:
+            lower = [_scalar(lim, "lower", f"{where}/limit", 0.0)]
+            upper = [_scalar(lim, "upper", f"{where}/limit", 0.0)]
+            if lower[0] > upper[0]:
+                raise URDFError(f"{where}/limit: lower {lower[0]} exceeds upper {upper[0]}")
+    if kind == "revolute":
+        return jt.Revolute(axis, lower, upper)
+    if kind == "continuous":
+        return jt.Continuous(axis)
+    if kind == "prismatic":
+        return jt.Prismatic(axis, lower, upper)
+    if kind == "floating":
+        return jt.Free()
+    if kind == "planar":
+        return jt.Planar(axis)
+    if kind == "fixed":
+        return None
+    raise URDFError(f"{where}@type: unsupported joint type {kind!r} (expected revolute, continuous, "
+                    "prismatic, fixed, floating or planar)")
+
+
+def load_urdf(path, floating_base=False, gravity=(0.0, 0.0, -9.81), name=None, strict_inertia=False):
+    """Load a URDF or URDF+ file (or XML string) into a :class:`~soadyn.Model`.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        File path, or the XML text itself.
+    floating_base : bool
+        Connect the root link to the world with a free joint (q = [p; quaternion]).
+    gravity : (3,) world-frame gravity [m/s²].
+    name : model name (default: the robot's name).
+    strict_inertia : raise on physically impossible link inertias (default: warn, as
+        placeholder inertias are common in published files).
+
+    Raises :class:`URDFError` for malformed files.
+    """
+    text = os.fspath(path)
+    try:
+        if text.lstrip().startswith("<"):
+            root = ET.fromstring(text)
+        else:
+            root = ET.parse(text).getroot()
+    except ET.ParseError as e:
+        raise URDFError(f"{path}: not well-formed XML ({e})") from None
+    except OSError as e:
+        raise URDFError(f"{path}: cannot read ({e.strerror})") from None
+    if root.tag != "robot":
+        raise URDFError(f"<{root.tag}>: expected a <robot> root element")
+
+    links = {}
+    for link in root.findall("link"):
+        lname = link.get("name")
+        if not lname:
+            raise URDFError("<link>: missing attribute 'name'")
+        if lname in links:
+            raise URDFError(f"<link name={lname!r}>: duplicate link name")
+        links[lname] = link
+    if not links:
+        raise URDFError("<robot>: no <link> elements")
+
+    joints_by_child = {}
+    children = {n: [] for n in links}
+    joint_names = set()
+    mimics = []
+    for j in root.findall("joint"):
+        jname = j.get("name")
+        where = f"<joint name={jname!r}>"
+        if not jname:
+            raise URDFError("<joint>: missing attribute 'name'")
+        if jname in joint_names:
+            raise URDFError(f"{where}: duplicate joint name")
+        joint_names.add(jname)
+        pe, ce = j.find("parent"), j.find("child")
+        if pe is None or ce is None:
+            raise URDFError(f"{where}: needs <parent link=...> and <child link=...>")
+        parent, child = pe.get("link"), ce.get("link")
+        for role, lk in (("parent", parent), ("child", child)):
+            if lk not in links:
+                raise URDFError(f"{where}/{role}: unknown link {lk!r}")
+        if child in joints_by_child:
+            raise URDFError(f"{where}: link {child!r} is already the child of joint "
+                            f"{joints_by_child[child].get('name')!r} (use <loop> for closed chains)")
+        if j.get("type") is None:
+            raise URDFError(f"{where}: missing attribute 'type'")
+        if j.find("mimic") is not None:
+            mimics.append(jname)
+        joints_by_child[child] = j
+        children[parent].append(j)
+
+    if mimics:
+        warnings.warn(f"{path if len(str(path)) < 200 else 'URDF'}: <mimic> is not supported; joints "
+                      f"{mimics} are loaded as independent joints", stacklevel=2)
+    roots = [n for n in links if n not in joints_by_child]
+    if len(roots) != 1:
+        raise URDFError(f"<robot name={root.get('name')!r}>: expected exactly one root link, "
+                        f"found {roots or 'none (the joints form a cycle)'}")
+
+    model = Model(name or root.get("name") or "robot", gravity=gravity)
+    # link -> (body index, pose of the link frame in that body's frame)
+    where_is = {}
+    root_link = roots[0]
+    m, c, Ic = _link_inertia(links[root_link])
+    if floating_base:
+        model.add_body(root_link, jt.Free(), None, None, mass=m, com=c, inertia=Ic, joint_name="root_joint",
+                       strict_inertia=strict_inertia)
+        where_is[root_link] = (0, np.eye(3), np.zeros(3))
+    else:
+        model.add_frame(root_link, "world")
+        where_is[root_link] = (-1, np.eye(3), np.zeros(3))
+
+    stack = list(reversed(children[root_link]))
+    visited = {root_link}
+    while stack:
+        j = stack.pop()
+        jname = j.get("name")
+        where = f"<joint name={jname!r}>"
+        parent = j.find("parent").get("link")
+        child = j.find("child").get("link")
+        if child in visited:
+            raise URDFError(f"{where}: link {child!r} is reached twice (cycle)")
+        visited.add(child)
+        body, Rl, pl = where_is[parent]
+        Ro, po = _origin(j, where)
+        R, p = sp.compose_poses(Rl, pl, Ro, po)  # joint frame in the parent body
+        joint = _make_joint(j, where)
+        m, c, Ic = _link_inertia(links[child])
+        if joint is None:  # fixed: merge the child link into the parent body
+            if body >= 0:
+                com_in_body = p + R @ c
+                model.add_inertia(body, m, com_in_body, R @ Ic @ R.T, strict_inertia)
+            model.add_frame(child, body if body >= 0 else "world", (R, p))
+            where_is[child] = (body, R, p)
+        else:
+            indep = j.get("independent")
+            if indep is not None and indep not in ("true", "false"):
+                raise URDFError(f"{where}@independent: expected 'true' or 'false', got {indep!r}")
+            joint.independent = indep != "false"
+            idx = model.add_body(child, joint, body if body >= 0 else None, (R, p),
+                                 mass=m, com=c, inertia=Ic, joint_name=jname, strict_inertia=strict_inertia)
+            where_is[child] = (idx, np.eye(3), np.zeros(3))
+        stack.extend(reversed(children[child]))
+
+    for lp in root.findall("loop"):
+        model.loops.append(_parse_loop(lp, model, where_is))
+    for cp in root.findall("coupling"):
+        model.couplings.append(_parse_coupling(cp, links))
+    return model
+
+
+def _end(elem, tag, where, links):
+    e = elem.find(tag)
+    if e is None:
+        raise URDFError(f"{where}: missing <{tag} link=...>")
+    link = e.get("link")
+    if link not in links:
+        raise URDFError(f"{where}/{tag}: unknown link {link!r}")
+    return e, link
+
+
+def _parse_loop(lp, model, where_is):
+    name = lp.get("name")
+    where = f"<loop name={name!r}>"
+    if not name:
+        raise URDFError("<loop>: missing attribute 'name'")
+    kind = lp.get("type")
+    if kind is None:
+        raise URDFError(f"{where}: missing attribute 'type'")
+    frames = []
+    for tag in ("predecessor", "successor"):
+        e, link = _end(lp, tag, where, where_is)
+        R, p = _origin(e, f"{where}/{tag}")
+        fname = f"{name}_{tag}"
+        model.add_frame(fname, link, (R, p))
+        frames.append(fname)
+    axis_el = lp.find("axis")
+    axis = _floats(axis_el.get("xyz") if axis_el is not None else None, 3, f"{where}/axis@xyz", (0.0, 0.0, 1.0))
+    if np.linalg.norm(axis) < 1e-12:
+        raise URDFError(f"{where}/axis: the loop joint axis must be nonzero")
+    return Loop(name, kind, frames[0], frames[1], axis / np.linalg.norm(axis))
+
+
+def _parse_coupling(cp, links):
+    name = cp.get("name")
+    where = f"<coupling name={name!r}>"
+    if not name:
+        raise URDFError("<coupling>: missing attribute 'name'")
+    _, pred = _end(cp, "predecessor", where, links)
+    _, succ = _end(cp, "successor", where, links)
+    r = cp.find("ratio")
+    if r is None:
+        raise URDFError(f"{where}: missing <ratio value=...>")
+    ratio = _scalar(r, "value", f"{where}/ratio")
+    return Coupling(name, pred, succ, ratio, cp.get("type") or "rolling")

@@ -1,0 +1,24 @@
+"""Built-in models written in code: seed 003's four examples and generated trees."""
+from .seed003 import double_pendulum, pendulum_on_cart, satellite_with_arrays, three_link_arm
+from .trees import branched_tree, random_rigid_inertia, random_tree, serial_chain
+
+BUILTIN = {
+    "double_pendulum": double_pendulum,
+    "pendulum_on_cart": pendulum_on_cart,
+    "satellite_with_arrays": satellite_with_arrays,
+    "three_link_arm": three_link_arm,
+    "serial_chain": lambda: serial_chain(6),
+    "branched_tree": branched_tree,
+}
+
+
+def get(name):
+    """A built-in model by name (see ``BUILTIN``) with its default parameters."""
+    try:
+        return BUILTIN[name]()
+    except KeyError:
+        raise ValueError(f"name: unknown built-in model {name!r}; available: {sorted(BUILTIN)}") from None
+
+
+__all__ = ["double_pendulum", "pendulum_on_cart", "satellite_with_arrays", "three_link_arm",
+           "serial_chain", "branched_tree", "random_tree", "random_rigid_inertia", "get", "BUILTIN"]
