@@ -51,9 +51,10 @@ def articulated_body_pass(mi, mf, tau, fext, ws, nv, has_v):
         else:
             for k in range(6):
                 pb[i, k] = 0.0
-        if fext is not None:
-            for k in range(6):
-                pb[i, k] -= fext[i, k]
+        if fext is not None:  # None or an (nb, 6) array; (0, 6) also means no forces
+            if fext.shape[0] > 0:
+                for k in range(6):
+                    pb[i, k] -= fext[i, k]
     has_tau = tau.shape[0] > 0
     for i in range(nb - 1, -1, -1):
         vi = mi[i, VIDX]
@@ -174,8 +175,7 @@ def _aba_batch(mi, mf, Q, Vq, T, Fext, wss, nv, gravity, qdd, status):
     nch = wss.shape[0]
     for ch in prange(nch):
         for b in range(ch * B // nch, (ch + 1) * B // nch):
-            fb = None if Fext is None else Fext[b]
-            status[b] = aba_kernel(mi, mf, Q[b], Vq[b], T[b], fb, wss[ch], nv, gravity, qdd[b])
+            status[b] = aba_kernel(mi, mf, Q[b], Vq[b], T[b], Fext[b], wss[ch], nv, gravity, qdd[b])
 
 
 def aba(model, q, v, tau, f_ext=None, *, gravity=True, out=None, workspace=None):
@@ -211,6 +211,8 @@ def aba(model, q, v, tau, f_ext=None, *, gravity=True, out=None, workspace=None)
     val.same_batch(q, ("v", v), ("tau", tau))
     B = q.shape[0]
     f_ext = val.external_forces(f_ext, c.nb, B)
+    if f_ext is None:
+        f_ext = np.zeros((B, 0, 6))
     qdd = val.output(out, (B, c.nv))
     status = np.zeros(B, dtype=np.int64)
     _aba_batch(c.mi, c.mf, q, v, tau, f_ext, ws.batch_buffers(batch_chunks(B)), c.nv, gravity, qdd, status)

@@ -45,6 +45,7 @@ def mass_matrix_kernel(mi, mf, q, ws, nv, M):
     joint_placements(mi, mf, q, ws, nv)
     composite_inertias(mi, mf, ws, nv)
     R, t, Rw, pw, Rj, pj, S, V, A, F, C, pb, P, Dinv, U, Y, u, scratch = workspace_views(ws, nb, nv)
+    M[:] = 0.0  # entries of unrelated bodies stay zero
     for i in range(nb):
         vi = mi[i, VIDX]
         nvi = mi[i, NV]

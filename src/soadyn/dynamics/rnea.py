@@ -65,9 +65,10 @@ def rnea_kernel(mi, mf, q, v, a, fext, ws, nv, gravity, tau):
         if has_v:
             inertia_times_motion(inertia, i, V, i, pb, i)
             add_cross_force(V, i, pb, i, F, i)
-        if fext is not None:
-            for k in range(6):
-                F[i, k] -= fext[i, k]
+        if fext is not None:  # None or an (nb, 6) array; (0, 6) also means no forces
+            if fext.shape[0] > 0:
+                for k in range(6):
+                    F[i, k] -= fext[i, k]
     for i in range(nb - 1, -1, -1):
         vi = mi[i, VIDX]
         for c in range(mi[i, NV]):
@@ -87,8 +88,7 @@ def _rnea_batch(mi, mf, Q, Vq, Aq, Fext, wss, nv, gravity, tau, status):
     nch = wss.shape[0]
     for ch in prange(nch):
         for b in range(ch * B // nch, (ch + 1) * B // nch):
-            fb = None if Fext is None else Fext[b]
-            status[b] = rnea_kernel(mi, mf, Q[b], Vq[b], Aq[b], fb, wss[ch], nv, gravity, tau[b])
+            status[b] = rnea_kernel(mi, mf, Q[b], Vq[b], Aq[b], Fext[b], wss[ch], nv, gravity, tau[b])
 
 
 _NO_STATE = np.zeros(0)
@@ -116,6 +116,8 @@ def _call(model, q, v, a, f_ext, gravity, out, workspace, names):
         a = np.zeros((B, 0))
     val.same_batch(q, (names[1], v), (names[2], a))
     f_ext = val.external_forces(f_ext, c.nb, B)
+    if f_ext is None:
+        f_ext = np.zeros((B, 0, 6))
     tau = val.output(out, (B, c.nv))
     status = np.zeros(B, dtype=np.int64)
     _rnea_batch(c.mi, c.mf, q, v, a, f_ext, ws.batch_buffers(batch_chunks(B)), c.nv, gravity, tau, status)
