@@ -13,8 +13,6 @@ unless the name says world.
 """
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 from numba import njit, get_num_threads
 
@@ -132,21 +130,6 @@ class Workspace:
         if self._batch is None or self._batch.shape[0] < nchunks:
             self._batch = np.zeros((nchunks, self.buffer.size))
         return self._batch
-
-
-_local = threading.local()
-
-
-def default_workspace(model):
-    """The calling thread's workspace for ``model`` (created on first use)."""
-    cache = getattr(_local, "cache", None)
-    if cache is None:
-        cache = _local.cache = {}
-    key = id(model.compiled)
-    ws = cache.get(key)
-    if ws is None or ws.model is not model:
-        ws = cache[key] = Workspace(model)
-    return ws
 
 
 def batch_chunks(batch):

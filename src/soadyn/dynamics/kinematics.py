@@ -195,9 +195,6 @@ class KinematicsResult:
         return T
 
 
-_EMPTY = np.zeros(0)
-
-
 def forward_kinematics(model, q, v=None, a=None, *, gravity=False, workspace=None):
     """World poses, body velocities and body accelerations (seed 002 eq. 15).
 
