@@ -44,7 +44,9 @@ def _demo(args):
         print("matplotlib is not installed (extra 'plot'): no plot written")
         return 0
     fig, ax = plt.subplots(2, 1, figsize=(8, 6), sharex=True)
-    ax[0].plot(res.t, res.q[:, : min(model.nq, 4)])
+    for k in range(min(model.nq, 4)):
+        ax[0].plot(res.t, res.q[:, k], label=f"q[{k}]")
+    ax[0].legend(loc="upper right")
     ax[0].set_ylabel("q")
     ax[0].set_title(f"{model.name}: free motion, RK4 dt = {args.dt} s")
     ax[1].plot(res.t, res.energy - res.energy[0])
