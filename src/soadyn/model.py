@@ -121,6 +121,8 @@ LOOP_KIND_ALIASES = {"fixed": "weld", "continuous": "revolute", "ball": "spheric
 
 
 def _unit(vector, what):
+    if isinstance(vector, str):
+        return jt._axis_arg(vector, what)  # "x", "y" or "z"
     a = np.asarray(vector, dtype=float)
     if a.shape != (3,) or not np.all(np.isfinite(a)) or np.linalg.norm(a) < 1e-12:
         raise ValueError(f"{what}: expected a nonzero 3-vector, got {vector!r}")

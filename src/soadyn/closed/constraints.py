@@ -72,11 +72,11 @@ def orthonormal_complement(a):
 
 
 # --------------------------------------------------------------------------- user constraints
-def _checked(value, shape, where):
+def _checked(value, shape, where, finite=True):
     out = np.asarray(value, dtype=float)
     if out.shape != shape:
         raise ValueError(f"{where}: expected shape {shape}, got {out.shape}")
-    if not np.all(np.isfinite(out)):
+    if finite and not np.all(np.isfinite(out)):
         raise ValueError(f"{where}: returned NaN or inf")
     return out
 
@@ -96,15 +96,22 @@ class UserConstraint:
         self.model = None
 
     def _call(self, fn, what, shape, *args):
-        return _checked(fn(*args), shape, f"constraint {self.name!r}: {what}")
+        return _checked(fn(*args), shape, f"constraint {self.name!r}: {what}", self.model is None
+                        or self.size is not None)
 
     def bind(self, model):
-        """Fix the row count and check the functions once at the neutral configuration."""
+        """Fix the row count and check the functions' output shapes once at the neutral
+        configuration (values may be singular there; finiteness is checked when evaluated)."""
         if self.model is not None and self.model is not model:
             raise ValueError(f"constraint {self.name!r} already belongs to model {self.model.name!r}")
-        self.model = model
+        self.model, self.size = model, None
         self.nv = model.nv
-        self.size = self._infer_size(neutral(model))
+        try:
+            with np.errstate(all="ignore"):  # the neutral configuration may be singular for 𝔡
+                self.size = self._infer_size(neutral(model))
+        except Exception:
+            self.model = None
+            raise
 
     def _size_of(self, value, what):
         arr = np.asarray(value, dtype=float)
@@ -118,7 +125,7 @@ class UserConstraint:
             return
         a = np.asarray(fn(*args_q, 0.0), dtype=float)
         b = np.asarray(fn(*args_q, 0.7311), dtype=float)
-        if a.shape == b.shape and not np.allclose(a, b, rtol=1e-12, atol=1e-12):
+        if a.shape == b.shape and not np.allclose(a, b, rtol=1e-12, atol=1e-12, equal_nan=True):
             raise ValueError(f"constraint {self.name!r}: {what} depends on t; pass time_dependent=True")
 
 
