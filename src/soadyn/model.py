@@ -341,6 +341,9 @@ class Model:
         if any(lp.name == name for lp in self.loops):
             raise ValueError(f"name: a loop named {name!r} already exists")
         loop = Loop(name, kind, f"{name}_predecessor", f"{name}_successor", axis, axis2)
+        for arg, where in (("predecessor", predecessor), ("successor", successor)):
+            if not (isinstance(where, str) and where in self._frame_by_name):
+                self._resolve_body(where, arg)  # raises for an unknown body before anything is added
         self.add_frame(loop.predecessor, predecessor, predecessor_placement)
         self.add_frame(loop.successor, successor, successor_placement)
         self.loops.append(loop)
