@@ -83,7 +83,7 @@ def rotation_vector(R, out):
     out[0], out[1], out[2] = k * w0, k * w1, k * w2
 
 
-@njit(inline="always", cache=True)
+@njit(cache=True)
 def _node(b, lf, o, Rb, pb, Vb, Ab, has_v, Rn, on, Vn, An):
     """World pose (Rn, on) and local velocity/velocity-product acceleration of a node
     fixed to body ``b`` at the pose stored at ``lf[o:o+12]`` (R row-major, p)."""
@@ -115,7 +115,7 @@ def _node(b, lf, o, Rb, pb, Vb, Ab, has_v, Rn, on, Vn, An):
     _node_motion(Ab, b, lf, o, An)
 
 
-@njit(inline="always", cache=True)
+@njit(cache=True)
 def _node_motion(src, b, lf, o, dst):
     """dst = body-``b`` motion vector src[b] expressed at the node (its axes and origin)."""
     w0, w1, w2 = src[b, 0], src[b, 1], src[b, 2]
@@ -128,7 +128,7 @@ def _node_motion(src, b, lf, o, dst):
         dst[3 + a] = lf[o + a] * l0 + lf[o + 3 + a] * l1 + lf[o + 6 + a] * l2
 
 
-@njit(inline="always", cache=True)
+@njit(cache=True)
 def _emit(r, cP, cS, extra, res, JP, JS, AP, AS, nv, G, ubias, resid, sel):
     """One constraint row: G row = cP·J_P + cS·J_S, 𝔘̊ = −(cP·A_P + cS·A_S + extra)."""
     acc = extra
