@@ -146,6 +146,18 @@ def _emit(r, cP, cS, extra, res, JP, JS, AP, AS, nv, G, ubias, resid, sel):
 
 
 @njit(cache=True)
+def _emit_rotation(r, n, extra, res, Rrel, cP, cS, tmp, J, AP, AS, nv, G, ubias, resid, sel):
+    """A rotation row n·ω_rel = n·(R_rel ω_S − ω_P): Q = [−n, 0 | R_relᵀ n, 0]."""
+    _matvec(Rrel, n, tmp, True)
+    for a in range(3):
+        cP[a] = -n[a]
+        cP[3 + a] = 0.0
+        cS[a] = tmp[a]
+        cS[3 + a] = 0.0
+    _emit(r, cP, cS, extra, res, J[0], J[1], AP, AS, nv, G, ubias, resid, sel)
+
+
+@njit(cache=True)
 def loop_constraints_kernel(mi, mf, q, v, ws, nv, loop_i, loop_f, Rb, pb, Vb, Ab, a0, J,
                             G, ubias, resid, sel):
     """Rows of all loop joints: G (m_loop, nv), 𝔘̊, residuals and node selections Q.
@@ -233,14 +245,8 @@ def loop_constraints_kernel(mi, mf, q, v, ws, nv, loop_i, loop_f, Rb, pb, Vb, Ab
             rv[1] = _dot(b2, t2)
             nrot = 2
         for i in range(nrot):
-            b = dirs[i]
-            _matvec(Rrel, b, t1, True)
-            for a in range(3):
-                cP[a] = -b[a]
-                cP[3 + a] = 0.0
-                cS[a] = t1[a]
-                cS[3 + a] = 0.0
-            _emit(row, cP, cS, _dot(b, dRwS), rv[i], J[0], J[1], AP, AS, nv, G, ubias, resid, sel)
+            _emit_rotation(row, dirs[i], _dot(dirs[i], dRwS), rv[i], Rrel, cP, cS, t1, J, AP, AS, nv,
+                           G, ubias, resid, sel)
             row += 1
         if kind == UNIVERSAL:
             _matvec(Rrel, c2, t1, False)  # successor's axis in P
@@ -254,13 +260,7 @@ def loop_constraints_kernel(mi, mf, q, v, ws, nv, loop_i, loop_f, Rb, pb, Vb, Ab
             extra = _dot(t2, dRwS)
             for a in range(3):
                 extra += t3[a] * (RwS[a] - wP[a])
-            _matvec(Rrel, t2, t3, True)
-            for a in range(3):
-                cP[a] = -t2[a]
-                cP[3 + a] = 0.0
-                cS[a] = t3[a]
-                cS[3 + a] = 0.0
-            _emit(row, cP, cS, extra, _dot(ax, t1), J[0], J[1], AP, AS, nv, G, ubias, resid, sel)
+            _emit_rotation(row, t2, extra, _dot(ax, t1), Rrel, cP, cS, t3, J, AP, AS, nv, G, ubias, resid, sel)
             row += 1
         # ---- translation rows
         if kind == PRISMATIC or kind == CYLINDRICAL:
