@@ -7,12 +7,16 @@ serial tail. Two sweeps:
 * loops: k = 1, 2, 4, 8, 16 with no tail (the tree grows with the loops);
 * tree:  k = 2 loops with a tail of 0 … 64 bodies.
 
-Every method registered in ``METHODS`` is timed (the median of ``--repeat`` runs of
-``--number`` calls of ``constrained_forward_dynamics``), together with the constraint
+Every method registered in ``METHODS`` is timed (the best of ``--repeat`` runs of
+``--number`` calls of ``constrained_forward_dynamics``: the machine is shared, the minimum
+is the least disturbed), together with the constraint
 evaluation alone (G_c, 𝔘̊: shared by all methods) and the tree ABA for scale. Results go
 to ``benchmarks/results/closed_chain_methods.{json,md}``.
 
     PYTHONPATH=src python benchmarks/closed_chain_methods.py [--quick]
+
+BLAS runs single-threaded (``OPENBLAS_NUM_THREADS=1`` unless set): the matrices are small
+and spinning BLAS threads only steal the cores from the recursions.
 """
 from __future__ import annotations
 
@@ -22,11 +26,14 @@ import os
 import platform
 import time
 
-import numpy as np
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import soadyn as sd
-from soadyn.closed import METHODS, evaluate_constraints
-from soadyn.models import four_bar_chain, four_bar_linkage
+import numpy as np  # noqa: E402
+
+import soadyn as sd  # noqa: E402
+from soadyn.closed import METHODS, evaluate_constraints  # noqa: E402
+from soadyn.models import four_bar_chain, four_bar_linkage  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -50,7 +57,7 @@ def per_call(fn, number, repeat):
         for _ in range(number):
             fn()
         times.append((time.perf_counter() - t0) / number)
-    return float(np.median(times)) * 1e6
+    return float(np.min(times)) * 1e6
 
 
 def measure(k, tail, number, repeat, rng):
@@ -100,7 +107,7 @@ def main(argv=None):
     with open(os.path.join(args.output, "closed_chain_methods.json"), "w") as f:
         json.dump({"meta": meta, **sweeps}, f, indent=1)
     md = [f"# Closed-chain forward dynamics: per-call time ({meta['date']})", "",
-          "Median of {repeat} runs of {number} calls; chains of four-bar loops "
+          "Best of {repeat} runs of {number} calls (single-threaded BLAS); chains of four-bar loops "
           "(`soadyn.models.four_bar_chain`). `constraints` = evaluation of G_c and the bias "
           "alone (shared by every method); `aba` = the spanning tree's unconstrained ABA.".format(**meta), "",
           "## Growing number of loops (tree grows with them)", "", table(sweeps["loops"], methods), "",

@@ -199,3 +199,24 @@ def test_loop_builder_errors():
     model.add_loop("same", "weld", "crank", "crank")
     with pytest.raises(ValueError, match="predecessor and successor frames are on the same body"):
         constraint_set(model)
+
+
+def test_loop_to_the_world():
+    """A spatial 4-link chain whose tip is held by a spherical joint fixed in the world."""
+    model = models.serial_chain(4, axes="zyx")
+    rng = np.random.default_rng(9)
+    q_ref = sd.random_configuration(model, rng)
+    model.add_loop("anchor", "spherical", "world", "tip",
+                   predecessor_placement=(np.eye(3), sd.frame_placement(model, q_ref, "tip")[:3, 3]))
+    q, v = sd.close_loops(model, q_ref + 0.05 * rng.normal(size=4), rng.normal(size=4))
+    assert np.abs(sd.constraint_residual(model, q)).max() < 1e-10
+    a = rng.normal(size=4)
+    st = evaluate_constraints(model, q, v)
+    assert np.allclose(path_derivative(model, q, v, a), st.G @ a - st.acceleration_bias, atol=1e-7)
+    r = [sd.constrained_forward_dynamics(model, q, v, method=m) for m in ("direct", "projection")]
+    assert r[0].n_independent == 3 and np.allclose(r[0].qdd, r[1].qdd, atol=1e-9)
+    # the world holds the tip: its velocity and acceleration vanish
+    assert np.allclose(sd.frame_velocity(model, q, v, "tip", "local_world_aligned")[3:], 0.0, atol=1e-10)
+    # (classical acceleration = spatial one + ω × v, and v = 0 there)
+    acc = sd.frame_acceleration(model, q, v, r[0].qdd, "tip", "local_world_aligned")
+    assert np.allclose(acc[3:], 0.0, atol=1e-9)

@@ -41,6 +41,7 @@ with 𝔘̊ ≜ 𝔘̇ − Ġ_c θ̇ (the acceleration bias). Three sources of r
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -339,6 +340,7 @@ class ConstraintSet:
         self.model = model
         self.compiled = model.compiled
         self.key = _key(model)
+        self.buffers = threading.local()  # evaluation buffers, one set per thread
         nl = len(model.loops)
         self.loop_int = np.zeros((nl, 4), dtype=np.int64)
         self.loop_float = np.zeros((nl, LOOP_FLOATS))

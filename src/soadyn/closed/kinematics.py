@@ -326,10 +326,10 @@ class ConstraintState:
 
 
 class _LoopBuffers:
-    def __init__(self, model, nl, m_loop):
+    """Body poses, velocities, velocity-product accelerations and two node Jacobians."""
+
+    def __init__(self, model):
         c = model.compiled
-        self.compiled = c
-        self.shape = (nl, m_loop)
         self.Rb = np.empty((c.nb, 3, 3))
         self.pb = np.empty((c.nb, 3))
         self.Vb = np.empty((c.nb, 6))
@@ -359,9 +359,9 @@ def evaluate_constraints(model, q, v=None, t=0.0, *, bias=True, workspace=None):
     res = np.zeros(m)
     sel = np.zeros((cs.m_loop, 12))
     if cs.m_loop:
-        bufs = getattr(cs, "_buffers", None)
+        bufs = getattr(cs.buffers, "loops", None)  # per thread, like the model's workspace
         if bufs is None:
-            bufs = cs._buffers = _LoopBuffers(model, len(cs.loop_int), cs.m_loop)
+            bufs = cs.buffers.loops = _LoopBuffers(model)
         ws = workspace if workspace is not None else model.workspace()
         st = loop_constraints_kernel(c.mi, c.mf, q, vv, ws.buffer, c.nv, cs.loop_int, cs.loop_float,
                                      bufs.Rb, bufs.pb, bufs.Vb, bufs.Ab, bufs.a0, bufs.J,
