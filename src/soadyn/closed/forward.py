@@ -32,6 +32,11 @@ the free accelerations θ̈_f = M⁻¹(T − C) are one ABA sweep (``soadyn.aba`
 ABA sweep with those forces as ``f_ext`` (no velocity, no gravity), so that
 θ̈ = θ̈_f + θ̈_δ. The loop rows' node selection Q and node frames are in
 :class:`~soadyn.closed.kinematics.ConstraintState` / ``ConstraintSet.node_frames``.
+A method is a function ``f(problem) -> (θ̈, λ)`` added to ``METHODS``; the augmented one
+forms G_c M⁻¹ G_c* without M: the loop block is Q Λ Q* with Λ the operational-space
+compliance of the node frames (block-diagonal Q of the (m_loop, 12) rows per loop), the
+other rows' columns M⁻¹G_row* come from :func:`correction_accelerations` with unit
+multipliers, and λ = −[G_c M⁻¹ G_c*]⁺ 𝔡̈_f (pseudo-inverse: the least-norm λ above).
 """
 from __future__ import annotations
 
