@@ -9,11 +9,17 @@ Quick reference (see the README and each function's docstring)::
     a = sd.aba(model, q, v, tau)             # forward dynamics, O(N)
     M = sd.mass_matrix(model, q)             # composite rigid bodies (or method="jtmj")
     J = sd.frame_jacobian(model, q, "tool", reference="local")
+    Gc = sd.constraint_jacobian(model, q)    # closed chains: loop joints, couplings, ...
+    q, v = sd.close_loops(model, q, v)
+    res = sd.constrained_forward_dynamics(model, q, v, tau, method="direct")
 
 Spatial vectors are angular-first ([ω; v], [n; f]) in body frames; bodies are numbered
 parent-first; quaternions are (x, y, z, w).
 """
 from . import joints, models, spatial
+from .closed import (HolonomicConstraint, LoopClosureError, NonholonomicConstraint, close_loops,
+                     constrained_forward_dynamics, constrained_inverse_dynamics,
+                     constraint_acceleration_bias, constraint_jacobian, constraint_residual)
 from .dynamics._layout import Workspace
 from .dynamics.aba import aba
 from .dynamics.crba import mass_matrix
@@ -34,4 +40,7 @@ __all__ = [
     "frame_velocity", "frame_acceleration", "frame_jacobian", "rnea", "bias_forces",
     "generalized_gravity", "aba", "mass_matrix", "kinetic_energy", "potential_energy",
     "center_of_mass", "joints", "spatial", "models",
+    "constraint_jacobian", "constraint_residual", "constraint_acceleration_bias", "close_loops",
+    "LoopClosureError", "constrained_forward_dynamics", "constrained_inverse_dynamics",
+    "HolonomicConstraint", "NonholonomicConstraint",
 ]

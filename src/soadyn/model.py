@@ -22,7 +22,7 @@ from . import joints as jt
 from . import spatial as sp
 
 __all__ = ["Model", "Body", "Frame", "Loop", "Coupling", "CompiledModel", "neutral",
-           "random_configuration"]
+           "random_configuration", "LOOP_KINDS"]
 
 
 def _placement(placement, name):
@@ -115,13 +115,30 @@ class Frame:
         return self.rotation, self.translation
 
 
+#: loop (cut) joint types and the aliases the URDF+ files use
+LOOP_KINDS = ("weld", "revolute", "prismatic", "spherical", "universal", "cylindrical", "planar")
+LOOP_KIND_ALIASES = {"fixed": "weld", "continuous": "revolute", "ball": "spherical"}
+
+
+def _unit(vector, what):
+    if isinstance(vector, str):
+        return jt._axis_arg(vector, what)  # "x", "y" or "z"
+    a = np.asarray(vector, dtype=float)
+    if a.shape != (3,) or not np.all(np.isfinite(a)) or np.linalg.norm(a) < 1e-12:
+        raise ValueError(f"{what}: expected a nonzero 3-vector, got {vector!r}")
+    return a / np.linalg.norm(a)
+
+
 @dataclass
 class Loop:
-    """A cut joint closing a kinematic loop (URDF+ ``<loop>``).
+    """A cut joint closing a kinematic loop (URDF+ ``<loop>``, or :meth:`Model.add_loop`).
 
     The constraint acts between the frame ``predecessor`` and the frame ``successor``
-    (both registered as model frames); ``kind`` is the cut joint's type and ``axis`` its
-    axis in the predecessor frame.
+    (both model frames); ``kind`` is the cut joint's type (one of ``LOOP_KINDS``, see
+    :mod:`soadyn.closed.constraints`), ``axis`` its axis (revolute, prismatic, cylindrical),
+    the first axis (universal) or the plane normal (planar), in the predecessor frame;
+    ``axis2`` is a universal joint's second axis, in the successor frame (default: a unit
+    vector perpendicular to ``axis``).
     """
 
     name: str
@@ -129,19 +146,37 @@ class Loop:
     predecessor: str
     successor: str
     axis: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, 1.0]))
+    axis2: np.ndarray | None = None
+
+    def __post_init__(self):
+        kind = LOOP_KIND_ALIASES.get(self.kind, self.kind)
+        if kind not in LOOP_KINDS:
+            raise ValueError(f"loop {self.name!r}: unknown joint type {self.kind!r}; expected one of "
+                             f"{list(LOOP_KINDS) + list(LOOP_KIND_ALIASES)}")
+        self.kind = kind
+        self.axis = _unit(self.axis, f"loop {self.name!r} axis")
+        if self.axis2 is None:
+            # the perpendicular closest to the coordinate axis least aligned with ``axis``
+            e = np.eye(3)[int(np.argmin(np.abs(self.axis)))]
+            self.axis2 = _unit(e - (e @ self.axis) * self.axis, "axis2")
+        else:
+            self.axis2 = _unit(self.axis2, f"loop {self.name!r} axis2")
 
 
 @dataclass
 class Coupling:
-    """A gear or belt transmission (URDF+ ``<coupling>``) between two 1-dof joints:
+    """A gear or belt transmission (URDF+ ``<coupling>``) between 1-dof joints:
     ``ratio`` × (rates from the common ancestor to ``predecessor``) = (rates from the
-    common ancestor to ``successor``), see DESIGN.md."""
+    common ancestor to ``successor``), see DESIGN.md. At the position level the same
+    relation holds for the joint coordinates up to the constant ``offset``:
+    ratio·Σq_pred − Σq_succ = offset."""
 
     name: str
     predecessor: str  # link name
     successor: str  # link name
     ratio: float
     kind: str = "rolling"
+    offset: float = 0.0
 
 
 class CompiledModel:
@@ -173,6 +208,7 @@ class Model:
         self.frames: list[Frame] = []
         self.loops: list[Loop] = []
         self.couplings: list[Coupling] = []
+        self.user_constraints: list = []  # soadyn.closed HolonomicConstraint / NonholonomicConstraint
         self._joint_by_name = {}
         self._body_by_name = {}
         self._frame_by_name = {}
@@ -288,6 +324,67 @@ class Model:
         b.mass, b.com, b.inertia_com = sp.inertia_parameters(M)
         self._compiled = None
 
+    # ----------------------------------------------------------------- constraints
+    def add_loop(self, name, kind, predecessor, successor, axis=(0.0, 0.0, 1.0), *,
+                 predecessor_placement=None, successor_placement=None, axis2=None):
+        """Close a kinematic loop with a cut joint (seed 001, "Single loop constraint").
+
+        Frames ``"<name>_predecessor"`` and ``"<name>_successor"`` are added on
+        ``predecessor`` and ``successor`` (body or frame names, or "world") at the given
+        placements, as the URDF+ ``<loop>`` tag does. ``kind``: weld, revolute,
+        prismatic, spherical, universal, cylindrical or planar; ``axis`` in the
+        predecessor frame, ``axis2`` (universal only) in the successor frame.
+        Returns the :class:`Loop`.
+        """
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"name: expected a non-empty string, got {name!r}")
+        if any(lp.name == name for lp in self.loops):
+            raise ValueError(f"name: a loop named {name!r} already exists")
+        loop = Loop(name, kind, f"{name}_predecessor", f"{name}_successor", axis, axis2)
+        for arg, where in (("predecessor", predecessor), ("successor", successor)):
+            if not (isinstance(where, str) and where in self._frame_by_name):
+                self._resolve_body(where, arg)  # raises for an unknown body before anything is added
+        self.add_frame(loop.predecessor, predecessor, predecessor_placement)
+        self.add_frame(loop.successor, successor, successor_placement)
+        self.loops.append(loop)
+        return loop
+
+    def add_coupling(self, name, predecessor, successor, ratio, *, offset=0.0):
+        """Add a gear/belt transmission between the joints leading to two links (see
+        :class:`Coupling`); ``predecessor``/``successor`` are body or frame names."""
+        for arg, link in (("predecessor", predecessor), ("successor", successor)):
+            self.frame(link) if isinstance(link, str) else self._resolve_body(link, arg)
+        if not np.isfinite(ratio) or not np.isfinite(offset):
+            raise ValueError(f"ratio, offset: expected finite numbers, got {ratio!r}, {offset!r}")
+        if any(c.name == name for c in self.couplings):
+            raise ValueError(f"name: a coupling named {name!r} already exists")
+        c = Coupling(name, predecessor if isinstance(predecessor, str) else self.body_name(predecessor),
+                     successor if isinstance(successor, str) else self.body_name(successor),
+                     float(ratio), offset=float(offset))
+        self.couplings.append(c)
+        return c
+
+    def add_constraint(self, constraint):
+        """Add a user constraint (:class:`soadyn.HolonomicConstraint` or
+        :class:`soadyn.NonholonomicConstraint`); its functions are checked once at the
+        neutral configuration (shapes, finiteness, time dependence)."""
+        from .closed.constraints import UserConstraint
+        if not isinstance(constraint, UserConstraint):
+            raise TypeError(f"constraint: expected a HolonomicConstraint or NonholonomicConstraint, "
+                            f"got {type(constraint).__name__}")
+        names = {c.name for c in self.user_constraints} | {lp.name for lp in self.loops} \
+            | {c.name for c in self.couplings}
+        if constraint.name in names:
+            raise ValueError(f"constraint: a constraint named {constraint.name!r} already exists")
+        constraint.bind(self)
+        self.user_constraints.append(constraint)
+        return constraint
+
+    @property
+    def has_constraints(self):
+        """True when the model has loops, couplings or user constraints (a closed-chain system)."""
+        return bool(self.loops or self.couplings or self.user_constraints)
+
     # ----------------------------------------------------------------- queries
     @property
     def nbodies(self):
@@ -394,6 +491,8 @@ class Model:
             lines.append(f"  loops: {[lp.name for lp in self.loops]}")
         if self.couplings:
             lines.append(f"  couplings: {[c.name for c in self.couplings]}")
+        if self.user_constraints:
+            lines.append(f"  constraints: {[c.name for c in self.user_constraints]}")
         return "\n".join(lines)
 
     def __repr__(self):

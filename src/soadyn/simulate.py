@@ -2,8 +2,21 @@
 
 :func:`simulate` integrates ``q̇ = v`` (on the configuration manifold: through
 :func:`soadyn.integrate` for RK4, through the quaternion kinematics and
-renormalisation for the adaptive methods) and ``v̇ = aba(q, v, τ)`` with fixed-step RK4 or an adaptive
-``scipy.integrate.solve_ivp`` method, recording time, states and energy.
+renormalisation for the adaptive methods) and ``v̇`` from the forward dynamics with
+fixed-step RK4 or an adaptive ``scipy.integrate.solve_ivp`` method, recording time,
+states and energy.
+
+Tree models use ``aba``. Closed-chain models (loop joints, couplings, user
+constraints) use :func:`soadyn.constrained_forward_dynamics`; the DAE then drifts off
+the constraint manifold and is stabilized (seed 001, "Augmented method comments":
+error control when integrating the DAE) either by
+
+* ``"baumgarte"``: the acceleration constraint becomes 𝔡̈ + 2α𝔡̇ + β²𝔡 = 0, or
+* ``"projection"``: after every step (RK4) or every output interval (adaptive) the
+  configuration is projected back onto 𝔡 = 0 and the velocity onto G v = 𝔘
+  (least-norm corrections, :func:`soadyn.close_loops` with no coordinate held fixed),
+
+and the result records the constraint residual history.
 """
 from __future__ import annotations
 
@@ -24,18 +37,27 @@ class SimulationResult:
     """Trajectory of a simulation.
 
     Attributes: ``t`` (K,) [s], ``q`` (K, nq), ``v`` (K, nv), ``energy`` (K,) total
-    mechanical energy T + U [J], and ``info`` (method details)."""
+    mechanical energy T + U [J], ``info`` (method details) and, for closed chains,
+    ``constraint_residual`` (K,) max |𝔡(q, t)| over the holonomic rows [m, rad] and
+    ``velocity_residual`` (K,) max |G_c v − 𝔘|."""
 
     t: np.ndarray
     q: np.ndarray
     v: np.ndarray
     energy: np.ndarray
     info: dict = field(default_factory=dict)
+    constraint_residual: np.ndarray | None = None
+    velocity_residual: np.ndarray | None = None
 
     @property
     def energy_drift(self):
         """max |E(t) − E(0)| [J]."""
         return float(np.max(np.abs(self.energy - self.energy[0])))
+
+    @property
+    def constraint_drift(self):
+        """max over time of the position residual (closed chains; None for trees)."""
+        return None if self.constraint_residual is None else float(np.max(self.constraint_residual))
 
 
 def _torque(tau, t, q, v, nv):
@@ -59,24 +81,62 @@ def _progress(enabled, k, n):
         sys.stderr.flush()
 
 
+def _closed_chain_parts(model, stabilization, baumgarte, constraint_method):
+    """(accel(t, q, v, tau), project(t, q, v) or None, residuals(t, q, v)) for a closed chain."""
+    from .closed.assembly import close_loops
+    from .closed.forward import METHODS, solve_constrained
+    from .closed.kinematics import evaluate_constraints
+
+    if stabilization not in ("baumgarte", "projection", "none"):
+        raise ValueError(f"stabilization: expected 'baumgarte', 'projection' or 'none', got {stabilization!r}")
+    if constraint_method not in METHODS:
+        raise ValueError(f"constraint_method: expected one of {sorted(METHODS)}, got {constraint_method!r}")
+    gains = None
+    if stabilization == "baumgarte":
+        gains = tuple(float(x) for x in baumgarte)
+        if len(gains) != 2 or min(gains) < 0 or not all(np.isfinite(gains)):
+            raise ValueError(f"baumgarte: expected two non-negative gains (alpha, beta) [1/s], got {baumgarte!r}")
+
+    def accel(t, q, v, tau):
+        return solve_constrained(model, q, v, tau, constraint_method, t=t, baumgarte=gains).qdd
+
+    def project(t, q, v):
+        return close_loops(model, q, v, independent=(), t=t, tol=1e-12)
+
+    def residuals(t, q, v):
+        st = evaluate_constraints(model, q, None, t, bias=False)
+        hol = st.constraints.holonomic
+        return (float(np.abs(st.residual[hol]).max(initial=0.0)),
+                float(np.abs(st.velocity_residual(v)).max(initial=0.0)))
+
+    return accel, project if stabilization == "projection" else None, residuals
+
+
 def simulate(model, q0, v0, t_final, dt=1e-3, tau=None, *, method="rk4", rtol=1e-9, atol=1e-9,
-             record_every=1, progress=False):
-    """Integrate the tree dynamics from ``(q0, v0)`` over [0, ``t_final``] seconds.
+             record_every=1, progress=False, stabilization="baumgarte", baumgarte=(10.0, 10.0),
+             constraint_method="direct"):
+    """Integrate the dynamics from ``(q0, v0)`` over [0, ``t_final``] seconds.
 
     Parameters
     ----------
-    model : Model
-    q0 : (nq,), v0 : (nv,) initial state.
+    model : Model (a tree, or a closed chain with constraints).
+    q0 : (nq,), v0 : (nv,) initial state (consistent with the constraints, see
+        :func:`soadyn.close_loops`).
     t_final : float [s]; dt : float, step [s] (RK4) or output spacing (adaptive).
     tau : None (zero), an (nv,) array, or a function ``tau(t, q, v) -> (nv,)``.
     method : ``"rk4"`` (fixed step) or a ``scipy.integrate.solve_ivp`` method name
         (``"RK45"``, ``"DOP853"``, ``"Radau"``, ...), tolerances ``rtol``/``atol``.
     record_every : keep every k-th RK4 step.
     progress : show a progress bar on stderr.
+    stabilization : closed chains only: ``"baumgarte"`` (default), ``"projection"`` or
+        ``"none"``; ``baumgarte`` = (α, β) [1/s], the gains of 𝔡̈ + 2α𝔡̇ + β²𝔡 = 0.
+    constraint_method : closed chains only: the forward-dynamics method
+        (``soadyn.closed.METHODS``).
 
     Returns
     -------
-    SimulationResult
+    SimulationResult (closed chains: with ``constraint_residual`` and
+    ``velocity_residual`` histories).
     """
     if not (np.isfinite(t_final) and t_final > 0):
         raise ValueError(f"t_final: expected a positive duration, got {t_final!r}")
@@ -87,9 +147,18 @@ def simulate(model, q0, v0, t_final, dt=1e-3, tau=None, *, method="rk4", rtol=1e
     if q.shape != (model.nq,) or v.shape != (model.nv,):
         raise ValueError(f"q0, v0: expected shapes ({model.nq},) and ({model.nv},), got {q.shape} and {v.shape}")
     nv = model.nv
+    closed = model.has_constraints
+    if closed:
+        constrained_accel, project, residuals = _closed_chain_parts(model, stabilization, baumgarte,
+                                                                    constraint_method)
 
-    def accel(t, q, v):
-        return aba(model, q, v, _torque(tau, t, q, v, nv))
+        def accel(t, q, v):
+            return constrained_accel(t, q, v, _torque(tau, t, q, v, nv))
+    else:
+        project = residuals = None
+
+        def accel(t, q, v):
+            return aba(model, q, v, _torque(tau, t, q, v, nv))
 
     def energy(q, v):
         return kinetic_energy(model, q, v) + potential_energy(model, q)
@@ -110,6 +179,8 @@ def simulate(model, q0, v0, t_final, dt=1e-3, tau=None, *, method="rk4", rtol=1e
             q = integrate(model, q, (v + 2 * v2 + 2 * v3 + v4) / 6, dt)
             v = v + (a1 + 2 * a2 + 2 * a3 + a4) * dt / 6
             t = k * dt
+            if project is not None:
+                q, v = project(t, q, v)
             if k % record_every == 0 or k == n:
                 ts.append(t)
                 qs.append(q.copy())
@@ -120,19 +191,44 @@ def simulate(model, q0, v0, t_final, dt=1e-3, tau=None, *, method="rk4", rtol=1e
     else:
         from scipy.integrate import solve_ivp
         nq = model.nq
+        n_out = int(round(t_final / dt))
 
         def rhs(t, y):
             qq, vv = normalize(model, y[:nq]), y[nq:]
+            if progress:
+                _progress(True, min(n_out - 1, int(t / t_final * n_out)), n_out)
             return np.concatenate([configuration_rate(model, qq, vv), accel(t, qq, vv)])
 
-        t_eval = np.linspace(0.0, t_final, int(round(t_final / dt)) + 1)
-        sol = solve_ivp(rhs, (0.0, t_final), np.concatenate([q, v]), method=method,
-                        t_eval=t_eval, rtol=rtol, atol=atol)
-        if not sol.success:
-            raise RuntimeError(f"solve_ivp ({method}) failed: {sol.message}")
-        T = sol.t
-        Q = np.array([normalize(model, x) for x in sol.y[:nq].T])
-        Vv = sol.y[nq:].T.copy()
-        info = {"method": method, "nfev": sol.nfev, "rtol": rtol, "atol": atol}
+        def solve(t0, t1, y0, t_eval):
+            sol = solve_ivp(rhs, (t0, t1), y0, method=method, t_eval=t_eval, rtol=rtol, atol=atol)
+            if not sol.success:
+                raise RuntimeError(f"solve_ivp ({method}) failed: {sol.message}")
+            return sol
+
+        t_eval = np.linspace(0.0, t_final, n_out + 1)
+        if project is None:
+            sol = solve(0.0, t_final, np.concatenate([q, v]), t_eval)
+            T, Y, nfev = sol.t, sol.y.T, sol.nfev
+        else:
+            # restart the integrator on every output interval from the projected state
+            Y, nfev = [np.concatenate([q, v])], 0
+            for k in range(n_out):
+                sol = solve(t_eval[k], t_eval[k + 1], Y[-1], None)
+                nfev += sol.nfev
+                qq, vv = project(t_eval[k + 1], normalize(model, sol.y[:nq, -1]), sol.y[nq:, -1])
+                Y.append(np.concatenate([qq, vv]))
+            T, Y = t_eval, np.array(Y)
+        if progress:
+            _progress(True, n_out, n_out)
+        Q = np.array([normalize(model, x) for x in Y[:, :nq]])
+        Vv = Y[:, nq:].copy()
+        info = {"method": method, "nfev": nfev, "rtol": rtol, "atol": atol}
     E = np.array([energy(qq, vv) for qq, vv in zip(Q, Vv)])
-    return SimulationResult(T, Q, Vv, E, info)
+    res = SimulationResult(T, Q, Vv, E, info)
+    if closed:
+        hist = np.array([residuals(tt, qq, vv) for tt, qq, vv in zip(T, Q, Vv)])
+        res.constraint_residual, res.velocity_residual = hist[:, 0], hist[:, 1]
+        info.update(stabilization=stabilization, constraint_method=constraint_method)
+        if stabilization == "baumgarte":
+            info["baumgarte"] = tuple(baumgarte)
+    return res

@@ -279,7 +279,10 @@ def _parse_loop(lp, model, where_is):
     axis = _floats(axis_el.get("xyz") if axis_el is not None else None, 3, f"{where}/axis@xyz", (0.0, 0.0, 1.0))
     if np.linalg.norm(axis) < 1e-12:
         raise URDFError(f"{where}/axis: the loop joint axis must be nonzero")
-    return Loop(name, kind, frames[0], frames[1], axis / np.linalg.norm(axis))
+    try:
+        return Loop(name, kind, frames[0], frames[1], axis / np.linalg.norm(axis))
+    except ValueError as e:
+        raise URDFError(f"{where}@type: {e}") from None
 
 
 def _parse_coupling(cp, links):

@@ -1,4 +1,5 @@
-"""Built-in models written in code: seed 003's four examples and generated trees."""
+"""Built-in models written in code: seed 003's four examples, generated trees and closed chains."""
+from .closed_chains import four_bar_chain, four_bar_linkage, rolling_disk, rssr_linkage
 from .seed003 import double_pendulum, pendulum_on_cart, satellite_with_arrays, three_link_arm
 from .trees import branched_tree, random_rigid_inertia, random_tree, serial_chain
 
@@ -21,4 +22,5 @@ def get(name):
 
 
 __all__ = ["double_pendulum", "pendulum_on_cart", "satellite_with_arrays", "three_link_arm",
-           "serial_chain", "branched_tree", "random_tree", "random_rigid_inertia", "get", "BUILTIN"]
+           "serial_chain", "branched_tree", "random_tree", "random_rigid_inertia", "get", "BUILTIN",
+           "four_bar_linkage", "four_bar_chain", "rssr_linkage", "rolling_disk"]

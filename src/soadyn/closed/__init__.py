@@ -1,0 +1,17 @@
+"""Closed-chain dynamics by the cut-joint method (seed 001): a spanning tree plus loop
+joints, couplings and user constraints — constraint kinematics, loop closure, forward
+dynamics (``METHODS``: direct and projection) and inverse dynamics."""
+from .assembly import LoopClosureError, close_loops, independent_velocity_indices
+from .constraints import ConstraintSet, HolonomicConstraint, NonholonomicConstraint, constraint_set
+from .forward import (METHODS, ConstrainedDynamicsResult, constrained_forward_dynamics, constraint_forces,
+                      correction_accelerations, node_body_forces)
+from .inverse import ConstrainedInverseDynamicsResult, constrained_inverse_dynamics
+from .kinematics import (ConstraintState, constraint_acceleration_bias, constraint_jacobian,
+                         constraint_residual, evaluate_constraints)
+
+__all__ = ["ConstraintSet", "HolonomicConstraint", "NonholonomicConstraint", "constraint_set",
+           "ConstraintState", "constraint_acceleration_bias", "constraint_jacobian",
+           "constraint_residual", "evaluate_constraints", "close_loops", "LoopClosureError",
+           "independent_velocity_indices", "METHODS", "constrained_forward_dynamics",
+           "ConstrainedDynamicsResult", "constraint_forces", "node_body_forces",
+           "correction_accelerations", "constrained_inverse_dynamics", "ConstrainedInverseDynamicsResult"]

@@ -1,0 +1,134 @@
+"""Assembly of a consistent closed-chain state: loop closure and velocity projection.
+
+Position: Gauss–Newton on the holonomic residuals 𝔡(q, t) = 0 (loop joints, couplings,
+user holonomic constraints) over the dependent coordinates, with the independent
+coordinates held at their guessed values. Each step solves G_d δ = −𝔡 in the least-norm
+sense (redundant rows and extra freedom are normal) and moves q on the configuration
+manifold (``soadyn.integrate``); a backtracking line search keeps ‖𝔡‖ decreasing.
+Velocity: the dependent velocities are the least-norm correction that satisfies
+G v = 𝔘 (seed 001: 𝔡̇ = G_c θ̇ − 𝔘 = 0), non-holonomic rows included.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _validation as val
+from ..joints import integrate, normalize
+from .constraints import constraint_set
+from .kinematics import evaluate_constraints
+
+__all__ = ["close_loops", "LoopClosureError", "independent_velocity_indices"]
+
+
+class LoopClosureError(ValueError):
+    """The constraints cannot be satisfied near the guess with the given independent
+    coordinates (the message names the worst constraint and its residual)."""
+
+
+def independent_velocity_indices(model, independent=None):
+    """Velocity indices of the independent coordinates.
+
+    ``independent``: None (default: the joints marked independent in a URDF+ file when
+    some joint is marked ``independent="false"``, else none), or a list of joint names
+    and/or velocity indices.
+    """
+    if independent is None:
+        joints = model.joints
+        if all(getattr(j, "independent", True) for j in joints):
+            return np.zeros(0, dtype=np.int64)
+        return np.array([j.v_index + k for j in joints if getattr(j, "independent", True)
+                         for k in range(j.nv)], dtype=np.int64)
+    out = []
+    for item in independent:
+        if isinstance(item, str):
+            j = model.joint(item)
+            out.extend(range(j.v_index, j.v_index + j.nv))
+        elif isinstance(item, (int, np.integer)) and 0 <= item < model.nv:
+            out.append(int(item))
+        else:
+            raise ValueError(f"independent: expected joint names or velocity indices in [0, {model.nv}), "
+                             f"got {item!r}")
+    return np.unique(np.array(out, dtype=np.int64))
+
+
+def _worst(cs, r, rows=None):
+    rows = np.arange(cs.m) if rows is None else rows
+    k = int(np.argmax(np.abs(r)))
+    row = rows[k]
+    for b in cs.blocks:
+        if b.rows.start <= row < b.rows.stop:
+            return f"{b.kind} {b.name!r} (row {row - b.rows.start}) has residual {r[k]:.3e}"
+    return f"row {row} has residual {r[k]:.3e}"
+
+
+def close_loops(model, q_guess, v_guess=None, *, independent=None, t=0.0, tol=1e-10, max_iter=100):
+    """A configuration and velocity near the guesses that satisfy all constraints.
+
+    Parameters
+    ----------
+    model : Model with loops, couplings or user constraints.
+    q_guess : (nq,) configuration guess; its independent coordinates are kept.
+    v_guess : (nv,) velocity guess (default zero); its independent velocities are kept.
+    independent : joint names / velocity indices held fixed (see
+        :func:`independent_velocity_indices`; an empty list moves every coordinate by the
+        least-norm correction).
+    t : time [s] (time-varying constraints).
+    tol : residual tolerance [m, rad] (max norm).
+    max_iter : Gauss–Newton iterations.
+
+    Returns
+    -------
+    (q (nq,), v (nv,))
+
+    Raises
+    ------
+    LoopClosureError when the loops cannot close (the residual stalls above ``tol``), or
+    the velocity constraints cannot be met with the given independent velocities.
+    """
+    cs = constraint_set(model)
+    q = normalize(model, val.vector(q_guess, model.nq, "q_guess", batch_ok=False))
+    v = np.zeros(model.nv) if v_guess is None else val.vector(v_guess, model.nv, "v_guess", batch_ok=False).copy()
+    indep = independent_velocity_indices(model, independent)
+    dep = np.setdiff1d(np.arange(model.nv), indep)
+    hol = np.flatnonzero(cs.holonomic)
+
+    st = evaluate_constraints(model, q, None, t, bias=False)
+    r = st.residual[hol]
+    norm = float(np.linalg.norm(r))
+    it = 0
+    while np.abs(r).max(initial=0.0) > tol:
+        if it == max_iter:
+            raise LoopClosureError(f"close_loops: no convergence in {max_iter} iterations; "
+                                   f"{_worst(cs, r, hol)}")
+        it += 1
+        Gd = st.G[np.ix_(hol, dep)]
+        step = np.zeros(model.nv)
+        step[dep] = -np.linalg.lstsq(Gd, r, rcond=1e-12)[0]
+        # backtracking: Gauss–Newton steps can overshoot far from the solution
+        alpha = 1.0
+        while True:
+            q_new = integrate(model, q, step, alpha)
+            st_new = evaluate_constraints(model, q_new, None, t, bias=False)
+            r_new = st_new.residual[hol]
+            n_new = float(np.linalg.norm(r_new))
+            if n_new < norm * (1.0 - 1e-4 * alpha) or n_new <= tol:
+                break
+            alpha *= 0.5
+            if alpha < 1e-6:
+                raise LoopClosureError(
+                    f"close_loops: the loops cannot close near the guess with the independent "
+                    f"coordinates {list(indep)} held fixed; the least-squares residual stalls where "
+                    f"{_worst(cs, r, hol)} (residual norm {norm:.3e})")
+        q, st, r, norm = q_new, st_new, r_new, n_new
+
+    G = st.G
+    U = st.velocity_rhs
+    err = G @ v - U
+    if cs.m and dep.size:
+        v[dep] -= np.linalg.lstsq(G[:, dep], err, rcond=1e-12)[0]
+        err = G @ v - U
+    scale = 1.0 + np.abs(v).max(initial=0.0) * (1.0 + np.abs(G).max(initial=0.0))
+    if np.abs(err).max(initial=0.0) > 1e-9 * scale:
+        raise LoopClosureError(f"close_loops: the velocity constraints G v = 𝔘 cannot be met with the "
+                               f"independent velocities {list(indep)} held fixed; {_worst(cs, err)}")
+    return q, v
