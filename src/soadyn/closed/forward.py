@@ -111,9 +111,7 @@ class ConstrainedProblem:
     @cached_property
     def mass_matrix(self):
         """M(θ) (nv, nv) of the spanning tree."""
-        # a zeroed output: the CRBA kernel leaves the blocks of unrelated bodies unwritten
-        nv = self.model.nv
-        return mass_matrix(self.model, self.q, out=np.zeros((nv, nv)))
+        return mass_matrix(self.model, self.q)
 
     @cached_property
     def bias_force(self):
