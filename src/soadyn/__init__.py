@@ -9,18 +9,23 @@ Quick reference (see the README and each function's docstring)::
     a = sd.aba(model, q, v, tau)             # forward dynamics, O(N)
     M = sd.mass_matrix(model, q)             # composite rigid bodies (or method="jtmj")
     J = sd.frame_jacobian(model, q, "tool", reference="local")
+    Minv = sd.mass_matrix_inverse(model, q)  # M⁻¹ = [I − HψK]* D⁻¹ [I − HψK], O(N²)
+    Lam = sd.operational_space_compliance(model, q, ["foot_l", "foot_r"])  # J M⁻¹ Jᵀ
+    ops = sd.operators.sko(model, q, v)      # dense SOA operators (numeric or sympy)
 
 Spatial vectors are angular-first ([ω; v], [n; f]) in body frames; bodies are numbered
 parent-first; quaternions are (x, y, z, w).
 """
-from . import joints, models, spatial
+from . import joints, models, operators, spatial
 from .dynamics._layout import Workspace
 from .dynamics.aba import aba
 from .dynamics.crba import mass_matrix
 from .dynamics.energy import center_of_mass, kinetic_energy, potential_energy
+from .dynamics.innovations import articulated_inertias, log_det_mass_matrix, mass_matrix_inverse
 from .dynamics.jacobians import frame_jacobian
 from .dynamics.kinematics import (body_placements, forward_kinematics, frame_acceleration,
                                   frame_placement, frame_velocity)
+from .dynamics.oscm import operational_space_compliance, operational_space_inertia
 from .dynamics.rnea import bias_forces, generalized_gravity, rnea
 from .io.urdf import URDFError, load_urdf
 from .joints import difference, integrate
@@ -34,4 +39,6 @@ __all__ = [
     "frame_velocity", "frame_acceleration", "frame_jacobian", "rnea", "bias_forces",
     "generalized_gravity", "aba", "mass_matrix", "kinetic_energy", "potential_energy",
     "center_of_mass", "joints", "spatial", "models",
+    "operators", "articulated_inertias", "mass_matrix_inverse", "log_det_mass_matrix",
+    "operational_space_compliance", "operational_space_inertia",
 ]
