@@ -31,9 +31,9 @@ Numeric and symbolic
 --------------------
 The operators are numpy float arrays, or object arrays of sympy expressions when the
 model (masses, lengths, inertias, placements: see ``Model.symbolic``) or q / v hold
-sympy symbols. In symbolic mode every float constant (joint axes, identity
-rotations, ...) is replaced by the exact rational it prints as, so that expressions
-simplify exactly. Expensive operators are computed on first access.
+sympy symbols. In symbolic mode every float constant that is a simple fraction (joint
+axes, identity rotations, 0.5, ...) is replaced by that exact rational, so that
+expressions simplify exactly. Expensive operators are computed on first access.
 """
 from __future__ import annotations
 
@@ -48,19 +48,25 @@ __all__ = ["SKO", "sko", "influence_matrix", "influence_resolvent"]
 
 # --------------------------------------------------------------------------- helpers
 def _exact(x):
-    """Replace float constants by exact rationals (symbolic mode); object array out."""
+    """Object array of sympy numbers/expressions in which every float constant that is a
+    simple fraction (denominator ≤ 10⁶: joint axes, identity rotations, 0.5, 0.3, ...)
+    becomes that exact rational; other floats stay floats, since their exact binary
+    rationals would make the expressions swell."""
     import sympy
 
+    def number(f):
+        f = float(f)
+        r = sympy.Rational(f).limit_denominator(10**6)
+        return r if float(r) == f else sympy.Float(f)
+
     def conv(e):
-        if isinstance(e, (bool, np.bool_)):
-            return sympy.Integer(int(e))
-        if isinstance(e, (int, np.integer)):
+        if isinstance(e, (bool, np.bool_, int, np.integer)):
             return sympy.Integer(int(e))
         if isinstance(e, (float, np.floating)):
-            return sympy.nsimplify(float(e), rational=True)
+            return number(e)
         if isinstance(e, sympy.Basic):
             floats = e.atoms(sympy.Float)
-            return e.xreplace({f: sympy.nsimplify(f, rational=True) for f in floats}) if floats else e
+            return e.xreplace({f: number(f) for f in floats}) if floats else e
         return sympy.sympify(e)
 
     x = np.asarray(x, dtype=object)
