@@ -173,3 +173,54 @@ def test_sko_argument_errors():
         S.a
     with pytest.raises(ValueError, match="unknown frame"):
         S.B(["nope"])
+
+
+def test_spatial_functions_accept_sympy():
+    """Every spatial function the operator layer may use evaluates on sympy object arrays and,
+    with the symbols substituted, agrees with its numeric result."""
+    sympy = pytest.importorskip("sympy")
+    from soadyn import spatial as sp
+
+    syms = sympy.symbols("x0:9", real=True)
+    rng = np.random.default_rng(7)
+    vals = rng.uniform(0.2, 1.0, size=9)
+    subs = dict(zip(syms, vals))
+
+    def args(symbolic):
+        x = np.array(syms, dtype=object) if symbolic else vals
+        R = sp.rotation_z(x[0]) @ sp.rotation_x(x[1])
+        inertia = sp.spatial_inertia(x[2], x[3:6], np.diag(x[6:9]))
+        return x, R, inertia
+
+    calls = {
+        "skew": lambda x, R, I: sp.skew(x[:3]),
+        "unskew": lambda x, R, I: sp.unskew(sp.skew(x[:3])),
+        "rpy_to_matrix": lambda x, R, I: sp.rpy_to_matrix(x[:3]),
+        "axis_angle_to_matrix": lambda x, R, I: sp.axis_angle_to_matrix([0.0, 0.6, 0.8], x[0]),
+        "quaternion_to_matrix": lambda x, R, I: sp.quaternion_to_matrix(x[:4] / np.sqrt(np.sum(vals[:4] ** 2))),
+        "quaternion_multiply": lambda x, R, I: sp.quaternion_multiply(x[:4], x[4:8]),
+        "quaternion_conjugate": lambda x, R, I: sp.quaternion_conjugate(x[:4]),
+        "motion_transform": lambda x, R, I: sp.motion_transform(R, x[3:6]),
+        "force_transform": lambda x, R, I: sp.force_transform(R, x[3:6]),
+        "inverse_pose": lambda x, R, I: np.concatenate([a.ravel() for a in sp.inverse_pose(R, x[3:6])]),
+        "compose_poses": lambda x, R, I: np.concatenate(
+            [a.ravel() for a in sp.compose_poses(R, x[3:6], R.T, x[:3])]),
+        "transform_motion": lambda x, R, I: sp.transform_motion(R, x[:3], x[3:9]),
+        "inverse_transform_motion": lambda x, R, I: sp.inverse_transform_motion(R, x[:3], x[3:9]),
+        "transform_force": lambda x, R, I: sp.transform_force(R, x[:3], x[3:9]),
+        "inverse_transform_force": lambda x, R, I: sp.inverse_transform_force(R, x[:3], x[3:9]),
+        "homogeneous": lambda x, R, I: sp.homogeneous(R, x[:3]),
+        "spatial_inertia": lambda x, R, I: I,
+        "inertia_parameters": lambda x, R, I: np.concatenate([np.ravel(a) for a in sp.inertia_parameters(I)]),
+        "parallel_axis": lambda x, R, I: sp.parallel_axis(x[0], np.diag(x[1:4]), x[4:7]),
+        "transform_inertia": lambda x, R, I: sp.transform_inertia(R, x[:3], I),
+        "motion_cross_matrix": lambda x, R, I: sp.motion_cross_matrix(x[:6]),
+        "force_cross_matrix": lambda x, R, I: sp.force_cross_matrix(x[:6]),
+        "cross_motion": lambda x, R, I: sp.cross_motion(x[:6], x[3:9]),
+        "cross_force": lambda x, R, I: sp.cross_force(x[:6], x[3:9]),
+    }
+    for name, f in calls.items():
+        symbolic = np.asarray(f(*args(True)), dtype=object)
+        assert sp.is_symbolic(symbolic), name
+        value = np.array([sympy.sympify(e).xreplace(subs) for e in symbolic.ravel()], dtype=float)
+        assert_close(value.reshape(symbolic.shape), f(*args(False)), tol=1e-12, what=name)
