@@ -19,13 +19,15 @@ SETTINGS = settings(max_examples=12, deadline=None)
 @SETTINGS
 @given(case=trees)
 def test_articulated_inertias_equal_riccati_solution(case):
-    """P(k), D(k), G(k) of the O(N) recursion equal the operator Riccati solution (seed 000 eq. 7)."""
+    """P(k) and D(k) of the O(N) recursion equal the operator Riccati solution (seed 000
+    eq. 7), and G(k)D(k) = P(k)H*(k) (G itself is as ill-conditioned as D(k))."""
     model, q = tree_state(case)
     S = operators.sko(model, q)
     P, D, G = sd.articulated_inertias(model, q)
     for k in range(model.nbodies):
+        dk = S.dofs[k]
         assert_close(P[k], body_block(S.P, k), what=f"P({k})")
-        assert_close(G[:, S.dofs[k]], S.G[6 * k:6 * k + 6, S.dofs[k]], what=f"G({k})")
+        assert_close(G[:, dk] @ D[dk, dk], P[k] @ S.H[dk, 6 * k:6 * k + 6].T, what=f"G({k})D({k})")
     assert_close(D, S.D, what="D")
 
 

@@ -365,25 +365,11 @@ class SKO:
             tau_bar[bk, bk] = tk
         return P, D, Dinv, G, tau_bar
 
-    @property
-    def P(self):
-        return self._articulated[0]
-
-    @property
-    def D(self):
-        return self._articulated[1]
-
-    @property
-    def Dinv(self):
-        return self._articulated[2]
-
-    @property
-    def G(self):
-        return self._articulated[3]
-
-    @property
-    def tau_bar(self):
-        return self._articulated[4]
+    P = property(lambda self: self._articulated[0], doc="Articulated body inertias P (6n × 6n).")
+    D = property(lambda self: self._articulated[1], doc="D = HPH* (N × N).")
+    Dinv = property(lambda self: self._articulated[2], doc="D⁻¹ (N × N).")
+    G = property(lambda self: self._articulated[3], doc="Kalman gains G = PH*D⁻¹ (6n × N).")
+    tau_bar = property(lambda self: self._articulated[4], doc="τ̄ = I − GH (6n × 6n).")
 
     @cached_property
     def K(self):

@@ -97,6 +97,46 @@ def spo_adjoint_blocks(mi, ws, nv, psi, A):
 
 
 # --------------------------------------------------------------------------- factor products
+@njit(inline="always", cache=True)
+def _rows_times(rows, vi, n, z, zi, out):
+    """out[r] = rows[vi + r] · z[zi] for the n dofs of a body (H z with rows = S, Uᵀz with U)."""
+    for r in range(n):
+        acc = 0.0
+        for a in range(6):
+            acc += rows[vi + r, a] * z[zi, a]
+        out[r] = acc
+
+
+@njit(inline="always", cache=True)
+def _dinv_times(Dinv, k, n, h, out):
+    """out = D⁻¹(k) h."""
+    for r in range(n):
+        acc = 0.0
+        for r2 in range(n):
+            acc += Dinv[k, r, r2] * h[r2]
+        out[r] = acc
+
+
+@njit(inline="always", cache=True)
+def _add_rows_combination(rows, vi, n, g, z, zi):
+    """z[zi] += Σ_r g[r] rows[vi + r] (H*g with rows = S, U g with U)."""
+    for a in range(6):
+        acc = 0.0
+        for r in range(n):
+            acc += rows[vi + r, a] * g[r]
+        z[zi, a] += acc
+
+
+@njit(inline="always", cache=True)
+def _update_rows(X, vi, n, c, d, inverse, h):
+    """X[vi + r, c] ← x ∓ d[r]; h ← the result (``inverse``) or the old x."""
+    for r in range(n):
+        x = X[vi + r, c]
+        y = x - d[r] if inverse else x + d[r]
+        X[vi + r, c] = y
+        h[r] = y if inverse else x
+
+
 @njit(cache=True)
 def factor_gather(mi, ws, nv, X, Z, inverse):
     """X ← [I + HφK] X, or with ``inverse`` X ← [I − HψK] X = [I + HφK]⁻¹ X, in place.
@@ -109,40 +149,20 @@ def factor_gather(mi, ws, nv, X, Z, inverse):
     """
     nb = mi.shape[0]
     R, t, Rw, pw, Rj, pj, S, V, A, F, C, pb, P, Dinv, U, Y, u, scratch = workspace_views(ws, nb, nv)
-    ncols = X.shape[1]
     Z[:] = 0.0
-    h = scratch[0, 0]
-    g = scratch[0, 1]
+    d = scratch[0, 0]
+    h = scratch[0, 1]
+    g = scratch[0, 2]
     for k in range(nb - 1, -1, -1):
         vi = mi[k, VIDX]
         n = mi[k, NV]
         p = mi[k, PARENT]
         Zk = Z[k]
-        for c in range(ncols):
-            for r in range(n):
-                acc = 0.0
-                for a in range(6):
-                    acc += S[vi + r, a] * Zk[c, a]
-                h[r] = acc
-            for r in range(n):
-                x = X[vi + r, c]
-                if inverse:
-                    X[vi + r, c] = x - h[r]
-                    h[r] = x - h[r]
-                else:
-                    X[vi + r, c] = x + h[r]
-                    h[r] = x
-            # w = y + G h = y + U D⁻¹ h
-            for r in range(n):
-                acc = 0.0
-                for r2 in range(n):
-                    acc += Dinv[k, r, r2] * h[r2]
-                g[r] = acc
-            for a in range(6):
-                acc = 0.0
-                for r in range(n):
-                    acc += U[vi + r, a] * g[r]
-                Zk[c, a] += acc
+        for c in range(X.shape[1]):
+            _rows_times(S, vi, n, Zk, c, d)  # H y
+            _update_rows(X, vi, n, c, d, inverse, h)
+            _dinv_times(Dinv, k, n, h, g)
+            _add_rows_combination(U, vi, n, g, Zk, c)  # w = y + U D⁻¹ h
             if p >= 0:
                 add_force_to_parent(R, t, k, Zk, c, Z[p], c)
 
@@ -158,44 +178,23 @@ def factor_scatter(mi, ws, nv, X, Z, inverse):
     """
     nb = mi.shape[0]
     R, t, Rw, pw, Rj, pj, S, V, A, F, C, pb, P, Dinv, U, Y, u, scratch = workspace_views(ws, nb, nv)
-    ncols = X.shape[1]
-    h = scratch[0, 0]
-    g = scratch[0, 1]
+    d = scratch[0, 0]
+    h = scratch[0, 1]
+    g = scratch[0, 2]
     for k in range(nb):
         vi = mi[k, VIDX]
         n = mi[k, NV]
         p = mi[k, PARENT]
         Zk = Z[k]
-        for c in range(ncols):
+        for c in range(X.shape[1]):
             if p >= 0:
                 motion_to_child(R, t, k, Z[p], c, Zk, c)
             else:
-                for a in range(6):
-                    Zk[c, a] = 0.0
-            # G* a⁺ = D⁻¹ Uᵀ a⁺
-            for r in range(n):
-                acc = 0.0
-                for a in range(6):
-                    acc += U[vi + r, a] * Zk[c, a]
-                h[r] = acc
-            for r in range(n):
-                acc = 0.0
-                for r2 in range(n):
-                    acc += Dinv[k, r, r2] * h[r2]
-                g[r] = acc
-            for r in range(n):
-                x = X[vi + r, c]
-                if inverse:
-                    X[vi + r, c] = x - g[r]
-                    h[r] = x - g[r]
-                else:
-                    X[vi + r, c] = x + g[r]
-                    h[r] = x
-            for a in range(6):
-                acc = 0.0
-                for r in range(n):
-                    acc += S[vi + r, a] * h[r]
-                Zk[c, a] += acc
+                Zk[c, :] = 0.0
+            _rows_times(U, vi, n, Zk, c, d)  # G* a⁺ = D⁻¹ Uᵀ a⁺
+            _dinv_times(Dinv, k, n, d, g)
+            _update_rows(X, vi, n, c, g, inverse, h)
+            _add_rows_combination(S, vi, n, h, Zk, c)  # s = a⁺ + H* h
 
 
 @njit(cache=True)

@@ -41,24 +41,13 @@ __all__ = ["operational_space_compliance", "operational_space_inertia", "eoscm_d
 
 # --------------------------------------------------------------------------- 6×6 helpers
 @njit(inline="always", cache=True)
-def _mul6(A, B, out):
-    """out = A B (6×6)."""
+def _mul6(A, B, out, transpose_a=False):
+    """out = A B, or Aᵀ B with ``transpose_a`` (6×6)."""
     for a in range(6):
         for b in range(6):
             acc = 0.0
             for k in range(6):
-                acc += A[a, k] * B[k, b]
-            out[a, b] = acc
-
-
-@njit(inline="always", cache=True)
-def _tmul6(A, B, out):
-    """out = Aᵀ B (6×6)."""
-    for a in range(6):
-        for b in range(6):
-            acc = 0.0
-            for k in range(6):
-                acc += A[k, a] * B[k, b]
+                acc += (A[k, a] if transpose_a else A[a, k]) * B[k, b]
             out[a, b] = acc
 
 
@@ -131,8 +120,27 @@ def _set_pair(Lam, f, g, Xf, Wg):
             Lam[6 * g + b, 6 * f + a] = acc
 
 
+@njit(inline="always", cache=True)
+def _meet(Lam, Ups, head, nxt, X, W, new, among_new):
+    """Λ(f, g) = X_f* Υ X_g for every frame g of the list ``new`` and f of the list ``head``
+    (both anchored at the body of Υ) and, with ``among_new``, for every pair within ``new``."""
+    g = new
+    while g >= 0:
+        _mul6(Ups, X[g], W[g])
+        f = head
+        while f >= 0:
+            _set_pair(Lam, f, g, X[f], W[g])
+            f = nxt[f]
+        if among_new:
+            f = new
+            while f != nxt[g]:
+                _set_pair(Lam, f, g, X[f], W[g])
+                f = nxt[f]
+        g = nxt[g]
+
+
 def _buffer_sizes(nb, m):
-    return 3 * nb * 36 + 2 * m * 36 + 2 * 36, 4 * nb + 2 * m
+    return 3 * nb * 36 + 2 * m * 36 + 2 * 36, 5 * nb + m
 
 
 @njit(cache=True)
@@ -150,12 +158,12 @@ def oscm_kernel(mi, mf, q, ws, nv, fbody, Bf, fbuf, ibuf, Lam):
     X = fbuf[o:o + m * 36].reshape((m, 6, 6)); o += m * 36
     W = fbuf[o:o + m * 36].reshape((m, 6, 6)); o += m * 36
     tmp = fbuf[o:o + 72].reshape((2, 6, 6))
-    head = ibuf[0:nb]
+    head = ibuf[0:nb]  # each body's group: a list of frames linked by nxt
     tail = ibuf[nb:2 * nb]
-    pending = ibuf[2 * nb:3 * nb]
-    own = ibuf[3 * nb:4 * nb]
-    nxt = ibuf[4 * nb:4 * nb + m]
-    own_next = ibuf[4 * nb + m:4 * nb + 2 * m]
+    pending = ibuf[2 * nb:3 * nb]  # 1: the group's X_f still await the transfer T(k)
+    own = ibuf[3 * nb:4 * nb]  # the frames fixed to each body, also linked by nxt
+    own_tail = ibuf[4 * nb:5 * nb]
+    nxt = ibuf[5 * nb:5 * nb + m]
 
     spo_adjoint_blocks(mi, ws, nv, True, A)
     upsilon_pass(mi, ws, nv, A, Ups, tmp[0])
@@ -164,12 +172,15 @@ def oscm_kernel(mi, mf, q, ws, nv, fbody, Bf, fbuf, ibuf, Lam):
     tail[:] = -1
     pending[:] = 0
     own[:] = -1
-    for f in range(m - 1, -1, -1):
+    for f in range(m):
         b = fbody[f]
         nxt[f] = -1
         if b >= 0:
-            own_next[f] = own[b]
-            own[b] = f
+            if own[b] < 0:
+                own[b] = f
+            else:
+                nxt[own_tail[b]] = f
+            own_tail[b] = f
             X[f, :, :] = Bf[f]
     Lam[:] = 0.0
     for k in range(nb - 1, -1, -1):
@@ -178,26 +189,18 @@ def oscm_kernel(mi, mf, q, ws, nv, fbody, Bf, fbuf, ibuf, Lam):
             if pending[k]:
                 _transfer_group(head[k], nxt, T[k], X, tmp[0])
                 pending[k] = 0
-            f = own[k]
-            while f >= 0:
-                _mul6(Ups[k], X[f], W[f])
-                g = head[k]
-                while g >= 0:
-                    _set_pair(Lam, g, f, X[g], W[f])
-                    g = nxt[g]
-                _set_pair(Lam, f, f, X[f], W[f])
-                if head[k] < 0:
-                    head[k] = f
-                else:
-                    nxt[tail[k]] = f
-                tail[k] = f
-                f = own_next[f]
+            _meet(Lam, Ups[k], head[k], nxt, X, W, own[k], True)
+            if head[k] < 0:
+                head[k] = own[k]
+            else:
+                nxt[tail[k]] = own[k]
+            tail[k] = own_tail[k]
         p = mi[k, PARENT]
         if head[k] < 0 or p < 0:
             continue
         # the group's transfer to the parent: ψ(p, k) T(k), with ψ(p, k) = A_kᵀ
         if pending[k]:
-            _tmul6(A[k], T[k], tmp[1])
+            _mul6(A[k], T[k], tmp[1], True)
         else:
             tmp[1, :, :] = A[k].T
         if head[p] < 0:
@@ -211,14 +214,7 @@ def oscm_kernel(mi, mf, q, ws, nv, fbody, Bf, fbuf, ibuf, Lam):
             _transfer_group(head[p], nxt, T[p], X, tmp[0])
             pending[p] = 0
         _transfer_group(head[k], nxt, tmp[1], X, tmp[0])
-        g = head[k]
-        while g >= 0:
-            _mul6(Ups[p], X[g], W[g])
-            f = head[p]
-            while f >= 0:
-                _set_pair(Lam, f, g, X[f], W[g])
-                f = nxt[f]
-            g = nxt[g]
+        _meet(Lam, Ups[p], head[p], nxt, X, W, head[k], False)
         nxt[tail[p]] = head[k]
         tail[p] = tail[k]
     return val.OK
