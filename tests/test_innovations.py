@@ -133,3 +133,21 @@ def test_argument_errors():
         spo.spo_product(model, np.zeros(3), np.zeros((3, 6)), "chi")
     with pytest.raises(ValueError, match=r"A: expected shape \(3, k, k\)"):
         spo.influence_product(model, np.zeros((3, 2, 3)), np.zeros((3, 2)))
+
+
+def test_fixed_joints():
+    """Bodies welded by fixed joints (no dofs, empty D(k)) in the ATBI, M⁻¹, log det and Λ."""
+    kinds = ("revolute", "fixed", "spherical", "prismatic", "fixed", "universal")
+    model = random_tree(9, 2, kinds=kinds)
+    assert sum(j.kind == "fixed" for j in model.joints) >= 2
+    q = sd.random_configuration(model, 1)
+    M = mass_matrix(model, q)
+    S = operators.sko(model, q)
+    assert_close(sd.mass_matrix_inverse(model, q) @ M, np.eye(model.nv))
+    assert abs(sd.log_det_mass_matrix(model, q) - np.linalg.slogdet(M)[1]) < 1e-10
+    P = sd.articulated_inertias(model, q).P
+    for k in range(model.nbodies):
+        assert_close(P[k], body_block(S.P, k), what=f"P({k})")
+    frames = model.frame_names
+    J = np.vstack([sd.frame_jacobian(model, q, f, "local") for f in frames])
+    assert_close(sd.operational_space_compliance(model, q, frames), J @ np.linalg.solve(M, J.T), tol=1e-9)
