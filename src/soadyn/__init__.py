@@ -12,11 +12,14 @@ Quick reference (see the README and each function's docstring)::
     Gc = sd.constraint_jacobian(model, q)    # closed chains: loop joints, couplings, ...
     q, v = sd.close_loops(model, q, v)
     res = sd.constrained_forward_dynamics(model, q, v, tau, method="direct")
+    Minv = sd.mass_matrix_inverse(model, q)  # M⁻¹ = [I − HψK]* D⁻¹ [I − HψK], O(N²)
+    Lam = sd.operational_space_compliance(model, q, ["foot_l", "foot_r"])  # J M⁻¹ Jᵀ
+    ops = sd.operators.sko(model, q, v)      # dense SOA operators (numeric or sympy)
 
 Spatial vectors are angular-first ([ω; v], [n; f]) in body frames; bodies are numbered
 parent-first; quaternions are (x, y, z, w).
 """
-from . import joints, models, spatial
+from . import joints, models, operators, spatial
 from .closed import (HolonomicConstraint, LoopClosureError, NonholonomicConstraint, close_loops,
                      constrained_forward_dynamics, constrained_inverse_dynamics,
                      constraint_acceleration_bias, constraint_jacobian, constraint_residual)
@@ -24,9 +27,11 @@ from .dynamics._layout import Workspace
 from .dynamics.aba import aba
 from .dynamics.crba import mass_matrix
 from .dynamics.energy import center_of_mass, kinetic_energy, potential_energy
+from .dynamics.innovations import articulated_inertias, log_det_mass_matrix, mass_matrix_inverse
 from .dynamics.jacobians import frame_jacobian
 from .dynamics.kinematics import (body_placements, forward_kinematics, frame_acceleration,
                                   frame_placement, frame_velocity)
+from .dynamics.oscm import operational_space_compliance, operational_space_inertia
 from .dynamics.rnea import bias_forces, generalized_gravity, rnea
 from .io.urdf import URDFError, load_urdf
 from .joints import difference, integrate
@@ -43,4 +48,6 @@ __all__ = [
     "constraint_jacobian", "constraint_residual", "constraint_acceleration_bias", "close_loops",
     "LoopClosureError", "constrained_forward_dynamics", "constrained_inverse_dynamics",
     "HolonomicConstraint", "NonholonomicConstraint",
+    "operators", "articulated_inertias", "mass_matrix_inverse", "log_det_mass_matrix",
+    "operational_space_compliance", "operational_space_inertia",
 ]

@@ -26,9 +26,15 @@ __all__ = ["Model", "Body", "Frame", "Loop", "Coupling", "CompiledModel", "neutr
 
 
 def _placement(placement, name):
-    """Normalise a pose given as None, (R, p) or a 4×4 homogeneous matrix."""
+    """Normalise a pose given as None, (R, p) or a 4×4 homogeneous matrix.
+
+    A pose holding sympy expressions (symbolic lengths or angles, for the operator layer)
+    is kept as object arrays; only its shapes are checked.
+    """
     if placement is None:
         return np.eye(3), np.zeros(3)
+    if sp.is_symbolic(placement):
+        return _symbolic_placement(placement, name)
     if isinstance(placement, tuple) and len(placement) == 2:
         R = np.asarray(placement[0], dtype=float)
         p = np.asarray(placement[1], dtype=float)
@@ -46,6 +52,19 @@ def _placement(placement, name):
     return R.copy(), p.copy()
 
 
+def _symbolic_placement(placement, name):
+    if isinstance(placement, tuple) and len(placement) == 2:
+        R, p = np.array(placement[0], dtype=object), np.array(placement[1], dtype=object)
+    else:
+        T = np.array(placement, dtype=object)
+        if T.shape != (4, 4):
+            raise ValueError(f"{name}: expected (R, p) or a 4x4 homogeneous matrix, got shape {T.shape}")
+        R, p = T[:3, :3].copy(), T[:3, 3].copy()
+    if R.shape != (3, 3) or p.shape != (3,):
+        raise ValueError(f"{name}: expected R of shape (3, 3) and p of shape (3,), got {R.shape} and {p.shape}")
+    return R, p
+
+
 def check_rigid_inertia(mass, com, inertia_com, where, strict=True):
     """Validate rigid-body inertial parameters; returns (mass, com, I_c) as floats.
 
@@ -53,7 +72,12 @@ def check_rigid_inertia(mass, com, inertia_com, where, strict=True):
     impossible rotational inertias (not positive semi-definite, or principal moments
     violating the triangle inequality) raise when ``strict``, else only warn — robot
     description files in the wild contain such placeholder inertias.
+
+    Parameters holding sympy expressions (a symbolic model for the operator layer) are
+    kept as given (object arrays) after a shape check: their values cannot be checked.
     """
+    if sp.is_symbolic(mass, com, inertia_com):
+        return _symbolic_inertia(mass, com, inertia_com, where)
     mass = float(mass)
     if not np.isfinite(mass) or mass < 0:
         raise ValueError(f"{where}: mass must be finite and non-negative, got {mass}")
@@ -79,6 +103,16 @@ def check_rigid_inertia(mass, com, inertia_com, where, strict=True):
             raise ValueError(problem)
         warnings.warn(problem, stacklevel=3)
     return mass, com, 0.5 * (Ic + Ic.T)
+
+
+def _symbolic_inertia(mass, com, inertia_com, where):
+    com = np.array(com, dtype=object)
+    Ic = np.zeros((3, 3), dtype=object) if inertia_com is None else np.array(inertia_com, dtype=object)
+    if com.shape != (3,):
+        raise ValueError(f"{where}: com must have 3 entries, got shape {com.shape}")
+    if Ic.shape != (3, 3):
+        raise ValueError(f"{where}: rotational inertia must be a 3x3 matrix, got shape {Ic.shape}")
+    return mass, com, Ic
 
 
 @dataclass
@@ -447,6 +481,14 @@ class Model:
         b = self._resolve_body(body, "body")
         return [c.index for c in self.bodies if c.parent == b]
 
+    @property
+    def symbolic(self):
+        """True when some body's parameters (mass, centre of mass, inertia, placement) are
+        sympy expressions: such a model serves the operator layer (:mod:`soadyn.operators`)
+        only, not the compiled algorithms."""
+        return any(sp.is_symbolic(b.mass, b.com, b.inertia_com, b.placement) for b in self.bodies) or \
+            any(sp.is_symbolic(f.rotation, f.translation) for f in self.frames)
+
     # ----------------------------------------------------------------- compiled form
     @property
     def compiled(self):
@@ -454,6 +496,9 @@ class Model:
         if self._compiled is None:
             if not self.bodies:
                 raise ValueError(f"model {self.name!r} has no bodies")
+            if self.symbolic:
+                raise TypeError(f"model {self.name!r} has symbolic (sympy) parameters: only the "
+                                "operator layer (soadyn.operators) accepts it, not the compiled algorithms")
             c = CompiledModel(self)
             _check_positive_definite(self, c)
             self._compiled = c
@@ -476,14 +521,14 @@ class Model:
     def summary(self):
         """A readable description: topology, joints, sizes and mass."""
         lines = [f"Model {self.name!r}: {self.nbodies} bodies, nq = {self.nq}, nv = {self.nv}, "
-                 f"total mass {sum(b.mass for b in self.bodies):.4g} kg, gravity {self._gravity.tolist()}"]
+                 f"total mass {_fmt(sum(b.mass for b in self.bodies))} kg, gravity {self._gravity.tolist()}"]
         depth = {-1: -1}
         for b in self.bodies:
             depth[b.index] = depth[b.parent] + 1
             j = b.joint
             lines.append(f"  {'  ' * depth[b.index]}{b.index:3d} {b.name:<20s} <- {j.kind:<10s} "
                          f"{j.name!r} (q[{j.q_index}:{j.q_index + j.nq}], v[{j.v_index}:{j.v_index + j.nv}]) "
-                         f"m = {b.mass:.4g} kg")
+                         f"m = {_fmt(b.mass)} kg")
         extra = len(self.frames) - self.nbodies
         if extra:
             lines.append(f"  + {extra} additional frames")
@@ -497,6 +542,10 @@ class Model:
 
     def __repr__(self):
         return f"<soadyn.Model {self.name!r}: {self.nbodies} bodies, nq={self.nq}, nv={self.nv}>"
+
+
+def _fmt(x):
+    return str(x) if sp.is_symbolic(x) else f"{x:.4g}"
 
 
 def _check_positive_definite(model, compiled):

@@ -326,11 +326,15 @@ def spatial_inertia(mass, com, inertia_com):
 def inertia_parameters(M):
     """Inverse of :func:`spatial_inertia`: ``(mass, com, inertia_com)`` of a rigid-body inertia.
 
-    For a mass-less body the centre of mass is undefined and returned as zeros.
+    For a mass-less body the centre of mass is undefined and returned as zeros (a
+    symbolic mass is taken to be nonzero).
     """
-    M = np.asarray(M, dtype=float)
+    sym = is_symbolic(M)
+    M = np.asarray(M, dtype=object if sym else float)
     m = M[3, 3]
-    if m > 0:
+    if sym:
+        com = unskew(M[:3, 3:]) / m
+    elif m > 0:
         com = unskew(M[:3, 3:]) / m
     else:
         com = np.zeros(3)
@@ -343,8 +347,9 @@ def parallel_axis(mass, inertia_com, offset):
 
     ``I_o = I_c + m(|d|²·1 − d dᵀ)`` [kg m²] (parallel-axis theorem, seed 001 topic 1).
     """
-    d = np.asarray(offset, dtype=float)
-    return np.asarray(inertia_com, dtype=float) + mass * (d @ d * np.eye(3) - np.outer(d, d))
+    dtype = object if is_symbolic(mass, inertia_com, offset) else float
+    d = np.asarray(offset, dtype=dtype)
+    return np.asarray(inertia_com, dtype=dtype) + mass * (d @ d * np.eye(3) - np.outer(d, d))
 
 
 def transform_inertia(R, p, M):

@@ -4,20 +4,34 @@ Each function builds the example as a :class:`~soadyn.Model` with its physical
 parameters as arguments (SI units; inertias about the centre of mass, body axes).
 The seed's single-axis joints and vectors d_i (joint i from joint ℘(i)) and s_i
 (centre of mass from joint i) map onto joint placements and centres of mass.
+
+Every parameter may be a sympy expression (masses, lengths, inertia entries): the
+model is then symbolic and serves the operator layer (``soadyn.operators.sko``),
+which yields the seed's mass matrices in closed form.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .. import joints as jt
+from .. import spatial as sp
 from ..model import Model
 
 __all__ = ["pendulum_on_cart", "double_pendulum", "satellite_with_arrays", "three_link_arm"]
 
 
+def _vec(x):
+    """A parameter vector as floats, or as an object array when it holds sympy expressions."""
+    return np.array(x, dtype=object if sp.is_symbolic(x) else float)
+
+
 def _diag(I):
-    I = np.asarray(I, dtype=float)
+    I = _vec(I)
     return np.diag(I) if I.shape == (3,) else I
+
+
+def _offset(d):
+    return (np.eye(3), _vec(d))
 
 
 def pendulum_on_cart(m1=1.0, m2=0.5, length=0.8, I2=(0.01, 0.01, 0.01), gravity=(0.0, -9.81, 0.0)):
@@ -44,9 +58,9 @@ def double_pendulum(m1=1.0, m2=1.0, l1=1.0, c1=0.5, c2=0.5, I1=(0.08, 0.08, 0.00
     m = Model("double_pendulum", gravity=gravity)
     m.add_body("link1", jt.Revolute("x"), None, mass=m1, com=(0.0, 0.0, -c1), inertia=_diag(I1),
                joint_name="theta1")
-    m.add_body("link2", jt.Revolute("x"), "link1", (np.eye(3), np.array([0.0, 0.0, -l1])), mass=m2,
+    m.add_body("link2", jt.Revolute("x"), "link1", _offset((0, 0, -l1)), mass=m2,
                com=(0.0, 0.0, -c2), inertia=_diag(I2), joint_name="theta2")
-    m.add_frame("tip", "link2", (np.eye(3), np.array([0.0, 0.0, -2 * c2])))
+    m.add_frame("tip", "link2", _offset((0, 0, -2 * c2)))
     return m
 
 
@@ -61,9 +75,9 @@ def satellite_with_arrays(m1=500.0, I1=(400.0, 350.0, 300.0), s1=(0.0, 0.0, 0.1)
     """
     m = Model("satellite_with_arrays", gravity=gravity)
     m.add_body("bus", jt.Free(), None, mass=m1, com=s1, inertia=_diag(I1), joint_name="bus")
-    m.add_body("array_left", jt.Revolute("x"), "bus", (np.eye(3), np.asarray(d2, float)), mass=m2,
+    m.add_body("array_left", jt.Revolute("x"), "bus", _offset(d2), mass=m2,
                com=s2, inertia=_diag(I2), joint_name="theta2")
-    m.add_body("array_right", jt.Revolute("x"), "bus", (np.eye(3), np.asarray(d3, float)), mass=m3,
+    m.add_body("array_right", jt.Revolute("x"), "bus", _offset(d3), mass=m3,
                com=s3, inertia=_diag(I3), joint_name="theta3")
     return m
 
@@ -76,9 +90,9 @@ def three_link_arm(m=(3.0, 2.0, 1.0), I=((0.02, 0.02, 0.01), (0.05, 0.05, 0.004)
     """
     mod = Model("three_link_arm", gravity=gravity)
     mod.add_body("link1", jt.Revolute("z"), None, mass=m[0], com=s[0], inertia=_diag(I[0]), joint_name="theta1")
-    mod.add_body("link2", jt.Revolute("x"), "link1", (np.eye(3), np.asarray(d2, float)), mass=m[1], com=s[1],
+    mod.add_body("link2", jt.Revolute("x"), "link1", _offset(d2), mass=m[1], com=s[1],
                  inertia=_diag(I[1]), joint_name="theta2")
-    mod.add_body("link3", jt.Revolute("x"), "link2", (np.eye(3), np.asarray(d3, float)), mass=m[2], com=s[2],
+    mod.add_body("link3", jt.Revolute("x"), "link2", _offset(d3), mass=m[2], com=s[2],
                  inertia=_diag(I[2]), joint_name="theta3")
-    mod.add_frame("tool", "link3", (np.eye(3), 2 * np.asarray(s[2], float)))
+    mod.add_frame("tool", "link3", (np.eye(3), 2 * _vec(s[2])))
     return mod
