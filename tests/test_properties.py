@@ -1,6 +1,6 @@
 """Identities and physical laws on random trees mixing every joint type (hypothesis)."""
 import numpy as np
-from hypothesis import given, settings, strategies as st
+from hypothesis import assume, given, settings, strategies as st
 
 import soadyn as sd
 from soadyn.models import random_tree
@@ -120,6 +120,8 @@ def test_center_of_mass_velocity(params):
 @given(trees)
 def test_kinetic_energy_conserved_without_gravity_and_torque(params):
     model, q, v, a, rng = build(params, gravity=(0.0, 0.0, 0.0))
+    # keep away from gimbal/universal-joint singularities, where M itself turns singular
+    assume(np.linalg.cond(sd.mass_matrix(model, q)) < 1e4)
     v = v / max(1.0, np.linalg.norm(v))
     res = simulate(model, q, v, 0.05, dt=5e-4)
     T0 = sd.kinetic_energy(model, q, v)
