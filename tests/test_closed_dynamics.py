@@ -349,7 +349,7 @@ def test_inverse_dynamics_errors():
 
 def test_forward_dynamics_errors():
     model, q, v, _ = consistent_state("four_bar.urdf")
-    with pytest.raises(ValueError, match=r"method: expected one of \['direct', 'projection'\], got 'magic'"):
+    with pytest.raises(ValueError, match=r"method: expected one of \['augmented', 'direct', 'projection'\], got 'magic'"):
         sd.constrained_forward_dynamics(model, q, v, method="magic")
     with pytest.raises(ValueError, match=r"tau: expected shape \(3,\), got \(2,\)"):
         sd.constrained_forward_dynamics(model, q, v, np.zeros(2))

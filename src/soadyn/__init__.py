@@ -11,7 +11,7 @@ Quick reference (see the README and each function's docstring)::
     J = sd.frame_jacobian(model, q, "tool", reference="local")
     Gc = sd.constraint_jacobian(model, q)    # closed chains: loop joints, couplings, ...
     q, v = sd.close_loops(model, q, v)
-    res = sd.constrained_forward_dynamics(model, q, v, tau, method="direct")
+    res = sd.constrained_forward_dynamics(model, q, v, tau)   # "augmented"; "direct", "projection"
     Minv = sd.mass_matrix_inverse(model, q)  # M⁻¹ = [I − HψK]* D⁻¹ [I − HψK], O(N²)
     Lam = sd.operational_space_compliance(model, q, ["foot_l", "foot_r"])  # J M⁻¹ Jᵀ
     ops = sd.operators.sko(model, q, v)      # dense SOA operators (numeric or sympy)

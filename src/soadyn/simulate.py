@@ -114,7 +114,7 @@ def _closed_chain_parts(model, stabilization, baumgarte, constraint_method):
 
 def simulate(model, q0, v0, t_final, dt=1e-3, tau=None, *, method="rk4", rtol=1e-9, atol=1e-9,
              record_every=1, progress=False, stabilization="baumgarte", baumgarte=(10.0, 10.0),
-             constraint_method="direct"):
+             constraint_method="augmented"):
     """Integrate the dynamics from ``(q0, v0)`` over [0, ``t_final``] seconds.
 
     Parameters

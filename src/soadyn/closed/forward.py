@@ -14,7 +14,20 @@ C and the rank-revealing SVD of G_c) and are registered in ``METHODS``:
   scipy's symmetric-indefinite LDLᵀ;
 * ``"projection"`` — a null-space basis X_c of G_c (G_c X_c = 0), θ̇ = θ̇_p + X_c θ̇_r and
   M_r θ̈_r = X_c*(T − C − M θ̈_p), M_r = X_c* M X_c (seed 001, "Projection method
-  details"; seed 004 §II-D).
+  details"; seed 004 §II-D);
+* ``"augmented"`` (default; seed 001, "Augmented algorithm overview" and "Low-cost
+  recursive algorithms") — never forms M:
+
+  1. free accelerations θ̈_f = M⁻¹(T − C) by one O(N) ABA sweep (``soadyn.aba``);
+  2. 𝔡̈_f = G_c θ̈_f − 𝔘̊ and the constraint-space compliance G_c M⁻¹ G_c*, whose loop
+     block is Q Λ Q* with Λ = B*ΩB the operational-space compliance of the cut-joint
+     nodes (the O(N) Υ recursion, :func:`soadyn.operational_space_compliance`) and
+     whose other rows (couplings, user constraints) come from one ABA sweep per row,
+     θ̈ = M⁻¹G_row*;
+  3. λ = −[G_c M⁻¹ G_c*]⁻¹ 𝔡̈_f on the row space of G_c (the least-norm λ below);
+  4. correction accelerations θ̈_δ = M⁻¹G_c*λ by a second ABA sweep with the loop
+     multipliers applied as node forces f_nd = Q*λ (:func:`correction_accelerations`),
+     and θ̈ = θ̈_f + θ̈_δ.
 
 Redundant constraints. G_c may have dependent rows (a planar loop closed by a spatial
 joint, two loops sharing a constraint, ...). Every method works on the row space of
@@ -24,19 +37,6 @@ are the least-norm ones, λ ∈ range(G_c) = span U_r. The generalized constrain
 G_c*λ is unique in any case; the least-norm choice makes λ itself unique, so all methods
 report the same λ (statically indeterminate components, e.g. the out-of-plane forces of
 a planar loop, come out zero).
-
-Building blocks of the augmented method (seed 001, "Augmented algorithm overview"):
-the free accelerations θ̈_f = M⁻¹(T − C) are one ABA sweep (``soadyn.aba``);
-:func:`node_body_forces` turns multipliers into spatial forces at the cut-joint nodes
-(f_nd = Q*λ) and :func:`correction_accelerations` evaluates θ̈_δ = M⁻¹G_c*λ by a second
-ABA sweep with those forces as ``f_ext`` (no velocity, no gravity), so that
-θ̈ = θ̈_f + θ̈_δ. The loop rows' node selection Q and node frames are in
-:class:`~soadyn.closed.kinematics.ConstraintState` / ``ConstraintSet.node_frames``.
-A method is a function ``f(problem) -> (θ̈, λ)`` added to ``METHODS``; the augmented one
-forms G_c M⁻¹ G_c* without M: the loop block is Q Λ Q* with Λ the operational-space
-compliance of the node frames (block-diagonal Q of the (m_loop, 12) rows per loop), the
-other rows' columns M⁻¹G_row* come from :func:`correction_accelerations` with unit
-multipliers, and λ = −[G_c M⁻¹ G_c*]⁺ 𝔡̈_f (pseudo-inverse: the least-norm λ above).
 """
 from __future__ import annotations
 
@@ -49,11 +49,13 @@ from .. import _validation as val
 from .. import spatial as sp
 from ..dynamics.aba import aba
 from ..dynamics.crba import mass_matrix
+from ..dynamics.oscm import operational_space_compliance
 from ..dynamics.rnea import rnea
 from .kinematics import evaluate_constraints
 
 __all__ = ["constrained_forward_dynamics", "ConstrainedDynamicsResult", "ConstrainedProblem", "RowSpace",
            "METHODS", "constraint_forces", "node_body_forces", "correction_accelerations",
+           "constraint_space_compliance",
            "stabilized_bias"]
 
 
@@ -157,8 +159,48 @@ def _projection(p):
     return qdd, rs.least_norm_multipliers(M @ qdd - force)
 
 
+def constraint_space_compliance(p):
+    """G_c M⁻¹ G_c* (m, m) without M: Q Λ Q* for the loop rows (Λ: O(N) operational-space
+    compliance of the cut-joint nodes, seed 001) and one ABA sweep per other row."""
+    state, cs = p.state, p.state.constraints
+    G = state.G
+    m, m_loop = G.shape[0], cs.m_loop
+    A = np.empty((m, m))
+    if m_loop:
+        Lam = operational_space_compliance(p.model, p.q, cs.node_frames)
+        Q = np.zeros((m_loop, Lam.shape[0]))  # block-diagonal: each loop's rows see its two nodes
+        sel = state.node_selection
+        for k, b in enumerate(b for b in cs.blocks if b.kind == "loop"):
+            Q[b.rows, 12 * k:12 * k + 12] = sel[b.rows]
+        A[:m_loop, :m_loop] = Q @ Lam @ Q.T
+    zero_v = np.zeros(p.model.nv)
+    for r in range(m_loop, m):
+        column = G @ aba(p.model, p.q, zero_v, G[r], gravity=False)  # G_c M⁻¹ G_r*
+        A[:, r] = column
+        A[r, :] = column
+    return A
+
+
+def _augmented(p):
+    """Augmented method (seed 001): θ̈ = θ̈_f + M⁻¹G_c*λ, λ = −[G_c M⁻¹ G_c*]⁻¹ 𝔡̈_f."""
+    rs = p.row_space
+    qdd_free = aba(p.model, p.q, p.v, p.tau, p.f_ext)
+    if rs.rank == 0:
+        return qdd_free, np.zeros(p.state.G.shape[0])
+    dd_free = p.state.G @ qdd_free - p.rhs
+    # the independent constraints U_r*G_c: λ = U_r μ is the least-norm multiplier
+    U = rs.U
+    reduced = U.T @ constraint_space_compliance(p) @ U
+    mu, info = lapack.dposv(reduced, -(U.T @ dd_free))[1:]
+    if info:
+        raise np.linalg.LinAlgError(f"augmented method: G_c M⁻¹ G_c* is singular on the row space of G_c "
+                                    f"(LAPACK dposv info {info}); increase rank_tol")
+    lam = U @ mu
+    return qdd_free + correction_accelerations(p.model, p.q, p.state, lam), lam
+
+
 #: forward-dynamics methods: name -> function(ConstrainedProblem) -> (qdd, λ)
-METHODS = {"direct": _direct, "projection": _projection}
+METHODS = {"augmented": _augmented, "direct": _direct, "projection": _projection}
 
 
 def constraint_forces(state, lam):
@@ -245,7 +287,7 @@ class ConstrainedDynamicsResult:
                 f"independent={self.n_independent} dof={self.degrees_of_freedom}>")
 
 
-def solve_constrained(model, q, v, tau, method="direct", *, f_ext=None, t=0.0, rank_tol=1e-9,
+def solve_constrained(model, q, v, tau, method="augmented", *, f_ext=None, t=0.0, rank_tol=1e-9,
                       baumgarte=None, state=None):
     """:func:`constrained_forward_dynamics` without input conversion; ``state`` may be a
     precomputed evaluation at (q, v, t). Returns the result."""
@@ -260,7 +302,7 @@ def solve_constrained(model, q, v, tau, method="direct", *, f_ext=None, t=0.0, r
     return ConstrainedDynamicsResult(qdd, lam, state, p.row_space.rank, method)
 
 
-def constrained_forward_dynamics(model, q, v, tau=None, method="direct", *, f_ext=None, t=0.0,
+def constrained_forward_dynamics(model, q, v, tau=None, method="augmented", *, f_ext=None, t=0.0,
                                  rank_tol=1e-9, baumgarte=None):
     """Forward dynamics of a closed-chain system (cut-joint method, seed 001).
 
@@ -270,7 +312,8 @@ def constrained_forward_dynamics(model, q, v, tau=None, method="direct", *, f_ex
     q : (nq,) configuration; v : (nv,) velocity (consistent with the constraints, see
         :func:`soadyn.close_loops`).
     tau : (nv,) generalized forces at the spanning-tree joints [N m, N] (default zero).
-    method : ``"direct"`` or ``"projection"`` (``METHODS``).
+    method : ``"augmented"`` (default, O(N) sweeps and the operational-space compliance of
+        the cut-joint nodes; M is never formed), ``"direct"`` (KKT) or ``"projection"``.
     f_ext : optional (nbodies, 6) external spatial forces, body frames.
     t : time [s] for time-varying constraints.
     rank_tol : relative singular-value threshold for the rank of G_c.
