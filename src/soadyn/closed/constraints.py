@@ -333,6 +333,8 @@ class ConstraintSet:
         the loop joints packed for the kernel; ``m_loop`` their row count;
     node_frames : frame names [P₁, S₁, P₂, S₂, ...] of the cut-joint nodes, in the order
         of the 12 columns of each loop's node selection Q (see ConstraintState);
+        ``node_body``, ``node_rotation``, ``node_translation``: their bodies and poses there;
+        ``loop_of_row`` (m_loop,): the loop each loop row belongs to;
     coupling_v (nc, nv), coupling_q (nc, nq), coupling_offset (nc,).
     """
 
@@ -362,6 +364,14 @@ class ConstraintSet:
             self.node_frames += [fP.name, fS.name]
             row += n
         self.m_loop = row
+        # node k of the list node_frames: its body and pose there; loop index of each loop row
+        nodes = [model.frame(n) for n in self.node_frames]
+        self.node_body = np.array([f.body for f in nodes], dtype=np.int64)
+        self.node_rotation = np.array([f.rotation for f in nodes]).reshape(-1, 3, 3)
+        self.node_translation = np.array([f.translation for f in nodes]).reshape(-1, 3)
+        self.loop_of_row = np.zeros(row, dtype=np.int64)
+        for l, b in enumerate(b for b in self.blocks if b.kind == "loop"):
+            self.loop_of_row[b.rows] = l
         rows_v, rows_q, offsets = [], [], []
         for c in model.couplings:
             gv, gq = _coupling_row(model, c)

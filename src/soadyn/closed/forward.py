@@ -43,6 +43,7 @@ from __future__ import annotations
 from functools import cached_property
 
 import numpy as np
+from numba import njit
 from scipy.linalg import lapack
 
 from .. import _validation as val
@@ -168,10 +169,7 @@ def constraint_space_compliance(p):
     A = np.empty((m, m))
     if m_loop:
         Lam = operational_space_compliance(p.model, p.q, cs.node_frames)
-        Q = np.zeros((m_loop, Lam.shape[0]))  # block-diagonal: each loop's rows see its two nodes
-        sel = state.node_selection
-        for k, b in enumerate(b for b in cs.blocks if b.kind == "loop"):
-            Q[b.rows, 12 * k:12 * k + 12] = sel[b.rows]
+        Q = state.loop_selection()
         A[:m_loop, :m_loop] = Q @ Lam @ Q.T
     zero_v = np.zeros(p.model.nv)
     for r in range(m_loop, m):
@@ -234,15 +232,35 @@ def node_body_forces(model, state, lam):
     its body frame (the pick-off B of seed 001, J* = H φ B). Nodes on the world drop out."""
     f = np.zeros((model.nbodies, 6))
     cs = state.constraints
-    sel = state.node_selection
-    for k, b in enumerate(b for b in cs.blocks if b.kind == "loop"):
-        lam_b = lam[b.rows]
-        for side, fname in enumerate(cs.node_frames[2 * k:2 * k + 2]):
-            frame = model.frame(fname)
-            if frame.body >= 0:
-                f[frame.body] += sp.transform_force(frame.rotation, frame.translation,
-                                                    sel[b.rows, 6 * side:6 * side + 6].T @ lam_b)
+    if cs.m_loop:
+        _add_node_forces(state.node_selection, cs.loop_of_row, lam, cs.node_body, cs.node_rotation,
+                         cs.node_translation, f)
     return f
+
+
+@njit(cache=True)
+def _add_node_forces(sel, loop_of_row, lam, node_body, node_R, node_p, f):
+    """f[body] += φ(body, node) Q*λ for both nodes of every loop row."""
+    for r in range(sel.shape[0]):
+        for side in range(2):
+            node = 2 * loop_of_row[r] + side
+            b = node_body[node]
+            if b < 0:
+                continue
+            x = lam[r]
+            n0, n1, n2 = sel[r, 6 * side] * x, sel[r, 6 * side + 1] * x, sel[r, 6 * side + 2] * x
+            g0, g1, g2 = sel[r, 6 * side + 3] * x, sel[r, 6 * side + 4] * x, sel[r, 6 * side + 5] * x
+            R = node_R[node]
+            l0 = R[0, 0] * g0 + R[0, 1] * g1 + R[0, 2] * g2
+            l1 = R[1, 0] * g0 + R[1, 1] * g1 + R[1, 2] * g2
+            l2 = R[2, 0] * g0 + R[2, 1] * g1 + R[2, 2] * g2
+            p0, p1, p2 = node_p[node, 0], node_p[node, 1], node_p[node, 2]
+            f[b, 0] += R[0, 0] * n0 + R[0, 1] * n1 + R[0, 2] * n2 + p1 * l2 - p2 * l1
+            f[b, 1] += R[1, 0] * n0 + R[1, 1] * n1 + R[1, 2] * n2 + p2 * l0 - p0 * l2
+            f[b, 2] += R[2, 0] * n0 + R[2, 1] * n1 + R[2, 2] * n2 + p0 * l1 - p1 * l0
+            f[b, 3] += l0
+            f[b, 4] += l1
+            f[b, 5] += l2
 
 
 def correction_accelerations(model, q, state, lam):

@@ -324,6 +324,16 @@ class ConstraintState:
         """G v − 𝔘 (m,)."""
         return self.G @ v - self.velocity_rhs
 
+    def loop_selection(self):
+        """Q (m_loop, 12 n_loops): block-diagonal, each loop's rows acting on its own two
+        nodes, so that the loop rows of G are Q J with J the stacked local node Jacobians
+        and the node forces are f_nd = Q*λ (seed 001, "Single loop constraint")."""
+        cs = self.constraints
+        Q = np.zeros((cs.m_loop, 12 * len(cs.node_frames) // 2))
+        cols = 12 * cs.loop_of_row[:, None] + np.arange(12)
+        Q[np.arange(cs.m_loop)[:, None], cols] = self.node_selection
+        return Q
+
 
 class _LoopBuffers:
     """Body poses, velocities, velocity-product accelerations and two node Jacobians."""
