@@ -3,7 +3,6 @@ import numpy as np
 import pytest
 
 import soadyn as sd
-from soadyn import joints as jt
 from soadyn import models
 from soadyn import spatial as sp
 from soadyn.closed import METHODS, correction_accelerations, evaluate_constraints, node_body_forces

@@ -1,6 +1,5 @@
 """Model building, URDF/URDF+ loading, and clear errors on bad input."""
 import os
-import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest

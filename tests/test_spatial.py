@@ -1,7 +1,7 @@
 """Spatial algebra: each routine against a definition or an independent identity."""
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, strategies as st
 
 from soadyn import spatial as sp
 

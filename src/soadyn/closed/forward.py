@@ -47,7 +47,6 @@ from numba import njit
 from scipy.linalg import lapack
 
 from .. import _validation as val
-from .. import spatial as sp
 from ..dynamics.aba import aba
 from ..dynamics.crba import mass_matrix
 from ..dynamics.oscm import operational_space_compliance

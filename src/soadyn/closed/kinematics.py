@@ -25,7 +25,7 @@ from numba import njit
 from .. import _validation as val
 from ..dynamics.jacobians import frame_jacobian_kernel
 from ..dynamics.kinematics import _kinematics
-from .constraints import (CYLINDRICAL, PLANAR, PRISMATIC, REVOLUTE, SPHERICAL, UNIVERSAL, WELD,
+from .constraints import (CYLINDRICAL, PLANAR, PRISMATIC, REVOLUTE, UNIVERSAL, WELD,
                           constraint_set)
 
 __all__ = ["ConstraintState", "evaluate_constraints", "constraint_jacobian", "constraint_residual",

@@ -17,7 +17,7 @@ from numba import njit, prange
 
 from .. import _validation as val
 from ..joints import FREE, SPHERICAL, joint_pose_and_subspace
-from ._layout import (JTYPE, NQ, NSUB, NV, PARENT, QIDX, SUBKINDS, VIDX, batch_chunks,
+from ._layout import (JTYPE, NSUB, NV, PARENT, QIDX, SUBKINDS, VIDX, batch_chunks,
                       model_views, workspace_views)
 from ._primitives import coriolis_term, gravity_to_child, motion_to_child
 
