@@ -523,12 +523,15 @@ class ClusterJoint:
                               "assemble there")
 
     def _accept(self, q):
-        """Keep a solution: dependent angles wrapped to [−π, π) (the kinematics is periodic)."""
+        """Keep a solution, dependent angles wrapped to [−π, π) where the constraints are periodic in them."""
         qi = self.q_index
         for c in self.dependent_v:
             j = self.model.bodies[self.cols[c][0]].joint
             if j.kind in ("revolute", "continuous"):
-                q[qi[c]] = (q[qi[c]] + np.pi) % (2 * np.pi) - np.pi
+                old = q[qi[c]]
+                q[qi[c]] = (old + np.pi) % (2 * np.pi) - np.pi
+                if np.abs(self.residual(q)).max() > 1e-9:  # not periodic in this angle (e.g. behind a gear)
+                    q[qi[c]] = old
         self._last = q[qi].copy()
         return q[qi]
 
