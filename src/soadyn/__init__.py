@@ -13,7 +13,7 @@ Quick reference (see the README and each function's docstring)::
 Spatial vectors are angular-first ([ω; v], [n; f]) in body frames; bodies are numbered
 parent-first; quaternions are (x, y, z, w).
 """
-from . import joints, models, spatial
+from . import graph, joints, models, spatial
 from .dynamics._layout import Workspace
 from .dynamics.aba import aba
 from .dynamics.crba import mass_matrix
@@ -25,6 +25,12 @@ from .dynamics.rnea import bias_forces, generalized_gravity, rnea
 from .io.urdf import URDFError, load_urdf
 from .joints import difference, integrate
 from .model import Model, neutral, random_configuration
+from .closed.clusters import cluster_tree, declare_cluster, independent_state, spanning_state
+from .closed.comparison import (approximate_model, projected_efpa, projected_forward_dynamics,
+                                projected_rnea)
+from .closed.constraints import ConstraintError, ImplicitConstraint, add_constraint, symbolic_constraint
+from .closed.embedding import (cluster_aba, cluster_efpa, cluster_mass_matrix, cluster_rnea,
+                               embedding_forward_dynamics)
 
 __version__ = "0.1.0"
 
@@ -34,4 +40,8 @@ __all__ = [
     "frame_velocity", "frame_acceleration", "frame_jacobian", "rnea", "bias_forces",
     "generalized_gravity", "aba", "mass_matrix", "kinetic_energy", "potential_energy",
     "center_of_mass", "joints", "spatial", "models",
+    "graph", "cluster_tree", "declare_cluster", "independent_state", "spanning_state", "cluster_aba",
+    "cluster_rnea", "cluster_efpa", "cluster_mass_matrix", "embedding_forward_dynamics", "approximate_model",
+    "projected_rnea", "projected_forward_dynamics", "projected_efpa", "ConstraintError", "ImplicitConstraint",
+    "add_constraint", "symbolic_constraint",
 ]
