@@ -31,8 +31,8 @@ from ..dynamics._primitives import (add_cross_force, add_force_to_parent, add_in
                                     gravity_to_child, inertia_times_motion, motion_to_child, spd_inverse)
 from ..dynamics.kinematics import body_velocities, check_quaternions, joint_placements, nonfinite
 from ._cluster_layout import (B_CLUSTER, B_LOCAL, B_OUT, B_OUTLOCAL, B_PLOCAL, B_ROW, C_ARM, C_B0, C_C,
-                              C_DINV, C_G, C_GB, C_IA, C_KIND, C_NB, C_NC, C_NYQ, C_NYV, C_PA, C_PARENT, C_R0,
-                              C_S, C_U, C_UV, C_W, C_Y, C_YQ0, C_YV0, LINEAR, NONLINEAR, RIGID,
+                              C_DINV, C_G, C_GB, C_IA, C_KIND, C_NB, C_NC, C_NYV, C_PA, C_PARENT, C_R0, C_S, C_T,
+                              C_U, C_UV, C_Y, C_YQ0, C_YV0, LINEAR, NONLINEAR, RIGID, N_HEADER, N_CLUSTER_COLUMNS,
                               cluster_views, cluster_workspace_views, pack)
 from .clusters import cluster_tree
 
@@ -61,18 +61,17 @@ def spanning_state(mi, ci, cf, y, yd, q, qd, with_velocity):
                         qd[mi[i, VIDX] + c] = yd[ov + c]
                 ov += mi[i, NV]
             continue
-        G = cf[C[k, C_G]:C[k, C_G] + C[k, C_NC] * ny].reshape((C[k, C_NC], ny))
-        r0 = C[k, C_R0]
+        og, r0 = C[k, C_G], C[k, C_R0]
         for r in range(C[k, C_NC]):
             if kind == LINEAR:
                 acc = 0.0
                 for j in range(ny):
-                    acc += G[r, j] * y[yq0 + j]
+                    acc += cf[og + r * ny + j] * y[yq0 + j]
                 q[rows_q[r0 + r]] = acc
             if with_velocity:
                 acc = 0.0
                 for j in range(ny):
-                    acc += G[r, j] * yd[yv0 + j]
+                    acc += cf[og + r * ny + j] * yd[yv0 + j]
                 qd[rows_v[r0 + r]] = acc
 
 
@@ -102,63 +101,55 @@ def output_poses(mi, ci, R, t, Ro, to):
                     Ro[i, a, b] = R[i, a, b]
 
 
-@njit(inline="always", cache=True)
-def _cluster_block(cws, C, k, col, shape0, shape1):
-    n = shape0 * shape1 * 6
-    return cws[C[k, col]:C[k, col] + n].reshape((shape0 * shape1, 6))
-
-
 @njit(cache=True)
-def cluster_subspaces(mi, ci, cf, ws, nv, cws, has_bias):
+def cluster_subspaces(mi, ci, cf, S, Cor, R, t, R6, has_bias):
     """S_k (eq. 24) and, with ``has_bias``, c_k = Ṡ_k ẏ_k (eq. 25–26) for every cluster.
 
-    Needs ``joint_placements`` (S columns, poses) and, for c_k, ``body_velocities`` (the
-    tree joints' Coriolis terms) and the constraint maps G, g in ``cf``.
+    Column j of S_k stacks the body motions for q̇_k = G_k e_j with the output bodies at
+    rest — the recursion inside the cluster that the lower-triangular remapping transform
+    ^ΛX_λ of eq. 20 expresses; c_k is the same recursion for q̈_k = g_k with the tree
+    joints' Coriolis terms ``Cor`` (from ``body_velocities``).
     """
-    nb = mi.shape[0]
     C, B, rows_v, rows_q, cbodies = cluster_views(ci)
-    R, t, Rw, pw, Rj, pj, S, V, A, F, Cor, pb, P, Dinv, U, Y, u, scratch = workspace_views(ws, nb, nv)
     for k in range(C.shape[0]):
-        nbk, ny, nc = C[k, C_NB], C[k, C_NYV], C[k, C_NC]
-        G = cf[C[k, C_G]:C[k, C_G] + nc * ny].reshape((nc, ny))
-        g = cf[C[k, C_GB]:C[k, C_GB] + nc]
-        Sk = _cluster_block(cws, C, k, C_S, ny, nbk)
-        ck = _cluster_block(cws, C, k, C_C, 1, nbk)
+        nbk, ny = C[k, C_NB], C[k, C_NYV]
+        og, ogb, rs, rc = C[k, C_G], C[k, C_GB], C[k, C_S], C[k, C_C]
+        nonlinear = C[k, C_KIND] == NONLINEAR
         for a in range(nbk):
             i = cbodies[C[k, C_B0] + a]
             pl = B[i, B_PLOCAL]
             row = B[i, B_ROW]
             vi = mi[i, VIDX]
             for j in range(ny):
-                ra = j * nbk + a
+                ra = rs + j * nbk + a
                 if pl >= 0:
-                    motion_to_child(R, t, i, Sk, j * nbk + pl, Sk, ra)
+                    motion_to_child(R, t, i, R6, rs + j * nbk + pl, R6, ra)
                 else:
                     for e in range(6):
-                        Sk[ra, e] = 0.0
+                        R6[ra, e] = 0.0
                 for c in range(mi[i, NV]):
-                    x = G[row + c, j]
+                    x = cf[og + (row + c) * ny + j]
                     if x != 0.0:
                         for e in range(6):
-                            Sk[ra, e] += S[vi + c, e] * x
+                            R6[ra, e] += S[vi + c, e] * x
             if has_bias:
                 if pl >= 0:
-                    motion_to_child(R, t, i, ck, pl, ck, a)
+                    motion_to_child(R, t, i, R6, rc + pl, R6, rc + a)
                 else:
                     for e in range(6):
-                        ck[a, e] = 0.0
+                        R6[rc + a, e] = 0.0
                 for e in range(6):
-                    ck[a, e] += Cor[i, e]
-                if C[k, C_KIND] == NONLINEAR:
+                    R6[rc + a, e] += Cor[i, e]
+                if nonlinear:
                     for c in range(mi[i, NV]):
-                        x = g[row + c]
+                        x = cf[ogb + row + c]
                         for e in range(6):
-                            ck[a, e] += S[vi + c, e] * x
+                            R6[rc + a, e] += S[vi + c, e] * x
 
 
 @njit(cache=True)
-def _add_transformed_block(Ro, to, ia, ib, M, dst, tmp):
-    """dst += φ(Λ(a), a) M φ*(Λ(b), b) for a 6×6 block M of two different bodies a, b."""
+def _add_transformed_block(Ro, to, ia, ib, M, dst, di, tmp):
+    """dst[di] += φ(Λ(a), a) M φ*(Λ(b), b) for a 6×6 block M of two different bodies a, b."""
     for r in range(6):
         for e in range(6):
             tmp[0, r, e] = 0.0
@@ -172,54 +163,72 @@ def _add_transformed_block(Ro, to, ia, ib, M, dst, tmp):
         add_force_to_parent(Ro, to, ia, tmp[1], c, tmp[2], c)  # column c of φ_a (M φ*_b)
     for r in range(6):
         for c in range(6):
-            dst[r, c] += tmp[2, c, r]
+            dst[di, r, c] += tmp[2, c, r]
 
 
 @njit(inline="always", cache=True)
-def _project_block(B, Ro, to, ia, ib, M, IAp, tmp):
-    """Add block (a, b) of a child cluster's inertia onto the output bodies' block
-    (Λ(a), Λ(b)) of the parent cluster: the ^λX*_k (·) ^kX_λ product of eq. 55, one
-    nonzero transform per block row and column (eq. 17–18)."""
-    la, lb = B[ia, B_OUTLOCAL], B[ib, B_OUTLOCAL]
-    if ia == ib:
-        add_inertia_to_parent(Ro, to, ia, M, IAp[la], lb, tmp)
-    else:
-        _add_transformed_block(Ro, to, ia, ib, M, IAp[la, lb], tmp)
+def _nonzero_block(R36, blk):
+    for r in range(6):
+        for c in range(6):
+            if R36[blk, r, c] != 0.0:
+                return True
+    return False
 
 
 @njit(cache=True)
-def init_cluster_inertias(mi, mf, ci, ws, nv, cws, has_v, fext):
+def project_cluster_inertia(C, B, cbodies, k, Ro, to, R36, tmp):
+    """I_λ(k) += ^λX*_k I_k ^kX_λ for the (n × n blocks) cluster inertia of cluster k (seed
+    004 eq. 55): block (a, b) lands on the output bodies' block (Λ(a), Λ(b)).
+
+    One nonzero transform per block row and column (eq. 17–18); diagonal blocks use the
+    symmetric congruence of the tree ABA, off-diagonal blocks (present only when a child
+    cluster hangs from several bodies of this one) the general two-sided transform.
+    """
+    p = C[k, C_PARENT]
+    nbk, nbp = C[k, C_NB], C[p, C_NB]
+    ik, ip, b0 = C[k, C_IA], C[p, C_IA], C[k, C_B0]
+    for a in range(nbk):
+        ia = cbodies[b0 + a]
+        la = B[ia, B_OUTLOCAL]
+        add_inertia_to_parent(Ro, to, ia, R36[ik + a * nbk + a], R36, ip + la * nbp + la, tmp)
+        for b in range(nbk):
+            if b != a and _nonzero_block(R36, ik + a * nbk + b):
+                ib = cbodies[b0 + b]
+                _add_transformed_block(Ro, to, ia, ib, R36[ik + a * nbk + b], R36,
+                                       ip + la * nbp + B[ib, B_OUTLOCAL], tmp)
+
+
+@njit(cache=True)
+def init_cluster_inertias(ci, inertia, V, F, R6, R36, has_v, fext):
     """I^A_k = block(I_i) (eq. 14) and p^A_k = stack(v_i ×* I_i v_i − f_ext,i) (eq. 34)."""
-    nb = mi.shape[0]
-    inertia = model_views(mf, nb)[0]
     C, B, rows_v, rows_q, cbodies = cluster_views(ci)
-    R, t, Rw, pw, Rj, pj, S, V, A, F, Cor, pb, P, Dinv, U, Y, u, scratch = workspace_views(ws, nb, nv)
     for k in range(C.shape[0]):
-        nbk = C[k, C_NB]
-        IA = cws[C[k, C_IA]:C[k, C_IA] + nbk * nbk * 36].reshape((nbk, nbk, 6, 6))
-        pA = _cluster_block(cws, C, k, C_PA, 1, nbk)
-        IA[:] = 0.0
+        nbk, ik, rp = C[k, C_NB], C[k, C_IA], C[k, C_PA]
         for a in range(nbk):
             i = cbodies[C[k, C_B0] + a]
+            for b in range(nbk):
+                blk = ik + a * nbk + b
+                for r in range(6):
+                    for c in range(6):
+                        R36[blk, r, c] = inertia[i, r, c] if a == b else 0.0
             for r in range(6):
-                for c in range(6):
-                    IA[a, a, r, c] = inertia[i, r, c]
-                pA[a, r] = 0.0
+                R6[rp + a, r] = 0.0
             if has_v:
                 inertia_times_motion(inertia, i, V, i, F, i)
-                add_cross_force(V, i, F, i, pA, a)
+                add_cross_force(V, i, F, i, R6, rp + a)
             if fext is not None:
                 for r in range(6):
-                    pA[a, r] -= fext[i, r]
+                    R6[rp + a, r] -= fext[i, r]
 
 
 @njit(cache=True)
-def _invert_D(C, k, cf, Sk, Uk, nbk, ny, Dinv, tmp):
+def _invert_D(C, k, cf, R6, RS, tmp):
     """D_k = S_kᵀ U_k + H̃_k (eq. 49; H̃_k the optional reflected inertia) and D_k⁻¹,
-    row-major, into ``Dinv``. False when D_k is not positive definite."""
+    row-major, into RS. False when D_k is not positive definite."""
+    nbk, ny = C[k, C_NB], C[k, C_NYV]
     if ny == 0:
         return True
-    arm0 = C[k, C_ARM]
+    rs, ru, od, arm0 = C[k, C_S], C[k, C_U], C[k, C_DINV], C[k, C_ARM]
     if ny <= 6:
         D = tmp[2]
         for j1 in range(ny):
@@ -227,22 +236,18 @@ def _invert_D(C, k, cf, Sk, Uk, nbk, ny, Dinv, tmp):
                 acc = 0.0
                 for a in range(nbk):
                     for r in range(6):
-                        acc += Sk[j1 * nbk + a, r] * Uk[j2 * nbk + a, r]
+                        acc += R6[rs + j1 * nbk + a, r] * R6[ru + j2 * nbk + a, r]
                 D[j1, j2] = acc
                 D[j2, j1] = acc
         if arm0 >= 0:
             for j1 in range(ny):
                 for j2 in range(ny):
                     D[j1, j2] += cf[arm0 + j1 * ny + j2]
-        D3 = Dinv[:36].reshape((1, 6, 6))
-        if not spd_inverse(D, D3, 0, ny, tmp):
+        if not spd_inverse(D, tmp, 1, ny, tmp):  # D⁻¹ into tmp[1] (tmp[3] holds the factor)
             return False
         for j1 in range(ny):
             for j2 in range(ny):
-                tmp[1, j1, j2] = D3[0, j1, j2]
-        for j1 in range(ny):
-            for j2 in range(ny):
-                Dinv[j1 * ny + j2] = tmp[1, j1, j2]
+                RS[od + j1 * ny + j2] = tmp[1, j1, j2]
         return True
     Dm = np.empty((ny, ny))  # clusters with more than six freedoms: rare, allocate
     for j1 in range(ny):
@@ -250,124 +255,143 @@ def _invert_D(C, k, cf, Sk, Uk, nbk, ny, Dinv, tmp):
             acc = 0.0
             for a in range(nbk):
                 for r in range(6):
-                    acc += Sk[j1 * nbk + a, r] * Uk[j2 * nbk + a, r]
+                    acc += R6[rs + j1 * nbk + a, r] * R6[ru + j2 * nbk + a, r]
             Dm[j1, j2] = acc + (cf[arm0 + j1 * ny + j2] if arm0 >= 0 else 0.0)
     if np.linalg.eigvalsh(Dm)[0] <= 0.0:
         return False
     Di = np.linalg.inv(Dm)
     for j1 in range(ny):
         for j2 in range(ny):
-            Dinv[j1 * ny + j2] = Di[j1, j2]
+            RS[od + j1 * ny + j2] = Di[j1, j2]
     return True
 
 
 @njit(cache=True)
-def articulated_cluster_pass(mi, ci, cf, cws, Ro, to, tmp, vec, tau, has_bias):
+def articulated_cluster_pass(ci, cf, Ro, to, tmp, vec, R6, R36, RS, tau, has_bias):
     """Backward pass of C-ABA (Algorithm 1, lines 25–35; seed 004 eq. 49, 55–56):
 
         U_k = I^A_k S_k,   D_k = S_kᵀ U_k,   u_k = τ_k − S_kᵀ p^A_k,
         I^a = I^A_k − U_k D_k⁻¹ U_kᵀ,   p^a = p^A_k + I^a c_k + U_k D_k⁻¹ u_k,
         I^A_λ(k) += ^λX*_k I^a ^kX_λ,   p^A_λ(k) += ^λX*_k p^a.
 
-    ``tau`` of length 0 means τ = 0; without ``has_bias`` p^A, c_k and u_k are skipped
-    (C-EFPA). Returns False when some D_k is not positive definite.
+    I^a is projected as ^λX* I^A ^kX − (^λX*U) D⁻¹ (^λX*U)ᵀ: the rank-ny correction is
+    carried by the ny force columns ^λX*U_k rather than by 6n × 6n blocks. ``tau`` of
+    length 0 means τ = 0; without ``has_bias`` p^A, c_k and u_k are skipped (C-EFPA).
+    Returns False when some D_k is not positive definite.
     """
     C, B, rows_v, rows_q, cbodies = cluster_views(ci)
     has_tau = tau.shape[0] > 0
     for k in range(C.shape[0] - 1, -1, -1):
-        nbk, ny, yv0 = C[k, C_NB], C[k, C_NYV], C[k, C_YV0]
-        Sk = _cluster_block(cws, C, k, C_S, ny, nbk)
-        Uk = _cluster_block(cws, C, k, C_U, ny, nbk)
-        Wk = _cluster_block(cws, C, k, C_W, ny, nbk)
-        ck = _cluster_block(cws, C, k, C_C, 1, nbk)
-        IA = cws[C[k, C_IA]:C[k, C_IA] + nbk * nbk * 36].reshape((nbk, nbk, 6, 6))
-        pA = _cluster_block(cws, C, k, C_PA, 1, nbk)
-        Dinv = cws[C[k, C_DINV]:C[k, C_DINV] + max(ny * ny, 36)]
-        uk = cws[C[k, C_UV]:C[k, C_UV] + ny]
-        yk = cws[C[k, C_Y]:C[k, C_Y] + ny]
+        nbk, ny, yv0, b0 = C[k, C_NB], C[k, C_NYV], C[k, C_YV0], C[k, C_B0]
+        rs, ru, rc, rp, ik = C[k, C_S], C[k, C_U], C[k, C_C], C[k, C_PA], C[k, C_IA]
+        od, ou, oy, ot = C[k, C_DINV], C[k, C_UV], C[k, C_Y], C[k, C_T]
         for j in range(ny):
             for a in range(nbk):
+                ra = ru + j * nbk + a
                 for r in range(6):
-                    acc = 0.0
-                    for b in range(nbk):
+                    R6[ra, r] = 0.0
+                for b in range(nbk):
+                    blk = ik + a * nbk + b
+                    if a != b and not _nonzero_block(R36, blk):
+                        continue
+                    sb = rs + j * nbk + b
+                    for r in range(6):
+                        acc = 0.0
                         for c in range(6):
-                            acc += IA[a, b, r, c] * Sk[j * nbk + b, c]
-                    Uk[j * nbk + a, r] = acc
+                            acc += R36[blk, r, c] * R6[sb, c]
+                        R6[ra, r] += acc
             if has_bias:
                 acc = tau[yv0 + j] if has_tau else 0.0
                 for a in range(nbk):
                     for r in range(6):
-                        acc -= Sk[j * nbk + a, r] * pA[a, r]
-                uk[j] = acc
-        if not _invert_D(C, k, cf, Sk, Uk, nbk, ny, Dinv, tmp):
+                        acc -= R6[rs + j * nbk + a, r] * R6[rp + a, r]
+                RS[ou + j] = acc
+        if not _invert_D(C, k, cf, R6, RS, tmp):
             return False
         p = C[k, C_PARENT]
         if p < 0:
             continue
-        nbp = C[p, C_NB]
-        IAp = cws[C[p, C_IA]:C[p, C_IA] + nbp * nbp * 36].reshape((nbp, nbp, 6, 6))
-        pAp = _cluster_block(cws, C, p, C_PA, 1, nbp)
-        for j in range(ny):  # W = D⁻¹ Uᵀ (rows j), y = D⁻¹ u
+        nbp, ipb, rpp = C[p, C_NB], C[p, C_IA], C[p, C_PA]
+        project_cluster_inertia(C, B, cbodies, k, Ro, to, R36, tmp)
+        # Φ U: the columns of U_k gathered on the output bodies (rows j·n_p + Λ(a) of F1)
+        for r in range(ny * nbp):
+            for e in range(6):
+                R6[r, e] = 0.0
+        for a in range(nbk):
+            ia = cbodies[b0 + a]
+            la = B[ia, B_OUTLOCAL]
+            for j in range(ny):
+                add_force_to_parent(Ro, to, ia, R6, ru + j * nbk + a, R6, j * nbp + la)
+        for la in range(nbp):  # −(ΦU)_A D⁻¹ (ΦU)_Bᵀ on the output bodies' blocks
+            used_a = False
             for a in range(nbk):
+                if B[cbodies[b0 + a], B_OUTLOCAL] == la:
+                    used_a = True
+            if not used_a:
+                continue
+            for lb in range(nbp):
+                used_b = False
+                for b in range(nbk):
+                    if B[cbodies[b0 + b], B_OUTLOCAL] == lb:
+                        used_b = True
+                if not used_b:
+                    continue
+                blk = ipb + la * nbp + lb
                 for r in range(6):
-                    acc = 0.0
-                    for j2 in range(ny):
-                        acc += Dinv[j * ny + j2] * Uk[j2 * nbk + a, r]
-                    Wk[j * nbk + a, r] = acc
-            if has_bias:
+                    for j in range(ny):
+                        acc = 0.0
+                        for j2 in range(ny):
+                            acc += RS[od + j * ny + j2] * R6[j2 * nbp + la, r]
+                        RS[ot + j] = acc
+                    for c in range(6):
+                        acc = 0.0
+                        for j in range(ny):
+                            acc += RS[ot + j] * R6[j * nbp + lb, c]
+                        R36[blk, r, c] -= acc
+        if has_bias:
+            # p^a = p^A + I^a c + U D⁻¹ u = p^A + I^A c + U D⁻¹ (u − Uᵀ c)
+            for j in range(ny):
+                acc = RS[ou + j]
+                for a in range(nbk):
+                    for r in range(6):
+                        acc -= R6[ru + j * nbk + a, r] * R6[rc + a, r]
+                RS[ot + j] = acc
+            for j in range(ny):
                 acc = 0.0
                 for j2 in range(ny):
-                    acc += Dinv[j * ny + j2] * uk[j2]
-                yk[j] = acc
-        M = tmp[3]
-        for a in range(nbk):
-            ia = cbodies[C[k, C_B0] + a]
-            if has_bias:
+                    acc += RS[od + j * ny + j2] * RS[ot + j2]
+                RS[oy + j] = acc
+            for a in range(nbk):
+                ia = cbodies[b0 + a]
                 for r in range(6):
-                    acc = pA[a, r]
-                    for j in range(ny):
-                        acc += Uk[j * nbk + a, r] * yk[j]
-                    vec[0, r] = acc
-            for b in range(nbk):
-                ib = cbodies[C[k, C_B0] + b]
-                for r in range(6):
-                    for c in range(6):
-                        acc = IA[a, b, r, c]
-                        for j in range(ny):
-                            acc -= Uk[j * nbk + a, r] * Wk[j * nbk + b, c]
-                        M[r, c] = acc
-                if has_bias:
-                    for r in range(6):
-                        acc = 0.0
+                    acc = R6[rp + a, r]
+                    for b in range(nbk):
+                        blk = ik + a * nbk + b
                         for c in range(6):
-                            acc += M[r, c] * ck[b, c]
-                        vec[0, r] += acc
-                _project_block(B, Ro, to, ia, ib, M, IAp, tmp)
-            if has_bias:
-                add_force_to_parent(Ro, to, ia, vec, 0, pAp, B[ia, B_OUTLOCAL])
+                            acc += R36[blk, r, c] * R6[rc + b, c]
+                    for j in range(ny):
+                        acc += R6[ru + j * nbk + a, r] * RS[oy + j]
+                    vec[0, r] = acc
+                add_force_to_parent(Ro, to, ia, vec, 0, R6, rpp + B[ia, B_OUTLOCAL])
     return True
 
 
 @njit(cache=True)
-def cluster_acceleration_pass(mi, mf, ci, cws, ws, nv, Ro, to, gravity, ydd, solve):
+def cluster_acceleration_pass(ci, g, A, Ro, to, R6, RS, gravity, ydd, solve):
     """Forward pass over clusters (seed 004 eq. 33; Algorithm 1 lines 38–43):
 
         a' = ^kX_λ(k) a_λ(k) + c_k,   ÿ_k = D_k⁻¹(u_k − U_kᵀ a')  (when ``solve``),
         a_k = a' + S_k ÿ_k,
 
-    with a_0 = −a_g. Body accelerations go to the workspace's A; with ``solve`` False the
-    given ÿ is used (C-RNEA).
+    with a_0 = −a_g. Body accelerations go to ``A``; with ``solve`` False the given ÿ is
+    used (C-RNEA).
     """
-    nb = mi.shape[0]
-    g = model_views(mf, nb)[7]
     C, B, rows_v, rows_q, cbodies = cluster_views(ci)
-    R, t, Rw, pw, Rj, pj, S, V, A, F, Cor, pb, P, Dinv_t, U, Y, u, scratch = workspace_views(ws, nb, nv)
     for k in range(C.shape[0]):
-        nbk, ny, yv0 = C[k, C_NB], C[k, C_NYV], C[k, C_YV0]
-        Sk = _cluster_block(cws, C, k, C_S, ny, nbk)
-        ck = _cluster_block(cws, C, k, C_C, 1, nbk)
+        nbk, ny, yv0, b0 = C[k, C_NB], C[k, C_NYV], C[k, C_YV0], C[k, C_B0]
+        rs, rc = C[k, C_S], C[k, C_C]
         for a in range(nbk):
-            i = cbodies[C[k, C_B0] + a]
+            i = cbodies[b0 + a]
             o = B[i, B_OUT]
             if o >= 0:
                 motion_to_child(Ro, to, i, A, o, A, i)
@@ -377,53 +401,49 @@ def cluster_acceleration_pass(mi, mf, ci, cws, ws, nv, Ro, to, gravity, ydd, sol
                 for e in range(6):
                     A[i, e] = 0.0
             for e in range(6):
-                A[i, e] += ck[a, e]
+                A[i, e] += R6[rc + a, e]
         if solve:
-            Uk = _cluster_block(cws, C, k, C_U, ny, nbk)
-            Dinv = cws[C[k, C_DINV]:C[k, C_DINV] + max(ny * ny, 36)]
-            uk = cws[C[k, C_UV]:C[k, C_UV] + ny]
-            yk = cws[C[k, C_Y]:C[k, C_Y] + ny]
+            ru, od, ou, ot = C[k, C_U], C[k, C_DINV], C[k, C_UV], C[k, C_T]
             for j in range(ny):
-                acc = uk[j]
+                acc = RS[ou + j]
                 for a in range(nbk):
-                    i = cbodies[C[k, C_B0] + a]
+                    i = cbodies[b0 + a]
                     for e in range(6):
-                        acc -= Uk[j * nbk + a, e] * A[i, e]
-                yk[j] = acc
+                        acc -= R6[ru + j * nbk + a, e] * A[i, e]
+                RS[ot + j] = acc
             for j in range(ny):
                 acc = 0.0
                 for j2 in range(ny):
-                    acc += Dinv[j * ny + j2] * yk[j2]
+                    acc += RS[od + j * ny + j2] * RS[ot + j2]
                 ydd[yv0 + j] = acc
         for a in range(nbk):
-            i = cbodies[C[k, C_B0] + a]
+            i = cbodies[b0 + a]
             for j in range(ny):
                 x = ydd[yv0 + j]
                 for e in range(6):
-                    A[i, e] += Sk[j * nbk + a, e] * x
+                    A[i, e] += R6[rs + j * nbk + a, e] * x
 
 
 # --------------------------------------------------------------------------- kernels
 @njit(cache=True)
-def _positions_pass(mi, mf, ci, cf, y, yd, ws, cws, nq, nv, maxblock, with_velocity, with_bias):
+def _positions_pass(mi, mf, ci, cf, y, yd, ws, cws, nq, nv, with_velocity, with_bias):
     """Spanning state, joint placements, body velocities, output poses, S_k (and c_k)."""
     nb = mi.shape[0]
-    q, qd, qdd, Ro, to, tmp, vec, F1, F2 = cluster_workspace_views(cws, nq, nv, nb, maxblock)
+    q, qd, qdd, Ro, to, tmp, vec, R6, R36, RS = cluster_workspace_views(cws, ci, nq, nv)
     spanning_state(mi, ci, cf, y, yd, q, qd, with_velocity)
     if not check_quaternions(mi, q):
         return val.BAD_QUATERNION
     joint_placements(mi, mf, q, ws, nv)
-    if with_velocity:
-        R, t, Rw, pw, Rj, pj, S, V, A, F, Cor, pb, P, Dinv, U, Y, u, scratch = workspace_views(ws, nb, nv)
-        body_velocities(mi, S, qd, R, t, V, Cor)
     R, t, Rw, pw, Rj, pj, S, V, A, F, Cor, pb, P, Dinv, U, Y, u, scratch = workspace_views(ws, nb, nv)
+    if with_velocity:
+        body_velocities(mi, S, qd, R, t, V, Cor)
     output_poses(mi, ci, R, t, Ro, to)
-    cluster_subspaces(mi, ci, cf, ws, nv, cws, with_bias)
+    cluster_subspaces(mi, ci, cf, S, Cor, R, t, R6, with_bias)
     return val.OK
 
 
 @njit(cache=True)
-def cluster_aba_kernel(mi, mf, ci, cf, y, yd, tau, fext, ws, cws, nq, nv, maxblock, gravity, ydd):
+def cluster_aba_kernel(mi, mf, ci, cf, y, yd, tau, fext, ws, cws, nq, nv, gravity, ydd):
     """C-ABA (seed 004 Algorithm 1): ÿ from (y, ẏ, τ_ind)."""
     if nonfinite(y):
         return val.BAD_FIRST
@@ -435,20 +455,22 @@ def cluster_aba_kernel(mi, mf, ci, cf, y, yd, tau, fext, ws, cws, nq, nv, maxblo
         for i in range(fext.shape[0]):
             if nonfinite(fext[i]):
                 return val.BAD_FEXT
-    st = _positions_pass(mi, mf, ci, cf, y, yd, ws, cws, nq, nv, maxblock, True, True)
+    st = _positions_pass(mi, mf, ci, cf, y, yd, ws, cws, nq, nv, True, True)
     if st != val.OK:
         return st
     nb = mi.shape[0]
-    q, qd, qdd, Ro, to, tmp, vec, F1, F2 = cluster_workspace_views(cws, nq, nv, nb, maxblock)
-    init_cluster_inertias(mi, mf, ci, ws, nv, cws, True, fext)
-    if not articulated_cluster_pass(mi, ci, cf, cws, Ro, to, tmp, vec, tau, True):
+    inertia, rot_tree, pos_tree, axes, pitch, mass, com, g = model_views(mf, nb)
+    q, qd, qdd, Ro, to, tmp, vec, R6, R36, RS = cluster_workspace_views(cws, ci, nq, nv)
+    R, t, Rw, pw, Rj, pj, S, V, A, F, Cor, pb, P, Dinv, U, Y, u, scratch = workspace_views(ws, nb, nv)
+    init_cluster_inertias(ci, inertia, V, F, R6, R36, True, fext)
+    if not articulated_cluster_pass(ci, cf, Ro, to, tmp, vec, R6, R36, RS, tau, True):
         return val.SINGULAR
-    cluster_acceleration_pass(mi, mf, ci, cws, ws, nv, Ro, to, gravity, ydd, True)
+    cluster_acceleration_pass(ci, g, A, Ro, to, R6, RS, gravity, ydd, True)
     return val.OK
 
 
 @njit(cache=True)
-def cluster_rnea_kernel(mi, mf, ci, cf, y, yd, ydd, fext, ws, cws, nq, nv, maxblock, gravity, tau):
+def cluster_rnea_kernel(mi, mf, ci, cf, y, yd, ydd, fext, ws, cws, nq, nv, gravity, tau):
     """C-RNEA (seed 004 §VI): forward pass eq. 33–34, backward pass eq. 35, τ_k = S_kᵀ f^J_k
     (eq. 31)."""
     if nonfinite(y):
@@ -457,14 +479,14 @@ def cluster_rnea_kernel(mi, mf, ci, cf, y, yd, ydd, fext, ws, cws, nq, nv, maxbl
         return val.BAD_SECOND
     if nonfinite(ydd):
         return val.BAD_THIRD
-    st = _positions_pass(mi, mf, ci, cf, y, yd, ws, cws, nq, nv, maxblock, True, True)
+    st = _positions_pass(mi, mf, ci, cf, y, yd, ws, cws, nq, nv, True, True)
     if st != val.OK:
         return st
     nb = mi.shape[0]
-    inertia = model_views(mf, nb)[0]
-    q, qd, qdd, Ro, to, tmp, vec, F1, F2 = cluster_workspace_views(cws, nq, nv, nb, maxblock)
-    cluster_acceleration_pass(mi, mf, ci, cws, ws, nv, Ro, to, gravity, ydd, False)
+    inertia, rot_tree, pos_tree, axes, pitch, mass, com, g = model_views(mf, nb)
+    q, qd, qdd, Ro, to, tmp, vec, R6, R36, RS = cluster_workspace_views(cws, ci, nq, nv)
     R, t, Rw, pw, Rj, pj, S, V, A, F, Cor, pb, P, Dinv, U, Y, u, scratch = workspace_views(ws, nb, nv)
+    cluster_acceleration_pass(ci, g, A, Ro, to, R6, RS, gravity, ydd, False)
     for i in range(nb):  # f^net_i = I_i a_i + v_i ×* I_i v_i − f_ext,i
         inertia_times_motion(inertia, i, A, i, F, i)
         inertia_times_motion(inertia, i, V, i, pb, i)
@@ -478,94 +500,82 @@ def cluster_rnea_kernel(mi, mf, ci, cf, y, yd, ydd, fext, ws, cws, nq, nv, maxbl
         if o >= 0:
             add_force_to_parent(Ro, to, i, F, i, F, o)
     for k in range(C.shape[0]):
-        nbk, ny, yv0 = C[k, C_NB], C[k, C_NYV], C[k, C_YV0]
-        Sk = _cluster_block(cws, C, k, C_S, ny, nbk)
+        nbk, ny, yv0, rs = C[k, C_NB], C[k, C_NYV], C[k, C_YV0], C[k, C_S]
         for j in range(ny):
             acc = 0.0
             for a in range(nbk):
                 i = cbodies[C[k, C_B0] + a]
                 for e in range(6):
-                    acc += Sk[j * nbk + a, e] * F[i, e]
+                    acc += R6[rs + j * nbk + a, e] * F[i, e]
             tau[yv0 + j] = acc
     return val.OK
 
 
 @njit(cache=True)
-def cluster_mass_matrix_kernel(mi, mf, ci, cf, y, ws, cws, nq, nv, maxblock, H):
+def cluster_mass_matrix_kernel(mi, mf, ci, cf, y, ws, cws, nq, nv, H):
     """Cluster mass matrix H = GᵀMG by composite cluster inertias: I^C_k = I_k +
     Σ ^kX*_l I^C_l ^lX_k, H_kk = S_kᵀ I^C_k S_k, and F = I^C_k S_k carried to the ancestor
     clusters (H_jk = S_jᵀ ^jX*_k F), seed 002 Lemma 7–9 applied to the aggregated tree."""
-    st = _positions_pass(mi, mf, ci, cf, y, y, ws, cws, nq, nv, maxblock, False, False)
+    st = _positions_pass(mi, mf, ci, cf, y, y, ws, cws, nq, nv, False, False)
     if st != val.OK:
         return st
     nb = mi.shape[0]
-    q, qd, qdd, Ro, to, tmp, vec, F1, F2 = cluster_workspace_views(cws, nq, nv, nb, maxblock)
-    init_cluster_inertias(mi, mf, ci, ws, nv, cws, False, None)
+    inertia = model_views(mf, nb)[0]
+    q, qd, qdd, Ro, to, tmp, vec, R6, R36, RS = cluster_workspace_views(cws, ci, nq, nv)
+    R, t, Rw, pw, Rj, pj, S, V, A, F, Cor, pb, P, Dinv, U, Y, u, scratch = workspace_views(ws, nb, nv)
+    init_cluster_inertias(ci, inertia, V, F, R6, R36, False, None)
     C, B, rows_v, rows_q, cbodies = cluster_views(ci)
+    maxrows = ci[6]
     for k in range(C.shape[0] - 1, -1, -1):
-        p = C[k, C_PARENT]
-        if p < 0:
-            continue
-        nbk, nbp = C[k, C_NB], C[p, C_NB]
-        IC = cws[C[k, C_IA]:C[k, C_IA] + nbk * nbk * 36].reshape((nbk, nbk, 6, 6))
-        ICp = cws[C[p, C_IA]:C[p, C_IA] + nbp * nbp * 36].reshape((nbp, nbp, 6, 6))
-        for a in range(nbk):
-            for b in range(nbk):
-                M = tmp[3]
-                for r in range(6):
-                    for c in range(6):
-                        M[r, c] = IC[a, b, r, c]
-                _project_block(B, Ro, to, cbodies[C[k, C_B0] + a], cbodies[C[k, C_B0] + b], M, ICp, tmp)
+        if C[k, C_PARENT] >= 0:
+            project_cluster_inertia(C, B, cbodies, k, Ro, to, R36, tmp)
     H[:] = 0.0
     for k in range(C.shape[0]):
         nbk, ny, yv0 = C[k, C_NB], C[k, C_NYV], C[k, C_YV0]
-        Sk = _cluster_block(cws, C, k, C_S, ny, nbk)
-        Fk = _cluster_block(cws, C, k, C_U, ny, nbk)
-        IC = cws[C[k, C_IA]:C[k, C_IA] + nbk * nbk * 36].reshape((nbk, nbk, 6, 6))
-        for j in range(ny):
+        rs, ru, ik = C[k, C_S], C[k, C_U], C[k, C_IA]
+        for j in range(ny):  # F = I^C S into the U rows
             for a in range(nbk):
+                ra = ru + j * nbk + a
                 for r in range(6):
                     acc = 0.0
                     for b in range(nbk):
                         for c in range(6):
-                            acc += IC[a, b, r, c] * Sk[j * nbk + b, c]
-                    Fk[j * nbk + a, r] = acc
+                            acc += R36[ik + a * nbk + b, r, c] * R6[rs + j * nbk + b, c]
+                    R6[ra, r] = acc
         for j1 in range(ny):
             for j2 in range(ny):
                 acc = 0.0
                 for a in range(nbk):
                     for r in range(6):
-                        acc += Sk[j1 * nbk + a, r] * Fk[j2 * nbk + a, r]
+                        acc += R6[rs + j1 * nbk + a, r] * R6[ru + j2 * nbk + a, r]
                 H[yv0 + j1, yv0 + j2] = acc
-        cur, nbc = k, nbk
-        Fc = Fk
-        use_first = True
+        cur, nbc, fc = k, nbk, ru
+        fp = 0  # alternate between the scratch areas F1 (rows 0…) and F2 (rows maxrows…)
         while C[cur, C_PARENT] >= 0:
             p = C[cur, C_PARENT]
-            nbp, nyp, yvp = C[p, C_NB], C[p, C_NYV], C[p, C_YV0]
-            buf = F1 if use_first else F2
-            Fp = buf[:ny * nbp * 6].reshape((ny * nbp, 6))
-            Fp[:] = 0.0
+            nbp, nyp, yvp, rsp = C[p, C_NB], C[p, C_NYV], C[p, C_YV0], C[p, C_S]
+            for r in range(fp, fp + ny * nbp):
+                for e in range(6):
+                    R6[r, e] = 0.0
             for j in range(ny):
                 for a in range(nbc):
                     i = cbodies[C[cur, C_B0] + a]
-                    add_force_to_parent(Ro, to, i, Fc, j * nbc + a, Fp, j * nbp + B[i, B_OUTLOCAL])
-            Sp = _cluster_block(cws, C, p, C_S, nyp, nbp)
+                    add_force_to_parent(Ro, to, i, R6, fc + j * nbc + a, R6, fp + j * nbp + B[i, B_OUTLOCAL])
             for jp in range(nyp):
                 for j in range(ny):
                     acc = 0.0
                     for b in range(nbp):
                         for r in range(6):
-                            acc += Sp[jp * nbp + b, r] * Fp[j * nbp + b, r]
+                            acc += R6[rsp + jp * nbp + b, r] * R6[fp + j * nbp + b, r]
                     H[yvp + jp, yv0 + j] = acc
                     H[yv0 + j, yvp + jp] = acc
-            cur, nbc, Fc = p, nbp, Fp
-            use_first = not use_first
+            cur, nbc, fc = p, nbp, fp
+            fp = maxrows if fp == 0 else 0
     return val.OK
 
 
 @njit(cache=True)
-def cluster_efpa_kernel(mi, mf, ci, cf, y, fbody, fR, fp, ws, cws, nq, nv, maxblock, Z, Omega):
+def cluster_efpa_kernel(mi, mf, ci, cf, y, fbody, fR, fp, ws, cws, nq, nv, Z, Omega):
     """C-EFPA (seed 004 §VIII): inverse operational-space inertia Ω of the frames.
 
     Backward pass as C-ABA without velocities or forces; the cluster force propagators
@@ -574,68 +584,70 @@ def cluster_efpa_kernel(mi, mf, ci, cf, y, fbody, fR, fp, ws, cws, nq, nv, maxbl
     clusters supporting both frames — the closed form of the forward recursion eq. 63–67
     (the EFPA of [13] with clusters for bodies).
     """
-    st = _positions_pass(mi, mf, ci, cf, y, y, ws, cws, nq, nv, maxblock, False, False)
+    st = _positions_pass(mi, mf, ci, cf, y, y, ws, cws, nq, nv, False, False)
     if st != val.OK:
         return st
     nb = mi.shape[0]
-    q, qd, qdd, Ro, to, tmp, vec, F1, F2 = cluster_workspace_views(cws, nq, nv, nb, maxblock)
-    init_cluster_inertias(mi, mf, ci, ws, nv, cws, False, None)
+    inertia = model_views(mf, nb)[0]
+    q, qd, qdd, Ro, to, tmp, vec, R6, R36, RS = cluster_workspace_views(cws, ci, nq, nv)
+    R, t, Rw, pw, Rj, pj, S, V, A, F, Cor, pb, P, Dinv, U, Y, u, scratch = workspace_views(ws, nb, nv)
+    init_cluster_inertias(ci, inertia, V, F, R6, R36, False, None)
     empty = np.zeros(0)
-    if not articulated_cluster_pass(mi, ci, cf, cws, Ro, to, tmp, vec, empty, False):
+    if not articulated_cluster_pass(ci, cf, Ro, to, tmp, vec, R6, R36, RS, empty, False):
         return val.SINGULAR
     C, B, rows_v, rows_q, cbodies = cluster_views(ci)
+    maxrows = ci[6]
     m = fbody.shape[0]
     Z[:] = 0.0
     for e in range(m):
         b = fbody[e]
         k = B[b, B_CLUSTER]
         nbc = C[k, C_NB]
-        W = F1[:6 * nbc * 6].reshape((6 * nbc, 6))  # W[d·n + a]: body a's force for a unit force d at the frame
-        W[:] = 0.0
+        w = 0  # W rows d·n + a (body a's force for a unit force d at the frame), in F1 then F2
+        for r in range(6 * nbc):
+            for c in range(6):
+                R6[r, c] = 0.0
         for d in range(6):
             for r in range(6):
                 vec[0, r] = 0.0
             vec[0, d] = 1.0
-            add_force_to_parent(fR, fp, e, vec, 0, W, d * nbc + B[b, B_LOCAL])
-        use_second = True
+            add_force_to_parent(fR, fp, e, vec, 0, R6, d * nbc + B[b, B_LOCAL])
         while True:
-            ny, yv0 = C[k, C_NYV], C[k, C_YV0]
-            Sk = _cluster_block(cws, C, k, C_S, ny, nbc)
+            ny, yv0, rs = C[k, C_NYV], C[k, C_YV0], C[k, C_S]
             for j in range(ny):
                 for d in range(6):
                     acc = 0.0
                     for a in range(nbc):
                         for r in range(6):
-                            acc += Sk[j * nbc + a, r] * W[d * nbc + a, r]
+                            acc += R6[rs + j * nbc + a, r] * R6[w + d * nbc + a, r]
                     Z[e, yv0 + j, d] = acc
             p = C[k, C_PARENT]
             if p < 0:
                 break
-            Uk = _cluster_block(cws, C, k, C_U, ny, nbc)
-            Dinv = cws[C[k, C_DINV]:C[k, C_DINV] + max(ny * ny, 36)]
-            yk = cws[C[k, C_Y]:C[k, C_Y] + ny]
+            ru, od, oy = C[k, C_U], C[k, C_DINV], C[k, C_Y]
             for d in range(6):  # W ← L_kᵀ W = W − U D⁻¹ (Sᵀ W)
                 for j in range(ny):
                     acc = 0.0
                     for j2 in range(ny):
-                        acc += Dinv[j * ny + j2] * Z[e, yv0 + j2, d]
-                    yk[j] = acc
+                        acc += RS[od + j * ny + j2] * Z[e, yv0 + j2, d]
+                    RS[oy + j] = acc
                 for a in range(nbc):
                     for r in range(6):
                         acc = 0.0
                         for j in range(ny):
-                            acc += Uk[j * nbc + a, r] * yk[j]
-                        W[d * nbc + a, r] -= acc
+                            acc += R6[ru + j * nbc + a, r] * RS[oy + j]
+                        R6[w + d * nbc + a, r] -= acc
             nbp = C[p, C_NB]
-            Wp = (F2 if use_second else F1)[:6 * nbp * 6].reshape((6 * nbp, 6))
-            Wp[:] = 0.0
+            wp = maxrows if w == 0 else 0
+            for r in range(wp, wp + 6 * nbp):
+                for c in range(6):
+                    R6[r, c] = 0.0
             for d in range(6):
                 for a in range(nbc):
                     i = cbodies[C[k, C_B0] + a]
-                    add_force_to_parent(Ro, to, i, W, d * nbc + a, Wp, d * nbp + B[i, B_OUTLOCAL])
-            W = Wp
+                    add_force_to_parent(Ro, to, i, R6, w + d * nbc + a, R6, wp + d * nbp + B[i, B_OUTLOCAL])
+            w = wp
             k, nbc = p, nbp
-            use_second = not use_second
     for e1 in range(m):
         for e2 in range(e1, m):
             k = B[fbody[e1], B_CLUSTER]
@@ -643,8 +655,7 @@ def cluster_efpa_kernel(mi, mf, ci, cf, y, fbody, fR, fp, ws, cws, nq, nv, maxbl
                 for d2 in range(6):
                     Omega[6 * e1 + d1, 6 * e2 + d2] = 0.0
             while k >= 0:
-                ny, yv0 = C[k, C_NYV], C[k, C_YV0]
-                Dinv = cws[C[k, C_DINV]:C[k, C_DINV] + max(ny * ny, 36)]
+                ny, yv0, od = C[k, C_NYV], C[k, C_YV0], C[k, C_DINV]
                 for d1 in range(6):
                     for d2 in range(6):
                         acc = 0.0
@@ -652,7 +663,7 @@ def cluster_efpa_kernel(mi, mf, ci, cf, y, fbody, fR, fp, ws, cws, nq, nv, maxbl
                             z1 = Z[e1, yv0 + j1, d1]
                             if z1 != 0.0:
                                 for j2 in range(ny):
-                                    acc += z1 * Dinv[j1 * ny + j2] * Z[e2, yv0 + j2, d2]
+                                    acc += z1 * RS[od + j1 * ny + j2] * Z[e2, yv0 + j2, d2]
                         Omega[6 * e1 + d1, 6 * e2 + d2] += acc
                 k = C[k, C_PARENT]
             for d1 in range(6):
@@ -673,7 +684,7 @@ class ClusterWorkspace:
         from ..dynamics._layout import Workspace
         self.tree = tree
         self.model = tree.model
-        self.ci, self.cf, size, self.maxblock = pack(tree, armature)
+        self.ci, self.cf, size = pack(tree, armature)
         self.cws = np.zeros(size)
         self.ws = Workspace(self.model)
         c = self.model.compiled
@@ -681,7 +692,7 @@ class ClusterWorkspace:
         self.nonlinear = [cl for cl in tree.clusters if cl.joint.rows and not cl.joint.linear]
         self._g_offsets = {}
         ncl = len(tree.clusters)
-        Cview = self.ci[3:3 + ncl * 22].reshape(ncl, 22)
+        Cview = self.ci[N_HEADER:N_HEADER + ncl * N_CLUSTER_COLUMNS].reshape(ncl, N_CLUSTER_COLUMNS)
         for cl in self.nonlinear:
             self._g_offsets[cl.index] = (Cview[cl.index, C_G], Cview[cl.index, C_GB])
         self.q = self.cws[:self.nq]
@@ -728,7 +739,7 @@ def _aba(cw, y, yd, tau, f_ext, gravity, out):
     if cw.nonlinear:
         cw.prepare(y, yd, True)
     st = cluster_aba_kernel(cw.model.compiled.mi, cw.model.compiled.mf, cw.ci, cw.cf, y, yd, tau, f_ext,
-                            cw.ws.buffer, cw.cws, cw.nq, cw.nv, cw.maxblock, gravity, ydd)
+                            cw.ws.buffer, cw.cws, cw.nq, cw.nv, gravity, ydd)
     _raise(st, ("y", "yd", "tau_ind"))
     return ydd
 
@@ -743,7 +754,7 @@ def _rnea(cw, y, yd, ydd, f_ext, gravity, out):
     if cw.nonlinear:
         cw.prepare(y, yd, True)
     st = cluster_rnea_kernel(cw.model.compiled.mi, cw.model.compiled.mf, cw.ci, cw.cf, y, yd, ydd, f_ext,
-                             cw.ws.buffer, cw.cws, cw.nq, cw.nv, cw.maxblock, gravity, tau)
+                             cw.ws.buffer, cw.cws, cw.nq, cw.nv, gravity, tau)
     _raise(st, ("y", "yd", "ydd"))
     return tau
 
@@ -768,7 +779,7 @@ def _efpa(cw, y, frames):
     Z = np.zeros((m, tree.nyv, 6))
     Om = np.empty((6 * m, 6 * m))
     st = cluster_efpa_kernel(model.compiled.mi, model.compiled.mf, cw.ci, cw.cf, y, fbody, fR, fp, cw.ws.buffer,
-                             cw.cws, cw.nq, cw.nv, cw.maxblock, Z, Om)
+                             cw.cws, cw.nq, cw.nv, Z, Om)
     _raise(st, ("y",))
     return Om
 
@@ -780,7 +791,7 @@ def _mass_matrix(cw, y):
         cw.prepare(y, np.zeros(tree.nyv), False)
     H = np.empty((tree.nyv, tree.nyv))
     st = cluster_mass_matrix_kernel(cw.model.compiled.mi, cw.model.compiled.mf, cw.ci, cw.cf, y, cw.ws.buffer,
-                                    cw.cws, cw.nq, cw.nv, cw.maxblock, H)
+                                    cw.cws, cw.nq, cw.nv, H)
     _raise(st, ("y",))
     return H
 
