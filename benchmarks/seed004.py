@@ -186,9 +186,10 @@ def accuracy(A=0.5, omega=1.5, duration=2.0, dt=1e-3):
     model = sd.models.mit_humanoid_leg()
     tree = sd.cluster_tree(model)
     am, um = approximate_model(model), approximate_model(model, reflected=False)
+    dm = approximate_model(model, diagonal=True)
     t = np.arange(0.0, duration + dt / 2, dt)
     w = 2 * np.pi * omega
-    exact, approx, unc = [], [], []
+    exact, approx, unc, diag = [], [], [], []
     for tk in t:
         y = np.full(tree.nyq, A * np.sin(w * tk))
         yd = np.full(tree.nyv, A * w * np.cos(w * tk))
@@ -196,27 +197,37 @@ def accuracy(A=0.5, omega=1.5, duration=2.0, dt=1e-3):
         exact.append(sd.cluster_rnea(model, y, yd, ydd))
         approx.append(am.rnea(y, yd, ydd))
         unc.append(um.rnea(y, yd, ydd))
-    exact, approx, unc = map(np.array, (exact, approx, unc))
+        diag.append(dm.rnea(y, yd, ydd))
+    exact, approx, unc, diag = map(np.array, (exact, approx, unc, diag))
     names = [j for c in tree for j in c.independent_joints]
     out = {"A": A, "omega": omega, "duration": duration, "dt": dt, "joints": {}}
     for k, jn in enumerate(names):
         peak = float(np.abs(exact[:, k]).max())
         rms_u = float(np.sqrt(np.mean((unc[:, k] - exact[:, k]) ** 2)))
         rms_a = float(np.sqrt(np.mean((approx[:, k] - exact[:, k]) ** 2)))
+        rms_d = float(np.sqrt(np.mean((diag[:, k] - exact[:, k]) ** 2)))
         out["joints"][jn] = {"peak_Nm": peak, "rms_unconstrained_Nm": rms_u, "rms_approximate_Nm": rms_a,
-                             "rms_unconstrained_pct": 100 * rms_u / peak, "rms_approximate_pct": 100 * rms_a / peak}
+                             "rms_diagonal_Nm": rms_d, "rms_unconstrained_pct": 100 * rms_u / peak,
+                             "rms_approximate_pct": 100 * rms_a / peak, "rms_diagonal_pct": 100 * rms_d / peak}
     return out
 
 
 def accuracy_markdown(res):
     lines = [f"### Fig. 14 — MIT Humanoid leg, q(t) = {res['A']} sin(2π·{res['omega']}·t) on every joint, "
              f"{res['duration']} s at Δt = {res['dt']} s\n",
-             "| joint | peak exact τ [N m] | RMS error unconstrained [N m] (% peak) | RMS error approximate [N m] (% peak) |",
-             "|---|---|---|---|"]
+             "RMS errors against the exact C-RNEA torque in N m (and % of the joint's peak exact torque). "
+             "Approximate: reflected inertia H̃ = Σ G_rᵀ I_r G_r; diagonal: only its diagonal, seed 004's "
+             "H̃ = diag(N² I_rot).\n",
+             "| joint | peak exact τ [N m] | unconstrained | approximate, diagonal H̃ | approximate, full H̃ |",
+             "|---|---|---|---|---|"]
     for jn, r in res["joints"].items():
         lines.append(f"| {jn} | {r['peak_Nm']:.2f} | {r['rms_unconstrained_Nm']:.2f} ({r['rms_unconstrained_pct']:.1f}%) | "
+                     f"{r['rms_diagonal_Nm']:.2f} ({r['rms_diagonal_pct']:.1f}%) | "
                      f"{r['rms_approximate_Nm']:.2f} ({r['rms_approximate_pct']:.1f}%) |")
-    lines.append("| paper, ankle | — | 4.31 (39.2%) | 1.04 (9.5%) |\n")
+    lines.append("| paper, ankle (Fig. 14) | — | 4.31 (39.2%) | 1.04 (9.5%) | — |\n")
+    lines.append("The paper's ankle values coincide with our knee coordinate (right_hipy_to_knee_link: 4.31 N m and "
+                 "1.04 N m), the joint whose torque carries both belt-driven rotors here; the full reflected-inertia "
+                 "block H̃ removes most of the approximation error that its diagonal leaves.\n")
     return "\n".join(lines)
 
 

@@ -21,7 +21,6 @@ import copy
 import warnings
 
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve
 
 from .. import _validation as val
 from ..dynamics.crba import mass_matrix
@@ -40,11 +39,13 @@ class ApproximateModel:
 
     Attributes: ``model`` (the independent-tree :class:`~soadyn.Model`), ``reflected``
     (H̃ (nyv, nyv), zero for the unconstrained variant), ``source`` (the original model).
+    ``diagonal=True`` keeps only the diagonal of H̃ (seed 004's H̃ = diag(N_i² I_i^rot);
+    for a belt it drops the coupling between the joints a rotor drives together).
     Dependent bodies are dropped; a kept body whose parent was dropped hangs from the
     nearest kept ancestor with the dropped joints locked at their neutral position.
     """
 
-    def __init__(self, model, reflected=True):
+    def __init__(self, model, reflected=True, diagonal=False):
         tree = cluster_tree(model)
         self.source = model
         keep = []
@@ -92,6 +93,8 @@ class ApproximateModel:
         if reflected:
             for c, kept in zip(tree, keep):
                 block = self._reflected(model, c, kept)
+                if block is not None and diagonal:
+                    block = np.diag(np.diag(block))
                 if block is not None:
                     self.reflected[c.y_v, c.y_v] = block
                     self.armature[self.tree.cluster_of[new_index[kept[0]]]] = block
@@ -130,16 +133,15 @@ class ApproximateModel:
         return _efpa(self.cw, y, frames)
 
 
-def approximate_model(model, reflected=True):
+def approximate_model(model, reflected=True, diagonal=False):
     """The :class:`ApproximateModel` of ``model`` (``reflected=False``: the unconstrained
-    variant, H̃ = 0), cached per model."""
-    key = "_approximate" if reflected else "_unconstrained"
+    variant, H̃ = 0; ``diagonal=True``: H̃ restricted to its diagonal), cached per model."""
     tree = cluster_tree(model)
-    am = getattr(tree, key, None)
-    if am is None:
-        am = ApproximateModel(model, reflected)
-        setattr(tree, key, am)
-    return am
+    cache = tree.__dict__.setdefault("_approximate", {})
+    key = (bool(reflected), bool(diagonal))
+    if key not in cache:
+        cache[key] = ApproximateModel(model, reflected, diagonal)
+    return cache[key]
 
 
 class ProjectedMethods:
@@ -199,14 +201,16 @@ class ProjectedMethods:
         return G.T @ rnea(self.model, q, v, a)
 
     def forward_dynamics(self, y, yd, tau):
-        """Projection method: ÿ = (GᵀMG)⁻¹ Gᵀ(τ − C − M g) (seed 004 §II-D), Cholesky."""
+        """Projection method: ÿ = (GᵀMG)⁻¹ Gᵀ(τ − C − M g) (seed 004 §II-D), one dense
+        factorization of GᵀMG (LAPACK through numpy: less call overhead than a separate
+        Cholesky factor and solve)."""
         q, v, G, g = self.state(y, yd)
         M = mass_matrix(self.model, q, out=self.M)
         c = bias_forces(self.model, q, v)
         if g is not None:
             c = c + M @ g
         H = G.T @ M @ G
-        return cho_solve(cho_factor(H), tau - G.T @ c)
+        return np.linalg.solve(H, tau - G.T @ c)
 
     def efpa(self, y, frames):
         """Projected EFPA: Ω = JG (GᵀMG)⁻¹ GᵀJᵀ (seed 004 §II-E)."""
@@ -215,7 +219,7 @@ class ProjectedMethods:
         H = G.T @ M @ G
         frames = [frames] if isinstance(frames, str) else frames
         JG = np.vstack([frame_jacobian(self.model, q, f) for f in frames]) @ G
-        return JG @ cho_solve(cho_factor(H), JG.T)
+        return JG @ np.linalg.solve(H, JG.T)
 
 
 def _projected(model):

@@ -82,14 +82,16 @@ def symbolic_constraint(name, joints, expressions, symbols, independent=None):
     K = phi.jacobian(q)
     Kqd = K * qd
     bias = Kqd.jacobian(q) * qd
-    f_phi = sympy.lambdify([q], phi, "numpy", cse=True)
-    f_K = sympy.lambdify([q], K, "numpy", cse=True)
-    f_b = sympy.lambdify([q, qd], bias, "numpy", cse=True)
+    # scalar ``math`` code: the constraints act on a handful of coordinates, where numpy's
+    # per-call overhead would dominate
+    f_phi = sympy.lambdify([list(q)], list(phi), "math", cse=True)
+    f_K = sympy.lambdify([list(q)], K.tolist(), "math", cse=True)
+    f_b = sympy.lambdify([list(q), list(qd)], list(bias), "math", cse=True)
     return ImplicitConstraint(
         name, list(joints),
-        lambda x: np.asarray(f_phi(x), dtype=float).reshape(-1),
-        lambda x: np.asarray(f_K(x), dtype=float).reshape(len(phi), len(q)),
-        lambda x, xd: np.asarray(f_b(x, xd), dtype=float).reshape(-1),
+        lambda x: np.array(f_phi(x.tolist()), dtype=float),
+        lambda x: np.array(f_K(x.tolist()), dtype=float),
+        lambda x, xd: np.array(f_b(x.tolist(), xd.tolist()), dtype=float),
         independent)
 
 
@@ -363,6 +365,7 @@ class ClusterJoint:
                      + [_ImplicitRows(model, c, col_of) for c in implicits])
         self.constraint_names = [r.name for r in self.rows]
         self.linear = all(r.linear for r in self.rows)
+        self._loops = any(isinstance(r, _LoopRows) for r in self.rows)  # rows that need the kinematics
         self.n = len(self.cols)
         self._kin = _Kinematics(model, self.bodies, parent_body)
         self._kin.cols = self.cols
@@ -372,6 +375,7 @@ class ClusterJoint:
             raise ConstraintError(f"{name}: joints {bad} have quaternion coordinates; constrained "
                                   "clusters need joints with nq = nv")
         self._last = None
+        self._cache = None
         self._select_independent(independent)
 
     # ------------------------------------------------------------------ setup
@@ -440,31 +444,52 @@ class ClusterJoint:
         kin = self._kin
         kin._q = q
         kin.q_full, kin.qd_full = q, qd
-        if not self.linear:
+        if self._loops:
             kin.evaluate(q, qd)
         return [fn(r, kin) for r in self.rows]
 
     def _K(self, q):
         return np.vstack(self._rows(lambda r, k: r.jacobian(k), q))
 
-    def _explicit(self, K):
-        """G = [1; −K_d⁻¹K_i] (scattered to the cluster's coordinate order)."""
+    def _explicit(self, K, check=True):
+        """G = [1; −K_d⁻¹K_i] (scattered to the cluster's coordinate order); keeps the solver
+        of K_d for g. ``check`` verifies the ranks (setup); per call only a square K_d is
+        solved directly (redundant rows, as in planar loops, go through least squares)."""
         Kd, Ki = K[:, self.dependent_v], K[:, self.independent_v]
         nd = len(self.dependent_v)
-        if _rank(Kd) < nd:
-            names = [self.model.bodies[self.cols[c][0]].joint.name for c in self.dependent_v]
-            raise ConstraintError(f"{self.name}: the dependent coordinates {names} cannot be solved from the "
-                                  f"constraints {self.constraint_names}: ∂φ/∂q_d has rank {_rank(Kd)} < {nd} "
-                                  "(a singular configuration or a poor choice of independent coordinates)")
-        Gd = -np.linalg.lstsq(Kd, Ki, rcond=None)[0]
-        if np.abs(Kd @ Gd + Ki).max() > 1e-8 * max(1.0, np.abs(Ki).max()):
-            raise ConstraintError(f"{self.name}: the independent coordinates are not free: the constraints "
-                                  f"{self.constraint_names} also restrict them")
+        square = Kd.shape[0] == nd
+        if check or not square:
+            if _rank(Kd) < nd:
+                names = [self.model.bodies[self.cols[c][0]].joint.name for c in self.dependent_v]
+                raise ConstraintError(f"{self.name}: the dependent coordinates {names} cannot be solved from the "
+                                      f"constraints {self.constraint_names}: ∂φ/∂q_d has rank {_rank(Kd)} < {nd} "
+                                      "(a singular configuration or a poor choice of independent coordinates)")
+            Kd_inv = np.linalg.pinv(Kd)
+            Gd = -(Kd_inv @ Ki)
+            if np.abs(Kd @ Gd + Ki).max() > 1e-8 * max(1.0, np.abs(Ki).max()):
+                raise ConstraintError(f"{self.name}: the independent coordinates are not free: the constraints "
+                                      f"{self.constraint_names} also restrict them")
+        else:
+            try:
+                Kd_inv = np.linalg.inv(Kd)
+            except np.linalg.LinAlgError:
+                raise ConstraintError(f"{self.name}: ∂φ/∂q_d is singular at this configuration") from None
+            Gd = -(Kd_inv @ Ki)
         G = np.zeros((self.n, len(self.independent_v)))
         G[self.independent_v] = np.eye(len(self.independent_v))
         G[self.dependent_v] = Gd
-        self._Kd_pinv = np.linalg.pinv(Kd)
+        self._Kd_inv = Kd_inv
         return G
+
+    def _explicit_at(self, q):
+        """(G, K_d⁻¹) at ``q``, reusing the last evaluation at the same configuration."""
+        qc = q[self.q_index]
+        cache = self._cache
+        if cache is not None and np.array_equal(cache[0], qc):
+            return cache[1], cache[2]
+        G = self._explicit(self._K(q), check=False)
+        self._cache = (qc.copy(), G, self._Kd_inv)
+        return G, self._Kd_inv
 
     # ------------------------------------------------------------------ explicit form
     @property
@@ -497,22 +522,35 @@ class ClusterJoint:
             q[qi] = self.G0 @ y
             return q[qi]
         q[qi[self.independent_q]] = y
-        starts = [s for s in (self._last, getattr(self, "_qref", None)) if s is not None]
-        starts.append(q[qi].copy())
-        rng = np.random.default_rng(0)
-        for attempt in range(len(starts) + 8):
-            if attempt < len(starts):
-                q[qi[self.dependent_v]] = starts[attempt][self.dependent_v]
-            else:  # perturbed restarts for starts at a singular (e.g. stretched) configuration
-                q[qi[self.dependent_v]] = starts[-1][self.dependent_v] + rng.uniform(-1.0, 1.0, len(self.dependent_v))
+        dep = qi[self.dependent_v]
+        fallback = q[qi].copy()
+        rng = None
+        for attempt in range(11):
+            if attempt == 0 and self._last is not None:
+                q[dep] = self._last[self.dependent_v]
+            elif attempt == 1 and self._qref is not None:
+                q[dep] = self._qref[self.dependent_v]
+            elif attempt == 2:
+                q[dep] = fallback[self.dependent_v]
+            elif attempt > 2:  # perturbed restarts for starts at a singular (e.g. stretched) configuration
+                rng = np.random.default_rng(attempt) if rng is None else rng
+                q[dep] = fallback[self.dependent_v] + rng.uniform(-1.0, 1.0, len(dep))
+            else:
+                continue
             for _ in range(max_iter):
                 r = self.residual(q)
                 if np.abs(r).max() < tol:
                     return self._accept(q)
-                K = self._K(q)
-                step = np.linalg.lstsq(K[:, self.dependent_v], r, rcond=None)[0]
-                q[qi[self.dependent_v]] -= step
-                if not np.all(np.isfinite(q[qi])):
+                Kd = self._K(q)[:, self.dependent_v]
+                if Kd.shape[0] == Kd.shape[1]:
+                    try:
+                        step = np.linalg.solve(Kd, r)
+                    except np.linalg.LinAlgError:
+                        step = np.linalg.lstsq(Kd, r, rcond=None)[0]
+                else:
+                    step = np.linalg.lstsq(Kd, r, rcond=None)[0]
+                q[dep] -= step
+                if not np.all(np.isfinite(q[dep])):
                     break
             r = self.residual(q)
             if np.all(np.isfinite(r)) and np.abs(r).max() < 1e-9:
@@ -527,7 +565,7 @@ class ClusterJoint:
         qi = self.q_index
         for c in self.dependent_v:
             j = self.model.bodies[self.cols[c][0]].joint
-            if j.kind in ("revolute", "continuous"):
+            if j.kind in ("revolute", "continuous") and not -np.pi <= q[qi[c]] < np.pi:
                 old = q[qi[c]]
                 q[qi[c]] = (old + np.pi) % (2 * np.pi) - np.pi
                 if np.abs(self.residual(q)).max() > 1e-9:  # not periodic in this angle (e.g. behind a gear)
@@ -539,17 +577,16 @@ class ClusterJoint:
         """G(q) (nc, ny): q̇_c = G ẏ."""
         if self.linear:
             return self.G0
-        return self._explicit(self._K(q))
+        return self._explicit_at(q)[0]
 
     def bias(self, q, qd):
         """g(q, q̇) (nc,): q̈_c = G ÿ + g, with g = [0; K_d⁻¹ k], k = −K̇q̇ (seed 004 eq. 2–3)."""
         if self.linear:
             return np.zeros(self.n)
-        K = self._K(q)
-        self._explicit(K)
+        Kd_inv = self._explicit_at(q)[1]
         kdot = np.concatenate(self._rows(lambda r, k: r.bias(k), q, qd))
         g = np.zeros(self.n)
-        g[self.dependent_v] = self._Kd_pinv @ (-kdot)
+        g[self.dependent_v] = Kd_inv @ (-kdot)
         return g
 
     def constraint_jacobian(self, q):

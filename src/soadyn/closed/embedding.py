@@ -697,6 +697,8 @@ class ClusterWorkspace:
             self._g_offsets[cl.index] = (Cview[cl.index, C_G], Cview[cl.index, C_GB])
         self.q = self.cws[:self.nq]
         self.qd = self.cws[self.nq:self.nq + self.nv]
+        self.frame_cache = {}
+        self.zero_yd = np.zeros(tree.nyv)
 
     def prepare(self, y, yd, need_bias):
         """γ(y), G and g of the nonlinear clusters (solved in Python, written where the
@@ -759,24 +761,33 @@ def _rnea(cw, y, yd, ydd, f_ext, gravity, out):
     return tau
 
 
-def _efpa(cw, y, frames):
-    tree, model = cw.tree, cw.model
-    y = val.vector(y, tree.nyq, "y", batch_ok=False)
+def _frames(cw, frames):
+    """(body, rotation, translation) arrays of the frames, cached per frame list."""
     if isinstance(frames, (str, int, np.integer)):
         frames = [frames]
-    fs = [model.frame(f) for f in frames]
+    key = tuple(frames)
+    hit = cw.frame_cache.get(key)
+    if hit is not None:
+        return hit
+    fs = [cw.model.frame(f) for f in frames]
     if not fs:
         raise ValueError("frames: expected at least one frame")
     for f in fs:
         if f.body < 0:
             raise ValueError(f"frames: frame {f.name!r} is fixed to the world; it has no operational-space inertia")
-    fbody = np.array([f.body for f in fs], dtype=np.int64)
-    fR = np.ascontiguousarray([f.rotation for f in fs], dtype=float)
-    fp = np.ascontiguousarray([f.translation for f in fs], dtype=float)
+    hit = (np.array([f.body for f in fs], dtype=np.int64), np.ascontiguousarray([f.rotation for f in fs], dtype=float),
+           np.ascontiguousarray([f.translation for f in fs], dtype=float), np.zeros((len(fs), cw.tree.nyv, 6)))
+    cw.frame_cache[key] = hit
+    return hit
+
+
+def _efpa(cw, y, frames):
+    tree, model = cw.tree, cw.model
+    y = val.vector(y, tree.nyq, "y", batch_ok=False)
+    fbody, fR, fp, Z = _frames(cw, frames)
     if cw.nonlinear:
-        cw.prepare(y, np.zeros(tree.nyv), False)
-    m = len(fs)
-    Z = np.zeros((m, tree.nyv, 6))
+        cw.prepare(y, cw.zero_yd, False)
+    m = len(fbody)
     Om = np.empty((6 * m, 6 * m))
     st = cluster_efpa_kernel(model.compiled.mi, model.compiled.mf, cw.ci, cw.cf, y, fbody, fR, fp, cw.ws.buffer,
                              cw.cws, cw.nq, cw.nv, Z, Om)
@@ -788,7 +799,7 @@ def _mass_matrix(cw, y):
     tree = cw.tree
     y = val.vector(y, tree.nyq, "y", batch_ok=False)
     if cw.nonlinear:
-        cw.prepare(y, np.zeros(tree.nyv), False)
+        cw.prepare(y, cw.zero_yd, False)
     H = np.empty((tree.nyv, tree.nyv))
     st = cluster_mass_matrix_kernel(cw.model.compiled.mi, cw.model.compiled.mf, cw.ci, cw.cf, y, cw.ws.buffer,
                                     cw.cws, cw.nq, cw.nv, H)
