@@ -886,3 +886,28 @@ def embedding_forward_dynamics(model, q, v, tau, f_ext=None, *, gravity=True):
     qdd = G @ ydd + tree.explicit_bias(q, v)
     forces = rnea(model, q, v, qdd, f_ext, gravity=gravity) - tau
     return EmbeddingResult(qdd, ydd, forces)
+
+
+def cluster_motion_subspaces(model, y, yd=None):
+    """The cluster motion subspaces S_k (6n_k, ny_k) and bias terms c_k = Ṡ_k ẏ_k (6n_k,) as
+    the compiled recursion forms them (seed 004 eq. 24–26), for inspection and tests.
+    Returns a list of (S_k, c_k) per cluster; c_k is None without ``yd``."""
+    cw = _workspace(model)
+    tree = cw.tree
+    y = val.vector(y, tree.nyq, "y", batch_ok=False)
+    has_v = yd is not None
+    yd = val.vector(yd, tree.nyv, "yd", batch_ok=False) if has_v else cw.zero_yd
+    if cw.nonlinear:
+        cw.prepare(y, yd, has_v)
+    c = model.compiled
+    st = _positions_pass(c.mi, c.mf, cw.ci, cw.cf, y, yd, cw.ws.buffer, cw.cws, cw.nq, cw.nv, has_v, has_v)
+    _raise(st, ("y",))
+    R6 = cluster_workspace_views(cw.cws, cw.ci, cw.nq, cw.nv)[7]
+    C = cluster_views(cw.ci)[0]
+    out = []
+    for k, cl in enumerate(tree.clusters):
+        nbk, ny = len(cl.bodies), cl.joint.ny
+        S = R6[C[k, C_S]:C[k, C_S] + ny * nbk].reshape(ny, nbk * 6).T.copy()
+        ck = R6[C[k, C_C]:C[k, C_C] + nbk].reshape(-1).copy() if has_v else None
+        out.append((S, ck))
+    return out
