@@ -8,7 +8,7 @@ import os
 import numpy as np
 
 import soadyn as sd
-from soadyn.closed.clusters import cluster_tree
+from soadyn.closed.clusters import cluster_tree, random_independent_state
 
 URDFPLUS = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "models", "urdfplus")
 if not os.path.isdir(URDFPLUS):
@@ -48,14 +48,7 @@ def tree_mass_matrix(model, q):
 
 def random_state(model, rng, scale=0.6):
     """(y, ẏ) with independent angles in ±scale rad and unit quaternions for free joints."""
-    tree = cluster_tree(model)
-    q = sd.random_configuration(model, rng)
-    for b in model.bodies:
-        j = b.joint
-        if j.nq == j.nv:
-            q[j.q_index:j.q_index + j.nq] = rng.uniform(-scale, scale, j.nq)
-    y, yd = tree.independent_state(q, rng.normal(size=model.nv))
-    return y, yd
+    return random_independent_state(model, rng, scale)
 
 
 def projection(model, y, yd):

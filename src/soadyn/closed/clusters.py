@@ -24,7 +24,8 @@ from ..graph import AggregationError, aggregation_subgraph, check_aggregation_co
     model_digraph
 from .constraints import ClusterJoint, ConstraintError
 
-__all__ = ["Cluster", "ClusterTree", "cluster_tree", "declare_cluster", "independent_state", "spanning_state"]
+__all__ = ["Cluster", "ClusterTree", "cluster_tree", "declare_cluster", "independent_state", "spanning_state",
+           "random_independent_state"]
 
 
 @dataclass
@@ -341,3 +342,18 @@ def spanning_state(model, y, yd):
     y = val.vector(y, tree.nyq, "y", batch_ok=False)
     yd = val.vector(yd, tree.nyv, "yd", batch_ok=False)
     return tree.spanning_state(y, yd)
+
+
+def random_independent_state(model, rng=None, scale=0.5):
+    """A random (y, ẏ): independent angles and displacements uniform in ±``scale``, random
+    unit quaternions for free and spherical joints, normal velocities. ``rng``: numpy
+    Generator or seed. Loop clusters assemble near their reference configuration for small
+    ``scale``."""
+    from ..model import random_configuration
+    rng = np.random.default_rng(rng)
+    q = random_configuration(model, rng)
+    for b in model.bodies:
+        j = b.joint
+        if j.nq == j.nv:
+            q[j.q_index:j.q_index + j.nq] = rng.uniform(-scale, scale, j.nq)
+    return cluster_tree(model).independent_state(q, rng.normal(size=model.nv))

@@ -426,6 +426,22 @@ def cluster_acceleration_pass(ci, g, A, Ro, to, R6, RS, gravity, ydd, solve):
 
 # --------------------------------------------------------------------------- kernels
 @njit(cache=True)
+def _input_status(y, yd, third, fext):
+    """The status code of the first non-finite state argument (0 when all are finite)."""
+    if nonfinite(y):
+        return val.BAD_FIRST
+    if nonfinite(yd):
+        return val.BAD_SECOND
+    if nonfinite(third):
+        return val.BAD_THIRD
+    if fext is not None:
+        for i in range(fext.shape[0]):
+            if nonfinite(fext[i]):
+                return val.BAD_FEXT
+    return val.OK
+
+
+@njit(cache=True)
 def _positions_pass(mi, mf, ci, cf, y, yd, ws, cws, nq, nv, with_velocity, with_bias):
     """Spanning state, joint placements, body velocities, output poses, S_k (and c_k)."""
     nb = mi.shape[0]
@@ -445,16 +461,9 @@ def _positions_pass(mi, mf, ci, cf, y, yd, ws, cws, nq, nv, with_velocity, with_
 @njit(cache=True)
 def cluster_aba_kernel(mi, mf, ci, cf, y, yd, tau, fext, ws, cws, nq, nv, gravity, ydd):
     """C-ABA (seed 004 Algorithm 1): ÿ from (y, ẏ, τ_ind)."""
-    if nonfinite(y):
-        return val.BAD_FIRST
-    if nonfinite(yd):
-        return val.BAD_SECOND
-    if nonfinite(tau):
-        return val.BAD_THIRD
-    if fext is not None:
-        for i in range(fext.shape[0]):
-            if nonfinite(fext[i]):
-                return val.BAD_FEXT
+    st = _input_status(y, yd, tau, fext)
+    if st != val.OK:
+        return st
     st = _positions_pass(mi, mf, ci, cf, y, yd, ws, cws, nq, nv, True, True)
     if st != val.OK:
         return st
@@ -473,12 +482,9 @@ def cluster_aba_kernel(mi, mf, ci, cf, y, yd, tau, fext, ws, cws, nq, nv, gravit
 def cluster_rnea_kernel(mi, mf, ci, cf, y, yd, ydd, fext, ws, cws, nq, nv, gravity, tau):
     """C-RNEA (seed 004 §VI): forward pass eq. 33–34, backward pass eq. 35, τ_k = S_kᵀ f^J_k
     (eq. 31)."""
-    if nonfinite(y):
-        return val.BAD_FIRST
-    if nonfinite(yd):
-        return val.BAD_SECOND
-    if nonfinite(ydd):
-        return val.BAD_THIRD
+    st = _input_status(y, yd, ydd, fext)
+    if st != val.OK:
+        return st
     st = _positions_pass(mi, mf, ci, cf, y, yd, ws, cws, nq, nv, True, True)
     if st != val.OK:
         return st
@@ -731,34 +737,28 @@ def _raise(st, names):
         val.raise_status(st, names)
 
 
-def _aba(cw, y, yd, tau, f_ext, gravity, out):
+def _dynamics(kernel, cw, y, yd, third, names, f_ext, gravity, out):
+    """Validate (y, ẏ, third) and run C-ABA or C-RNEA; ``names`` name the three arguments."""
     tree = cw.tree
-    y = val.vector(y, tree.nyq, "y", batch_ok=False)
-    yd = val.vector(yd, tree.nyv, "yd", batch_ok=False)
-    tau = val.vector(tau, tree.nyv, "tau_ind", batch_ok=False)
+    y = val.vector(y, tree.nyq, names[0], batch_ok=False)
+    yd = val.vector(yd, tree.nyv, names[1], batch_ok=False)
+    third = val.vector(third, tree.nyv, names[2], batch_ok=False)
     f_ext = val.external_forces(f_ext, cw.nb, None)
-    ydd = val.output(out, (tree.nyv,))
+    res = val.output(out, (tree.nyv,))
     if cw.nonlinear:
         cw.prepare(y, yd, True)
-    st = cluster_aba_kernel(cw.model.compiled.mi, cw.model.compiled.mf, cw.ci, cw.cf, y, yd, tau, f_ext,
-                            cw.ws.buffer, cw.cws, cw.nq, cw.nv, gravity, ydd)
-    _raise(st, ("y", "yd", "tau_ind"))
-    return ydd
+    st = kernel(cw.model.compiled.mi, cw.model.compiled.mf, cw.ci, cw.cf, y, yd, third, f_ext,
+                cw.ws.buffer, cw.cws, cw.nq, cw.nv, gravity, res)
+    _raise(st, names)
+    return res
+
+
+def _aba(cw, y, yd, tau, f_ext, gravity, out):
+    return _dynamics(cluster_aba_kernel, cw, y, yd, tau, ("y", "yd", "tau_ind"), f_ext, gravity, out)
 
 
 def _rnea(cw, y, yd, ydd, f_ext, gravity, out):
-    tree = cw.tree
-    y = val.vector(y, tree.nyq, "y", batch_ok=False)
-    yd = val.vector(yd, tree.nyv, "yd", batch_ok=False)
-    ydd = val.vector(ydd, tree.nyv, "ydd", batch_ok=False)
-    f_ext = val.external_forces(f_ext, cw.nb, None)
-    tau = val.output(out, (tree.nyv,))
-    if cw.nonlinear:
-        cw.prepare(y, yd, True)
-    st = cluster_rnea_kernel(cw.model.compiled.mi, cw.model.compiled.mf, cw.ci, cw.cf, y, yd, ydd, f_ext,
-                             cw.ws.buffer, cw.cws, cw.nq, cw.nv, gravity, tau)
-    _raise(st, ("y", "yd", "ydd"))
-    return tau
+    return _dynamics(cluster_rnea_kernel, cw, y, yd, ydd, ("y", "yd", "ydd"), f_ext, gravity, out)
 
 
 def _frames(cw, frames):
