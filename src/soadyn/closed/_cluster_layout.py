@@ -10,8 +10,9 @@ than the arithmetic of small clusters).
 Per cluster k (row of ``C``): parent cluster, bodies (``cbodies[B0:B0+NB]``, ascending),
 independent coordinate ranges in y and ẏ, the cluster's spanning velocity rows
 (``rows_v``/``rows_q``: model v and q indices, body order), the constraint kind, the
-offsets of G (nc × ny, row-major), g and H̃ (ny × ny) in ``cf``, and its workspace
-offsets. Per body i (row of ``B``): its cluster, its position in the cluster, its
+offsets of G (nc × ny, row-major), g and H̃ (ny × ny) in ``cf``, its workspace
+offsets, and whether its inertia blocks couple different bodies (only when a child
+cluster hangs from several of its bodies; otherwise I^A_k stays block diagonal). Per body i (row of ``B``): its cluster, its position in the cluster, its
 output body Λ(i) (seed 004 §IV-B) and that body's position in its own cluster, its
 parent's position when the parent is in the same cluster, and the first row of its
 joint velocities in the cluster's spanning vector.
@@ -29,8 +30,8 @@ from numba import njit
 
 # cluster rows
 (C_PARENT, C_B0, C_NB, C_YQ0, C_NYQ, C_YV0, C_NYV, C_R0, C_NC, C_KIND, C_G, C_GB, C_ARM,
- C_S, C_C, C_PA, C_U, C_IA, C_DINV, C_UV, C_Y, C_T) = range(22)
-N_CLUSTER_COLUMNS = 22
+ C_S, C_C, C_PA, C_U, C_IA, C_DINV, C_UV, C_Y, C_T, C_COUPLED) = range(23)
+N_CLUSTER_COLUMNS = 23
 # body rows
 B_CLUSTER, B_LOCAL, B_OUT, B_OUTLOCAL, B_PLOCAL, B_ROW = range(6)
 N_BODY_COLUMNS = 6
@@ -42,7 +43,7 @@ N_HEADER = 7
 
 @njit(inline="always", cache=True)
 def cluster_views(ci):
-    """``(C (ncl, 22), B (nb, 6), rows_v, rows_q, cbodies)`` views of the integer array."""
+    """``(C (ncl, 23), B (nb, 6), rows_v, rows_q, cbodies)`` views of the integer array."""
     ncl, nb, nrows = ci[0], ci[1], ci[2]
     o = N_HEADER
     C = ci[o:o + ncl * N_CLUSTER_COLUMNS].reshape((ncl, N_CLUSTER_COLUMNS)); o += ncl * N_CLUSTER_COLUMNS
@@ -134,6 +135,9 @@ def pack(tree, armature=None):
         for col, size in ((C_DINV, ny * ny), (C_UV, ny), (C_Y, ny), (C_T, ny)):
             C[k, col] = ns
             ns += size
+    for c in tree.clusters:
+        if c.parent >= 0 and len(set(c.output_bodies)) > 1:
+            C[c.parent, C_COUPLED] = 1
     header = np.array([ncl, nb, len(rows_v), n6, n36, ns, maxrows], dtype=np.int64)
     ci = np.concatenate([header, C.ravel(), B.ravel(), np.array(rows_v, dtype=np.int64),
                          np.array(rows_q, dtype=np.int64), np.array(cbodies, dtype=np.int64)])

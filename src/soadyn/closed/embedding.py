@@ -32,7 +32,7 @@ from ..dynamics._primitives import (add_cross_force, add_force_to_parent, add_in
 from ..dynamics.kinematics import body_velocities, check_quaternions, joint_placements, nonfinite
 from ._cluster_layout import (B_CLUSTER, B_LOCAL, B_OUT, B_OUTLOCAL, B_PLOCAL, B_ROW, C_ARM, C_B0, C_C,
                               C_DINV, C_G, C_GB, C_IA, C_KIND, C_NB, C_NC, C_NYV, C_PA, C_PARENT, C_R0, C_S, C_T,
-                              C_U, C_UV, C_Y, C_YQ0, C_YV0, LINEAR, NONLINEAR, RIGID, N_HEADER, N_CLUSTER_COLUMNS,
+                              C_COUPLED, C_U, C_UV, C_Y, C_YQ0, C_YV0, LINEAR, NONLINEAR, RIGID, N_HEADER, N_CLUSTER_COLUMNS,
                               cluster_views, cluster_workspace_views, pack)
 from .clusters import cluster_tree
 
@@ -187,10 +187,13 @@ def project_cluster_inertia(C, B, cbodies, k, Ro, to, R36, tmp):
     p = C[k, C_PARENT]
     nbk, nbp = C[k, C_NB], C[p, C_NB]
     ik, ip, b0 = C[k, C_IA], C[p, C_IA], C[k, C_B0]
+    coupled = C[k, C_COUPLED] == 1
     for a in range(nbk):
         ia = cbodies[b0 + a]
         la = B[ia, B_OUTLOCAL]
         add_inertia_to_parent(Ro, to, ia, R36[ik + a * nbk + a], R36, ip + la * nbp + la, tmp)
+        if not coupled:
+            continue
         for b in range(nbk):
             if b != a and _nonzero_block(R36, ik + a * nbk + b):
                 ib = cbodies[b0 + b]
@@ -285,6 +288,7 @@ def articulated_cluster_pass(ci, cf, Ro, to, tmp, vec, R6, R36, RS, tau, has_bia
         nbk, ny, yv0, b0 = C[k, C_NB], C[k, C_NYV], C[k, C_YV0], C[k, C_B0]
         rs, ru, rc, rp, ik = C[k, C_S], C[k, C_U], C[k, C_C], C[k, C_PA], C[k, C_IA]
         od, ou, oy, ot = C[k, C_DINV], C[k, C_UV], C[k, C_Y], C[k, C_T]
+        coupled = C[k, C_COUPLED] == 1
         for j in range(ny):
             for a in range(nbk):
                 ra = ru + j * nbk + a
@@ -292,7 +296,7 @@ def articulated_cluster_pass(ci, cf, Ro, to, tmp, vec, R6, R36, RS, tau, has_bia
                     R6[ra, r] = 0.0
                 for b in range(nbk):
                     blk = ik + a * nbk + b
-                    if a != b and not _nonzero_block(R36, blk):
+                    if a != b and not (coupled and _nonzero_block(R36, blk)):
                         continue
                     sb = rs + j * nbk + b
                     for r in range(6):
@@ -366,6 +370,8 @@ def articulated_cluster_pass(ci, cf, Ro, to, tmp, vec, R6, R36, RS, tau, has_bia
                 for r in range(6):
                     acc = R6[rp + a, r]
                     for b in range(nbk):
+                        if a != b and not coupled:
+                            continue
                         blk = ik + a * nbk + b
                         for c in range(6):
                             acc += R36[blk, r, c] * R6[rc + b, c]
