@@ -6,7 +6,7 @@ import pytest
 import soadyn as sd
 from soadyn import joints as jt
 from soadyn.closed.clusters import cluster_tree, declare_cluster, independent_state, spanning_state
-from soadyn.closed.constraints import ConstraintError
+from soadyn.closed.cluster_joints import ConstraintError
 from soadyn.closed.embedding import cluster_mass_matrix
 from soadyn.graph import AggregationError, contract, model_digraph
 from soadyn.model import Coupling

@@ -28,7 +28,7 @@ from .model import Model, neutral, random_configuration
 from .closed.clusters import cluster_tree, declare_cluster, independent_state, spanning_state
 from .closed.comparison import (approximate_model, projected_efpa, projected_forward_dynamics,
                                 projected_rnea)
-from .closed.constraints import ConstraintError, ImplicitConstraint, add_constraint, symbolic_constraint
+from .closed.cluster_joints import ConstraintError, ImplicitConstraint, add_constraint, symbolic_constraint
 from .closed.embedding import (cluster_aba, cluster_efpa, cluster_mass_matrix, cluster_rnea,
                                embedding_forward_dynamics)
 

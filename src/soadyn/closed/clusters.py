@@ -22,7 +22,7 @@ import numpy as np
 
 from ..graph import AggregationError, aggregation_subgraph, check_aggregation_condition, induced_subgraph, \
     model_digraph
-from .constraints import ClusterJoint, ConstraintError
+from .cluster_joints import ClusterJoint, ConstraintError
 
 __all__ = ["Cluster", "ClusterTree", "cluster_tree", "declare_cluster", "independent_state", "spanning_state",
            "random_independent_state"]
@@ -37,7 +37,7 @@ class Cluster:
     for the world); ``output_bodies`` (Λ(i) for each body, −1 = world); ``constraints``
     (names of the couplings, loops and implicit constraints inside); ``kind`` (a label:
     rigid joint, geared rotor, revolute pair with rotors, loop, ...); ``joint`` (the
-    :class:`~soadyn.closed.constraints.ClusterJoint`); ``y_q``, ``y_v`` (slices of the
+    :class:`~soadyn.closed.cluster_joints.ClusterJoint`); ``y_q``, ``y_v`` (slices of the
     cluster's independent coordinates in y and ẏ).
     """
 

@@ -272,7 +272,7 @@ def tello(arms=True, floating_base=True):
     φ(q) = 0 (two equations; the link angles are the independent coordinates). 24 DoF
     with arms and floating base. Needs sympy to derive the constraint Jacobians.
     """
-    from ..closed.constraints import add_constraint, symbolic_constraint
+    from ..closed.cluster_joints import add_constraint, symbolic_constraint
     m = Model("tello")
     if floating_base:
         m.add_body("torso", jt.Free(), None, mass=2.3008, com=(0.0073, -0.0013, -0.0023),
