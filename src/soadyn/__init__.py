@@ -19,7 +19,7 @@ Quick reference (see the README and each function's docstring)::
 Spatial vectors are angular-first ([ω; v], [n; f]) in body frames; bodies are numbered
 parent-first; quaternions are (x, y, z, w).
 """
-from . import joints, models, operators, spatial
+from . import graph, joints, models, operators, spatial
 from .closed import (HolonomicConstraint, LoopClosureError, NonholonomicConstraint, close_loops,
                      constrained_forward_dynamics, constrained_inverse_dynamics,
                      constraint_acceleration_bias, constraint_jacobian, constraint_residual)
@@ -36,6 +36,12 @@ from .dynamics.rnea import bias_forces, generalized_gravity, rnea
 from .io.urdf import URDFError, load_urdf
 from .joints import difference, integrate
 from .model import Model, neutral, random_configuration
+from .closed.clusters import cluster_tree, declare_cluster, independent_state, spanning_state
+from .closed.comparison import (approximate_model, projected_efpa, projected_forward_dynamics,
+                                projected_rnea)
+from .closed.cluster_joints import ConstraintError, ImplicitConstraint, symbolic_constraint
+from .closed.embedding import (cluster_aba, cluster_efpa, cluster_mass_matrix, cluster_rnea,
+                               embedding_forward_dynamics)
 
 __version__ = "0.1.0"
 
@@ -50,4 +56,8 @@ __all__ = [
     "HolonomicConstraint", "NonholonomicConstraint",
     "operators", "articulated_inertias", "mass_matrix_inverse", "log_det_mass_matrix",
     "operational_space_compliance", "operational_space_inertia",
+    "graph", "cluster_tree", "declare_cluster", "independent_state", "spanning_state", "cluster_aba",
+    "cluster_rnea", "cluster_efpa", "cluster_mass_matrix", "embedding_forward_dynamics", "approximate_model",
+    "projected_rnea", "projected_forward_dynamics", "projected_efpa", "ConstraintError", "ImplicitConstraint",
+    "symbolic_constraint",
 ]

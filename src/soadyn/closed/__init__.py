@@ -1,6 +1,12 @@
-"""Closed-chain dynamics by the cut-joint method (seed 001): a spanning tree plus loop
-joints, couplings and user constraints — constraint kinematics, loop closure, forward
-dynamics (``METHODS``: direct and projection) and inverse dynamics."""
+"""Closed-chain dynamics.
+
+* Cut-joint method (seed 001): a spanning tree plus loop joints, couplings and user
+  constraints — constraint kinematics, loop closure, forward dynamics (``METHODS``:
+  augmented, direct, projection) and inverse dynamics.
+* Constraint embedding (seed 004; seed 002 §5–6): body clusters, cluster joints and the
+  cluster algorithms C-RNEA, C-ABA and C-EFPA (``clusters``, ``cluster_joints``,
+  ``embedding``).
+"""
 from .assembly import LoopClosureError, close_loops, independent_velocity_indices
 from .constraints import ConstraintSet, HolonomicConstraint, NonholonomicConstraint, constraint_set
 from .forward import (METHODS, ConstrainedDynamicsResult, constrained_forward_dynamics, constraint_forces,

@@ -1,0 +1,359 @@
+"""Body clusters and the cluster connectivity tree (seed 004 §IV, seed 002 §5–6).
+
+Constraint embedding aggregates the bodies taking part in each local loop into a
+*cluster* so that the clusters form a tree (the cluster connectivity tree, C-CT). The
+minimal cluster of a constraint is the aggregation subgraph S_A (seed 002 Lemma 6) of
+the bodies the constraint involves — the bodies on the tree paths from the nearest
+common ancestor of its two ends down to each end; clusters that overlap are merged and
+grown to their aggregation subgraph again until they are disjoint. Every remaining body
+is a cluster of its own (a rigid joint, the trivial cluster). By Lemma 5 contracting
+each cluster leaves a tree.
+
+Each cluster k has a parent cluster λ(k), the body it hangs from (℘(S)), and for every
+body i its *output body* Λ(i): the nearest supporting body outside the cluster (004
+§IV-B, Λ(B_i) = max{B_j ∈ κ(B_i) \\ C_k}). Clusters are numbered parent-first by their
+smallest body index, as bodies are (004's "regular numbering").
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..graph import AggregationError, aggregation_subgraph, check_aggregation_condition, induced_subgraph, \
+    model_digraph
+from .cluster_joints import ClusterJoint, ConstraintError
+
+__all__ = ["Cluster", "ClusterTree", "cluster_tree", "declare_cluster", "independent_state", "spanning_state",
+           "random_independent_state"]
+
+
+@dataclass
+class Cluster:
+    """One node of the cluster connectivity tree.
+
+    Attributes: ``index``; ``name``; ``bodies`` (body indices, ascending); ``parent``
+    (parent cluster index, −1 for the world); ``parent_body`` (the body it hangs from, −1
+    for the world); ``output_bodies`` (Λ(i) for each body, −1 = world); ``constraints``
+    (names of the couplings, loops and implicit constraints inside); ``kind`` (a label:
+    rigid joint, geared rotor, revolute pair with rotors, loop, ...); ``joint`` (the
+    :class:`~soadyn.closed.cluster_joints.ClusterJoint`); ``y_q``, ``y_v`` (slices of the
+    cluster's independent coordinates in y and ẏ).
+    """
+
+    index: int
+    name: str
+    bodies: tuple
+    parent: int
+    parent_body: int
+    output_bodies: tuple
+    constraints: tuple
+    kind: str
+    joint: ClusterJoint
+    y_q: slice
+    y_v: slice
+
+    @property
+    def independent_joints(self):
+        m = self.joint.model
+        names = [m.bodies[self.joint.cols[c][0]].joint.name for c in self.joint.independent_v]
+        return list(dict.fromkeys(names))
+
+
+class ClusterTree:
+    """The cluster connectivity tree of a model (see :func:`cluster_tree`).
+
+    ``clusters`` lists :class:`Cluster` objects parent-first; ``nyq``/``nyv`` are the sizes
+    of the independent position and velocity vectors y, ẏ (cluster order, independent
+    joints of a cluster in body order).
+    """
+
+    def __init__(self, model, clusters):
+        self.model = model
+        self.clusters = clusters
+        self.nyq = sum(c.y_q.stop - c.y_q.start for c in clusters)
+        self.nyv = sum(c.y_v.stop - c.y_v.start for c in clusters)
+        self.cluster_of = np.empty(model.nbodies, dtype=np.int64)
+        for c in clusters:
+            self.cluster_of[list(c.bodies)] = c.index
+        self.linear = all(c.joint.linear for c in clusters)
+        self._compiled = None
+
+    def __len__(self):
+        return len(self.clusters)
+
+    def __iter__(self):
+        return iter(self.clusters)
+
+    def __getitem__(self, k):
+        return self.clusters[k]
+
+    @property
+    def parents(self):
+        return [c.parent for c in self.clusters]
+
+    # ------------------------------------------------------------------ states
+    def independent_state(self, q, v):
+        """(y, ẏ): the independent coordinates and velocities taken from (q, v)."""
+        y = np.empty(self.nyq)
+        yd = np.empty(self.nyv)
+        for c in self.clusters:
+            j = c.joint
+            y[c.y_q] = q[j.q_index[j.independent_q]]
+            yd[c.y_v] = v[j.v_index[j.independent_v]]
+        return y, yd
+
+    def spanning_positions(self, y, q=None):
+        """q = γ(y) (nq,), solving each cluster's constraints."""
+        from ..model import neutral
+        q = neutral(self.model) if q is None else q
+        for c in self.clusters:
+            c.joint.solve_positions(y[c.y_q], q)
+        return q
+
+    def explicit_jacobian(self, q):
+        """G(q) (nv, nyv): q̇ = G ẏ, block diagonal over clusters."""
+        G = np.zeros((self.model.nv, self.nyv))
+        for c in self.clusters:
+            G[np.ix_(c.joint.v_index, np.arange(c.y_v.start, c.y_v.stop))] = c.joint.jacobian(q)
+        return G
+
+    def explicit_bias(self, q, v):
+        """g(q, q̇) (nv,): q̈ = G ÿ + g."""
+        g = np.zeros(self.model.nv)
+        for c in self.clusters:
+            if not c.joint.linear:
+                g[c.joint.v_index] = c.joint.bias(q, v)
+        return g
+
+    def spanning_state(self, y, yd):
+        """(q, v) = (γ(y), G ẏ)."""
+        q = self.spanning_positions(y)
+        return q, self.explicit_jacobian(q) @ yd
+
+    def constraint_residual(self, q):
+        """All clusters' φ(q) stacked (zero on the constraint manifold)."""
+        parts = [c.joint.residual(q) for c in self.clusters if c.constraints]
+        return np.concatenate(parts) if parts else np.zeros(0)
+
+    # ------------------------------------------------------------------ display
+    def summary(self):
+        """A readable table: clusters, bodies, output bodies, constraints, independent joints."""
+        m = self.model
+        lines = [f"Cluster tree of {m.name!r}: {len(self.clusters)} clusters for {m.nbodies} bodies, "
+                 f"{self.nyv} independent velocities (spanning tree: {m.nv})"]
+        for c in self.clusters:
+            parent = "world" if c.parent < 0 else self.clusters[c.parent].name
+            lines.append(f"  C{c.index:<3d} {c.name!r} [{c.kind}] <- {parent} (hangs from "
+                         f"{m.body_name(c.parent_body)})")
+            lines.append(f"        bodies: {[m.body_name(i) for i in c.bodies]}")
+            outs = sorted({m.body_name(o) for o in c.output_bodies})
+            lines.append(f"        output bodies: {outs}")
+            if c.constraints:
+                lines.append(f"        constraints: {list(c.constraints)}")
+            lines.append(f"        independent joints: {c.independent_joints} "
+                         f"(y[{c.y_q.start}:{c.y_q.stop}], ẏ[{c.y_v.start}:{c.y_v.stop}])")
+        return "\n".join(lines)
+
+    def __repr__(self):
+        return f"<ClusterTree of {self.model.name!r}: {len(self.clusters)} clusters, nyv={self.nyv}>"
+
+
+# --------------------------------------------------------------------------- clustering
+def declare_cluster(model, bodies, name=None, independent=None):
+    """Declare a cluster by hand: ``bodies`` (names or indices) must satisfy the
+    aggregation condition (seed 002 Assumption 1). ``independent`` optionally names the
+    independent joints. Automatic clusters overlapping it are merged into it."""
+    idx = sorted({model.body_index(b) for b in bodies})
+    if not idx:
+        raise ValueError("bodies: a cluster needs at least one body")
+    T = model_digraph(model)
+    check_aggregation_condition(T, induced_subgraph(T, idx), "declared cluster",
+                                names={i: model.body_name(i) for i in T.nodes})
+    decl = getattr(model, "declared_clusters", None)
+    if decl is None:
+        model.declared_clusters = decl = []
+    decl.append({"bodies": idx, "name": name, "independent": independent})
+    model._cluster_cache = None
+
+
+def _path_bodies(model, a, b):
+    """Bodies on the tree paths from the nearest common ancestor of a and b down to a and
+    b (the ancestor excluded; −1 is the world)."""
+    up_a = model.ancestors(a) if a >= 0 else []
+    up_b = model.ancestors(b) if b >= 0 else []
+    common = set(up_a) & set(up_b)
+    out = set()
+    for path in (up_a, up_b):
+        for i in path:
+            if i in common:
+                break
+            out.add(i)
+    return out
+
+
+def _constraint_groups(model):
+    """(bodies, constraint, kind) for every coupling, loop and implicit constraint."""
+    groups = []
+    for c in model.couplings:
+        a, b = model.body_index(c.predecessor), model.body_index(c.successor)
+        groups.append((_path_bodies(model, a, b), c, "coupling"))
+    for lp in model.loops:
+        a, b = model.frame(lp.predecessor).body, model.frame(lp.successor).body
+        bodies = _path_bodies(model, a, b)
+        if not bodies:
+            raise ConstraintError(f"loop {lp.name!r}: both ends are on the same body")
+        groups.append((bodies, lp, "loop"))
+    for c in getattr(model, "constraints", None) or ():
+        groups.append(({model.joint(j).body for j in c.joints}, c, "implicit"))
+    return groups
+
+
+def _kind_label(bodies, couplings, loops, implicits):
+    if loops:
+        return "loop" if not (couplings or implicits) else "generic"
+    if implicits:
+        return "implicit (" + ", ".join(c.name for c in implicits) + ")" if not couplings else "generic"
+    if not couplings:
+        return "rigid joint" if len(bodies) == 1 else "rigid group"
+    if len(bodies) == 2 and len(couplings) == 1:
+        return "geared rotor"
+    if len(bodies) == 4 and len(couplings) == 2:
+        return "revolute pair with rotors"
+    return "coupled transmission"
+
+
+def _build(model):
+    T = model_digraph(model)
+    names = {i: model.body_name(i) for i in T.nodes}
+    # each group: [bodies, constraints, declared info]
+    groups = [[set(aggregation_subgraph(T, b).nodes), [(c, kind)], None] for b, c, kind in _constraint_groups(model)]
+    for d in getattr(model, "declared_clusters", None) or ():
+        groups.append([set(d["bodies"]), [], d])
+    changed = True
+    while changed:
+        changed = False
+        merged = []
+        for g in groups:
+            for h in merged:
+                if g[0] & h[0]:
+                    if g[2] is not None and h[2] is not None:
+                        raise AggregationError(f"declared clusters {[names[i] for i in sorted(g[0])]} and "
+                                               f"{[names[i] for i in sorted(h[0])]} overlap")
+                    h[0] |= g[0]
+                    h[1] += g[1]
+                    h[2] = h[2] if h[2] is not None else g[2]
+                    changed = True
+                    break
+            else:
+                merged.append(g)
+        groups = merged
+        for g in groups:
+            SA = set(aggregation_subgraph(T, g[0]).nodes)
+            if SA != g[0]:
+                g[0] = SA
+                changed = True
+    in_group = {i: n for n, g in enumerate(groups) for i in g[0]}
+    for i in range(model.nbodies):
+        if i not in in_group:
+            groups.append([{i}, [], None])
+    groups.sort(key=lambda g: min(g[0]))
+    cluster_of = {i: n for n, g in enumerate(groups) for i in g[0]}
+    clusters = []
+    yq = yv = 0
+    for k, (bodies, cons, decl) in enumerate(groups):
+        bodies = tuple(sorted(bodies))
+        parents = {model.bodies[i].parent for i in bodies} - set(bodies)
+        (pb,) = parents  # one parent body, guaranteed by the aggregation condition
+        outputs = []
+        for i in bodies:
+            o = model.bodies[i].parent
+            while o >= 0 and cluster_of[o] == k:
+                o = model.bodies[o].parent
+            outputs.append(o)
+        couplings = [c for c, kind in cons if kind == "coupling"]
+        loops = [c for c, kind in cons if kind == "loop"]
+        implicits = [c for c, kind in cons if kind == "implicit"]
+        independent = None
+        if decl is not None and decl["independent"] is not None:
+            independent = decl["independent"]
+        elif len(implicits) == 1 and implicits[0].independent is not None and not (couplings or loops):
+            independent = implicits[0].independent
+        if decl is not None and decl["name"]:
+            name = decl["name"]
+        elif cons:
+            name = "+".join(c.name for c, _ in cons)
+        else:
+            name = model.body_name(bodies[0])
+        joint = ClusterJoint(model, bodies, pb, couplings, loops, implicits, independent, name)
+        ny_q, ny_v = joint.nyq, joint.ny
+        clusters.append(Cluster(k, name, bodies, -1 if pb < 0 else cluster_of[pb], pb, tuple(outputs),
+                                tuple(c.name for c, _ in cons),
+                                _kind_label(bodies, couplings, loops, implicits), joint,
+                                slice(yq, yq + ny_q), slice(yv, yv + ny_v)))
+        yq += ny_q
+        yv += ny_v
+    return ClusterTree(model, clusters)
+
+
+def cluster_tree(model):
+    """The cluster connectivity tree of ``model`` (seed 004 §IV).
+
+    Clusters come from the model's couplings, loops and implicit constraints (minimal
+    clusters: aggregation subgraphs, merged where they overlap) and from clusters declared
+    with :func:`declare_cluster`. The result is cached until the model changes.
+
+    Returns
+    -------
+    ClusterTree
+        ``tree.clusters[k]`` has ``bodies``, ``parent`` (cluster), ``output_bodies``,
+        ``constraints``, ``kind`` and its independent coordinates; ``tree.summary()``
+        prints them.
+    """
+    sig = (id(model.compiled), len(model.loops), len(model.couplings),
+           len(getattr(model, "constraints", None) or ()), len(getattr(model, "declared_clusters", None) or ()))
+    cache = getattr(model, "_cluster_cache", None)
+    if cache is not None and cache[0] == sig:
+        return cache[1]
+    tree = _build(model)
+    model._cluster_cache = (sig, tree)
+    return tree
+
+
+def independent_state(model, q, v):
+    """``(y, ẏ)``: the independent coordinates and velocities of ``(q, v)`` (seed 004 eq. 3).
+
+    Parameters: q (nq,), v (nv,). Returns y (nyq,), ẏ (nyv,) in cluster order.
+    """
+    from .. import _validation as val
+    q = val.vector(q, model.nq, "q", batch_ok=False)
+    v = val.vector(v, model.nv, "v", batch_ok=False)
+    return cluster_tree(model).independent_state(q, v)
+
+
+def spanning_state(model, y, yd):
+    """``(q, v) = (γ(y), G(q) ẏ)``: spanning-tree state from independent coordinates.
+
+    Loop clusters are solved by Gauss–Newton iteration; raises ConstraintError when a
+    mechanism cannot be assembled at ``y``.
+    """
+    from .. import _validation as val
+    tree = cluster_tree(model)
+    y = val.vector(y, tree.nyq, "y", batch_ok=False)
+    yd = val.vector(yd, tree.nyv, "yd", batch_ok=False)
+    return tree.spanning_state(y, yd)
+
+
+def random_independent_state(model, rng=None, scale=0.5):
+    """A random (y, ẏ): independent angles and displacements uniform in ±``scale``, random
+    unit quaternions for free and spherical joints, normal velocities. ``rng``: numpy
+    Generator or seed. Loop clusters assemble near their reference configuration for small
+    ``scale``."""
+    from ..model import random_configuration
+    rng = np.random.default_rng(rng)
+    q = random_configuration(model, rng)
+    for b in model.bodies:
+        j = b.joint
+        if j.nq == j.nv:
+            q[j.q_index:j.q_index + j.nq] = rng.uniform(-scale, scale, j.nq)
+    return cluster_tree(model).independent_state(q, rng.normal(size=model.nv))
