@@ -19,7 +19,11 @@ Quick reference (see the README and each function's docstring)::
 Spatial vectors are angular-first ([ω; v], [n; f]) in body frames; bodies are numbered
 parent-first; quaternions are (x, y, z, w).
 """
-from . import graph, joints, models, operators, spatial
+from . import _cache
+
+_cache.configure()  # before any kernel is defined: see soadyn/_cache.py
+
+from . import graph, joints, models, operators, spatial  # noqa: E402
 from .closed import (HolonomicConstraint, LoopClosureError, NonholonomicConstraint, close_loops,
                      constrained_forward_dynamics, constrained_inverse_dynamics,
                      constraint_acceleration_bias, constraint_jacobian, constraint_residual)
