@@ -24,7 +24,9 @@ $(STAMP_TEST): $(STAMP_BASE) pyproject.toml
 demo: $(STAMP_BASE)
 	$(BIN)/python -m soadyn demo
 
+# kernels are compiled first, in parallel processes, into Numba's on-disk cache
 test: $(STAMP_TEST)
+	$(BIN)/python -m soadyn precompile --jobs 2
 	$(BIN)/python -m pytest
 
 bench: $(STAMP_TEST)

@@ -1,4 +1,5 @@
-"""The ``soadyn`` command: ``soadyn demo``, ``soadyn info FILE``, ``soadyn bench``."""
+"""The ``soadyn`` command: ``soadyn demo``, ``soadyn info FILE``, ``soadyn precompile``,
+``soadyn bench``."""
 from __future__ import annotations
 
 import argparse
@@ -65,13 +66,18 @@ def _info(args):
     return 0
 
 
-def _bench(args):
-    from soadyn import bench
-    return bench.main(args.rest)
+# subcommands with their own argument parsers: everything after the name is theirs
+_DELEGATED = {"precompile": "soadyn.precompile", "bench": "soadyn.bench"}
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="soadyn", description="SOA multibody dynamics")
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in _DELEGATED:
+        import importlib
+        return importlib.import_module(_DELEGATED[argv[0]]).main(argv[1:])
+    parser = argparse.ArgumentParser(prog="soadyn", description="SOA multibody dynamics",
+                                     epilog="also: soadyn precompile [--jobs N], soadyn bench [--quick] "
+                                            "(see their --help)")
     sub = parser.add_subparsers(dest="command", required=True)
     d = sub.add_parser("demo", help="summary, dynamics and a short simulation of a built-in model")
     d.add_argument("--model", default="double_pendulum", help="built-in model name")
@@ -83,9 +89,8 @@ def main(argv=None):
     i.add_argument("file")
     i.add_argument("--floating", action="store_true", help="add a floating base")
     i.set_defaults(func=_info)
-    b = sub.add_parser("bench", help="benchmarks against peer libraries", add_help=False)
-    b.add_argument("rest", nargs=argparse.REMAINDER)
-    b.set_defaults(func=_bench)
+    sub.add_parser("precompile", help="compile every kernel into the on-disk cache")
+    sub.add_parser("bench", help="benchmarks against peer libraries")
     args = parser.parse_args(argv)
     return args.func(args)
 

@@ -1,0 +1,127 @@
+"""Compile every kernel into Numba's on-disk cache ahead of use.
+
+Numba compiles a kernel on its first call (seconds to tens of seconds each, minutes for
+the whole library) and caches the machine code on disk. ``soadyn precompile`` (or
+``python -m soadyn.precompile``) exercises the public API on small built-in models so
+that later processes start warm; ``--jobs N`` spreads independent groups of kernels over
+N processes (compilation itself is single-threaded).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
+
+import numpy as np
+
+
+def _tree_kernels():
+    """Tree algorithms, single and batched calls, with and without external forces."""
+    import soadyn as sd
+    m = sd.models.random_tree(8, 0, floating_base=True)
+    rng = np.random.default_rng(0)
+    q = sd.random_configuration(m, rng)
+    v, a = rng.normal(size=(2, m.nv))
+    f = rng.normal(size=(m.nbodies, 6))
+    Q = np.stack([q, q])
+    V, A = np.stack([v, v]), np.stack([a, a])
+    F = np.stack([f, f])
+    sd.rnea(m, q, v, a)
+    sd.rnea(m, q, v, a, f)
+    sd.bias_forces(m, q, v)
+    sd.generalized_gravity(m, q)
+    sd.aba(m, q, v, a)
+    sd.aba(m, q, v, a, f)
+    sd.mass_matrix(m, q)
+    sd.mass_matrix(m, q, method="jtmj")
+    sd.rnea(m, Q, V, A)
+    sd.rnea(m, Q, V, A, F)
+    sd.aba(m, Q, V, A)
+    sd.aba(m, Q, V, A, F)
+    sd.mass_matrix(m, Q)
+    sd.forward_kinematics(m, q, v, a)
+    sd.forward_kinematics(m, Q, V, A)
+    sd.frame_jacobian(m, q, m.frames[-1].name)
+    sd.kinetic_energy(m, q, v)
+    sd.center_of_mass(m, q, v)
+    sd.integrate(m, q, v, 0.1)
+    sd.difference(m, q, q)
+    sd.joints.configuration_rate(m, q, v)
+    sd.joints.normalize(m, q)
+
+
+def _operator_kernels():
+    """Innovations factorization, M⁻¹, log det M, SPO products and the OSCM."""
+    import soadyn as sd
+    m = sd.models.random_tree(8, 1, floating_base=True)
+    q = sd.random_configuration(m, 1)
+    sd.articulated_inertias(m, q)
+    sd.mass_matrix_inverse(m, q)
+    sd.mass_matrix_inverse(m, np.stack([q, q]))
+    sd.log_det_mass_matrix(m, q)
+    frames = [m.frames[-1].name, m.frames[3].name]
+    sd.operational_space_compliance(m, q, frames)
+    sd.operational_space_inertia(m, q, frames[:1])
+
+
+def _closed_kernels():
+    """Cut-joint constraints and methods, constraint embedding."""
+    import soadyn as sd
+    m = sd.models.four_bar_chain(2, 1)
+    rng = np.random.default_rng(2)
+    q, v = sd.close_loops(m, sd.neutral(m) + 0.1 * rng.normal(size=m.nq), rng.normal(size=m.nv))
+    tau = rng.normal(size=m.nv)
+    for method in sd.closed.METHODS:
+        sd.constrained_forward_dynamics(m, q, v, tau, method=method)
+    robot = sd.models.mini_cheetah()
+    y, yd = sd.independent_state(robot, sd.neutral(robot), np.zeros(robot.nv))
+    sd.cluster_aba(robot, y, yd, yd)
+    sd.cluster_rnea(robot, y, yd, yd)
+    sd.cluster_mass_matrix(robot, y)
+    sd.cluster_efpa(robot, y, [robot.frames[-1].name])
+
+
+GROUPS = {"tree": _tree_kernels, "operators": _operator_kernels, "closed": _closed_kernels}
+
+
+def _run(name):
+    t0 = time.perf_counter()
+    GROUPS[name]()
+    return name, time.perf_counter() - t0
+
+
+def precompile(jobs=1, groups=None, verbose=True):
+    """Compile (or load from the cache) the kernels of ``groups`` (default: all) using
+    ``jobs`` processes. Returns {group: seconds}."""
+    names = list(GROUPS) if groups is None else list(groups)
+    for n in names:
+        if n not in GROUPS:
+            raise ValueError(f"groups: unknown group {n!r}; expected some of {list(GROUPS)}")
+    t0 = time.perf_counter()
+    if jobs <= 1:
+        results = dict(_run(n) for n in names)
+    else:
+        # spawn: children import soadyn afresh (no inherited Numba state)
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as pool:
+            results = dict(pool.map(_run, names))
+    if verbose:
+        for n, s in results.items():
+            print(f"  {n:<10s} {s:7.1f} s")
+        print(f"kernels ready in {time.perf_counter() - t0:.1f} s ({jobs} process{'es' if jobs > 1 else ''})")
+    return results
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="soadyn precompile", description=__doc__.splitlines()[0])
+    ap.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1, help="parallel processes")
+    ap.add_argument("groups", nargs="*", help=f"kernel groups (default: all of {list(GROUPS)})")
+    args = ap.parse_args(argv)
+    precompile(max(1, args.jobs), args.groups or None)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
