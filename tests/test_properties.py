@@ -20,6 +20,12 @@ def build(params, gravity=(0.0, 0.0, -9.81)):
     return model, q, v, a, rng
 
 
+def assume_well_conditioned(model, q, limit=1e8):
+    """Forward dynamics loses about log10 cond(M) digits; random gimbal axes can put a state
+    next to a coordinate singularity, where no 1e-9 agreement is possible for any solver."""
+    assume(np.linalg.cond(sd.mass_matrix(model, q)) < limit)
+
+
 @SETTINGS
 @given(trees)
 def test_mass_matrix_spd_and_methods_agree(params):
@@ -36,6 +42,7 @@ def test_mass_matrix_spd_and_methods_agree(params):
 @given(trees)
 def test_rnea_is_mass_matrix_plus_bias_and_aba_inverts_it(params):
     model, q, v, a, rng = build(params)
+    assume_well_conditioned(model, q)
     tau = sd.rnea(model, q, v, a)
     M = sd.mass_matrix(model, q)
     C = sd.bias_forces(model, q, v)
@@ -52,6 +59,7 @@ def test_rnea_is_mass_matrix_plus_bias_and_aba_inverts_it(params):
 def test_external_forces_enter_through_body_jacobians(params):
     """Virtual work: τ(f_ext) = τ(0) − Σ_k J_kᵀ f_ext(k) with J_k the local body Jacobian."""
     model, q, v, a, rng = build(params)
+    assume_well_conditioned(model, q)
     f = rng.normal(size=(model.nbodies, 6))
     expected = sd.rnea(model, q, v, a)
     for k, name in enumerate(model.body_names):
