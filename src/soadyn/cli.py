@@ -71,6 +71,10 @@ def _bench(args):
 
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["bench"]:  # its own options (argparse.REMAINDER drops leading "--x" ones)
+        from soadyn import bench
+        return bench.main(argv[1:])
     parser = argparse.ArgumentParser(prog="soadyn", description="SOA multibody dynamics")
     sub = parser.add_subparsers(dest="command", required=True)
     d = sub.add_parser("demo", help="summary, dynamics and a short simulation of a built-in model")
