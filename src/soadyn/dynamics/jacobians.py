@@ -7,6 +7,7 @@ are zero.
 """
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 from .. import _validation as val
