@@ -416,17 +416,56 @@ def add_rigid_inertia_to_parent(R, t, i, src, dst, di):
     g2 = r20 * h0 + r21 * h1 + r22 * h2
     i00, i01, i02, i11, i12, i22 = rotate_symmetric(r00, r01, r02, r10, r11, r12, r20, r21, r22,
                                                     a00, a01, a02, a11, a12, a22)
+    _add_shifted_rigid_inertia(dst, di, 0, 1, 2, t0, t1, t2, m, g0, g1, g2, i00, i01, i02, i11, i12, i22)
+
+
+@njit(inline="always", cache=True)
+def add_rigid_inertia_to_parent_about_axis(R, t, i, k, src, dst, di):
+    """:func:`add_rigid_inertia_to_parent` when R is a rotation about the coordinate
+    axis e_k (worked in the cyclically permuted coordinates (k, k + 1, k + 2), see
+    :func:`add_inertia_to_parent_about_axis`)."""
+    k1 = (k + 1) % 3
+    k2 = (k + 2) % 3
+    c = R[i, k1, k1]
+    s = R[i, k2, k1]
+    m = src[i, 0]
+    h0, h1, h2 = src[i, 1 + k], src[i, 1 + k1], src[i, 1 + k2]
+    p00, p01, p02 = src[i, sym_param(k, k)], src[i, sym_param(k, k1)], src[i, sym_param(k, k2)]
+    p11, p12, p22 = src[i, sym_param(k1, k1)], src[i, sym_param(k1, k2)], src[i, sym_param(k2, k2)]
+    cc, ss, cs = c * c, s * s, c * s
+    _add_shifted_rigid_inertia(
+        dst, di, k, k1, k2, t[i, k], t[i, k1], t[i, k2], m, h0, c * h1 - s * h2, s * h1 + c * h2,
+        p00, c * p01 - s * p02, s * p01 + c * p02,
+        cc * p11 - 2.0 * cs * p12 + ss * p22, cs * (p11 - p22) + (cc - ss) * p12,
+        ss * p11 + 2.0 * cs * p12 + cc * p22)
+
+
+@njit(inline="always", cache=True)
+def sym_param(a, b):
+    """Index of entry (a, b) of I_o in the 10-parameter form (m, h (3), I00, I01, I02,
+    I11, I12, I22)."""
+    if a > b:
+        a, b = b, a
+    return 4 + a * (5 - a) // 2 + b
+
+
+@njit(inline="always", cache=True)
+def _add_shifted_rigid_inertia(dst, di, l0, l1, l2, t0, t1, t2, m, g0, g1, g2,
+                               i00, i01, i02, i11, i12, i22):
+    """dst[di] += the rigid inertia (m, g, I) already rotated to the parent's axes and
+    moved by t: h' = g + m t, I' = I − (t gᵀ + g tᵀ) + 2 (g·t) 1 − m (t tᵀ − (t·t) 1).
+    Values are in the coordinates (l0, l1, l2), a cyclic relabelling of (0, 1, 2)."""
     d2 = 2.0 * (g0 * t0 + g1 * t1 + g2 * t2) + m * (t0 * t0 + t1 * t1 + t2 * t2)
     dst[di, 0] += m
-    dst[di, 1] += g0 + m * t0
-    dst[di, 2] += g1 + m * t1
-    dst[di, 3] += g2 + m * t2
-    dst[di, 4] += i00 - 2.0 * t0 * g0 - m * t0 * t0 + d2
-    dst[di, 5] += i01 - (t0 * g1 + g0 * t1) - m * t0 * t1
-    dst[di, 6] += i02 - (t0 * g2 + g0 * t2) - m * t0 * t2
-    dst[di, 7] += i11 - 2.0 * t1 * g1 - m * t1 * t1 + d2
-    dst[di, 8] += i12 - (t1 * g2 + g1 * t2) - m * t1 * t2
-    dst[di, 9] += i22 - 2.0 * t2 * g2 - m * t2 * t2 + d2
+    dst[di, 1 + l0] += g0 + m * t0
+    dst[di, 1 + l1] += g1 + m * t1
+    dst[di, 1 + l2] += g2 + m * t2
+    dst[di, sym_param(l0, l0)] += i00 - 2.0 * t0 * g0 - m * t0 * t0 + d2
+    dst[di, sym_param(l0, l1)] += i01 - (t0 * g1 + g0 * t1) - m * t0 * t1
+    dst[di, sym_param(l0, l2)] += i02 - (t0 * g2 + g0 * t2) - m * t0 * t2
+    dst[di, sym_param(l1, l1)] += i11 - 2.0 * t1 * g1 - m * t1 * t1 + d2
+    dst[di, sym_param(l1, l2)] += i12 - (t1 * g2 + g1 * t2) - m * t1 * t2
+    dst[di, sym_param(l2, l2)] += i22 - 2.0 * t2 * g2 - m * t2 * t2 + d2
 
 
 @njit(inline="always", cache=True)

@@ -142,7 +142,7 @@ def articulated_body_pass(mi, mf, tau, fext, ws, nv, has_v):
                 for c in range(n):
                     acc += Y[vi + c, a] * u[vi + c]
                 pb[i, a] += acc
-        if 0 < code <= 3 and not mi[i, ROTATED] or -3 <= code < 0 and not mi[i, ROTATED]:
+        if 0 < abs(code) <= 3 and not mi[i, ROTATED]:  # R = R_J, a turn about e_k
             add_inertia_to_parent_about_axis(R, t, i, abs(code) - 1, P[i], P, p)
         else:
             add_inertia_to_parent(R, t, i, P[i], P, p, scratch)

@@ -16,10 +16,11 @@ from numba import njit, prange
 
 from .. import _validation as val
 from ._fastcall import ExactCall
-from ._layout import (NV, PARENT, VIDX, batch_chunks, extra_views, model_extra_views, model_views,
+from ._layout import (AXIS, NV, PARENT, ROTATED, VIDX, batch_chunks, extra_views, model_extra_views, model_views,
                       sizes_match, workspace_views)
 from .kinematics import check_quaternions, joint_placements, nonfinite, world_poses
-from ._primitives import (add_rigid_inertia_to_parent, force_to_world, joint_column_to_world,
+from ._primitives import (add_rigid_inertia_to_parent, add_rigid_inertia_to_parent_about_axis,
+                          force_to_world, joint_column_to_world,
                           motion_to_child, rigid_inertia_matrix, rigid_inertia_times)
 
 __all__ = ["mass_matrix"]
@@ -43,7 +44,12 @@ def composite_rigid_inertias(mi, mf, ws, nv):
             crb[i, k] = rigid[i, k]
     for i in range(nb - 1, -1, -1):
         p = mi[i, PARENT]
-        if p >= 0:
+        if p < 0:
+            continue
+        code = mi[i, AXIS]
+        if 0 < abs(code) <= 3 and not mi[i, ROTATED]:  # R = R_J, a turn about e_k
+            add_rigid_inertia_to_parent_about_axis(R, t, i, abs(code) - 1, crb, crb, p)
+        else:
             add_rigid_inertia_to_parent(R, t, i, crb, crb, p)
 
 
