@@ -13,7 +13,7 @@ def test_quick_bench_writes_tables_and_plots(tmp_path):
     out = tmp_path / "bench"
     assert cli.main(["bench", "--quick", "--no-progress", "--output", str(out)]) == 0
     files = set(os.listdir(out))
-    for name in ("machine.txt", "summary.md", "per_call.csv", "chains.csv", "startup.csv",
+    for name in ("machine.txt", "summary.md", "per_call.csv", "overhead.csv", "chains.csv", "startup.csv",
                  "ratios.png", "scaling.png"):
         assert name in files, name
     with open(out / "chains.csv") as f:

@@ -233,6 +233,70 @@ class _SoadynOnly:
         return v
 
 
+# ============================================================================ overhead
+def _noop_kernels():
+    """Compiled functions with the kernels' argument lists that do nothing: their call
+    time is the dispatch cost (type checks, unboxing) alone."""
+    from numba import njit
+
+    @njit(cache=True)
+    def noop10(mi, mf, q, v, a, fext, ws, nv, gravity, out):
+        return 0
+
+    @njit(cache=True)
+    def noop6(mi, mf, q, ws, nv, M):
+        return 0
+
+    return noop10, noop6
+
+
+def bench_overhead(robots, pin, rounds, sample_seconds, rng, progress):
+    """Where the time of a plain call goes: Numba dispatch, kernel, Python wrapper,
+    output allocation (differences of interleaved medians)."""
+    import soadyn as sd
+    from . import peers
+    from .dynamics.aba import _ABA
+    from .dynamics.crba import _CRBA
+    from .dynamics.rnea import _RNEA
+    noop10, noop6 = _noop_kernels()
+    rows = []
+    for name in robots:
+        try:
+            pair = peers.load_pair(name)
+        except (FileNotFoundError, ImportError):
+            for _ in range(3):
+                progress.step(f"overhead {name}: skipped")
+            continue
+        m = pair.sd
+        c = m.compiled
+        state = _robot_state(pair, np.random.default_rng(0))
+        for alg in ("rnea", "aba", "mass_matrix"):
+            progress.step(f"overhead {name} {alg}")
+            cases, _ = robot_cases(pair, alg, state, pin)
+            ns = cases["soadyn"][1]
+            ns.update(mi=c.mi, mf=c.mf, nv=c.nv, b=ns["ws"].buffer, noop10=noop10, noop6=noop6,
+                      k_rnea=_RNEA.fast, k_aba=_ABA.fast, k_crba=_CRBA.fast)
+            if alg == "mass_matrix":
+                cases["dispatch"] = ("noop6(mi, mf, q, b, nv, M)", ns)
+                cases["kernel"] = ("k_crba(mi, mf, q, b, nv, M)", ns)
+            else:
+                x, k = ("a", "k_rnea") if alg == "rnea" else ("tau", "k_aba")
+                cases["dispatch"] = (f"noop10(mi, mf, q, v, {x}, None, b, nv, True, out)", ns)
+                cases["kernel"] = (f"{k}(mi, mf, q, v, {x}, None, b, nv, True, out)", ns)
+            cases["allocation"] = ("np.empty((nv, nv))" if alg == "mass_matrix" else "np.empty(nv)",
+                                   dict(ns, np=np))
+            res = {k: v[0] * 1e6 for k, v in time_interleaved(cases, rounds, sample_seconds, rng).items()}
+            row = {"robot": name, "algorithm": alg, "plain_us": res["soadyn"],
+                   "dispatch_us": res["dispatch"], "kernel_us": res["kernel"] - res["dispatch"],
+                   "wrapper_us": res["soadyn_low"] - res["kernel"],
+                   "allocation_us": res["allocation"],
+                   "rest_of_plain_us": res["soadyn"] - res["soadyn_low"] - res["allocation"]}
+            if "pinocchio" in res:
+                row["pinocchio_us"] = res["pinocchio"]
+            rows.append(row)
+    return rows
+
+
 # ============================================================================ chains
 def bench_chains(sizes, pin, rounds, sample_seconds, rng, progress):
     import soadyn as sd
@@ -489,7 +553,7 @@ def _mark(ratio, limit):
     return "✓" if ratio <= limit else "✗"
 
 
-def summary_tables(robot_rows, chain_rows, exponents, batch_rows, startup_rows):
+def summary_tables(robot_rows, overhead_rows, chain_rows, exponents, batch_rows, startup_rows):
     out = []
     if robot_rows:
         out.append("## Per call [µs] (medians; ratio = soadyn / Pinocchio, ✓/✗ against issue 5's targets)\n")
@@ -506,6 +570,16 @@ def summary_tables(robot_rows, chain_rows, exponents, batch_rows, startup_rows):
                 f"{_fmt(r.get('soadyn_low_us'))} | {_fmt(r.get('pinocchio_us'))} | "
                 f"{_fmt(pr, '5.2f')} {_mark(pr, tp)}{'' if tp is None else f' (≤ {tp})'} | "
                 f"{_fmt(lr, '5.2f')} {_mark(lr, tl)}{'' if tl is None else f' (≤ {tl})'} | {r['note']} |")
+        out.append("")
+    if overhead_rows:
+        out.append("## Where a plain call's time goes [µs] (differences of interleaved medians)\n")
+        out.append("| robot | algorithm | plain call | Numba dispatch | kernel | Python wrapper | "
+                   "output allocation | rest | Pinocchio |")
+        out.append("|---|---|---|---|---|---|---|---|---|")
+        for r in overhead_rows:
+            out.append(f"| {r['robot']} | {r['algorithm']} | {r['plain_us']:.2f} | {r['dispatch_us']:.2f} | "
+                       f"{r['kernel_us']:.2f} | {r['wrapper_us']:.2f} | {r['allocation_us']:.2f} | "
+                       f"{r['rest_of_plain_us']:.2f} | {_fmt(r.get('pinocchio_us'), '.2f')} |")
         out.append("")
     if chain_rows:
         out.append("## Serial chains: time [µs] against the number of bodies\n")
@@ -619,7 +693,8 @@ def parse_args(argv):
     p.add_argument("--chains", default=None, help="comma-separated chain sizes (default 2..256, quick 2,8,32,128)")
     p.add_argument("--batch", type=int, default=None, help="states per batched call (default 10000, quick 1000)")
     p.add_argument("--rounds", type=int, default=None, help="samples per measurement (default 15, quick 5)")
-    p.add_argument("--skip", default="", help="comma-separated sections to skip: robots,chains,batch,startup")
+    p.add_argument("--skip", default="", help="comma-separated sections to skip: "
+                   "robots,overhead,chains,batch,startup")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p.parse_args(argv)
 
@@ -639,6 +714,7 @@ def main(argv=None):
              [2, 8, 32, 128] if quick else [2, 4, 8, 16, 32, 64, 128, 256])
     batch = args.batch or (1000 if quick else 10000)
     batch_robots = ["panda", "talos"] if quick else robots
+    overhead_robots = [r for r in ("ur5", "panda", "talos", "g1") if r in robots]
     skip = set(filter(None, args.skip.split(",")))
     try:
         import pinocchio as pin
@@ -651,17 +727,21 @@ def main(argv=None):
         f.write(machine)
     print(machine)
     steps = (len(robots) * len(ROBOT_ALGORITHMS) * ("robots" not in skip)
+             + 3 * len(overhead_robots) * ("overhead" not in skip and pin is not None)
              + len(sizes) * len(CHAIN_ALGORITHMS) * ("chains" not in skip)
              + 2 * len(batch_robots) * ("batch" not in skip and pin is not None)
              + (1 if quick else 2) * ("startup" not in skip))
     progress = Progress(steps, enabled=not args.no_progress)
     rng = random.Random(0)
     t0 = time.perf_counter()
-    robot_rows = chain_rows = batch_rows = startup_rows = []
+    robot_rows = overhead_rows = chain_rows = batch_rows = startup_rows = []
     exponents = {}
     if "robots" not in skip:
         robot_rows = bench_robots(robots, pin, rounds, sample, rng, progress)
         write_csv(os.path.join(args.output, "per_call.csv"), robot_rows)
+    if "overhead" not in skip and pin is not None:
+        overhead_rows = bench_overhead(overhead_robots, pin, rounds, sample, rng, progress)
+        write_csv(os.path.join(args.output, "overhead.csv"), overhead_rows)
     if "chains" not in skip:
         chain_rows = bench_chains(sizes, pin, rounds, sample, rng, progress)
         # the fixed cost of a call (~1 µs) bends the small sizes: fit the three largest
@@ -674,7 +754,7 @@ def main(argv=None):
         startup_rows = bench_startup(cold=not quick, progress=progress)
         write_csv(os.path.join(args.output, "startup.csv"), startup_rows)
     progress.close()
-    text = summary_tables(robot_rows, chain_rows, exponents, batch_rows, startup_rows)
+    text = summary_tables(robot_rows, overhead_rows, chain_rows, exponents, batch_rows, startup_rows)
     paths = plot(args.output, robot_rows, chain_rows, exponents, batch_rows)
     with open(os.path.join(args.output, "summary.md"), "w") as f:
         f.write(f"# soadyn benchmarks{' (quick)' if quick else ''}\n\n```\n{machine}```\n\n{text}\n")
