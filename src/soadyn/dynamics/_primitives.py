@@ -46,17 +46,31 @@ def parent_acceleration(R, t, i, p, g, gravity, A):
 
 @njit(inline="always", cache=True)
 def compose_pose(Ra, pa, ia, Rb, pb, ib, Rout, pout, io):
-    """(Rout, pout)[io] = (Ra, pa)[ia] ∘ (Rb, pb)[ib] = (Ra Rb, pa + Ra pb)."""
-    for a in range(3):
-        acc = pa[ia, a]
-        for k in range(3):
-            acc += Ra[ia, a, k] * pb[ib, k]
-        pout[io, a] = acc
-        for b in range(3):
-            acc = 0.0
-            for k in range(3):
-                acc += Ra[ia, a, k] * Rb[ib, k, b]
-            Rout[io, a, b] = acc
+    """(Rout, pout)[io] = (Ra, pa)[ia] ∘ (Rb, pb)[ib] = (Ra Rb, pa + Ra pb).
+
+    Everything is read into scalars before the first store: the output may live in
+    the same array as an input, and the compiler would otherwise reload after each
+    store."""
+    a00, a01, a02 = Ra[ia, 0, 0], Ra[ia, 0, 1], Ra[ia, 0, 2]
+    a10, a11, a12 = Ra[ia, 1, 0], Ra[ia, 1, 1], Ra[ia, 1, 2]
+    a20, a21, a22 = Ra[ia, 2, 0], Ra[ia, 2, 1], Ra[ia, 2, 2]
+    b00, b01, b02 = Rb[ib, 0, 0], Rb[ib, 0, 1], Rb[ib, 0, 2]
+    b10, b11, b12 = Rb[ib, 1, 0], Rb[ib, 1, 1], Rb[ib, 1, 2]
+    b20, b21, b22 = Rb[ib, 2, 0], Rb[ib, 2, 1], Rb[ib, 2, 2]
+    x0, x1, x2 = pb[ib, 0], pb[ib, 1], pb[ib, 2]
+    y0, y1, y2 = pa[ia, 0], pa[ia, 1], pa[ia, 2]
+    pout[io, 0] = y0 + a00 * x0 + a01 * x1 + a02 * x2
+    pout[io, 1] = y1 + a10 * x0 + a11 * x1 + a12 * x2
+    pout[io, 2] = y2 + a20 * x0 + a21 * x1 + a22 * x2
+    Rout[io, 0, 0] = a00 * b00 + a01 * b10 + a02 * b20
+    Rout[io, 0, 1] = a00 * b01 + a01 * b11 + a02 * b21
+    Rout[io, 0, 2] = a00 * b02 + a01 * b12 + a02 * b22
+    Rout[io, 1, 0] = a10 * b00 + a11 * b10 + a12 * b20
+    Rout[io, 1, 1] = a10 * b01 + a11 * b11 + a12 * b21
+    Rout[io, 1, 2] = a10 * b02 + a11 * b12 + a12 * b22
+    Rout[io, 2, 0] = a20 * b00 + a21 * b10 + a22 * b20
+    Rout[io, 2, 1] = a20 * b01 + a21 * b11 + a22 * b21
+    Rout[io, 2, 2] = a20 * b02 + a21 * b12 + a22 * b22
 
 
 @njit(inline="always", cache=True)
@@ -480,6 +494,30 @@ def rigid_inertia_times(src, i, w0, w1, w2, l0, l1, l2):
             m * l0 - h1 * w2 + h2 * w1,
             m * l1 - h2 * w0 + h0 * w2,
             m * l2 - h0 * w1 + h1 * w0)
+
+
+@njit(inline="always", cache=True)
+def rigid_inertia_times_joint_column(mi, i, src, S, col):
+    """src[i] H*(i)[:, col] (6 scalars) for a rigid inertia in 10-parameter form; for a
+    unit-column joint (``AXIS``) the entries are read, not multiplied."""
+    code = mi[i, AXIS]
+    if code == 0:
+        return rigid_inertia_times(src, i, S[col, 0], S[col, 1], S[col, 2], S[col, 3], S[col, 4], S[col, 5])
+    k = abs(code) - 1
+    sg = 1.0 if code > 0 else -1.0
+    m, h0, h1, h2 = src[i, 0], src[i, 1], src[i, 2], src[i, 3]
+    if k < 3:  # [I e_k; −h × e_k] = [I[:, k]; e_k × h]
+        n0, n1, n2 = src[i, sym_param(0, k)], src[i, sym_param(1, k)], src[i, sym_param(2, k)]
+        f0 = 0.0 if k == 0 else (h2 if k == 1 else -h1)
+        f1 = -h2 if k == 0 else (0.0 if k == 1 else h0)
+        f2 = h1 if k == 0 else (-h0 if k == 1 else 0.0)
+        return sg * n0, sg * n1, sg * n2, sg * f0, sg * f1, sg * f2
+    k -= 3  # [h × e_k; m e_k]
+    n0 = 0.0 if k == 0 else (-h2 if k == 1 else h1)
+    n1 = h2 if k == 0 else (0.0 if k == 1 else -h0)
+    n2 = -h1 if k == 0 else (h0 if k == 1 else 0.0)
+    return (sg * n0, sg * n1, sg * n2, sg * m if k == 0 else 0.0, sg * m if k == 1 else 0.0,
+            sg * m if k == 2 else 0.0)
 
 
 @njit(inline="always", cache=True)

@@ -21,7 +21,8 @@ from ._layout import (AXIS, NV, PARENT, ROTATED, VIDX, batch_chunks, extra_views
 from .kinematics import check_quaternions, joint_placements, nonfinite, world_poses
 from ._primitives import (add_rigid_inertia_to_parent, add_rigid_inertia_to_parent_about_axis,
                           force_to_world, joint_column_to_world,
-                          motion_to_child, rigid_inertia_matrix, rigid_inertia_times)
+                          motion_to_child, rigid_inertia_matrix,
+                          rigid_inertia_times_joint_column)
 
 __all__ = ["mass_matrix"]
 
@@ -97,8 +98,7 @@ def mass_matrix_kernel(mi, mf, q, ws, nv, M):
         for c in range(mi[i, NV]):
             col = vi + c
             # f = R(i) H*(i) column c, in world axes at the world origin
-            f0, f1, f2, f3, f4, f5 = rigid_inertia_times(crb, i, S[col, 0], S[col, 1], S[col, 2],
-                                                         S[col, 3], S[col, 4], S[col, 5])
+            f0, f1, f2, f3, f4, f5 = rigid_inertia_times_joint_column(mi, i, crb, S, col)
             f0, f1, f2, f3, f4, f5 = force_to_world(Rw, pw, i, f0, f1, f2, f3, f4, f5)
             for c2 in range(c + 1):  # the joint's own block, upper triangle
                 x = (Y[vi + c2, 0] * f0 + Y[vi + c2, 1] * f1 + Y[vi + c2, 2] * f2
