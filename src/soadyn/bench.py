@@ -216,6 +216,7 @@ def bench_robots(robots, pin, rounds, sample_seconds, rng, progress):
                     for impl in ("soadyn", "soadyn_low"):
                         if impl in res:
                             row[f"{impl}_ratio"] = res[impl][0] / res["pinocchio"][0]
+                            row[f"{impl}_ratio_of_minima"] = res[impl][1] / res["pinocchio"][1]
             rows.append(row)
     return rows
 
@@ -692,7 +693,7 @@ def parse_args(argv):
     p.add_argument("--robots", default=None, help="comma-separated subset of " + ",".join(_robot_names()))
     p.add_argument("--chains", default=None, help="comma-separated chain sizes (default 2..256, quick 2,8,32,128)")
     p.add_argument("--batch", type=int, default=None, help="states per batched call (default 10000, quick 1000)")
-    p.add_argument("--rounds", type=int, default=None, help="samples per measurement (default 15, quick 5)")
+    p.add_argument("--rounds", type=int, default=None, help="samples per measurement (default 41, quick 7)")
     p.add_argument("--skip", default="", help="comma-separated sections to skip: "
                    "robots,overhead,chains,batch,startup")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -707,8 +708,10 @@ def _robot_names():
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     quick = args.quick
-    rounds = args.rounds or (5 if quick else 15)
-    sample = 0.0005 if quick else 0.002
+    # many short samples: on a shared machine a sample either runs undisturbed or is
+    # preempted; short ones make the median the undisturbed time more often
+    rounds = args.rounds or (7 if quick else 41)
+    sample = 0.0003 if quick else 0.0005
     robots = args.robots.split(",") if args.robots else _robot_names()
     sizes = ([int(s) for s in args.chains.split(",")] if args.chains else
              [2, 8, 32, 128] if quick else [2, 4, 8, 16, 32, 64, 128, 256])
@@ -748,7 +751,7 @@ def main(argv=None):
         exponents = fit_exponents(chain_rows, min_bodies=sorted(sizes)[-min(3, len(sizes))])
         write_csv(os.path.join(args.output, "chains.csv"), chain_rows)
     if "batch" not in skip and pin is not None:
-        batch_rows = bench_batch(batch_robots, batch, pin, max(3, rounds // 3), progress)
+        batch_rows = bench_batch(batch_robots, batch, pin, 3 if quick else 7, progress)
         write_csv(os.path.join(args.output, "batch.csv"), batch_rows)
     if "startup" not in skip:
         startup_rows = bench_startup(cold=not quick, progress=progress)

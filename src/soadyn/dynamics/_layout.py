@@ -5,7 +5,9 @@ per body) and ``mf`` (all real parameters in one flat float64 buffer) — and on
 float64 workspace ``ws``. Each crossing from Python into Numba costs about 0.1 µs
 per array argument, so packing keeps the per-call overhead small; inside a kernel
 ``model_views`` and ``workspace_views`` carve the buffers into named, shaped views
-once per call (free: no copy, no allocation of data).
+once per call (free: no copy, no allocation of data). Fields added later follow the
+original ones (``model_extra_views``, ``extra_views``), so the original offsets and
+view tuples stay as they were.
 
 Body quantities are indexed by body ``i`` (parent-first order); dof quantities by
 the velocity index. All vectors are angular-first and expressed in the body frame
@@ -257,6 +259,24 @@ def batch_row(X, b):
     if X is None:
         return None
     return X[b]
+
+
+#: states per scheduling unit of the batched kernels: threads take blocks one at a time
+#: (``parallel_chunksize(1)``), so a thread slowed down by other work on its core takes
+#: fewer of them instead of holding up the whole call
+BATCH_BLOCK = 16
+
+
+@njit(inline="always", cache=True)
+def batch_blocks(batch):
+    """Number of BATCH_BLOCK-state blocks of a batch (the ``prange`` of a batched kernel,
+    which works on block k with the workspace ``wss[numba.get_thread_id()]``)."""
+    return (batch + BATCH_BLOCK - 1) // BATCH_BLOCK
+
+
+def batch_workspaces(workspace):
+    """One workspace buffer per Numba thread, for the batched kernels."""
+    return workspace.batch_buffers(get_num_threads())
 
 
 def batch_chunks(batch):

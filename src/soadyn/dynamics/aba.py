@@ -20,11 +20,12 @@ base-to-tips scatter::
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import get_thread_id, njit, parallel_chunksize, prange
 
 from .. import _validation as val
 from ._fastcall import ExactCall
-from ._layout import (AXIS, NV, PARENT, ROTATED, VIDX, batch_chunks, batch_row, model_extra_views, model_views, sizes_match,
+from ._layout import (AXIS, NV, PARENT, ROTATED, VIDX, BATCH_BLOCK, batch_blocks, batch_row,
+                      batch_workspaces, model_extra_views, model_views, sizes_match,
                       workspace_views)
 from ._primitives import (add_bias_force, add_force_to_parent, add_inertia_to_parent,
                           add_inertia_to_parent_about_axis,
@@ -222,11 +223,10 @@ def aba_kernel(mi, mf, q, v, tau, fext, ws, nv, gravity, qdd):
 @njit(parallel=True, cache=True)
 def _aba_batch(mi, mf, Q, Vq, T, Fext, wss, nv, gravity, qdd, status):
     B = Q.shape[0]
-    nch = wss.shape[0]
-    for ch in prange(nch):
-        for b in range(ch * B // nch, (ch + 1) * B // nch):
-            status[b] = aba_kernel(mi, mf, Q[b], Vq[b], T[b], batch_row(Fext, b), wss[ch], nv,
-                                   gravity, qdd[b])
+    for blk in prange(batch_blocks(B)):
+        ws = wss[get_thread_id()]
+        for b in range(blk * BATCH_BLOCK, min(B, (blk + 1) * BATCH_BLOCK)):
+            status[b] = aba_kernel(mi, mf, Q[b], Vq[b], T[b], batch_row(Fext, b), ws, nv, gravity, qdd[b])
 
 
 _ABA = ExactCall(aba_kernel)
@@ -287,6 +287,7 @@ def _aba_general(model, q, v, tau, f_ext, gravity, out, workspace):
     status = np.zeros(B, dtype=np.int64)
     val.workspace_buffer(model, workspace)
     ws = workspace if workspace is not None else model.workspace()
-    _aba_batch(c.mi, c.mf, q, v, tau, f_ext, ws.batch_buffers(batch_chunks(B)), c.nv, gravity, qdd, status)
+    with parallel_chunksize(1):
+        _aba_batch(c.mi, c.mf, q, v, tau, f_ext, batch_workspaces(ws), c.nv, gravity, qdd, status)
     val.check_batch_status(status, _NAMES)
     return qdd

@@ -12,12 +12,12 @@
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import get_thread_id, njit, parallel_chunksize, prange
 
 from .. import _validation as val
 from ._fastcall import ExactCall
-from ._layout import (AXIS, NV, PARENT, ROTATED, VIDX, batch_chunks, extra_views, model_extra_views, model_views,
-                      sizes_match, workspace_views)
+from ._layout import (AXIS, NV, PARENT, ROTATED, VIDX, BATCH_BLOCK, batch_blocks, batch_workspaces,
+                      extra_views, model_extra_views, model_views, sizes_match, workspace_views)
 from .kinematics import check_quaternions, joint_placements, nonfinite, world_poses
 from ._primitives import (add_rigid_inertia_to_parent, add_rigid_inertia_to_parent_about_axis,
                           force_to_world, joint_column_to_world,
@@ -171,10 +171,10 @@ def mass_matrix_jtmj_kernel(mi, mf, q, ws, nv, M, J):
 @njit(parallel=True, cache=True)
 def _mass_matrix_batch(mi, mf, Q, wss, nv, M, status):
     B = Q.shape[0]
-    nch = wss.shape[0]
-    for ch in prange(nch):
-        for b in range(ch * B // nch, (ch + 1) * B // nch):
-            status[b] = mass_matrix_kernel(mi, mf, Q[b], wss[ch], nv, M[b])
+    for blk in prange(batch_blocks(B)):
+        ws = wss[get_thread_id()]
+        for b in range(blk * BATCH_BLOCK, min(B, (blk + 1) * BATCH_BLOCK)):
+            status[b] = mass_matrix_kernel(mi, mf, Q[b], ws, nv, M[b])
 
 
 _CRBA = ExactCall(mass_matrix_kernel)
@@ -225,7 +225,8 @@ def _mass_matrix_general(model, q, method, out, workspace):
                 _mass_matrix_general(model, q[b], "jtmj", M[b], ws)
             return M
         status = np.zeros(B, dtype=np.int64)
-        _mass_matrix_batch(c.mi, c.mf, q, ws.batch_buffers(batch_chunks(B)), c.nv, M, status)
+        with parallel_chunksize(1):
+            _mass_matrix_batch(c.mi, c.mf, q, batch_workspaces(ws), c.nv, M, status)
         val.check_batch_status(status, ("q",))
         return M
     M = val.output(out, (c.nv, c.nv))

@@ -13,13 +13,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import get_thread_id, njit, parallel_chunksize, prange
 
 from .. import _validation as val
 from ..joints import FREE, REVOLUTE, SPHERICAL, joint_pose_and_subspace
 from ._fastcall import ExactCall
-from ._layout import (AXIS, JTYPE, NSUB, NV, PARENT, QIDX, ROTATED, SUBKINDS, VIDX,
-                      batch_chunks, batch_row, model_views, sizes_match, workspace_views)
+from ._layout import (AXIS, JTYPE, NSUB, NV, PARENT, QIDX, ROTATED, SUBKINDS, VIDX, BATCH_BLOCK,
+                      batch_blocks, batch_row, batch_workspaces, model_views, sizes_match,
+                      workspace_views)
 from ._primitives import (axis_coriolis_term, compose_pose, coriolis_term, motion_to_child,
                           parent_acceleration)
 
@@ -243,12 +244,11 @@ def _kinematics(mi, mf, q, v, a, ws, nv, gravity, R_out, p_out, V_out, A_out):
 @njit(parallel=True, cache=True)
 def _kinematics_batch(mi, mf, Q, Vq, Aq, wss, nv, gravity, R_out, p_out, V_out, A_out, status):
     B = Q.shape[0]
-    nch = wss.shape[0]
-    for c in prange(nch):
-        for b in range(c * B // nch, (c + 1) * B // nch):
-            status[b] = _kinematics(mi, mf, Q[b], batch_row(Vq, b), batch_row(Aq, b), wss[c], nv,
-                                    gravity, R_out[b], p_out[b], batch_row(V_out, b),
-                                    batch_row(A_out, b))
+    for blk in prange(batch_blocks(B)):
+        ws = wss[get_thread_id()]
+        for b in range(blk * BATCH_BLOCK, min(B, (blk + 1) * BATCH_BLOCK)):
+            status[b] = _kinematics(mi, mf, Q[b], batch_row(Vq, b), batch_row(Aq, b), ws, nv, gravity,
+                                    R_out[b], p_out[b], batch_row(V_out, b), batch_row(A_out, b))
 
 
 # --------------------------------------------------------------------------- public API
@@ -341,8 +341,9 @@ def _forward_kinematics_general(model, q, v, a, gravity, workspace):
             val.raise_status(st, ("q", "v", "a"))
     else:
         status = np.zeros(batch, dtype=np.int64)
-        _kinematics_batch(c.mi, c.mf, q, v, a, ws.batch_buffers(batch_chunks(batch)),
-                          c.nv, gravity, R_out, p_out, V_out, A_out, status)
+        with parallel_chunksize(1):
+            _kinematics_batch(c.mi, c.mf, q, v, a, batch_workspaces(ws), c.nv, gravity, R_out, p_out,
+                              V_out, A_out, status)
         val.check_batch_status(status, ("q", "v", "a"))
     return KinematicsResult(R_out, p_out, V_out, A_out)
 

@@ -12,12 +12,12 @@ Gravity enters as the base acceleration α(world) = −g; external forces ``f_ex
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import get_thread_id, njit, parallel_chunksize, prange
 
 from .. import _validation as val
 from ._fastcall import ExactCall
-from ._layout import (AXIS, NV, PARENT, VIDX, batch_chunks, batch_row, model_extra_views, sizes_match,
-                      workspace_views)
+from ._layout import (AXIS, NV, PARENT, VIDX, BATCH_BLOCK, batch_blocks, batch_row,
+                      batch_workspaces, model_extra_views, sizes_match, workspace_views)
 from ._primitives import add_bias_force, add_force_to_parent, rigid_times_motion
 from .kinematics import (body_accelerations, body_velocities, check_quaternions,
                          joint_placements, nonfinite)
@@ -86,11 +86,11 @@ def rnea_kernel(mi, mf, q, v, a, fext, ws, nv, gravity, tau):
 @njit(parallel=True, cache=True)
 def _rnea_batch(mi, mf, Q, Vq, Aq, Fext, wss, nv, gravity, tau, status):
     B = Q.shape[0]
-    nch = wss.shape[0]
-    for ch in prange(nch):
-        for b in range(ch * B // nch, (ch + 1) * B // nch):
+    for blk in prange(batch_blocks(B)):
+        ws = wss[get_thread_id()]
+        for b in range(blk * BATCH_BLOCK, min(B, (blk + 1) * BATCH_BLOCK)):
             status[b] = rnea_kernel(mi, mf, Q[b], batch_row(Vq, b), batch_row(Aq, b),
-                                    batch_row(Fext, b), wss[ch], nv, gravity, tau[b])
+                                    batch_row(Fext, b), ws, nv, gravity, tau[b])
 
 
 _RNEA = ExactCall(rnea_kernel)
@@ -123,7 +123,8 @@ def _general(model, q, v, a, f_ext, gravity, out, workspace):
     status = np.zeros(B, dtype=np.int64)
     val.workspace_buffer(model, workspace)
     ws = workspace if workspace is not None else model.workspace()
-    _rnea_batch(c.mi, c.mf, q, v, a, f_ext, ws.batch_buffers(batch_chunks(B)), c.nv, gravity, tau, status)
+    with parallel_chunksize(1):
+        _rnea_batch(c.mi, c.mf, q, v, a, f_ext, batch_workspaces(ws), c.nv, gravity, tau, status)
     val.check_batch_status(status, _NAMES)
     return tau
 
