@@ -205,7 +205,8 @@ def bench_robots(robots, pin, rounds, sample_seconds, rng, progress):
         for alg in ROBOT_ALGORITHMS:
             progress.step(f"{name} {alg}")
             cases, note = robot_cases(pair, alg, state, pin)
-            row = {"robot": name, "nb": pair.sd.nbodies, "nv": pair.sd.nv, "algorithm": alg, "note": note}
+            row = {"robot": name, "nb": pair.sd.nbodies, "nv": pair.sd.nv, "algorithm": alg, "note": note,
+                   "load": _load()}
             if cases:
                 res = time_interleaved(cases, rounds, sample_seconds, rng)
                 for impl, (med, lo, hi) in res.items():
@@ -287,7 +288,7 @@ def bench_overhead(robots, pin, rounds, sample_seconds, rng, progress):
             cases["allocation"] = ("np.empty((nv, nv))" if alg == "mass_matrix" else "np.empty(nv)",
                                    dict(ns, np=np))
             res = {k: v[0] * 1e6 for k, v in time_interleaved(cases, rounds, sample_seconds, rng).items()}
-            row = {"robot": name, "algorithm": alg, "plain_us": res["soadyn"],
+            row = {"robot": name, "algorithm": alg, "load": _load(), "plain_us": res["soadyn"],
                    "dispatch_us": res["dispatch"], "kernel_us": res["kernel"] - res["dispatch"],
                    "wrapper_us": res["soadyn_low"] - res["kernel"],
                    "allocation_us": res["allocation"],
@@ -300,36 +301,57 @@ def bench_overhead(robots, pin, rounds, sample_seconds, rng, progress):
 
 # ============================================================================ chains
 def bench_chains(sizes, pin, rounds, sample_seconds, rng, progress):
+    """Serial chains; for each algorithm all sizes and implementations take turns in one
+    interleaved measurement, so that the fitted exponents see one machine state."""
     import soadyn as sd
     from .peers import pinocchio_model
-    rows = []
+    pairs = {}
     for n in sizes:
         m = sd.models.serial_chain(n)
         pair = pinocchio_model(m) if pin is not None else _SoadynOnly(m)
-        state = _robot_state(pair, np.random.default_rng(n))
-        for alg in CHAIN_ALGORITHMS:
-            progress.step(f"chain {n} {alg}")
-            cases, _ = robot_cases(pair, alg, state, pin)
-            res = time_interleaved(cases, rounds, sample_seconds, rng)
-            row = {"bodies": n, "algorithm": alg}
-            for impl, (med, lo, hi) in res.items():
-                row[f"{impl}_us"] = med * 1e6
-                row[f"{impl}_min_us"] = lo * 1e6
-                row[f"{impl}_max_us"] = hi * 1e6
+        pairs[n] = (pair, _robot_state(pair, np.random.default_rng(n)))
+    rows = []
+    for alg in CHAIN_ALGORITHMS:
+        progress.step(f"chains {alg}")
+        cases = {}
+        for n, (pair, state) in pairs.items():
+            for impl, case in robot_cases(pair, alg, state, pin)[0].items():
+                cases[(n, impl)] = case
+        res = time_interleaved(cases, rounds, sample_seconds, rng)
+        for n in sizes:
+            row = {"bodies": n, "algorithm": alg, "load": _load()}
+            for (nn, impl), (med, lo, hi) in res.items():
+                if nn == n:
+                    row[f"{impl}_us"] = med * 1e6
+                    row[f"{impl}_min_us"] = lo * 1e6
+                    row[f"{impl}_max_us"] = hi * 1e6
             rows.append(row)
     return rows
 
 
+def _load():
+    """The 1-minute load average (how busy the shared machine was), or None."""
+    return os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+
+
 def fit_exponents(chain_rows, min_bodies):
-    """Least-squares slope of log(time) against log(bodies) for n ≥ ``min_bodies``."""
+    """Least-squares slopes of log(time) against log(bodies) for n ≥ ``min_bodies``:
+    ``{(algorithm, impl): (p of the time, p of the time less the smallest chain's)}``.
+    The second discounts the fixed cost of a call, which bends the first towards 0."""
     out = {}
     for alg in CHAIN_ALGORITHMS:
         for impl in IMPLS:
-            pts = [(r["bodies"], r[f"{impl}_us"]) for r in chain_rows
-                   if r["algorithm"] == alg and f"{impl}_us" in r and r["bodies"] >= min_bodies]
-            if len(pts) >= 2:
-                x, y = np.log([p[0] for p in pts]), np.log([p[1] for p in pts])
-                out[(alg, impl)] = float(np.polyfit(x, y, 1)[0])
+            pts = sorted((r["bodies"], r[f"{impl}_us"]) for r in chain_rows
+                         if r["algorithm"] == alg and f"{impl}_us" in r)
+            big = [(n, t) for n, t in pts if n >= min_bodies]
+            if len(big) < 2:
+                continue
+            x = np.log([n for n, _ in big])
+            raw = float(np.polyfit(x, np.log([t for _, t in big]), 1)[0])
+            fixed = pts[0][1]
+            marginal = [t - fixed for _, t in big]
+            net = float(np.polyfit(x, np.log(marginal), 1)[0]) if min(marginal) > 0 else float("nan")
+            out[(alg, impl)] = (raw, net)
     return out
 
 
@@ -399,7 +421,7 @@ def bench_batch(robots, batch, pin, rounds, progress):
                     times[k].append(time.perf_counter() - t0)
             med = {k: float(np.median(t)) for k, t in times.items()}
             row = {"robot": name, "algorithm": alg, "batch": batch, "threads": threads,
-                   "max_rel_error": err}
+                   "max_rel_error": err, "load": _load()}
             for k, t in med.items():
                 row[f"{k}_ms"] = t * 1e3
                 row[f"{k}_states_per_s"] = batch / t
@@ -506,7 +528,9 @@ def machine_description():
     except OSError:
         pass
     lines.append(f"cpu: {cpu}")
-    lines.append(f"logical cores: {os.cpu_count()}; Numba threads: {numba.get_num_threads()}")
+    lines.append(f"logical cores: {os.cpu_count()}; Numba threads: {numba.get_num_threads()} "
+                 f"(threading layer chosen at the first batch); OMP_WAIT_POLICY="
+                 f"{os.environ.get('OMP_WAIT_POLICY', 'unset')}")
     if hasattr(os, "getloadavg"):
         lines.append("load average at start (1, 5, 15 min): %.2f %.2f %.2f" % os.getloadavg())
     lines.append(f"os: {platform.platform()}")
@@ -531,6 +555,32 @@ def _git_commit():
         return f" (git {sha.stdout.strip()})" if sha.returncode == 0 and sha.stdout.strip() else ""
     except (OSError, subprocess.SubprocessError):
         return ""
+
+
+SECTION_FILES = {"robots": "per_call", "overhead": "overhead", "chains": "chains", "batch": "batch",
+                 "startup": "startup"}
+
+
+def read_csv(path):
+    """Rows written by :func:`write_csv` (numbers back as int/float), or [] without a file."""
+    if not os.path.exists(path):
+        return []
+    rows = []
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            row = {}
+            for k, v in r.items():
+                if v == "":
+                    continue
+                try:
+                    row[k] = int(v)
+                except ValueError:
+                    try:
+                        row[k] = float(v)
+                    except ValueError:
+                        row[k] = v
+            rows.append(row)
+    return rows
 
 
 def write_csv(path, rows):
@@ -562,7 +612,7 @@ def summary_tables(robot_rows, overhead_rows, chain_rows, exponents, batch_rows,
         out.append("|---|---|---|---|---|---|---|---|---|---|")
         for r in robot_rows:
             if r["algorithm"] == "-":
-                out.append(f"| {r['robot']} | | | | | | | | | {r['note']} |")
+                out.append(f"| {r['robot']} | | | | | | | | | {r.get('note', '')} |")
                 continue
             tp, tl = target(r["robot"], r["algorithm"])
             pr, lr = r.get("soadyn_ratio"), r.get("soadyn_low_ratio")
@@ -570,7 +620,7 @@ def summary_tables(robot_rows, overhead_rows, chain_rows, exponents, batch_rows,
                 f"| {r['robot']} | {r['nb']} | {r['nv']} | {r['algorithm']} | {_fmt(r.get('soadyn_us'))} | "
                 f"{_fmt(r.get('soadyn_low_us'))} | {_fmt(r.get('pinocchio_us'))} | "
                 f"{_fmt(pr, '5.2f')} {_mark(pr, tp)}{'' if tp is None else f' (≤ {tp})'} | "
-                f"{_fmt(lr, '5.2f')} {_mark(lr, tl)}{'' if tl is None else f' (≤ {tl})'} | {r['note']} |")
+                f"{_fmt(lr, '5.2f')} {_mark(lr, tl)}{'' if tl is None else f' (≤ {tl})'} | {r.get('note', '')} |")
         out.append("")
     if overhead_rows:
         out.append("## Where a plain call's time goes [µs] (differences of interleaved medians)\n")
@@ -589,9 +639,11 @@ def summary_tables(robot_rows, overhead_rows, chain_rows, exponents, batch_rows,
         out.append("|---|---|" + "---|" * len(impls))
         for r in chain_rows:
             out.append(f"| {r['bodies']} | {r['algorithm']} | " + " | ".join(_fmt(r.get(f'{i}_us'), '9.2f') for i in impls) + " |")
-        out.append("\nFitted exponents (time ∝ bodies^p over the three largest chains):\n")
-        for (alg, impl), p in exponents.items():
-            out.append(f"- {alg}, {IMPL_LABEL[impl]}: p = {p:.2f} (expected {EXPECTED_EXPONENT[alg]})")
+        out.append("\nFitted exponents over the three largest chains (time ∝ bodies^p; second value: "
+                   "after subtracting the 2-body chain's time, the fixed cost of a call):\n")
+        for (alg, impl), (p, q) in exponents.items():
+            out.append(f"- {alg}, {IMPL_LABEL[impl]}: p = {p:.2f}, without the fixed cost {q:.2f} "
+                       f"(expected {EXPECTED_EXPONENT[alg]})")
         out.append("")
     if batch_rows:
         out.append("## Batched throughput (one call on B states)\n")
@@ -655,9 +707,9 @@ def plot(output, robot_rows, chain_rows, exponents, batch_rows):
                        if r["algorithm"] == alg and f"{impl}_us" in r]
                 if pts:
                     p = exponents.get((alg, impl))
-                    label = IMPL_LABEL[impl] + ("" if p is None else f" (p = {p:.2f})")
+                    label = IMPL_LABEL[impl] + ("" if p is None else f" (p = {p[0]:.2f} / {p[1]:.2f})")
                     ax.loglog(*zip(*pts), style, label=label, ms=4)
-            ax.set_title(f"{alg} (expected p = {EXPECTED_EXPONENT[alg]})")
+            ax.set_title(f"{alg} (expected p = {EXPECTED_EXPONENT[alg]}; p raw / less fixed cost)", fontsize=8)
             ax.set_xlabel("bodies")
             ax.grid(True, which="both", lw=0.3)
             ax.legend(fontsize=7)
@@ -695,7 +747,8 @@ def parse_args(argv):
     p.add_argument("--batch", type=int, default=None, help="states per batched call (default 10000, quick 1000)")
     p.add_argument("--rounds", type=int, default=None, help="samples per measurement (default 41, quick 7)")
     p.add_argument("--skip", default="", help="comma-separated sections to skip: "
-                   "robots,overhead,chains,batch,startup")
+                   "robots,overhead,chains,batch,startup (their CSV files in --output, if any, "
+                   "are kept and summarised again)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p.parse_args(argv)
 
@@ -707,6 +760,10 @@ def _robot_names():
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    # Numba's and Pinocchio's OpenMP thread pools take turns here; with the default
+    # active waiting, the idle pool spins on the cores the other one needs (measured:
+    # a 1000-state batch 2.0 ms passive, 7.5 ms active). Set before either pool starts.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     quick = args.quick
     # many short samples: on a shared machine a sample either runs undisturbed or is
     # preempted; short ones make the median the undisturbed time more often
@@ -731,14 +788,16 @@ def main(argv=None):
     print(machine)
     steps = (len(robots) * len(ROBOT_ALGORITHMS) * ("robots" not in skip)
              + 3 * len(overhead_robots) * ("overhead" not in skip and pin is not None)
-             + len(sizes) * len(CHAIN_ALGORITHMS) * ("chains" not in skip)
+             + len(CHAIN_ALGORITHMS) * ("chains" not in skip)
              + 2 * len(batch_robots) * ("batch" not in skip and pin is not None)
              + (1 if quick else 2) * ("startup" not in skip))
     progress = Progress(steps, enabled=not args.no_progress)
     rng = random.Random(0)
     t0 = time.perf_counter()
-    robot_rows = overhead_rows = chain_rows = batch_rows = startup_rows = []
-    exponents = {}
+    kept = {name: read_csv(os.path.join(args.output, f"{name}.csv")) for name in SECTION_FILES.values()}
+    robot_rows, overhead_rows, chain_rows, batch_rows, startup_rows = (
+        kept[SECTION_FILES[k]] for k in ("robots", "overhead", "chains", "batch", "startup"))
+    reused = [k for k in SECTION_FILES if k in skip and kept[SECTION_FILES[k]]]
     if "robots" not in skip:
         robot_rows = bench_robots(robots, pin, rounds, sample, rng, progress)
         write_csv(os.path.join(args.output, "per_call.csv"), robot_rows)
@@ -747,9 +806,9 @@ def main(argv=None):
         write_csv(os.path.join(args.output, "overhead.csv"), overhead_rows)
     if "chains" not in skip:
         chain_rows = bench_chains(sizes, pin, rounds, sample, rng, progress)
-        # the fixed cost of a call (~1 µs) bends the small sizes: fit the three largest
-        exponents = fit_exponents(chain_rows, min_bodies=sorted(sizes)[-min(3, len(sizes))])
         write_csv(os.path.join(args.output, "chains.csv"), chain_rows)
+    chain_sizes = sorted({r["bodies"] for r in chain_rows})
+    exponents = fit_exponents(chain_rows, chain_sizes[-min(3, len(chain_sizes))]) if chain_sizes else {}
     if "batch" not in skip and pin is not None:
         batch_rows = bench_batch(batch_robots, batch, pin, 3 if quick else 7, progress)
         write_csv(os.path.join(args.output, "batch.csv"), batch_rows)
@@ -759,6 +818,9 @@ def main(argv=None):
     progress.close()
     text = summary_tables(robot_rows, overhead_rows, chain_rows, exponents, batch_rows, startup_rows)
     paths = plot(args.output, robot_rows, chain_rows, exponents, batch_rows)
+    if reused:
+        text = (f"(Sections {', '.join(reused)}: kept from an earlier run in this directory; "
+                "see the load column of their CSV files.)\n\n" + text)
     with open(os.path.join(args.output, "summary.md"), "w") as f:
         f.write(f"# soadyn benchmarks{' (quick)' if quick else ''}\n\n```\n{machine}```\n\n{text}\n")
     print(text)
