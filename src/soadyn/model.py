@@ -515,6 +515,7 @@ class Model:
         if ws is None:
             from .dynamics._layout import Workspace
             ws = c.tls.workspace = Workspace(self)
+            c.tls.buffer = ws.buffer  # read directly by the public functions' fast path
         return ws
 
     # ----------------------------------------------------------------- display

@@ -10,7 +10,8 @@ import numpy as np
 from numba import njit
 
 from .. import _validation as val
-from ._layout import model_views, workspace_views
+from ._fastcall import ExactCall
+from ._layout import model_views, sizes_match, workspace_views
 from .kinematics import body_velocities, check_quaternions, joint_placements, nonfinite, world_poses
 
 __all__ = ["kinetic_energy", "potential_energy", "center_of_mass"]
@@ -18,10 +19,13 @@ __all__ = ["kinetic_energy", "potential_energy", "center_of_mass"]
 
 @njit(cache=True)
 def energy_kernel(mi, mf, q, v, ws, nv, out):
-    """out = [T, U, total mass, com (3), com velocity (3)] (velocity terms need v)."""
+    """out = [T, U, total mass, com (3), com velocity (3)] (velocity terms need v; v None
+    means zero velocity)."""
+    if not sizes_match(mi, q, nv, ws) or out.shape[0] != 9 or (v is not None and v.shape[0] != nv):
+        return val.BAD_SHAPE
     if nonfinite(q):
         return val.BAD_FIRST
-    if nonfinite(v):
+    if v is not None and nonfinite(v):
         return val.BAD_SECOND
     if not check_quaternions(mi, q):
         return val.BAD_QUATERNION
@@ -30,7 +34,7 @@ def energy_kernel(mi, mf, q, v, ws, nv, out):
     joint_placements(mi, mf, q, ws, nv)
     R, t, Rw, pw, Rj, pj, S, V, A, F, C, pb, P, Dinv, U, Y, u, scratch = workspace_views(ws, nb, nv)
     world_poses(mi, R, t, Rw, pw)
-    has_v = v.shape[0] > 0
+    has_v = v is not None
     if has_v:
         body_velocities(mi, S, v, R, t, V, C)
     out[:] = 0.0
@@ -66,12 +70,21 @@ def energy_kernel(mi, mf, q, v, ws, nv, out):
     return val.OK
 
 
+_ENERGY = ExactCall(energy_kernel)
+_energy_fast = _ENERGY.fast
+
+
 def _energy(model, q, v):
-    c = model.compiled
-    q = val.vector(q, c.nq, "q", batch_ok=False)
-    v = np.zeros(0) if v is None else val.vector(v, c.nv, "v", batch_ok=False)
+    c = model._compiled or model.compiled
     out = np.empty(9)
-    st = energy_kernel(c.mi, c.mf, q, v, model.workspace().buffer, c.nv, out)
+    try:
+        if not _energy_fast(c.mi, c.mf, q, v, c.tls.buffer, c.nv, out):
+            return out
+    except (TypeError, AttributeError):
+        pass
+    q = val.vector(q, c.nq, "q", batch_ok=False)
+    v = None if v is None else val.vector(v, c.nv, "v", batch_ok=False)
+    st = _ENERGY(c.mi, c.mf, q, v, model.workspace().buffer, c.nv, out)
     if st:
         val.raise_status(st, ("q", "v"))
     return out

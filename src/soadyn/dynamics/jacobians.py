@@ -7,11 +7,13 @@ are zero.
 """
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 from .. import _validation as val
-from ._layout import NV, PARENT, VIDX, workspace_views
-from .kinematics import check_quaternions, joint_placements, nonfinite, world_poses
+from ._fastcall import ExactCall
+from ._layout import NV, PARENT, VIDX, model_views, sizes_match, workspace_views
+from .kinematics import check_quaternions, nonfinite, place_body, world_pose
 
 __all__ = ["frame_jacobian", "REFERENCES"]
 
@@ -21,18 +23,36 @@ REFERENCES = {"local": 0, "local_world_aligned": 1, "world": 2}
 
 @njit(cache=True)
 def frame_jacobian_kernel(mi, mf, q, ws, nv, body, fR, fp, mode, J):
-    """Columns of the frame Jacobian. ``mode``: 0 local, 1 local-world-aligned, 2 world."""
+    """Columns of the frame Jacobian. ``mode``: 0 local, 1 local-world-aligned, 2 world.
+
+    ``fR, fp``: pose of the frame in body ``body`` (−1: a frame fixed to the world).
+    Only the bodies on the frame's path to the root get their joint placements and
+    world poses (R, t, S, Rw, pw of the workspace) updated."""
+    if not sizes_match(mi, q, nv, ws) or J.shape[0] != 6 or J.shape[1] != nv \
+            or body >= mi.shape[0] or fR.shape[0] != 3 or fR.shape[1] != 3 or fp.shape[0] != 3:
+        return val.BAD_SHAPE
     if nonfinite(q):
         return val.BAD_FIRST
     if not check_quaternions(mi, q):
         return val.BAD_QUATERNION
     nb = mi.shape[0]
-    joint_placements(mi, mf, q, ws, nv)
+    inertia, rot_tree, pos_tree, axes, pitch, mass, com, g = model_views(mf, nb)
     R, t, Rw, pw, Rj, pj, S, V, A, F, C, pb, P, Dinv, U, Y, u, scratch = workspace_views(ws, nb, nv)
-    world_poses(mi, R, t, Rw, pw)
     J[:] = 0.0
     if body < 0:
         return val.OK
+    # only the bodies on the path to the root matter: place them, root first
+    path = np.empty(nb, dtype=np.int64)
+    n = 0
+    k = body
+    while k >= 0:
+        path[n] = k
+        n += 1
+        k = mi[k, PARENT]
+    for idx in range(n - 1, -1, -1):
+        k = path[idx]
+        place_body(mi, k, q, rot_tree, pos_tree, axes, pitch, R, t, Rj, pj, S)
+        world_pose(mi, k, R, t, Rw, pw)
     # world pose of the frame
     Rf = scratch[0]
     of = scratch[1, 0]
@@ -77,6 +97,11 @@ def frame_jacobian_kernel(mi, mf, q, ws, nv, body, fR, fp, mode, J):
     return val.OK
 
 
+_JACOBIAN = ExactCall(frame_jacobian_kernel)
+_jacobian_fast = _JACOBIAN.fast
+_empty = np.empty
+
+
 def frame_jacobian(model, q, frame, reference="local", *, out=None, workspace=None):
     """Jacobian (6, nv) of a frame: ``J @ v`` is the frame's spatial velocity [ω; v].
 
@@ -89,17 +114,28 @@ def frame_jacobian(model, q, frame, reference="local", *, out=None, workspace=No
         ``"local_world_aligned"`` (world axes, frame origin) or ``"world"`` (world axes,
         velocity of the body point coinciding with the world origin) — Pinocchio's
         LOCAL, LOCAL_WORLD_ALIGNED and WORLD.
+    out : optional (6, nv) output; workspace : optional :class:`Workspace`.
     """
-    c = model.compiled
-    f = model.frame(frame)
+    c = model._compiled or model.compiled
+    f = model._frame_by_name.get(frame) if type(frame) is str else None
+    if f is None:
+        f = model.frame(frame)
     try:
         mode = REFERENCES[reference]
     except (KeyError, TypeError):
         raise ValueError(f"reference: expected one of {list(REFERENCES)}, got {reference!r}") from None
+    try:
+        J = _empty((6, c.nv)) if out is None else out
+        if not _jacobian_fast(c.mi, c.mf, q, c.tls.buffer if workspace is None else workspace.buffer,
+                              c.nv, f.body, f.rotation, f.translation, mode, J):
+            return J
+    except (TypeError, AttributeError):
+        pass
+    # validated path: conversions and clear errors
     q = val.vector(q, c.nq, "q", batch_ok=False)
-    ws = workspace if workspace is not None else model.workspace()
     J = val.output(out, (6, c.nv))
-    st = frame_jacobian_kernel(c.mi, c.mf, q, ws.buffer, c.nv, f.body, f.rotation, f.translation, mode, J)
+    st = _JACOBIAN(c.mi, c.mf, q, val.workspace_buffer(model, workspace), c.nv, f.body,
+                   f.rotation, f.translation, mode, J)
     if st:
         val.raise_status(st, ("q",))
     return J
