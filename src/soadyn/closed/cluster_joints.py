@@ -30,9 +30,12 @@ Independent coordinates: the joints marked ``independent=False`` (URDF+) are dep
 or, when none is marked, a pivoted QR of K picks the dependent columns. Where a
 multi-dof joint is marked but the constraints leave some of its freedom (the RSSR
 coupler spinning about its own axis), the pivoted QR picks its dependent velocity
-directions and the rest stay independent. y holds the configuration of every joint with
-an independent velocity — all of it for such a partly independent joint, which γ then
-moves along its dependent directions only.
+directions (at an assembled configuration) and the rest stay independent. y holds the
+configuration of every joint with an independent velocity — all of it for such a partly
+independent joint, and γ then solves φ(q) = 0 together with lock rows that hold the
+independent components of the joint's displacement from that configuration (the log map
+``soadyn.difference``) at zero, so that γ(y) is a function of y; ẏ holds the independent
+velocities, so for such joints ẏ is not the time derivative of y.
 """
 from __future__ import annotations
 
@@ -96,6 +99,8 @@ class ClusterJoint:
         self._v = np.zeros(model.nv)
         self._last = None
         self._solved = None  # (coordinates, K) of the last position solve
+        self._rows_in = None
+        self._periodic = {}  # dependent columns found not 2π-periodic (angles behind a gear)
         self._select_independent(independent)
 
     # ------------------------------------------------------------------ constraint rows
@@ -236,6 +241,8 @@ class ClusterJoint:
             qpos += nq
         self.independent_q = np.array(iq, dtype=np.int64)
         self.dependent_q = np.array(dq, dtype=np.int64)
+        self._G_identity = np.zeros((self.n, len(self.independent_v)))  # G's rows at the independent coordinates
+        self._G_identity[self.independent_v] = np.eye(len(self.independent_v))
         # γ moves the dependent velocities and every velocity of a partly independent joint,
         # whose independent components are held by lock rows (see _solve_rows)
         partly = {self.cols[c][0] for c in self.dependent_v} & free_bodies
@@ -262,30 +269,31 @@ class ClusterJoint:
 
     def _explicit(self, K, check=True):
         """G = [1; −K_d⁺K_i] (scattered to the cluster's coordinate order); keeps K_d⁺ for g.
-        ``check`` verifies the ranks (setup); per call only a square K_d is solved directly
-        (redundant rows, as in planar loops, go through the pseudo-inverse)."""
+        A square K_d is inverted directly; redundant rows (planar loops closed by spatial
+        joints) go through the pseudo-inverse of one SVD, whose singular values also give
+        the rank. ``check`` (setup) also verifies that K_d⁺ solves the rows exactly."""
         Kd, Ki = K[:, self.dependent_v], K[:, self.independent_v]
         nd = len(self.dependent_v)
-        square = Kd.shape[0] == nd
-        if check or not square:
-            if _rank(Kd) < nd:
-                names = list(dict.fromkeys(self._joint_of_column(c).name for c in self.dependent_v))
-                raise ConstraintError(f"{self.name}: the dependent coordinates {names} cannot be solved from the "
-                                      f"constraints {self.constraint_names}: ∂φ/∂q_d has rank {_rank(Kd)} < {nd} "
-                                      "(a singular configuration or a poor choice of independent coordinates)")
-            Kd_inv = np.linalg.pinv(Kd)
-            Gd = -(Kd_inv @ Ki)
-            if np.abs(Kd @ Gd + Ki).max(initial=0.0) > 1e-8 * max(1.0, np.abs(Ki).max(initial=0.0)):
-                raise ConstraintError(f"{self.name}: the independent coordinates are not free: the constraints "
-                                      f"{self.constraint_names} also restrict them")
-        else:
+        Kd_inv = None
+        if Kd.shape[0] == nd and not check:
             try:
                 Kd_inv = np.linalg.inv(Kd)
             except np.linalg.LinAlgError:
-                raise ConstraintError(f"{self.name}: ∂φ/∂q_d is singular at this configuration") from None
-            Gd = -(Kd_inv @ Ki)
-        G = np.zeros((self.n, len(self.independent_v)))
-        G[self.independent_v] = np.eye(len(self.independent_v))
+                pass
+        if Kd_inv is None:
+            U, sv, Vt = np.linalg.svd(Kd, full_matrices=False)
+            rank = int(np.sum(sv > 1e-9 * max(1.0, sv[0]))) if sv.size else 0
+            if rank < nd:
+                names = list(dict.fromkeys(self._joint_of_column(c).name for c in self.dependent_v))
+                raise ConstraintError(f"{self.name}: the dependent coordinates {names} cannot be solved from the "
+                                      f"constraints {self.constraint_names}: ∂φ/∂q_d has rank {rank} < {nd} "
+                                      "(a singular configuration or a poor choice of independent coordinates)")
+            Kd_inv = (Vt.T / sv) @ U.T
+        Gd = -(Kd_inv @ Ki)
+        if check and np.abs(Kd @ Gd + Ki).max(initial=0.0) > 1e-8 * max(1.0, np.abs(Ki).max(initial=0.0)):
+            raise ConstraintError(f"{self.name}: the independent coordinates are not free: the constraints "
+                                  f"{self.constraint_names} also restrict them")
+        G = self._G_identity.copy()
         G[self.dependent_v] = Gd
         self._Kd_inv = Kd_inv
         return G
@@ -386,11 +394,13 @@ class ClusterJoint:
         for c in self.dependent_v:
             j = self._joint_of_column(c)
             k = j.q_index
-            if j.kind in ("revolute", "continuous") and not -np.pi <= x[k] < np.pi:
+            if (j.kind in ("revolute", "continuous") and self._periodic.get(c, True)
+                    and not -np.pi <= x[k] < np.pi):
                 old = x[k]
                 x[k] = (old + np.pi) % (2 * np.pi) - np.pi
                 if np.abs(self._rows(x).residual).max() > 1e-9:  # not periodic in this angle (e.g. behind a gear)
                     x[k] = old
+                    self._periodic[c] = False
         q[qi] = x[qi]
         self._last = x[qi].copy()
         self._solved = (self._last, K)  # K is 2π-periodic in the wrapped angles too
@@ -404,10 +414,34 @@ class ClusterJoint:
         if qd is None:
             return self._explicit(self._K(q), check=False), None
         st = self._rows(*self._local(q, qd))
-        G = self._explicit(st.G[:, self.v_index], check=False)
+        return self.explicit_form_of(st.G[:, self.v_index], st.acceleration_bias)
+
+    def bias_given_jacobian(self, q, qd):
+        """g at (q, q̇) right after :meth:`jacobian` at the same q (its K_d⁺ is reused: one
+        evaluation of the rows for k)."""
         g = np.zeros(self.n)
-        g[self.dependent_v] = self._Kd_inv @ st.acceleration_bias
+        g[self.dependent_v] = self._Kd_inv @ self._rows(*self._local(q, qd)).acceleration_bias
+        return g
+
+    def explicit_form_of(self, K, k):
+        """(G, g) from the cluster's constraint rows K (m, nc) and their acceleration bias
+        k = −K̇q̇ (m,) or None: G = [1; −K_d⁺K_i], g = [0; K_d⁺ k]."""
+        G = self._explicit(K, check=False)
+        if k is None:
+            return G, None
+        g = np.zeros(self.n)
+        g[self.dependent_v] = self._Kd_inv @ k
         return G, g
+
+    def rows_in(self, constraints):
+        """Indices of this cluster's constraint rows in a model-wide
+        :class:`~soadyn.closed.constraints.ConstraintSet` (the cut-joint evaluation)."""
+        cache = self._rows_in
+        if cache is None or cache[0] is not constraints:
+            mine = {id(b.source) for b in self.constraint_set.blocks}
+            rows = [np.arange(b.rows.start, b.rows.stop) for b in constraints.blocks if id(b.source) in mine]
+            cache = self._rows_in = (constraints, np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64))
+        return cache[1]
 
     def jacobian(self, q):
         """G(q) (nc, ny): q̇_c = G ẏ."""

@@ -45,6 +45,7 @@ in explicit form (:mod:`soadyn.closed.cluster_joints`).
 """
 from __future__ import annotations
 
+import math
 import threading
 from dataclasses import dataclass
 
@@ -82,12 +83,13 @@ class ConstraintError(ValueError):
 
 
 # --------------------------------------------------------------------------- user constraints
-def _checked(value, shape, where, finite=True):
+def _checked(value, shape, name, what, finite=True):
     out = np.asarray(value, dtype=float)
     if out.shape != shape:
-        raise ValueError(f"{where}: expected shape {shape}, got {out.shape}")
-    if finite and not np.all(np.isfinite(out)):
-        raise ValueError(f"{where}: returned NaN or inf")
+        raise ValueError(f"constraint {name!r}: {what}: expected shape {shape}, got {out.shape}")
+    # a sum is NaN or inf when an entry is (the functions run in hot loops: one reduction)
+    if finite and not math.isfinite(out.sum()):
+        raise ValueError(f"constraint {name!r}: {what}: returned NaN or inf")
     return out
 
 
@@ -107,8 +109,7 @@ class UserConstraint:
         self.model = None
 
     def _call(self, fn, what, shape, *args):
-        return _checked(fn(*args), shape, f"constraint {self.name!r}: {what}", self.model is None
-                        or self.size is not None)
+        return _checked(fn(*args), shape, self.name, what, self.model is None or self.size is not None)
 
     def bind(self, model):
         """Fix the row count and check the functions' output shapes once at the neutral

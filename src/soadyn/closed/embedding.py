@@ -760,22 +760,33 @@ class ClusterWorkspace:
             cl.joint.solve_positions(y[cl.y_q], self.q)
             self._write_explicit_form(cl, yd if need_bias else None)
 
-    def prepare_at(self, q, v):
+    def prepare_at(self, q, v, state=None):
         """G and g of the nonlinear clusters at a given spanning state (q, v) that satisfies
-        the constraints, without solving γ (the cut-joint methods' input)."""
+        the constraints, without solving γ (the cut-joint methods' input). ``state``: the
+        model's constraints evaluated at (q, v) (:class:`~soadyn.closed.ConstraintState`),
+        whose rows the clusters then take instead of evaluating their own."""
         for cl in self.nonlinear:
             j = cl.joint
             self.q[j.q_index] = q[j.q_index]
             self.qd[j.v_index] = v[j.v_index]
-            self._write_explicit_form(cl, None, self.qd)
+            if state is None:
+                self._write_explicit_form(cl, None, self.qd)
+            else:
+                rows = j.rows_in(state.constraints)
+                self._write(cl, *j.explicit_form_of(state.G[np.ix_(rows, j.v_index)], state.acceleration_bias[rows]))
 
     def _write_explicit_form(self, cl, yd, qd=None):
         j = cl.joint
-        if yd is not None:  # q̇ = G ẏ needs G first
-            G = j.jacobian(self.q)
-            self.qd[j.v_index] = G @ yd[cl.y_v]
-            qd = self.qd
-        G, g = j.explicit_form(self.q, qd)
+        if yd is None:
+            self._write(cl, *j.explicit_form(self.q, qd))
+            return
+        G = j.jacobian(self.q)  # q̇ = G ẏ first, then g at (q, q̇)
+        self.qd[j.v_index] = G @ yd[cl.y_v]
+        self._write(cl, G, j.bias_given_jacobian(self.q, self.qd))
+
+    def _write(self, cl, G, g):
+        """Write G and g of a nonlinear cluster where the kernels read them."""
+        j = cl.joint
         og, ob = self._g_offsets[cl.index]
         self.cf[og:og + G.size] = G.ravel()
         if g is not None:
@@ -913,13 +924,16 @@ def cluster_mass_matrix(model, y):
     return _mass_matrix(_workspace(model), y)
 
 
-def embedding_accelerations(model, q, v, tau, f_ext=None):
+def embedding_accelerations(model, q, v, tau, f_ext=None, state=None):
     """Closed-chain forward dynamics by constraint embedding at a spanning-tree state:
     q̈ = G ÿ + g with ÿ from C-ABA for τ_ind = Gᵀτ (seed 004 eq. 3, Algorithm 1, §V-D).
 
     (q, v) must satisfy the constraints (the nonlinear clusters' G and g are taken at q
     as given, and the dependent velocities follow from the independent ones); τ (nv,)
-    are spanning-tree joint forces. The public entry point is
+    are spanning-tree joint forces; ``state``, optional, the model's constraints evaluated
+    at (q, v) (:func:`~soadyn.closed.evaluate_constraints`): the clusters then take their
+    rows K and bias k from it (the cut-joint evaluation) instead of evaluating them again.
+    The public entry point is
     ``soadyn.constrained_forward_dynamics(model, q, v, tau, method="embedding")``.
     """
     cw = _workspace(model)
@@ -927,7 +941,7 @@ def embedding_accelerations(model, q, v, tau, f_ext=None):
     c = model.compiled
     y, yd = tree.independent_state(q, v)
     if cw.nonlinear:
-        cw.prepare_at(q, v)
+        cw.prepare_at(q, v, state)
     tau_ind = np.empty(tree.nyv)
     explicit_map_transpose(c.mi, cw.ci, cw.cf, tau, tau_ind)
     f_ext = val.external_forces(f_ext, cw.nb, None)

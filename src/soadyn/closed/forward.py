@@ -211,7 +211,7 @@ def _embedding(p):
     if p.baumgarte is not None:
         raise ValueError("baumgarte: method='embedding' satisfies G_c q̈ = 𝔘̊ exactly (q̈ = G ÿ + g) and takes "
                          "no Baumgarte terms; use a cut-joint method, or coordinate projection when integrating")
-    qdd = embedding_accelerations(p.model, p.q, p.v, p.tau, p.f_ext)
+    qdd = embedding_accelerations(p.model, p.q, p.v, p.tau, p.f_ext, p.state)
     force = rnea(p.model, p.q, p.v, qdd, p.f_ext) - p.tau
     return qdd, p.row_space.least_norm_multipliers(force)
 
