@@ -40,7 +40,7 @@ velocities, so for such joints ẏ is not the time derivative of y.
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg import qr
+from scipy.linalg import lapack, qr
 
 from ..joints import difference, integrate
 from ..model import neutral
@@ -281,7 +281,9 @@ class ClusterJoint:
             except np.linalg.LinAlgError:
                 pass
         if Kd_inv is None:
-            U, sv, Vt = np.linalg.svd(Kd, full_matrices=False)
+            U, sv, Vt, info = lapack.dgesdd(Kd, full_matrices=0)  # LAPACK directly: small matrices
+            if info:
+                raise np.linalg.LinAlgError(f"{self.name}: SVD of ∂φ/∂q_d did not converge (LAPACK info {info})")
             rank = int(np.sum(sv > 1e-9 * max(1.0, sv[0]))) if sv.size else 0
             if rank < nd:
                 names = list(dict.fromkeys(self._joint_of_column(c).name for c in self.dependent_v))

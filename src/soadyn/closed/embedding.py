@@ -46,50 +46,38 @@ __all__ = ["cluster_rnea", "cluster_aba", "cluster_efpa", "cluster_mass_matrix",
 def spanning_state(mi, ci, cf, y, yd, q, qd, with_velocity):
     """q = γ(y), q̇ = G ẏ (seed 004 eq. 3) for rigid and linear clusters; nonlinear
     clusters' positions are set by the caller, their velocities here."""
-    C, B, rows_v, rows_q, cbodies = cluster_views(ci)
-    for k in range(C.shape[0]):
-        kind = C[k, C_KIND]
-        yq0, ny = C[k, C_YQ0], C[k, C_NYV]
-        if kind == RIGID:
-            oq = yq0
-            for a in range(C[k, C_NB]):
-                i = cbodies[C[k, C_B0] + a]
-                for c in range(mi[i, NQ]):
-                    q[mi[i, QIDX] + c] = y[oq + c]
-                oq += mi[i, NQ]
-        elif kind == LINEAR:
-            og, r0 = C[k, C_G], C[k, C_R0]
-            for r in range(C[k, C_NC]):
-                acc = 0.0
-                for j in range(ny):
-                    acc += cf[og + r * ny + j] * y[yq0 + j]
-                q[rows_q[r0 + r]] = acc
+    explicit_map(mi, ci, cf, y, q, True, False)
     if with_velocity:
-        explicit_map(mi, ci, cf, yd, qd, False)
+        explicit_map(mi, ci, cf, yd, qd, False, False)
 
 
 @njit(cache=True)
-def explicit_map(mi, ci, cf, x, out, with_bias):
-    """out = G x (+ g with ``with_bias``): spanning-tree velocities or accelerations from
-    independent ones, q̇ = G ẏ, q̈ = G ÿ + g (seed 004 eq. 3), cluster by cluster."""
+def explicit_map(mi, ci, cf, x, out, positions, with_bias):
+    """out = G x (+ g with ``with_bias``), cluster by cluster (seed 004 eq. 3): spanning-tree
+    velocities or accelerations from independent ones, q̇ = G ẏ, q̈ = G ÿ + g; with
+    ``positions`` the configuration q = γ(y) = G y of rigid and linear clusters (vector
+    joints, so positions map like velocities; nonlinear clusters are left alone)."""
     C, B, rows_v, rows_q, cbodies = cluster_views(ci)
+    size, index, rows = (NQ, QIDX, rows_q) if positions else (NV, VIDX, rows_v)
     for k in range(C.shape[0]):
         kind = C[k, C_KIND]
-        yv0, ny = C[k, C_YV0], C[k, C_NYV]
+        y0, ny = (C[k, C_YQ0] if positions else C[k, C_YV0]), C[k, C_NYV]
         if kind == RIGID:
-            ov = yv0
+            o = y0
             for a in range(C[k, C_NB]):
                 i = cbodies[C[k, C_B0] + a]
-                for c in range(mi[i, NV]):
-                    out[mi[i, VIDX] + c] = x[ov + c]
-                ov += mi[i, NV]
+                for c in range(mi[i, size]):
+                    out[mi[i, index] + c] = x[o + c]
+                o += mi[i, size]
+            continue
+        if positions and kind != LINEAR:
             continue
         og, ogb, r0 = C[k, C_G], C[k, C_GB], C[k, C_R0]
         for r in range(C[k, C_NC]):
             acc = cf[ogb + r] if with_bias else 0.0
             for j in range(ny):
-                acc += cf[og + r * ny + j] * x[yv0 + j]
-            out[rows_v[r0 + r]] = acc
+                acc += cf[og + r * ny + j] * x[y0 + j]
+            out[rows[r0 + r]] = acc
 
 
 @njit(cache=True)
@@ -950,7 +938,7 @@ def embedding_accelerations(model, q, v, tau, f_ext=None, state=None):
                             True, ydd)
     _raise(st, ("q", "v", "tau"))
     qdd = np.empty(model.nv)
-    explicit_map(c.mi, cw.ci, cw.cf, ydd, qdd, True)
+    explicit_map(c.mi, cw.ci, cw.cf, ydd, qdd, False, True)
     return qdd
 
 
