@@ -100,7 +100,6 @@ class ClusterJoint:
         self._last = None
         self._solved = None  # (coordinates, K) of the last position solve
         self._rows_in = None
-        self._periodic = {}  # dependent columns found not 2π-periodic (angles behind a gear)
         self._select_independent(independent)
 
     # ------------------------------------------------------------------ constraint rows
@@ -241,6 +240,9 @@ class ClusterJoint:
             qpos += nq
         self.independent_q = np.array(iq, dtype=np.int64)
         self.dependent_q = np.array(dq, dtype=np.int64)
+        # dependent revolute angles, wrapped to [−π, π) unless found not 2π-periodic (behind a gear)
+        self._angles = [self._joint_of_column(c).q_index for c in self.dependent_v
+                        if self._joint_of_column(c).kind in ("revolute", "continuous")]
         self._G_identity = np.zeros((self.n, len(self.independent_v)))  # G's rows at the independent coordinates
         self._G_identity[self.independent_v] = np.eye(len(self.independent_v))
         # γ moves the dependent velocities and every velocity of a partly independent joint,
@@ -261,6 +263,8 @@ class ClusterJoint:
                 self._moved_q_pos.extend(range(qpos, qpos + nq))
             qpos += nq
         self._moved_q_pos = np.array(self._moved_q_pos, dtype=np.int64)
+        self._moved_q_model = self.q_index[self._moved_q_pos]
+        self._y_q_model = self.q_index[self.independent_q]
         # dependent velocities of vector joints move their own coordinates (integrate adds v·dt)
         self._moved_q = None
         if not locked and all(self._joint_of_column(c).nq == self._joint_of_column(c).nv for c in moved):
@@ -363,9 +367,10 @@ class ClusterJoint:
             return q[qi]
         start = self._q.copy()
         start[qi] = q[qi]
-        start[qi[self.independent_q]] = y
-        self._anchor = start.copy()
-        dq, dq_local = qi[self._moved_q_pos], self._moved_q_pos
+        start[self._y_q_model] = y
+        if self._locked_v.size:
+            self._anchor = start.copy()
+        dq, dq_local = self._moved_q_model, self._moved_q_pos
         rng = None
         r = None
         for attempt in range(11):
@@ -393,16 +398,13 @@ class ClusterJoint:
         """Keep a solution (and K there), dependent angles wrapped to [−π, π) where the
         constraints are periodic in them."""
         qi = self.q_index
-        for c in self.dependent_v:
-            j = self._joint_of_column(c)
-            k = j.q_index
-            if (j.kind in ("revolute", "continuous") and self._periodic.get(c, True)
-                    and not -np.pi <= x[k] < np.pi):
+        for k in self._angles:
+            if not -np.pi <= x[k] < np.pi:
                 old = x[k]
                 x[k] = (old + np.pi) % (2 * np.pi) - np.pi
                 if np.abs(self._rows(x).residual).max() > 1e-9:  # not periodic in this angle (e.g. behind a gear)
                     x[k] = old
-                    self._periodic[c] = False
+                    self._angles.remove(k)
         q[qi] = x[qi]
         self._last = x[qi].copy()
         self._solved = (self._last, K)  # K is 2π-periodic in the wrapped angles too

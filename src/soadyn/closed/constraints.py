@@ -495,12 +495,12 @@ class ConstraintSet:
         self.coupling_q = np.array(rows_q).reshape(-1, model.nq)
         self.coupling_offset = np.array(offsets, dtype=float)
         self.m_coupling = len(couplings)
-        self.n_user = len(user_constraints)
         for uc in user_constraints:
             kind = "holonomic" if uc.holonomic else "nonholonomic"
             self.blocks.append(ConstraintBlock(uc.name, kind, slice(row, row + uc.size), uc))
             row += uc.size
         self.m = row
+        self.user_blocks = self.blocks[len(self.blocks) - len(user_constraints):]
         self.holonomic = np.ones(row, dtype=bool)
         for b in self.blocks:
             if b.kind == "nonholonomic":

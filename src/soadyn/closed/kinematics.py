@@ -373,7 +373,7 @@ def evaluate_constraint_set(cs, q, v, t, bias, workspace=None):
     m = cs.m
     G = np.zeros((m, c.nv))
     U = np.zeros(m)
-    ub = np.zeros(m)
+    ub = np.zeros(m)  # the loop kernel fills it in any case
     res = np.zeros(m)
     sel = np.zeros((cs.m_loop, 12))
     if cs.m_loop:
@@ -390,16 +390,17 @@ def evaluate_constraint_set(cs, q, v, t, bias, workspace=None):
         r = slice(cs.m_loop, cs.m_loop + cs.m_coupling)
         G[r] = cs.coupling_v
         res[r] = cs.coupling_q @ q - cs.coupling_offset
-    vz = vv if vv.size else np.zeros(c.nv)
-    for blk in cs.blocks[len(cs.blocks) - cs.n_user:]:
-        uc = blk.source
-        if uc.joints is None and uc.nv != c.nv:
-            raise ValueError(f"constraint {uc.name!r} was added when the model had {uc.nv} velocity "
-                             f"coordinates; it now has {c.nv}: add constraints after the bodies")
-        Gu, Uu, bu, du = uc.evaluate(q, vz, t, bias)
-        G[blk.rows], U[blk.rows], res[blk.rows] = Gu, Uu, du
-        if bias:
-            ub[blk.rows] = bu
+    if cs.user_blocks:
+        vz = vv if vv.size else np.zeros(c.nv)
+        for blk in cs.user_blocks:
+            uc = blk.source
+            if uc.joints is None and uc.nv != c.nv:
+                raise ValueError(f"constraint {uc.name!r} was added when the model had {uc.nv} velocity "
+                                 f"coordinates; it now has {c.nv}: add constraints after the bodies")
+            Gu, Uu, bu, du = uc.evaluate(q, vz, t, bias)
+            G[blk.rows], U[blk.rows], res[blk.rows] = Gu, Uu, du
+            if bias:
+                ub[blk.rows] = bu
     return ConstraintState(cs, G, U, ub if bias else None, res, sel, t)
 
 
