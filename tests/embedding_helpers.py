@@ -32,12 +32,17 @@ def mechanism(name):
     if name == "belt_chain":
         return sd.models.belt_chain(6)
     if name == "crank_rocker":  # a Grashof four-bar: the crank turns fully, no change points
-        return sd.models.four_bar(crank=0.5, coupler=1.0, rocker=0.7, ground=0.9)
+        return sd.models.four_bar_linkage()
+    if name == "four_bar_chain":
+        return sd.models.four_bar_chain(3, 2)
+    if name == "rssr":
+        return sd.models.rssr_linkage()
     return getattr(sd.models, name)()
 
 
-MECHANISMS = ["urdf:revolute_rotor_chain", "urdf:four_bar", "urdf:six_bar", "crank_rocker", "mini_cheetah", "mit_humanoid",
-              "tello", "jvrc1_humanoid", "geared_chain", "belt_chain", "mit_humanoid_leg"]
+MECHANISMS = ["urdf:revolute_rotor_chain", "urdf:four_bar", "urdf:six_bar", "crank_rocker", "four_bar_chain", "rssr",
+              "mini_cheetah", "mit_humanoid", "tello", "jvrc1_humanoid", "geared_chain", "belt_chain",
+              "mit_humanoid_leg"]
 
 
 def tree_mass_matrix(model, q):

@@ -59,6 +59,17 @@ def test_rolling_disk_conserves_energy(stabilization):
     assert np.linalg.norm(res.q[-1, :2] - res.q[0, :2]) > 0.1
 
 
+def test_embedding_simulation_with_projection():
+    """Constraint embedding as the forward dynamics of a closed-chain simulation (with
+    coordinate projection): the rotor chain's energy stays constant (RK4, dt = 2 ms, 2 s)."""
+    model = urdfplus("revolute_rotor_chain.urdf", gravity=(0.0, -9.81, 0.0))
+    q, v = sd.close_loops(model, np.full(6, 0.3), np.zeros(6))
+    res = simulate(model, q, v, 2.0, dt=2e-3, stabilization="projection", constraint_method="embedding")
+    assert res.energy_drift < 1e-6 and res.constraint_drift < 1e-10
+    with pytest.raises(ValueError, match="constraint_method='embedding' .* use stabilization='projection'"):
+        simulate(model, q, v, 0.01, constraint_method="embedding")
+
+
 def test_progress_bar_and_bad_options(capsys):
     model = models.four_bar_linkage()
     q, v = sd.close_loops(model, [0.5, 1.0, 1.5])

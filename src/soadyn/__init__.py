@@ -11,7 +11,7 @@ Quick reference (see the README and each function's docstring)::
     J = sd.frame_jacobian(model, q, "tool", reference="local")
     Gc = sd.constraint_jacobian(model, q)    # closed chains: loop joints, couplings, ...
     q, v = sd.close_loops(model, q, v)
-    res = sd.constrained_forward_dynamics(model, q, v, tau)   # "augmented"; "direct", "projection"
+    res = sd.constrained_forward_dynamics(model, q, v, tau)   # "augmented"; "direct", "projection", "embedding"
     Minv = sd.mass_matrix_inverse(model, q)  # M⁻¹ = [I − HψK]* D⁻¹ [I − HψK], O(N²)
     Lam = sd.operational_space_compliance(model, q, ["foot_l", "foot_r"])  # J M⁻¹ Jᵀ
     ops = sd.operators.sko(model, q, v)      # dense SOA operators (numeric or sympy)
@@ -43,9 +43,8 @@ from .model import Model, neutral, random_configuration
 from .closed.clusters import cluster_tree, declare_cluster, independent_state, spanning_state
 from .closed.comparison import (approximate_model, projected_efpa, projected_forward_dynamics,
                                 projected_rnea)
-from .closed.cluster_joints import ConstraintError, ImplicitConstraint, symbolic_constraint
-from .closed.embedding import (cluster_aba, cluster_efpa, cluster_mass_matrix, cluster_rnea,
-                               embedding_forward_dynamics)
+from .closed.constraints import ConstraintError, symbolic_constraint
+from .closed.embedding import cluster_aba, cluster_efpa, cluster_mass_matrix, cluster_rnea
 
 __version__ = "0.1.0"
 
@@ -61,7 +60,6 @@ __all__ = [
     "operators", "articulated_inertias", "mass_matrix_inverse", "log_det_mass_matrix",
     "operational_space_compliance", "operational_space_inertia",
     "graph", "cluster_tree", "declare_cluster", "independent_state", "spanning_state", "cluster_aba",
-    "cluster_rnea", "cluster_efpa", "cluster_mass_matrix", "embedding_forward_dynamics", "approximate_model",
-    "projected_rnea", "projected_forward_dynamics", "projected_efpa", "ConstraintError", "ImplicitConstraint",
-    "symbolic_constraint",
+    "cluster_rnea", "cluster_efpa", "cluster_mass_matrix", "approximate_model",
+    "projected_rnea", "projected_forward_dynamics", "projected_efpa", "ConstraintError", "symbolic_constraint",
 ]

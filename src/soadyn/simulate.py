@@ -91,6 +91,9 @@ def _closed_chain_parts(model, stabilization, baumgarte, constraint_method):
         raise ValueError(f"stabilization: expected 'baumgarte', 'projection' or 'none', got {stabilization!r}")
     if constraint_method not in METHODS:
         raise ValueError(f"constraint_method: expected one of {sorted(METHODS)}, got {constraint_method!r}")
+    if constraint_method == "embedding" and stabilization == "baumgarte":
+        raise ValueError("stabilization: constraint_method='embedding' satisfies the acceleration constraints "
+                         "exactly and takes no Baumgarte terms; use stabilization='projection' (or 'none')")
     gains = None
     if stabilization == "baumgarte":
         gains = tuple(float(x) for x in baumgarte)

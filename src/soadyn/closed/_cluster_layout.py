@@ -106,10 +106,11 @@ def pack(tree, armature=None):
         C[k, C_YV0], C[k, C_NYV] = c.y_v.start, ny
         C[k, C_R0] = len(rows_v)
         C[k, C_NC] = j.n
-        C[k, C_KIND] = RIGID if not j.rows else (LINEAR if j.linear else NONLINEAR)
+        C[k, C_KIND] = RIGID if not j.constrained else (LINEAR if j.linear else NONLINEAR)
         cbodies.extend(c.bodies)
         rows_v.extend(j.v_index.tolist())
-        rows_q.extend(j.q_index.tolist() if j.rows else [0] * j.n)
+        # position rows are read for linear clusters only (nq = nv there)
+        rows_q.extend(j.q_index.tolist() if j.constrained and j.linear else [0] * j.n)
         row = 0
         for a, i in enumerate(c.bodies):
             p = model.bodies[i].parent

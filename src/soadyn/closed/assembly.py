@@ -4,7 +4,9 @@ Position: Gauss–Newton on the holonomic residuals 𝔡(q, t) = 0 (loop joints,
 user holonomic constraints) over the dependent coordinates, with the independent
 coordinates held at their guessed values. Each step solves G_d δ = −𝔡 in the least-norm
 sense (redundant rows and extra freedom are normal) and moves q on the configuration
-manifold (``soadyn.integrate``); a backtracking line search keeps ‖𝔡‖ decreasing.
+manifold (``soadyn.integrate``); a backtracking line search keeps ‖𝔡‖ decreasing. The
+same solver (:func:`gauss_newton`) puts the constraints of a body cluster in explicit
+form, q = γ(y) (seed 004 §II-B; :mod:`soadyn.closed.cluster_joints`).
 Velocity: the dependent velocities are the least-norm correction that satisfies
 G v = 𝔘 (seed 001: 𝔡̇ = G_c θ̇ − 𝔘 = 0), non-holonomic rows included.
 """
@@ -14,15 +16,66 @@ import numpy as np
 
 from .. import _validation as val
 from ..joints import integrate, normalize
-from .constraints import constraint_set
+from .constraints import ConstraintError, constraint_set
 from .kinematics import evaluate_constraints
 
-__all__ = ["close_loops", "LoopClosureError", "independent_velocity_indices"]
+__all__ = ["close_loops", "LoopClosureError", "independent_velocity_indices", "gauss_newton"]
 
 
-class LoopClosureError(ValueError):
+class LoopClosureError(ConstraintError):
     """The constraints cannot be satisfied near the guess with the given independent
     coordinates (the message names the worst constraint and its residual)."""
+
+
+def gauss_newton(evaluate, x, move, *, tol, max_iter):
+    """Solve r(x) = 0 by Gauss–Newton steps with a backtracking line search.
+
+    Parameters
+    ----------
+    evaluate : callable x -> (r (m,), J (m, k), aux): the residual, its derivative along
+        the k free directions, and anything the caller wants back for the solution.
+    x : the start.
+    move : callable (x, δ (k,), α) -> the point reached from x along α·δ.
+    tol : max-norm tolerance on r; max_iter : iteration limit.
+
+    Each step δ solves J δ = −r (directly when J is square and regular, else in the
+    least-norm least-squares sense: redundant rows and surplus freedom are normal); the
+    step length halves until ‖r‖ decreases (Armijo), since full steps can overshoot far
+    from the solution.
+
+    Returns
+    -------
+    (x, r, aux, failure): the last accepted point, its residual and ``aux``; ``failure``
+    is None on convergence, ``"iterations"`` when ``max_iter`` was reached and
+    ``"stalled"`` when no step length decreases ‖r‖.
+    """
+    r, J, aux = evaluate(x)
+    norm = float(np.linalg.norm(r))
+    it = 0
+    while np.abs(r).max(initial=0.0) > tol:
+        if it == max_iter:
+            return x, r, aux, "iterations"
+        it += 1
+        step = None
+        if J.shape[0] == J.shape[1]:
+            try:
+                step = -np.linalg.solve(J, r)
+            except np.linalg.LinAlgError:
+                pass
+        if step is None or not np.all(np.isfinite(step)):
+            step = -np.linalg.lstsq(J, r, rcond=1e-12)[0]
+        alpha = 1.0
+        while True:
+            x_new = move(x, step, alpha)
+            r_new, J_new, aux_new = evaluate(x_new)
+            n_new = float(np.linalg.norm(r_new))
+            if n_new < norm * (1.0 - 1e-4 * alpha) or n_new <= tol:
+                break
+            alpha *= 0.5
+            if alpha < 1e-6:
+                return x, r, aux, "stalled"
+        x, r, J, aux, norm = x_new, r_new, J_new, aux_new, n_new
+    return x, r, aux, None
 
 
 def independent_velocity_indices(model, independent=None):
@@ -92,34 +145,23 @@ def close_loops(model, q_guess, v_guess=None, *, independent=None, t=0.0, tol=1e
     dep = np.setdiff1d(np.arange(model.nv), indep)
     hol = np.flatnonzero(cs.holonomic)
 
-    st = evaluate_constraints(model, q, None, t, bias=False)
-    r = st.residual[hol]
-    norm = float(np.linalg.norm(r))
-    it = 0
-    while np.abs(r).max(initial=0.0) > tol:
-        if it == max_iter:
-            raise LoopClosureError(f"close_loops: no convergence in {max_iter} iterations; "
-                                   f"{_worst(cs, r, hol)}")
-        it += 1
-        Gd = st.G[np.ix_(hol, dep)]
-        step = np.zeros(model.nv)
-        step[dep] = -np.linalg.lstsq(Gd, r, rcond=1e-12)[0]
-        # backtracking: Gauss–Newton steps can overshoot far from the solution
-        alpha = 1.0
-        while True:
-            q_new = integrate(model, q, step, alpha)
-            st_new = evaluate_constraints(model, q_new, None, t, bias=False)
-            r_new = st_new.residual[hol]
-            n_new = float(np.linalg.norm(r_new))
-            if n_new < norm * (1.0 - 1e-4 * alpha) or n_new <= tol:
-                break
-            alpha *= 0.5
-            if alpha < 1e-6:
-                raise LoopClosureError(
-                    f"close_loops: the loops cannot close near the guess with the independent "
-                    f"coordinates {list(indep)} held fixed; the least-squares residual stalls where "
-                    f"{_worst(cs, r, hol)} (residual norm {norm:.3e})")
-        q, st, r, norm = q_new, st_new, r_new, n_new
+    def evaluate(x):
+        st = evaluate_constraints(model, x, None, t, bias=False)
+        return st.residual[hol], st.G[np.ix_(hol, dep)], st
+
+    def move(x, step, alpha):
+        full = np.zeros(model.nv)
+        full[dep] = step
+        return integrate(model, x, full, alpha)
+
+    q, r, st, failure = gauss_newton(evaluate, q, move, tol=tol, max_iter=max_iter)
+    if failure == "iterations":
+        raise LoopClosureError(f"close_loops: no convergence in {max_iter} iterations; {_worst(cs, r, hol)}")
+    if failure == "stalled":
+        raise LoopClosureError(
+            f"close_loops: the loops cannot close near the guess with the independent "
+            f"coordinates {list(indep)} held fixed; the least-squares residual stalls where "
+            f"{_worst(cs, r, hol)} (residual norm {np.linalg.norm(r):.3e})")
 
     G = st.G
     U = st.velocity_rhs

@@ -1,333 +1,56 @@
 """Cluster joints: the constraints inside a body cluster in explicit form.
 
 Seed 004 §II-B: the spanning-tree coordinates q of a cluster obey implicit constraints
-φ(q) = 0, K(q) q̇ = 0, K(q) q̈ = k(q, q̇) with K = ∂φ/∂q and k = −K̇q̇ (eq. 2). Choosing
-independent coordinates y among q gives the explicit form (eq. 3)
+φ(q) = 0, K(q) q̇ = 0, K(q) q̈ = k(q, q̇) with K = ∂φ/∂q and k = −K̇q̇ (eq. 2; seed 001
+calls k the acceleration bias 𝔘̊). Choosing independent velocity coordinates ẏ among
+the cluster's gives the explicit form (eq. 3)
 
     q = γ(y),    q̇ = G(q) ẏ,    q̈ = G(q) ÿ + g(q, q̇),
 
-with, after ordering q = [q_i; q_d] (004 §VII: "only depends on the adoption of
-independent velocities"),
+with, after ordering q̇ = [q̇_i; q̇_d] (004 §VII: the explicit form "only depends on the
+adoption of independent velocities"),
 
-    G = [1; −K_d⁻¹ K_i],    g = [0; K_d⁻¹ k].
+    G = [1; −K_d⁺ K_i],    g = [0; K_d⁺ k].
 
-A :class:`ClusterJoint` assembles the constraint rows of the couplings, loops and
-custom implicit constraints acting inside one cluster:
+The constraint rows are the cut-joint method's (seed 001): a :class:`ClusterJoint`
+evaluates the loop joints, couplings and holonomic user constraints acting inside its
+cluster as a :class:`~soadyn.closed.constraints.ConstraintSet` of its own (loop rows from
+the compiled kernel of :mod:`soadyn.closed.kinematics`) and keeps the columns of its own
+coordinates: the constraints are relative, so the coordinates outside the cluster do not
+enter. K_d⁺ is the pseudo-inverse, since redundant rows (a planar loop closed by a spatial
+revolute joint) are normal.
 
-* couplings (gears and belts, URDF+ ``<coupling>``): linear rows
-  ``ratio·Σ q̇(path to predecessor) − Σ q̇(path to successor) = 0`` (DESIGN.md), so G is
-  constant, g = 0 and γ is linear — the geared rotor and the belt-driven revolute pair
-  with rotors are this case;
-* loops (URDF+ ``<loop>``): the cut joint between two frames must allow only the motion
-  of its joint type; rows are evaluated from the cluster's own kinematics and the
-  dependent coordinates are found by Gauss–Newton iteration (four-bars, general loops);
-* :class:`ImplicitConstraint`: any φ(q) over a few 1-dof joints with its Jacobian and
-  bias, e.g. built from sympy expressions with :func:`symbolic_constraint` (Tello's
-  differentials).
+* Couplings alone (gears and belts) with zero offsets on 1-dof joints: G is constant,
+  g = 0 and γ(y) = G y (``linear``) — the geared rotor and the belt-driven revolute pair.
+* Otherwise γ(y) solves φ(q) = 0 for the dependent coordinates with the Gauss–Newton
+  iteration of :func:`soadyn.closed.assembly.gauss_newton` (four-bars, general loops,
+  Tello's differentials).
+
+Independent coordinates: the joints marked ``independent=False`` (URDF+) are dependent,
+or, when none is marked, a pivoted QR of K picks the dependent columns. Where a
+multi-dof joint is marked but the constraints leave some of its freedom (the RSSR
+coupler spinning about its own axis), the pivoted QR picks its dependent velocity
+directions (at an assembled configuration) and the rest stay independent. y holds the
+configuration of every joint with an independent velocity — all of it for such a partly
+independent joint, and γ then solves φ(q) = 0 together with lock rows that hold the
+independent components of the joint's displacement from that configuration (the log map
+``soadyn.difference``) at zero, so that γ(y) is a function of y; ẏ holds the independent
+velocities, so for such joints ẏ is not the time derivative of y.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
+from scipy.linalg import lapack, qr
 
-from .. import spatial as sp
+from ..joints import difference, integrate
+from ..model import neutral
+from .assembly import gauss_newton
+from .constraints import ConstraintError, ConstraintSet
+from .kinematics import evaluate_constraint_set
 
-__all__ = ["ConstraintError", "ImplicitConstraint", "symbolic_constraint", "add_constraint",
-           "ClusterJoint"]
-
-
-class ConstraintError(ValueError):
-    """A constraint that cannot be put in explicit form (or solved) as requested."""
-
-
-@dataclass
-class ImplicitConstraint:
-    """An implicit constraint φ(q_J) = 0 on the coordinates of the 1-dof joints ``joints``.
-
-    Parameters
-    ----------
-    name : str
-    joints : list of joint names, the order of the coordinate vector q_J.
-    residual : callable q_J -> φ (m,).
-    jacobian : callable q_J -> K = ∂φ/∂q_J (m, len(joints)).
-    bias : callable (q_J, q̇_J) -> K̇ q̇_J (m,), the velocity-product term.
-    independent : optional list of the joint names to use as independent coordinates.
-    """
-
-    name: str
-    joints: list
-    residual: object
-    jacobian: object
-    bias: object
-    independent: list = field(default=None)
+__all__ = ["ClusterJoint"]
 
 
-def symbolic_constraint(name, joints, expressions, symbols, independent=None):
-    """An :class:`ImplicitConstraint` from sympy expressions φ(symbols).
-
-    ``symbols[k]`` stands for the coordinate of joint ``joints[k]``. K = ∂φ/∂q and the bias
-    K̇q̇ = Σ_j ∂(K q̇)/∂q_j q̇_j are derived symbolically and turned into numpy functions.
-    Needs sympy (the ``symbolic`` extra).
-    """
-    try:
-        import sympy
-    except ImportError:  # pragma: no cover - sympy is part of the test environment
-        raise ImportError("symbolic_constraint needs sympy (pip install soadyn[symbolic])") from None
-    q = sympy.Matrix(list(symbols))
-    if len(q) != len(joints):
-        raise ValueError(f"symbols: expected one symbol per joint ({len(joints)}), got {len(q)}")
-    qd = sympy.Matrix(sympy.symbols(f"qd0:{len(q)}", real=True))
-    phi = sympy.Matrix(list(expressions))
-    K = phi.jacobian(q)
-    Kqd = K * qd
-    bias = Kqd.jacobian(q) * qd
-    # scalar ``math`` code: the constraints act on a handful of coordinates, where numpy's
-    # per-call overhead would dominate
-    f_phi = sympy.lambdify([list(q)], list(phi), "math", cse=True)
-    f_K = sympy.lambdify([list(q)], K.tolist(), "math", cse=True)
-    f_b = sympy.lambdify([list(q), list(qd)], list(bias), "math", cse=True)
-    return ImplicitConstraint(
-        name, list(joints),
-        lambda x: np.array(f_phi(x.tolist()), dtype=float),
-        lambda x: np.array(f_K(x.tolist()), dtype=float),
-        lambda x, xd: np.array(f_b(x.tolist(), xd.tolist()), dtype=float),
-        independent)
-
-
-def add_constraint(model, constraint):
-    """Attach an :class:`ImplicitConstraint` to ``model`` (kept in ``model.constraints``)."""
-    if not isinstance(constraint, ImplicitConstraint):
-        raise TypeError(f"constraint: expected an ImplicitConstraint, got {type(constraint).__name__}")
-    for j in constraint.joints:
-        joint = model.joint(j)
-        if joint.nv != 1 or joint.nq != 1:
-            raise ValueError(f"constraint {constraint.name!r}: joint {j!r} is a {joint.kind} joint; "
-                             "implicit constraints act on 1-dof joints")
-    existing = getattr(model, "constraints", None)
-    if existing is None:
-        model.constraints = existing = []
-    if any(c.name == constraint.name for c in existing):
-        raise ValueError(f"constraint: a constraint named {constraint.name!r} already exists")
-    existing.append(constraint)
-    model._cluster_cache = None
-
-
-# --------------------------------------------------------------------------- cluster kinematics
-class _Kinematics:
-    """Poses, velocities and accelerations (at q̈ = 0) of a cluster's bodies relative to the
-    body the cluster hangs from (its parent body, or the world)."""
-
-    def __init__(self, model, bodies, parent_body):
-        self.model = model
-        self.bodies = bodies
-        self.parent_body = parent_body
-
-    def evaluate(self, q, qd=None):
-        """Fill per-body dicts R, o (world axes of the parent body), V, A (body frame)."""
-        m = self.model
-        R, o, V, A = {}, {}, {}, {}
-        p0 = self.parent_body
-        R[p0], o[p0] = np.eye(3), np.zeros(3)
-        V[p0], A[p0] = np.zeros(6), np.zeros(6)
-        for i in self.bodies:
-            b = m.bodies[i]
-            j = b.joint
-            qi = q[j.q_index:j.q_index + j.nq]
-            Rj, pj = j.pose(qi)
-            Rt, pt = b.placement
-            Rl, tl = Rt @ Rj, pt + Rt @ pj  # pose of i in its parent
-            lam = b.parent
-            R[i] = R[lam] @ Rl
-            o[i] = o[lam] + R[lam] @ tl
-            if qd is not None:
-                vi = qd[j.v_index:j.v_index + j.nv]
-                Sv = j.motion_subspace(qi) @ vi
-                V[i] = sp.transform_motion(Rl, tl, V[lam]) + Sv
-                A[i] = sp.transform_motion(Rl, tl, A[lam]) + sp.cross_motion(V[i], Sv) + j.bias(qi, vi)
-        self.R, self.o, self.V, self.A = R, o, V, A
-
-    def frame_state(self, body, Rf, pf, with_rates):
-        """World-of-parent pose, angular velocity, origin velocity, angular and classical
-        origin acceleration of a frame at (Rf, pf) on ``body``."""
-        R, o = self.R[body], self.o[body]
-        pose = (R @ Rf, o + R @ pf)
-        if not with_rates:
-            return pose, None
-        w, v = self.V[body][:3], self.V[body][3:]
-        al, a = self.A[body][:3], self.A[body][3:]
-        vp = v + np.cross(w, pf)
-        ap = a + np.cross(al, pf) + np.cross(w, vp)
-        return pose, (R @ w, R @ vp, R @ al, R @ ap)
-
-    def frame_jacobian(self, body, Rf, pf, cols):
-        """(6, n) map from the cluster velocities to [ω; ȯ] of the frame (parent axes)."""
-        J = np.zeros((6, len(cols)))
-        if body == self.parent_body:
-            return J
-        of = self.o[body] + self.R[body] @ pf
-        anc = set(self.model.ancestors(body))
-        for c, (i, k) in enumerate(cols):
-            if i not in anc:
-                continue
-            s = self.model.bodies[i].joint.motion_subspace(self._q_of(i))[:, k]
-            w = self.R[i] @ s[:3]
-            J[:3, c] = w
-            J[3:, c] = self.R[i] @ s[3:] + np.cross(w, of - self.o[i])
-        return J
-
-    def _q_of(self, i):
-        j = self.model.bodies[i].joint
-        return self._q[j.q_index:j.q_index + j.nq]
-
-
-# --------------------------------------------------------------------------- constraint rows
-class _CouplingRows:
-    """One linear row: ratio·Σ q̇(NCA→predecessor) − Σ q̇(NCA→successor) = 0."""
-
-    linear = True
-    m = 1
-
-    def __init__(self, model, coupling, col_of):
-        self.name = coupling.name
-        pred, succ = model.body_index(coupling.predecessor), model.body_index(coupling.successor)
-        up_p, up_s = model.ancestors(pred), model.ancestors(succ)
-        common = set(up_p) & set(up_s)
-        self.row = np.zeros(len(col_of))
-        for path, coef in ((up_p, coupling.ratio), (up_s, -1.0)):
-            for i in path:
-                if i in common:
-                    break
-                j = model.bodies[i].joint
-                if j.nv != 1 or j.nq != 1:
-                    raise ConstraintError(f"coupling {coupling.name!r}: joint {j.name!r} on its path is a "
-                                          f"{j.kind} joint; couplings act on 1-dof joints")
-                self.row[col_of[(i, 0)]] += coef
-
-    def residual(self, q, kin):
-        return np.array([self.row @ q])
-
-    def jacobian(self, kin):
-        return self.row[None, :]
-
-    def bias(self, kin):
-        return np.zeros(1)
-
-
-_LOOP_KINDS = ("revolute", "continuous", "prismatic", "fixed", "spherical")
-
-
-class _LoopRows:
-    """Loop closure between two frames (seed 001; URDF+ ``<loop>``).
-
-    With R_p, o_p the predecessor frame and R_s, o_s the successor frame, the relative pose
-    is R_rel = R_pᵀR_s, p_rel = R_pᵀ(o_s − o_p). Rows: p_rel = 0 (revolute, spherical, fixed);
-    the loop axis a kept aligned, b_k·R_rel a = 0 (revolute); no relative rotation
-    (prismatic, fixed; velocity rows ω_rel = 0); b_k·p_rel = 0 (prismatic).
-    """
-
-    linear = False
-
-    def __init__(self, model, loop):
-        if loop.kind not in _LOOP_KINDS:
-            raise ConstraintError(f"loop {loop.name!r}: unsupported cut-joint type {loop.kind!r} "
-                                  f"(supported: {', '.join(_LOOP_KINDS)})")
-        self.name = loop.name
-        self.kind = "revolute" if loop.kind == "continuous" else loop.kind
-        self.fp = model.frame(loop.predecessor)
-        self.fs = model.frame(loop.successor)
-        a = np.asarray(loop.axis, dtype=float)
-        self.axis = a / np.linalg.norm(a)
-        # two unit vectors orthogonal to the axis
-        helper = np.eye(3)[int(np.argmin(np.abs(self.axis)))]
-        b1 = np.cross(self.axis, helper)
-        b1 /= np.linalg.norm(b1)
-        self.B = np.vstack([b1, np.cross(self.axis, b1)])
-        self.m = {"revolute": 5, "prismatic": 5, "fixed": 6, "spherical": 3}[self.kind]
-
-    def _poses(self, kin):
-        (Rp, op), _ = kin.frame_state(self.fp.body, self.fp.rotation, self.fp.translation, False)
-        (Rs, os_), _ = kin.frame_state(self.fs.body, self.fs.rotation, self.fs.translation, False)
-        return Rp, op, Rs, os_
-
-    def residual(self, q, kin):
-        Rp, op, Rs, os_ = self._poses(kin)
-        Rrel = Rp.T @ Rs
-        prel = Rp.T @ (os_ - op)
-        rot = 0.5 * sp.unskew(Rrel - Rrel.T)
-        if self.kind == "revolute":
-            return np.concatenate([prel, self.B @ (Rrel @ self.axis)])
-        if self.kind == "prismatic":
-            return np.concatenate([rot, self.B @ prel])
-        if self.kind == "fixed":
-            return np.concatenate([rot, prel])
-        return prel
-
-    def jacobian(self, kin):
-        Rp, op, Rs, os_ = self._poses(kin)
-        Jp = kin.frame_jacobian(self.fp.body, self.fp.rotation, self.fp.translation, kin.cols)
-        Js = kin.frame_jacobian(self.fs.body, self.fs.rotation, self.fs.translation, kin.cols)
-        prel = Rp.T @ (os_ - op)
-        # ṗ_rel = R_pᵀ(ȯ_s − ȯ_p) − (R_pᵀω_p) × p_rel;  ω_rel = R_pᵀ(ω_s − ω_p)
-        Jpos = Rp.T @ (Js[3:] - Jp[3:]) + sp.skew(prel) @ (Rp.T @ Jp[:3])
-        Jrot = Rp.T @ (Js[:3] - Jp[:3])
-        if self.kind == "revolute":
-            r = Rp.T @ Rs @ self.axis
-            return np.vstack([Jpos, -(self.B @ sp.skew(r)) @ Jrot])  # d/dt b·r = b·(ω_rel × r)
-        if self.kind == "prismatic":
-            return np.vstack([Jrot, self.B @ Jpos])
-        if self.kind == "fixed":
-            return np.vstack([Jrot, Jpos])
-        return Jpos
-
-    def bias(self, kin):
-        """K̇q̇: the rows' second time derivative at q̈ = 0."""
-        (Rp, op), (wp, vp, alp, ap) = kin.frame_state(self.fp.body, self.fp.rotation, self.fp.translation, True)
-        (Rs, os_), (ws, vs, als, as_) = kin.frame_state(self.fs.body, self.fs.rotation, self.fs.translation, True)
-        P = Rp.T
-        prel = P @ (os_ - op)
-        wpl, alpl = P @ wp, P @ alp
-        dv = P @ (vs - vp)
-        prel_dot = dv - np.cross(wpl, prel)
-        pos_dd = P @ (as_ - ap) - np.cross(wpl, dv) - np.cross(alpl, prel) - np.cross(wpl, prel_dot)
-        wrel = P @ (ws - wp)
-        wrel_dot = P @ (als - alp) - np.cross(wpl, wrel)
-        if self.kind == "revolute":
-            r = P @ Rs @ self.axis
-            return np.concatenate([pos_dd, self.B @ (np.cross(wrel_dot, r) + np.cross(wrel, np.cross(wrel, r)))])
-        if self.kind == "prismatic":
-            return np.concatenate([wrel_dot, self.B @ pos_dd])
-        if self.kind == "fixed":
-            return np.concatenate([wrel_dot, pos_dd])
-        return pos_dd
-
-
-class _ImplicitRows:
-    """Rows of a user :class:`ImplicitConstraint`."""
-
-    linear = False
-
-    def __init__(self, model, constraint, col_of):
-        self.name = constraint.name
-        self.c = constraint
-        self.cols = [col_of[(model.joint(j).body, 0)] for j in constraint.joints]
-        self.qidx = [model.joint(j).q_index for j in constraint.joints]
-        self.vidx = [model.joint(j).v_index for j in constraint.joints]
-        self.m = len(np.atleast_1d(constraint.residual(np.zeros(len(self.cols)))))
-
-    def residual(self, q, kin):
-        return np.asarray(self.c.residual(kin.q_full[self.qidx]), dtype=float).reshape(-1)
-
-    def jacobian(self, kin):
-        J = np.zeros((self.m, kin.n))
-        J[:, self.cols] = self.c.jacobian(kin.q_full[self.qidx])
-        return J
-
-    def bias(self, kin):
-        return np.asarray(self.c.bias(kin.q_full[self.qidx], kin.qd_full[self.vidx]), dtype=float).reshape(-1)
-
-
-# --------------------------------------------------------------------------- cluster joint
 def _rank(A, tol=1e-9):
     if A.size == 0:
         return 0
@@ -342,14 +65,17 @@ class ClusterJoint:
     ----------
     bodies : tuple of body indices (ascending).
     v_index, q_index : model velocity / position indices of the cluster's spanning
-        coordinates (joint order = body order).
-    independent_v, independent_q : positions of the independent coordinates y inside the
-        cluster's spanning velocity / position vectors.
-    linear : True when G is constant and g = 0 (no loops or custom constraints).
+        coordinates (joint order = body order); ``cols`` the (body, axis) of each velocity.
+    constraint_set : the cluster's :class:`~soadyn.closed.constraints.ConstraintSet`
+        (None for a rigid cluster); ``constraint_names`` its constraints.
+    independent_v, dependent_v : positions of the independent / dependent velocities in
+        the cluster's spanning velocity vector; independent_q, dependent_q : positions of
+        the configuration entries in y / solved by γ in the spanning position vector.
+    constrained : the cluster has constraints; linear : G is constant and g = 0.
     G0 : the constant G of a linear cluster (nc, ny), else None.
     """
 
-    def __init__(self, model, bodies, parent_body, couplings=(), loops=(), implicits=(), independent=None,
+    def __init__(self, model, bodies, parent_body, couplings=(), loops=(), constraints=(), independent=None,
                  name="cluster"):
         self.model = model
         self.name = name
@@ -359,69 +85,94 @@ class ClusterJoint:
         self.v_index = np.array([j.v_index + k for j in js for k in range(j.nv)], dtype=np.int64)
         self.q_index = np.array([j.q_index + k for j in js for k in range(j.nq)], dtype=np.int64)
         self.cols = [(i, k) for i, j in zip(self.bodies, js) for k in range(j.nv)]
-        col_of = {c: n for n, c in enumerate(self.cols)}
-        self.rows = ([_CouplingRows(model, c, col_of) for c in couplings]
-                     + [_LoopRows(model, lp) for lp in loops]
-                     + [_ImplicitRows(model, c, col_of) for c in implicits])
-        self.constraint_names = [r.name for r in self.rows]
-        self.linear = all(r.linear for r in self.rows)
-        self._loops = any(isinstance(r, _LoopRows) for r in self.rows)  # rows that need the kinematics
         self.n = len(self.cols)
-        self._kin = _Kinematics(model, self.bodies, parent_body)
-        self._kin.cols = self.cols
-        self._kin.n = self.n
-        if self.rows and any(j.nq != j.nv for j in js):
-            bad = [j.name for j in js if j.nq != j.nv]
-            raise ConstraintError(f"{name}: joints {bad} have quaternion coordinates; constrained "
-                                  "clusters need joints with nq = nv")
+        loops, couplings, constraints = list(loops), list(couplings), list(constraints)
+        self.constraint_names = [c.name for c in loops + couplings + constraints]
+        self.constrained = bool(self.constraint_names)
+        self.has_loops = bool(loops)
+        # rigid clusters, and couplings alone without offsets on vector joints
+        self.linear = not self.constrained or (not loops and not constraints
+                                               and all(c.offset == 0.0 for c in couplings)
+                                               and all(j.nq == j.nv for j in js))
+        self.constraint_set = ConstraintSet(model, loops, couplings, constraints) if self.constrained else None
+        self._q = neutral(model)  # private state: the cluster's coordinates, neutral elsewhere
+        self._v = np.zeros(model.nv)
         self._last = None
-        self._cache = None
+        self._solved = None  # (coordinates, K) of the last position solve
+        self._rows_in = None
         self._select_independent(independent)
 
+    # ------------------------------------------------------------------ constraint rows
+    def _rows(self, x, v=None):
+        """The cluster's constraint rows at a model-sized state whose coordinates outside the
+        cluster are valid (a :class:`~soadyn.closed.kinematics.ConstraintState`)."""
+        return evaluate_constraint_set(self.constraint_set, x, v, 0.0, v is not None)
+
+    def _local(self, q, qd=None):
+        """The private state with the cluster's coordinates of (q, q̇)."""
+        self._q[self.q_index] = q[self.q_index]
+        if qd is None:
+            return self._q, None
+        self._v[self.v_index] = qd[self.v_index]
+        return self._q, self._v
+
+    def _K(self, q):
+        """K(q) (m, nc), reusing the rows of the last position solve at the same coordinates."""
+        cache = self._solved
+        if cache is not None and np.array_equal(cache[0], q[self.q_index]):
+            return cache[1]
+        return self._rows(*self._local(q)).G[:, self.v_index]
+
+    def _perturbed(self, q, rng, scale):
+        """q moved by a uniform random velocity in ±scale on the cluster's coordinates."""
+        v = np.zeros(self.model.nv)
+        v[self.v_index] = rng.uniform(-scale, scale, self.n)
+        return integrate(self.model, q, v, 1.0)
+
     # ------------------------------------------------------------------ setup
+    def _joint_of_column(self, c):
+        return self.model.bodies[self.cols[c][0]].joint
+
     def _select_independent(self, independent):
         model, n = self.model, self.n
-        if not self.rows:
-            self.independent_v = np.arange(n)
-            self.independent_q = np.arange(len(self.q_index))
+        if not self.constrained:
+            self._set_partition([])
             self.G0 = np.eye(n)
             self._qref = None
             return
-        from ..model import neutral
         q = neutral(model)
-        rng = np.random.default_rng(len(self.cols))
-        if self.linear:
-            nd = _rank(self._K(q))
-        else:  # the generic rank: neutral configurations are often singular (stretched loops)
-            nd = max(_rank(self._K(self._perturbed(q, rng, 1.0))) for _ in range(4))
+        rng = np.random.default_rng(n)
+        # K where the constraints hold: away from closure, rows can depend on directions
+        # that leave the constraints unchanged on the manifold (a coupler's spin about its axis)
+        K = self._K(q if self.linear else self._assemble(q, rng))
+        nd = _rank(K)
+        names = [self._joint_of_column(c).name for c in range(n)]
         if independent is not None:
-            names = set(independent)
-            unknown = names - {model.bodies[i].joint.name for i in self.bodies}
+            unknown = set(independent) - set(names)
             if unknown:
                 raise ConstraintError(f"{self.name}: independent joints {sorted(unknown)} are not joints of "
-                                      f"this cluster ({[model.bodies[i].joint.name for i in self.bodies]})")
-            dep = [c for c, (i, k) in enumerate(self.cols) if model.bodies[i].joint.name not in names]
+                                      f"this cluster ({list(dict.fromkeys(names))})")
+            dep = [c for c in range(n) if names[c] not in set(independent)]
         else:
-            dep = [c for c, (i, k) in enumerate(self.cols) if not getattr(model.bodies[i].joint, "independent", True)]
+            dep = [c for c in range(n) if not getattr(self._joint_of_column(c), "independent", True)]
             if not dep:  # nothing marked: pick the dependent columns by pivoted QR of K
-                from scipy.linalg import qr
-                _, _, piv = qr(self._K(self._perturbed(q, rng, 1.0)), pivoting=True)
-                dep = sorted(int(c) for c in piv[:nd])
-        self.dependent_v = np.array(sorted(dep), dtype=np.int64)
-        self.independent_v = np.array([c for c in range(n) if c not in dep], dtype=np.int64)
-        self.independent_q = self.independent_v.copy()
+                dep = sorted(int(c) for c in qr(K, pivoting=True)[2][:nd])
+            elif len(dep) > nd:
+                dep = self._partly_dependent(dep, K, nd)
         if len(dep) != nd:
             raise ConstraintError(
                 f"{self.name}: the constraints {self.constraint_names} remove {nd} degrees of freedom but "
                 f"{len(dep)} coordinates are marked dependent "
-                f"({[model.bodies[self.cols[c][0]].joint.name for c in dep]}); mark exactly {nd} joints "
+                f"({list(dict.fromkeys(names[c] for c in dep))}); mark exactly {nd} joints "
                 "independent=False or pass the independent joints explicitly")
+        self._set_partition(dep)
         if self.linear:
-            self.G0 = self._explicit(self._K(q))
+            self.G0 = self._explicit(K)
             self._qref = None
             return
         self.G0 = None
-        self._qref = None
+        self._qref = self._solved[0]  # a start for the reference solve below
+        self._solved = None
         error = None
         for attempt in range(6):  # a generic assembled reference configuration
             qa = self._perturbed(q, rng, 0.3 * attempt)
@@ -435,61 +186,123 @@ class ClusterJoint:
             return
         raise error
 
-    def _perturbed(self, q, rng, scale):
-        q = q.copy()
-        q[self.q_index] += rng.uniform(-scale, scale, len(self.q_index))
-        return q
+    def _assemble(self, q, rng):
+        """A configuration near ``q`` (perturbed, to avoid singular ones such as stretched
+        loops) where the cluster's constraints hold, every coordinate free (least-norm
+        Gauss–Newton steps); its K is kept in ``_solved``."""
+        cols = self.v_index
 
-    def _rows(self, fn, q, qd=None):
-        kin = self._kin
-        kin._q = q
-        kin.q_full, kin.qd_full = q, qd
-        if self._loops:
-            kin.evaluate(q, qd)
-        return [fn(r, kin) for r in self.rows]
+        def rows(x):
+            st = self._rows(x)
+            return st.residual, st.G[:, cols], st.G
 
-    def _K(self, q):
-        return np.vstack(self._rows(lambda r, k: r.jacobian(k), q))
+        def move(x, step, alpha):
+            v = np.zeros(self.model.nv)
+            v[cols] = step
+            return integrate(self.model, x, v, alpha)
+
+        r = None
+        for attempt in range(6):
+            x, r, G, failure = gauss_newton(rows, self._perturbed(q, rng, 0.5 + 0.3 * attempt), move, tol=1e-12,
+                                            max_iter=100)
+            if failure is None or np.abs(r).max() < 1e-9:
+                self._solved = (x[self.q_index].copy(), G[:, cols])
+                return x
+        raise ConstraintError(f"{self.name}: cannot solve the constraints {self.constraint_names} near any "
+                              f"tried configuration (residual {np.abs(r).max():.3g}); the mechanism may not "
+                              "assemble")
+
+    def _partly_dependent(self, marked, K, nd):
+        """The marked columns of 1-dof joints and, among those of multi-dof joints, the ones
+        a pivoted QR of K picks (after removing the 1-dof columns' span) to make up ``nd``."""
+        forced = [c for c in marked if self._joint_of_column(c).nv == 1]
+        free = [c for c in marked if self._joint_of_column(c).nv > 1]
+        if not free or len(forced) > nd:
+            return marked
+        Kf = K[:, forced]
+        Kc = K[:, free]
+        if forced:
+            U = np.linalg.svd(Kf, full_matrices=False)[0][:, :_rank(Kf)]
+            Kc = Kc - U @ (U.T @ Kc)
+        piv = qr(Kc, pivoting=True)[2]
+        return sorted(forced + [free[p] for p in piv[:nd - len(forced)]])
+
+    def _set_partition(self, dep):
+        """Velocity and position partitions for the dependent velocity columns ``dep``."""
+        model = self.model
+        self.dependent_v = np.array(sorted(dep), dtype=np.int64)
+        self.independent_v = np.array([c for c in range(self.n) if c not in set(dep)], dtype=np.int64)
+        free_bodies = {self.cols[c][0] for c in self.independent_v}
+        qpos, iq, dq = 0, [], []
+        for i in self.bodies:
+            nq = model.bodies[i].joint.nq
+            (iq if i in free_bodies else dq).extend(range(qpos, qpos + nq))
+            qpos += nq
+        self.independent_q = np.array(iq, dtype=np.int64)
+        self.dependent_q = np.array(dq, dtype=np.int64)
+        # dependent revolute angles, wrapped to [−π, π) unless found not 2π-periodic (behind a gear)
+        self._angles = [self._joint_of_column(c).q_index for c in self.dependent_v
+                        if self._joint_of_column(c).kind in ("revolute", "continuous")]
+        self._G_identity = np.zeros((self.n, len(self.independent_v)))  # G's rows at the independent coordinates
+        self._G_identity[self.independent_v] = np.eye(len(self.independent_v))
+        # γ moves the dependent velocities and every velocity of a partly independent joint,
+        # whose independent components are held by lock rows (see _solve_rows)
+        partly = {self.cols[c][0] for c in self.dependent_v} & free_bodies
+        locked = [c for c in self.independent_v if self.cols[c][0] in partly]
+        moved = sorted(set(self.dependent_v.tolist()) | set(locked))
+        self._moved_v = self.v_index[moved]
+        self._locked_v = self.v_index[locked]
+        # the moved directions of partly independent joints (the only ones the lock rows see)
+        self._locked_in_moved_joints = [k for k, c in enumerate(moved) if self.cols[c][0] in partly]
+        # configuration entries of the joints γ moves (restarts copy them from earlier solutions)
+        moved_bodies = {self.cols[c][0] for c in moved}
+        qpos, self._moved_q_pos = 0, []
+        for i in self.bodies:
+            nq = model.bodies[i].joint.nq
+            if i in moved_bodies:
+                self._moved_q_pos.extend(range(qpos, qpos + nq))
+            qpos += nq
+        self._moved_q_pos = np.array(self._moved_q_pos, dtype=np.int64)
+        self._moved_q_model = self.q_index[self._moved_q_pos]
+        self._y_q_model = self.q_index[self.independent_q]
+        # dependent velocities of vector joints move their own coordinates (integrate adds v·dt)
+        self._moved_q = None
+        if not locked and all(self._joint_of_column(c).nq == self._joint_of_column(c).nv for c in moved):
+            self._moved_q = np.array([model.bodies[self.cols[c][0]].joint.q_index + self.cols[c][1] for c in moved],
+                                     dtype=np.int64)
 
     def _explicit(self, K, check=True):
-        """G = [1; −K_d⁻¹K_i] (scattered to the cluster's coordinate order); keeps the solver
-        of K_d for g. ``check`` verifies the ranks (setup); per call only a square K_d is
-        solved directly (redundant rows, as in planar loops, go through least squares)."""
+        """G = [1; −K_d⁺K_i] (scattered to the cluster's coordinate order); keeps K_d⁺ for g.
+        A square K_d is inverted directly; redundant rows (planar loops closed by spatial
+        joints) go through the pseudo-inverse of one SVD, whose singular values also give
+        the rank. ``check`` (setup) also verifies that K_d⁺ solves the rows exactly."""
         Kd, Ki = K[:, self.dependent_v], K[:, self.independent_v]
         nd = len(self.dependent_v)
-        square = Kd.shape[0] == nd
-        if check or not square:
-            if _rank(Kd) < nd:
-                names = [self.model.bodies[self.cols[c][0]].joint.name for c in self.dependent_v]
-                raise ConstraintError(f"{self.name}: the dependent coordinates {names} cannot be solved from the "
-                                      f"constraints {self.constraint_names}: ∂φ/∂q_d has rank {_rank(Kd)} < {nd} "
-                                      "(a singular configuration or a poor choice of independent coordinates)")
-            Kd_inv = np.linalg.pinv(Kd)
-            Gd = -(Kd_inv @ Ki)
-            if np.abs(Kd @ Gd + Ki).max() > 1e-8 * max(1.0, np.abs(Ki).max()):
-                raise ConstraintError(f"{self.name}: the independent coordinates are not free: the constraints "
-                                      f"{self.constraint_names} also restrict them")
-        else:
+        Kd_inv = None
+        if Kd.shape[0] == nd and not check:
             try:
                 Kd_inv = np.linalg.inv(Kd)
             except np.linalg.LinAlgError:
-                raise ConstraintError(f"{self.name}: ∂φ/∂q_d is singular at this configuration") from None
-            Gd = -(Kd_inv @ Ki)
-        G = np.zeros((self.n, len(self.independent_v)))
-        G[self.independent_v] = np.eye(len(self.independent_v))
+                pass
+        if Kd_inv is None:
+            U, sv, Vt, info = lapack.dgesdd(Kd, full_matrices=0)  # LAPACK directly: small matrices
+            if info:
+                raise np.linalg.LinAlgError(f"{self.name}: SVD of ∂φ/∂q_d did not converge (LAPACK info {info})")
+            rank = int(np.sum(sv > 1e-9 * max(1.0, sv[0]))) if sv.size else 0
+            if rank < nd:
+                names = list(dict.fromkeys(self._joint_of_column(c).name for c in self.dependent_v))
+                raise ConstraintError(f"{self.name}: the dependent coordinates {names} cannot be solved from the "
+                                      f"constraints {self.constraint_names}: ∂φ/∂q_d has rank {rank} < {nd} "
+                                      "(a singular configuration or a poor choice of independent coordinates)")
+            Kd_inv = (Vt.T / sv) @ U.T
+        Gd = -(Kd_inv @ Ki)
+        if check and np.abs(Kd @ Gd + Ki).max(initial=0.0) > 1e-8 * max(1.0, np.abs(Ki).max(initial=0.0)):
+            raise ConstraintError(f"{self.name}: the independent coordinates are not free: the constraints "
+                                  f"{self.constraint_names} also restrict them")
+        G = self._G_identity.copy()
         G[self.dependent_v] = Gd
         self._Kd_inv = Kd_inv
         return G
-
-    def _explicit_at(self, q):
-        """(G, K_d⁻¹) at ``q``, reusing the last evaluation at the same configuration."""
-        qc = q[self.q_index]
-        cache = self._cache
-        if cache is not None and np.array_equal(cache[0], qc):
-            return cache[1], cache[2]
-        G = self._explicit(self._K(q), check=False)
-        self._cache = (qc.copy(), G, self._Kd_inv)
-        return G, self._Kd_inv
 
     # ------------------------------------------------------------------ explicit form
     @property
@@ -502,101 +315,154 @@ class ClusterJoint:
 
     def residual(self, q):
         """φ(q) of all the cluster's constraints at the model configuration ``q``."""
-        if not self.rows:
+        if not self.constrained:
             return np.zeros(0)
-        return np.concatenate(self._rows(lambda r, k: r.residual(q[self.q_index], k), q))
+        return self._rows(*self._local(q)).residual
+
+    def _step(self, x, step, alpha):
+        if self._moved_q is not None:
+            out = x.copy()
+            out[self._moved_q] += alpha * step
+            return out
+        full = np.zeros(self.model.nv)
+        full[self._moved_v] = step
+        return integrate(self.model, x, full, alpha)
+
+    def _solve_rows(self, x):
+        """Residual and Jacobian for γ: the constraint rows and, for partly independent
+        joints, lock rows holding the independent components of their displacement from
+        the configuration in y (``_anchor``) at zero: γ(y) then lies on the chart
+        q_y ⊕ (dependent directions) and is a function of y (the Jacobian of the lock
+        rows by central differences)."""
+        st = self._rows(x)
+        r, J = st.residual, st.G[:, self._moved_v]
+        if self._locked_v.size:
+            model, h = self.model, 1e-7
+            lock = difference(model, self._anchor, x)[self._locked_v]
+            Jl = np.zeros((lock.size, self._moved_v.size))
+            e = np.zeros(model.nv)
+            for k in self._locked_in_moved_joints:
+                e[self._moved_v[k]] = h
+                Jl[:, k] = (difference(model, self._anchor, integrate(model, x, e, 1.0))
+                            - difference(model, self._anchor, integrate(model, x, e, -1.0)))[self._locked_v] / (2 * h)
+                e[self._moved_v[k]] = 0.0
+            r, J = np.concatenate([r, lock]), np.vstack([J, Jl])
+        return r, J, st.G
 
     def solve_positions(self, y, q, tol=1e-12, max_iter=50):
         """γ(y): write the cluster's spanning coordinates into ``q`` (model-sized, modified
         in place) for independent coordinates ``y``; returns the cluster's spanning vector.
 
         Linear clusters: q_c = G y. Others: Gauss–Newton on φ(q) = 0 for the dependent
-        coordinates, started from the previous solution, then from the reference
-        configuration (the assembly branch nearest those starts is found).
+        coordinates (:func:`~soadyn.closed.assembly.gauss_newton`), started from the
+        previous solution, the reference configuration, the values in ``q``, then
+        perturbed starts (the assembly branch nearest those starts is found).
         """
         qi = self.q_index
-        if not self.rows:
+        if not self.constrained:
             q[qi] = y
             return q[qi]
         if self.linear:
             q[qi] = self.G0 @ y
             return q[qi]
-        q[qi[self.independent_q]] = y
-        dep = qi[self.dependent_v]
-        fallback = q[qi].copy()
+        start = self._q.copy()
+        start[qi] = q[qi]
+        start[self._y_q_model] = y
+        if self._locked_v.size:
+            self._anchor = start.copy()
+        dq, dq_local = self._moved_q_model, self._moved_q_pos
         rng = None
+        r = None
         for attempt in range(11):
+            x = start.copy()
             if attempt == 0 and self._last is not None:
-                q[dep] = self._last[self.dependent_v]
+                x[dq] = self._last[dq_local]
             elif attempt == 1 and self._qref is not None:
-                q[dep] = self._qref[self.dependent_v]
-            elif attempt == 2:
-                q[dep] = fallback[self.dependent_v]
+                x[dq] = self._qref[dq_local]
             elif attempt > 2:  # perturbed restarts for starts at a singular (e.g. stretched) configuration
                 rng = np.random.default_rng(attempt) if rng is None else rng
-                q[dep] = fallback[self.dependent_v] + rng.uniform(-1.0, 1.0, len(dep))
-            else:
+                v = np.zeros(self.model.nv)
+                v[self._moved_v] = rng.uniform(-1.0, 1.0, len(self._moved_v))
+                v[self._locked_v] = 0.0
+                x = integrate(self.model, x, v, 1.0)
+            elif attempt != 2:
                 continue
-            for _ in range(max_iter):
-                r = self.residual(q)
-                if np.abs(r).max() < tol:
-                    return self._accept(q)
-                Kd = self._K(q)[:, self.dependent_v]
-                if Kd.shape[0] == Kd.shape[1]:
-                    try:
-                        step = np.linalg.solve(Kd, r)
-                    except np.linalg.LinAlgError:
-                        step = np.linalg.lstsq(Kd, r, rcond=None)[0]
-                else:
-                    step = np.linalg.lstsq(Kd, r, rcond=None)[0]
-                q[dep] -= step
-                if not np.all(np.isfinite(q[dep])):
-                    break
-            r = self.residual(q)
-            if np.all(np.isfinite(r)) and np.abs(r).max() < 1e-9:
-                return self._accept(q)
+            x, r, G, failure = gauss_newton(self._solve_rows, x, self._step, tol=tol, max_iter=max_iter)
+            if failure is None or (np.all(np.isfinite(r)) and np.abs(r).max() < 1e-9):
+                return self._accept(x, q, G[:, self.v_index])
         raise ConstraintError(f"{self.name}: cannot solve the constraints {self.constraint_names} for the "
                               f"dependent coordinates at independent coordinates y = {np.asarray(y).tolist()} "
-                              f"(residual {np.abs(self.residual(q)).max():.3g}); the mechanism may not "
-                              "assemble there")
+                              f"(residual {np.abs(r).max():.3g}); the mechanism may not assemble there")
 
-    def _accept(self, q):
-        """Keep a solution, dependent angles wrapped to [−π, π) where the constraints are periodic in them."""
+    def _accept(self, x, q, K):
+        """Keep a solution (and K there), dependent angles wrapped to [−π, π) where the
+        constraints are periodic in them."""
         qi = self.q_index
-        for c in self.dependent_v:
-            j = self.model.bodies[self.cols[c][0]].joint
-            if j.kind in ("revolute", "continuous") and not -np.pi <= q[qi[c]] < np.pi:
-                old = q[qi[c]]
-                q[qi[c]] = (old + np.pi) % (2 * np.pi) - np.pi
-                if np.abs(self.residual(q)).max() > 1e-9:  # not periodic in this angle (e.g. behind a gear)
-                    q[qi[c]] = old
-        self._last = q[qi].copy()
+        for k in self._angles:
+            if not -np.pi <= x[k] < np.pi:
+                old = x[k]
+                x[k] = (old + np.pi) % (2 * np.pi) - np.pi
+                if np.abs(self._rows(x).residual).max() > 1e-9:  # not periodic in this angle (e.g. behind a gear)
+                    x[k] = old
+                    self._angles.remove(k)
+        q[qi] = x[qi]
+        self._last = x[qi].copy()
+        self._solved = (self._last, K)  # K is 2π-periodic in the wrapped angles too
         return q[qi]
+
+    def explicit_form(self, q, qd=None):
+        """(G (nc, ny), g (nc,) or None) at (q, q̇) from one evaluation of the cluster's
+        constraint rows: q̇_c = G ẏ, q̈_c = G ÿ + g (seed 004 eq. 3)."""
+        if self.linear:
+            return self.G0, (None if qd is None else np.zeros(self.n))
+        if qd is None:
+            return self._explicit(self._K(q), check=False), None
+        st = self._rows(*self._local(q, qd))
+        return self.explicit_form_of(st.G[:, self.v_index], st.acceleration_bias)
+
+    def bias_given_jacobian(self, q, qd):
+        """g at (q, q̇) right after :meth:`jacobian` at the same q (its K_d⁺ is reused: one
+        evaluation of the rows for k)."""
+        g = np.zeros(self.n)
+        g[self.dependent_v] = self._Kd_inv @ self._rows(*self._local(q, qd)).acceleration_bias
+        return g
+
+    def explicit_form_of(self, K, k):
+        """(G, g) from the cluster's constraint rows K (m, nc) and their acceleration bias
+        k = −K̇q̇ (m,) or None: G = [1; −K_d⁺K_i], g = [0; K_d⁺ k]."""
+        G = self._explicit(K, check=False)
+        if k is None:
+            return G, None
+        g = np.zeros(self.n)
+        g[self.dependent_v] = self._Kd_inv @ k
+        return G, g
+
+    def rows_in(self, constraints):
+        """Indices of this cluster's constraint rows in a model-wide
+        :class:`~soadyn.closed.constraints.ConstraintSet` (the cut-joint evaluation)."""
+        cache = self._rows_in
+        if cache is None or cache[0] is not constraints:
+            mine = {id(b.source) for b in self.constraint_set.blocks}
+            rows = [np.arange(b.rows.start, b.rows.stop) for b in constraints.blocks if id(b.source) in mine]
+            cache = self._rows_in = (constraints, np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64))
+        return cache[1]
 
     def jacobian(self, q):
         """G(q) (nc, ny): q̇_c = G ẏ."""
-        if self.linear:
-            return self.G0
-        return self._explicit_at(q)[0]
+        return self.explicit_form(q)[0]
 
     def bias(self, q, qd):
-        """g(q, q̇) (nc,): q̈_c = G ÿ + g, with g = [0; K_d⁻¹ k], k = −K̇q̇ (seed 004 eq. 2–3)."""
-        if self.linear:
-            return np.zeros(self.n)
-        Kd_inv = self._explicit_at(q)[1]
-        kdot = np.concatenate(self._rows(lambda r, k: r.bias(k), q, qd))
-        g = np.zeros(self.n)
-        g[self.dependent_v] = Kd_inv @ (-kdot)
-        return g
+        """g(q, q̇) (nc,): q̈_c = G ÿ + g, with g = [0; K_d⁺ k], k = −K̇q̇ (seed 004 eq. 2–3)."""
+        return self.explicit_form(q, qd)[1]
 
     def constraint_jacobian(self, q):
         """K(q) (m, nc) of the cluster's constraint rows (implicit form, seed 004 eq. 2)."""
-        if not self.rows:
+        if not self.constrained:
             return np.zeros((0, self.n))
         return self._K(q)
 
-    def constraint_bias(self, q, qd):
-        """K̇q̇ (m,) of the cluster's constraint rows."""
-        if not self.rows:
+    def constraint_acceleration_bias(self, q, qd):
+        """k = −K̇q̇ (m,): the cluster's rows read K q̈ = k (seed 001's 𝔘̊)."""
+        if not self.constrained:
             return np.zeros(0)
-        return np.concatenate(self._rows(lambda r, k: r.bias(k), q, qd))
+        return self._rows(*self._local(q, qd)).acceleration_bias

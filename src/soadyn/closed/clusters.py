@@ -22,7 +22,8 @@ import numpy as np
 
 from ..graph import AggregationError, aggregation_subgraph, check_aggregation_condition, induced_subgraph, \
     model_digraph
-from .cluster_joints import ClusterJoint, ConstraintError
+from .cluster_joints import ClusterJoint
+from .constraints import ConstraintError, constraints_key, coupling_paths, tree_paths
 
 __all__ = ["Cluster", "ClusterTree", "cluster_tree", "declare_cluster", "independent_state", "spanning_state",
            "random_independent_state"]
@@ -35,7 +36,7 @@ class Cluster:
     Attributes: ``index``; ``name``; ``bodies`` (body indices, ascending); ``parent``
     (parent cluster index, −1 for the world); ``parent_body`` (the body it hangs from, −1
     for the world); ``output_bodies`` (Λ(i) for each body, −1 = world); ``constraints``
-    (names of the couplings, loops and implicit constraints inside); ``kind`` (a label:
+    (names of the couplings, loops and holonomic user constraints inside); ``kind`` (a label:
     rigid joint, geared rotor, revolute pair with rotors, loop, ...); ``joint`` (the
     :class:`~soadyn.closed.cluster_joints.ClusterJoint`); ``y_q``, ``y_v`` (slices of the
     cluster's independent coordinates in y and ẏ).
@@ -133,7 +134,7 @@ class ClusterTree:
 
     def constraint_residual(self, q):
         """All clusters' φ(q) stacked (zero on the constraint manifold)."""
-        parts = [c.joint.residual(q) for c in self.clusters if c.constraints]
+        parts = [c.joint.residual(q) for c in self.clusters if c.joint.constrained]
         return np.concatenate(parts) if parts else np.zeros(0)
 
     # ------------------------------------------------------------------ display
@@ -177,43 +178,42 @@ def declare_cluster(model, bodies, name=None, independent=None):
     model._cluster_cache = None
 
 
-def _path_bodies(model, a, b):
-    """Bodies on the tree paths from the nearest common ancestor of a and b down to a and
-    b (the ancestor excluded; −1 is the world)."""
-    up_a = model.ancestors(a) if a >= 0 else []
-    up_b = model.ancestors(b) if b >= 0 else []
-    common = set(up_a) & set(up_b)
-    out = set()
-    for path in (up_a, up_b):
-        for i in path:
-            if i in common:
-                break
-            out.add(i)
-    return out
-
-
 def _constraint_groups(model):
-    """(bodies, constraint, kind) for every coupling, loop and implicit constraint."""
+    """(bodies, constraint, kind) for every coupling, loop and user constraint: the bodies
+    whose joints the constraint involves."""
     groups = []
     for c in model.couplings:
-        a, b = model.body_index(c.predecessor), model.body_index(c.successor)
-        groups.append((_path_bodies(model, a, b), c, "coupling"))
+        pred, succ = coupling_paths(model, c)
+        groups.append((set(pred) | set(succ), c, "coupling"))
     for lp in model.loops:
-        a, b = model.frame(lp.predecessor).body, model.frame(lp.successor).body
-        bodies = _path_bodies(model, a, b)
-        if not bodies:
+        pred, succ = tree_paths(model, model.frame(lp.predecessor).body, model.frame(lp.successor).body)
+        if not (pred or succ):
             raise ConstraintError(f"loop {lp.name!r}: both ends are on the same body")
-        groups.append((bodies, lp, "loop"))
-    for c in getattr(model, "constraints", None) or ():
-        groups.append(({model.joint(j).body for j in c.joints}, c, "implicit"))
+        groups.append((set(pred) | set(succ), lp, "loop"))
+    for uc in model.user_constraints:
+        if not uc.holonomic:
+            raise ConstraintError(
+                f"constraint {uc.name!r} is non-holonomic: constraint embedding puts holonomic constraints in "
+                "the explicit form q = γ(y) (seed 004 §II-B); use a cut-joint method (augmented, direct or "
+                "projection) for this model")
+        if uc.time_dependent:
+            raise ConstraintError(
+                f"constraint {uc.name!r} depends on time: constraint embedding needs time-invariant "
+                "constraints q = γ(y); use a cut-joint method (augmented, direct or projection)")
+        if uc.joints is None:
+            raise ConstraintError(
+                f"constraint {uc.name!r} does not declare the joints it acts on: to embed it in a body "
+                "cluster, create it with joints=[names of the 1-dof joints whose coordinates its function "
+                "takes] (the cut-joint methods do not need them)")
+        groups.append(({model.joint(j).body for j in uc.joints}, uc, "user"))
     return groups
 
 
-def _kind_label(bodies, couplings, loops, implicits):
+def _kind_label(bodies, couplings, loops, users):
     if loops:
-        return "loop" if not (couplings or implicits) else "generic"
-    if implicits:
-        return "implicit (" + ", ".join(c.name for c in implicits) + ")" if not couplings else "generic"
+        return "loop" if not (couplings or users) else "generic"
+    if users:
+        return "implicit (" + ", ".join(c.name for c in users) + ")" if not couplings else "generic"
     if not couplings:
         return "rigid joint" if len(bodies) == 1 else "rigid group"
     if len(bodies) == 2 and len(couplings) == 1:
@@ -273,23 +273,19 @@ def _build(model):
             outputs.append(o)
         couplings = [c for c, kind in cons if kind == "coupling"]
         loops = [c for c, kind in cons if kind == "loop"]
-        implicits = [c for c, kind in cons if kind == "implicit"]
-        independent = None
-        if decl is not None and decl["independent"] is not None:
-            independent = decl["independent"]
-        elif len(implicits) == 1 and implicits[0].independent is not None and not (couplings or loops):
-            independent = implicits[0].independent
+        users = [c for c, kind in cons if kind == "user"]
+        independent = None if decl is None else decl["independent"]
         if decl is not None and decl["name"]:
             name = decl["name"]
         elif cons:
             name = "+".join(c.name for c, _ in cons)
         else:
             name = model.body_name(bodies[0])
-        joint = ClusterJoint(model, bodies, pb, couplings, loops, implicits, independent, name)
+        joint = ClusterJoint(model, bodies, pb, couplings, loops, users, independent, name)
         ny_q, ny_v = joint.nyq, joint.ny
         clusters.append(Cluster(k, name, bodies, -1 if pb < 0 else cluster_of[pb], pb, tuple(outputs),
                                 tuple(c.name for c, _ in cons),
-                                _kind_label(bodies, couplings, loops, implicits), joint,
+                                _kind_label(bodies, couplings, loops, users), joint,
                                 slice(yq, yq + ny_q), slice(yv, yv + ny_v)))
         yq += ny_q
         yv += ny_v
@@ -299,9 +295,12 @@ def _build(model):
 def cluster_tree(model):
     """The cluster connectivity tree of ``model`` (seed 004 §IV).
 
-    Clusters come from the model's couplings, loops and implicit constraints (minimal
-    clusters: aggregation subgraphs, merged where they overlap) and from clusters declared
-    with :func:`declare_cluster`. The result is cached until the model changes.
+    Clusters come from the model's couplings, loops and holonomic user constraints
+    (minimal clusters: aggregation subgraphs, merged where they overlap) and from clusters
+    declared with :func:`declare_cluster`. The result is cached until the model changes.
+    User constraints must declare their joints (``HolonomicConstraint(..., joints=...)``);
+    non-holonomic and time-dependent constraints cannot be embedded (ConstraintError: use
+    the cut-joint methods).
 
     Returns
     -------
@@ -310,8 +309,7 @@ def cluster_tree(model):
         ``constraints``, ``kind`` and its independent coordinates; ``tree.summary()``
         prints them.
     """
-    sig = (id(model.compiled), len(model.loops), len(model.couplings),
-           len(getattr(model, "constraints", None) or ()), len(getattr(model, "declared_clusters", None) or ()))
+    sig = (id(model.compiled), constraints_key(model), len(getattr(model, "declared_clusters", None) or ()))
     cache = getattr(model, "_cluster_cache", None)
     if cache is not None and cache[0] == sig:
         return cache[1]

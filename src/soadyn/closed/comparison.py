@@ -103,7 +103,7 @@ class ApproximateModel:
     @staticmethod
     def _reflected(model, cluster, kept):
         j = cluster.joint
-        if not j.rows or any(type(r).__name__ == "_LoopRows" for r in j.rows):
+        if not j.constrained or j.has_loops:
             return None  # rigid clusters have nothing to reflect; loops have no simple approximation
         from ..model import neutral
         q = neutral(model)
@@ -163,7 +163,7 @@ class ProjectedMethods:
             self.lin_q, self.lin_rows = [], []
             for c in tree:
                 j = c.joint
-                if not j.rows:
+                if not j.constrained:
                     self.copy_q.extend(j.q_index.tolist())
                     self.copy_y.extend(range(c.y_q.start, c.y_q.stop))
                 else:

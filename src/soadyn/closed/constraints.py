@@ -33,14 +33,19 @@ with 𝔘̊ ≜ 𝔘̇ − Ġ_c θ̇ (the acceleration bias). Three sources of r
 * **couplings** (gear and belt transmissions, DESIGN.md): constant rows
   ratio·Σ e_pred − Σ e_succ over the 1-dof joints on the two tree paths from the links'
   nearest common ancestor;
-* **user constraints**: :class:`HolonomicConstraint` 𝔡(q, t) = 0 and
+* **user constraints**: :class:`HolonomicConstraint` 𝔡(q, t) = 0 — on the whole
+  configuration, or on the coordinates of a few declared 1-dof joints (``joints=``; e.g.
+  built from sympy expressions by :func:`symbolic_constraint`) — and
   :class:`NonholonomicConstraint` G_c(q, t) v = 𝔘(t).
 
-:class:`ConstraintSet` packs the constraints of a model for the evaluation in
-:mod:`soadyn.closed.kinematics`.
+The same constraints serve both closed-chain methods: the cut-joint methods evaluate all
+of them (:class:`ConstraintSet`, evaluated in :mod:`soadyn.closed.kinematics`), and
+constraint embedding (seed 004) evaluates the subset inside each body cluster to put it
+in explicit form (:mod:`soadyn.closed.cluster_joints`).
 """
 from __future__ import annotations
 
+import math
 import threading
 from dataclasses import dataclass
 
@@ -50,7 +55,8 @@ from ..joints import integrate
 from ..model import LOOP_KINDS, neutral
 
 __all__ = ["HolonomicConstraint", "NonholonomicConstraint", "UserConstraint", "ConstraintSet",
-           "constraint_set", "LOOP_ROWS", "ConstraintBlock"]
+           "constraint_set", "LOOP_ROWS", "ConstraintBlock", "ConstraintError", "symbolic_constraint",
+           "tree_paths"]
 
 # kind codes used by the kernel: index into LOOP_KINDS
 WELD, REVOLUTE, PRISMATIC, SPHERICAL, UNIVERSAL, CYLINDRICAL, PLANAR = range(7)
@@ -72,13 +78,18 @@ def orthonormal_complement(a):
     return b1, np.cross(a, b1)
 
 
+class ConstraintError(ValueError):
+    """A constraint that cannot be evaluated, embedded or solved as requested."""
+
+
 # --------------------------------------------------------------------------- user constraints
-def _checked(value, shape, where, finite=True):
+def _checked(value, shape, name, what, finite=True):
     out = np.asarray(value, dtype=float)
     if out.shape != shape:
-        raise ValueError(f"{where}: expected shape {shape}, got {out.shape}")
-    if finite and not np.all(np.isfinite(out)):
-        raise ValueError(f"{where}: returned NaN or inf")
+        raise ValueError(f"constraint {name!r}: {what}: expected shape {shape}, got {out.shape}")
+    # a sum is NaN or inf when an entry is (the functions run in hot loops: one reduction)
+    if finite and not math.isfinite(out.sum()):
+        raise ValueError(f"constraint {name!r}: {what}: returned NaN or inf")
     return out
 
 
@@ -87,6 +98,7 @@ class UserConstraint:
     added to a model (:meth:`soadyn.Model.add_constraint`), and shape-checked calls."""
 
     holonomic = False
+    joints = None  # names of the 1-dof joints the functions take, or None: the whole configuration
 
     def __init__(self, name, time_dependent):
         if not isinstance(name, str) or not name:
@@ -97,22 +109,28 @@ class UserConstraint:
         self.model = None
 
     def _call(self, fn, what, shape, *args):
-        return _checked(fn(*args), shape, f"constraint {self.name!r}: {what}", self.model is None
-                        or self.size is not None)
+        return _checked(fn(*args), shape, self.name, what, self.model is None or self.size is not None)
 
     def bind(self, model):
         """Fix the row count and check the functions' output shapes once at the neutral
         configuration (values may be singular there; finiteness is checked when evaluated)."""
         if self.model is not None and self.model is not model:
             raise ValueError(f"constraint {self.name!r} already belongs to model {self.model.name!r}")
+        self._resolve_joints(model)
         self.model, self.size = model, None
         self.nv = model.nv
         try:
             with np.errstate(all="ignore"):  # the neutral configuration may be singular for 𝔡
-                self.size = self._infer_size(neutral(model))
+                self.size = self._infer_size(self._coordinates(neutral(model)))
         except Exception:
             self.model = None
             raise
+
+    def _resolve_joints(self, model):
+        pass
+
+    def _coordinates(self, q):
+        return q
 
     def _size_of(self, value, what):
         arr = np.asarray(value, dtype=float)
@@ -131,91 +149,170 @@ class UserConstraint:
 
 
 class HolonomicConstraint(UserConstraint):
-    """A holonomic constraint 𝔡(q, t) = 0 (seed 001, "Holonomic Bilateral Constraints").
+    """A holonomic constraint 𝔡(q, t) = 0 (seed 001, "Holonomic Bilateral Constraints";
+    seed 004 eq. 2: the implicit constraint φ(q) = 0).
 
     Parameters
     ----------
     name : str
-    function : callable ``(q, t) -> (n,)``, the residual 𝔡 [m or rad].
-    jacobian : optional callable ``(q, t) -> (n, nv)``: G_c = ∇𝔡 with respect to the
-        velocity coordinates v (equal to ∂𝔡/∂q for models with only 1-dof joints).
-        When omitted it is computed by central differences along the configuration
-        manifold (``soadyn.integrate``).
+    function : callable ``(q, t) -> (n,)``, the residual 𝔡 [m or rad]. With ``joints``
+        its first argument is the vector of those joints' coordinates instead of the whole
+        configuration.
+    jacobian : optional callable ``(q, t) -> (n, k)``: the derivative of 𝔡 with respect to
+        the velocity coordinates (k = nv; with ``joints`` k = len(joints)), G_c = ∇𝔡 (equal
+        to ∂𝔡/∂q for 1-dof joints). When omitted it is computed by central differences
+        along the configuration manifold (``soadyn.integrate``).
+    joints : optional list of names of 1-dof joints whose coordinates ``function`` takes.
+        Declaring them keeps the evaluation small and lets constraint embedding place the
+        constraint inside a body cluster (:func:`soadyn.cluster_tree`), which needs to
+        know the joints a constraint acts on.
     time_dependent : bool
         Whether 𝔡 depends on t explicitly; then 𝔘 = −∂𝔡/∂t ≠ 0 (central differences).
-    bias : optional callable ``(q, v, t) -> (n,)``: the acceleration bias 𝔘̊ with
-        𝔡̈ = G_c q̈ − 𝔘̊. Default: second differences of 𝔡 along the constant-velocity
-        path t ↦ (q ⊕ v t, t), with Richardson extrapolation (accuracy ≈ 1e-9).
+    bias : optional callable ``(q, v, t) -> (n,)`` (with ``joints``: those joints'
+        coordinates and rates): the acceleration bias 𝔘̊ with 𝔡̈ = G_c q̈ − 𝔘̊, i.e.
+        −K̇q̇ for a time-invariant 𝔡 with Jacobian K. Default: one central difference of
+        the analytic Jacobian along the constant-velocity path, or, without one, second
+        differences of 𝔡 along t ↦ (q ⊕ v t, t) with Richardson extrapolation (accuracy
+        ≈ 1e-9).
     """
 
     holonomic = True
 
-    def __init__(self, name, function, jacobian=None, *, time_dependent=False, bias=None):
+    def __init__(self, name, function, jacobian=None, *, joints=None, time_dependent=False, bias=None):
         super().__init__(name, time_dependent)
         if not callable(function):
             raise TypeError(f"function: expected a callable (q, t) -> (n,), got {type(function).__name__}")
         for arg, fn in (("jacobian", jacobian), ("bias", bias)):
             if fn is not None and not callable(fn):
                 raise TypeError(f"{arg}: expected a callable, got {type(fn).__name__}")
+        if joints is not None:
+            if isinstance(joints, str) or not all(isinstance(j, str) for j in joints) or not len(joints):
+                raise ValueError(f"joints: expected a non-empty list of joint names, got {joints!r}")
+            if len(set(joints)) != len(joints):
+                raise ValueError(f"joints: a joint is listed twice in {list(joints)}")
+            self.joints = list(joints)
         self.function, self.jacobian_function, self.bias_function = function, jacobian, bias
 
-    def _infer_size(self, q0):
-        n = self._size_of(self.function(q0, 0.0), "function(q, t)")
-        self._check_time_independent(self.function, "function(q, t)", q0)
+    def _resolve_joints(self, model):
+        if self.joints is None:
+            return
+        js = [model.joint(name) for name in self.joints]
+        for j in js:
+            if j.nq != 1 or j.nv != 1:
+                raise ValueError(f"constraint {self.name!r}: joint {j.name!r} is a {j.kind} joint; the joints "
+                                 "of a constraint must be 1-dof joints")
+        # joints keep their indices when bodies are appended to the model later
+        self.q_indices = np.array([j.q_index for j in js], dtype=np.int64)
+        self.v_indices = np.array([j.v_index for j in js], dtype=np.int64)
+
+    def _coordinates(self, q):
+        return q if self.joints is None else q[self.q_indices]
+
+    @property
+    def width(self):
+        """k, the number of velocity coordinates the constraint's functions see."""
+        return self.nv if self.joints is None else len(self.joints)
+
+    def _move(self, x, dx, s):
+        """x moved along the velocity dx for time s (on the manifold for whole configurations)."""
+        return x + s * dx if self.joints is not None else integrate(self.model, x, dx, s)
+
+    def _infer_size(self, x0):
+        n = self._size_of(self.function(x0, 0.0), "function(q, t)")
+        self._check_time_independent(self.function, "function(q, t)", x0)
         if self.jacobian_function is not None:
-            self._call(self.jacobian_function, "jacobian(q, t)", (n, self.nv), q0, 0.0)
+            self._call(self.jacobian_function, "jacobian(q, t)", (n, self.width), x0, 0.0)
         if self.bias_function is not None:
-            self._call(self.bias_function, "bias(q, v, t)", (n,), q0, np.zeros(self.nv), 0.0)
+            self._call(self.bias_function, "bias(q, v, t)", (n,), x0, np.zeros(self.width), 0.0)
         return n
 
-    def residual(self, q, t):
-        return self._call(self.function, "function(q, t)", (self.size,), q, t)
+    def residual(self, x, t):
+        """𝔡 (n,) at the constraint's own coordinates x (see ``joints``)."""
+        return self._call(self.function, "function(q, t)", (self.size,), x, t)
 
-    def _path(self, q, v, t, s):
-        """𝔡 along the constant-velocity path through (q, t)."""
-        return self.residual(integrate(self.model, q, v, s), t + s if self.time_dependent else t)
+    def _path(self, x, xd, t, s):
+        """𝔡 along the constant-velocity path through (x, t)."""
+        return self.residual(self._move(x, xd, s), t + s if self.time_dependent else t)
 
-    def evaluate(self, q, v, t, with_bias):
-        """(G_c (n, nv), 𝔘 (n,), 𝔘̊ (n,) or None, 𝔡 (n,))."""
-        n, nv = self.size, self.nv
-        d = self.residual(q, t)
+    def evaluate_local(self, x, xd, t, with_bias):
+        """(K (n, k), 𝔘 (n,), 𝔘̊ (n,) or None, 𝔡 (n,)) in the constraint's own coordinates
+        x and rates ẋ (the whole state, or the declared joints' coordinates and rates)."""
+        n, k = self.size, self.width
+        d = self.residual(x, t)
         if self.jacobian_function is not None:
-            G = self._call(self.jacobian_function, "jacobian(q, t)", (n, nv), q, t)
+            G = self._call(self.jacobian_function, "jacobian(q, t)", (n, k), x, t)
         else:
             h = 1e-6
-            G = np.empty((n, nv))
-            e = np.zeros(nv)
-            for k in range(nv):
-                e[k] = h
-                G[:, k] = (self.residual(integrate(self.model, q, e, 1.0), t)
-                           - self.residual(integrate(self.model, q, -e, 1.0), t)) / (2 * h)
-                e[k] = 0.0
+            G = np.empty((n, k))
+            e = np.zeros(k)
+            for c in range(k):
+                e[c] = h
+                G[:, c] = (self.residual(self._move(x, e, 1.0), t) - self.residual(self._move(x, e, -1.0), t)) / (2 * h)
+                e[c] = 0.0
         U = np.zeros(n)
         if self.time_dependent:
             h = 1e-6
-            U = -(self.residual(q, t + h) - self.residual(q, t - h)) / (2 * h)
+            U = -(self.residual(x, t + h) - self.residual(x, t - h)) / (2 * h)
         bias = None
         if with_bias:
             if self.bias_function is not None:
-                bias = self._call(self.bias_function, "bias(q, v, t)", (n,), q, v, t)
+                bias = self._call(self.bias_function, "bias(q, v, t)", (n,), x, xd, t)
             elif not self.time_dependent and self.jacobian_function is not None:
                 # 𝔡̈ − G q̈ = Ġ v: one central difference of G along the path
-                h = 1e-5 / max(1.0, float(np.abs(v).max(initial=0.0)))
-                Gp = self._call(self.jacobian_function, "jacobian(q, t)", (n, nv),
-                                integrate(self.model, q, v, h), t)
-                Gm = self._call(self.jacobian_function, "jacobian(q, t)", (n, nv),
-                                integrate(self.model, q, v, -h), t)
-                bias = -((Gp - Gm) @ v) / (2 * h)
+                h = 1e-5 / max(1.0, float(np.abs(xd).max(initial=0.0)))
+                Gp = self._call(self.jacobian_function, "jacobian(q, t)", (n, k), self._move(x, xd, h), t)
+                Gm = self._call(self.jacobian_function, "jacobian(q, t)", (n, k), self._move(x, xd, -h), t)
+                bias = -((Gp - Gm) @ xd) / (2 * h)
             else:
                 # 𝔡̈ at q̈ = 0 is the second derivative of 𝔡 along the path; Richardson
                 # extrapolation of the second difference cancels its O(h²) error
-                h = 2e-3 / max(1.0, float(np.abs(v).max(initial=0.0)))
+                h = 2e-3 / max(1.0, float(np.abs(xd).max(initial=0.0)))
 
                 def second(hh):
-                    return (self._path(q, v, t, hh) - 2 * d + self._path(q, v, t, -hh)) / hh**2
+                    return (self._path(x, xd, t, hh) - 2 * d + self._path(x, xd, t, -hh)) / hh**2
 
                 bias = -(4 * second(h / 2) - second(h)) / 3
         return G, U, bias, d
+
+    def evaluate(self, q, v, t, with_bias):
+        """(G_c (n, nv), 𝔘 (n,), 𝔘̊ (n,) or None, 𝔡 (n,)) at the model state (q, v, t)."""
+        if self.joints is None:
+            return self.evaluate_local(q, v, t, with_bias)
+        K, U, bias, d = self.evaluate_local(q[self.q_indices], v[self.v_indices], t, with_bias)
+        G = np.zeros((self.size, self.model.nv))
+        G[:, self.v_indices] = K
+        return G, U, bias, d
+
+
+def symbolic_constraint(name, joints, expressions, symbols):
+    """A :class:`HolonomicConstraint` φ(q_J) = 0 on the 1-dof ``joints`` from sympy
+    expressions (seed 004 eq. 2: the implicit constraint, K = ∂φ/∂q, K q̈ = −K̇q̇).
+
+    ``symbols[k]`` stands for the coordinate of joint ``joints[k]``. The Jacobian K and
+    the acceleration bias 𝔘̊ = −K̇q̇ = −Σ_j ∂(K q̇)/∂q_j q̇_j are derived symbolically and
+    turned into plain-Python functions. Needs sympy (the ``symbolic`` extra).
+    """
+    try:
+        import sympy
+    except ImportError:  # pragma: no cover - sympy is part of the test environment
+        raise ImportError("symbolic_constraint needs sympy (pip install soadyn[symbolic])") from None
+    q = sympy.Matrix(list(symbols))
+    if len(q) != len(joints):
+        raise ValueError(f"symbols: expected one symbol per joint ({len(joints)}), got {len(q)}")
+    qd = sympy.Matrix(sympy.symbols(f"qd0:{len(q)}", real=True))
+    phi = sympy.Matrix(list(expressions))
+    K = phi.jacobian(q)
+    bias = -(K * qd).jacobian(q) * qd
+    # scalar ``math`` code: the constraints act on a handful of coordinates, where numpy's
+    # per-call overhead would dominate
+    f_phi = sympy.lambdify([list(q)], list(phi), "math", cse=True)
+    f_K = sympy.lambdify([list(q)], K.tolist(), "math", cse=True)
+    f_b = sympy.lambdify([list(q), list(qd)], list(bias), "math", cse=True)
+    return HolonomicConstraint(
+        name, lambda x, t: np.array(f_phi(x.tolist()), dtype=float),
+        jacobian=lambda x, t: np.array(f_K(x.tolist()), dtype=float),
+        bias=lambda x, xd, t: np.array(f_b(x.tolist(), xd.tolist()), dtype=float),
+        joints=list(joints))
 
 
 class NonholonomicConstraint(UserConstraint):
@@ -293,21 +390,31 @@ class ConstraintBlock:
     source: object
 
 
-def _coupling_row(model, c):
-    """(v coefficients (nv,), q coefficients (nq,)) of ratio·Σ pred − Σ succ."""
+def tree_paths(model, a, b):
+    """The bodies on the tree paths from the nearest common ancestor of bodies ``a`` and
+    ``b`` (−1: the world) down to each of them, the ancestor excluded, child first."""
+    up_a = model.ancestors(a) if a >= 0 else []
+    up_b = model.ancestors(b) if b >= 0 else []
+    common = set(up_a) & set(up_b)
+    return [i for i in up_a if i not in common], [i for i in up_b if i not in common]
+
+
+def coupling_paths(model, c):
+    """(predecessor path, successor path) of a coupling (see :func:`tree_paths`)."""
     bodies = []
     for role, link in (("predecessor", c.predecessor), ("successor", c.successor)):
         try:
             bodies.append(model.frame(link).body)
         except ValueError:
             raise ValueError(f"coupling {c.name!r}: unknown {role} link {link!r}") from None
-    anc_p, anc_s = model.ancestors(bodies[0]), model.ancestors(bodies[1])
-    common = next((b for b in anc_p if b in anc_s), -1)
+    return tree_paths(model, *bodies)
+
+
+def _coupling_row(model, c):
+    """(v coefficients (nv,), q coefficients (nq,)) of ratio·Σ pred − Σ succ."""
     gv, gq = np.zeros(model.nv), np.zeros(model.nq)
-    for path, coef in ((anc_p, c.ratio), (anc_s, -1.0)):
+    for path, coef in zip(coupling_paths(model, c), (c.ratio, -1.0)):
         for b in path:
-            if b == common:
-                break
             j = model.bodies[b].joint
             if j.nv == 0:
                 continue
@@ -323,7 +430,8 @@ def _coupling_row(model, c):
 
 
 class ConstraintSet:
-    """All constraints of a model, in row order loops | couplings | user constraints.
+    """The constraints of a model — all of them, or the given subsets (the constraints
+    inside one body cluster) — in row order loops | couplings | user constraints.
 
     Attributes
     ----------
@@ -338,18 +446,21 @@ class ConstraintSet:
     coupling_v (nc, nv), coupling_q (nc, nq), coupling_offset (nc,).
     """
 
-    def __init__(self, model):
+    def __init__(self, model, loops=None, couplings=None, user_constraints=None):
         self.model = model
         self.compiled = model.compiled
-        self.key = _key(model)
+        self.key = constraints_key(model)
         self.buffers = threading.local()  # evaluation buffers, one set per thread
-        nl = len(model.loops)
+        loops = model.loops if loops is None else list(loops)
+        couplings = model.couplings if couplings is None else list(couplings)
+        user_constraints = model.user_constraints if user_constraints is None else list(user_constraints)
+        nl = len(loops)
         self.loop_int = np.zeros((nl, 4), dtype=np.int64)
         self.loop_float = np.zeros((nl, LOOP_FLOATS))
         self.blocks = []
         self.node_frames = []
         row = 0
-        for l, lp in enumerate(model.loops):
+        for l, lp in enumerate(loops):
             fP, fS = model.frame(lp.predecessor), model.frame(lp.successor)
             kind = LOOP_KINDS.index(lp.kind)
             n = LOOP_ROWS[lp.kind]
@@ -373,7 +484,7 @@ class ConstraintSet:
         for l, b in enumerate(b for b in self.blocks if b.kind == "loop"):
             self.loop_of_row[b.rows] = l
         rows_v, rows_q, offsets = [], [], []
-        for c in model.couplings:
+        for c in couplings:
             gv, gq = _coupling_row(model, c)
             rows_v.append(gv)
             rows_q.append(gq)
@@ -383,12 +494,13 @@ class ConstraintSet:
         self.coupling_v = np.array(rows_v).reshape(-1, model.nv)
         self.coupling_q = np.array(rows_q).reshape(-1, model.nq)
         self.coupling_offset = np.array(offsets, dtype=float)
-        self.m_coupling = len(model.couplings)
-        for uc in model.user_constraints:
+        self.m_coupling = len(couplings)
+        for uc in user_constraints:
             kind = "holonomic" if uc.holonomic else "nonholonomic"
             self.blocks.append(ConstraintBlock(uc.name, kind, slice(row, row + uc.size), uc))
             row += uc.size
         self.m = row
+        self.user_blocks = self.blocks[len(self.blocks) - len(user_constraints):]
         self.holonomic = np.ones(row, dtype=bool)
         for b in self.blocks:
             if b.kind == "nonholonomic":
@@ -401,7 +513,8 @@ class ConstraintSet:
         raise ValueError(f"constraint: unknown constraint {name!r}; known: {[b.name for b in self.blocks]}")
 
 
-def _key(model):
+def constraints_key(model):
+    """Identity of a model's constraint lists: caches are rebuilt when it changes."""
     return (tuple(map(id, model.loops)), tuple(map(id, model.couplings)),
             tuple(map(id, model.user_constraints)))
 
@@ -410,7 +523,7 @@ def constraint_set(model):
     """The packed :class:`ConstraintSet` of ``model`` (cached until the model or its
     constraint lists change)."""
     cs = getattr(model, "_constraint_set", None)
-    if cs is None or cs.compiled is not model.compiled or cs.key != _key(model):
+    if cs is None or cs.compiled is not model.compiled or cs.key != constraints_key(model):
         cs = ConstraintSet(model)
         model._constraint_set = cs
     return cs

@@ -34,10 +34,11 @@ from ._cluster_layout import (B_CLUSTER, B_LOCAL, B_OUT, B_OUTLOCAL, B_PLOCAL, B
                               C_DINV, C_G, C_GB, C_IA, C_KIND, C_NB, C_NC, C_NYV, C_PA, C_PARENT, C_R0, C_S, C_T,
                               C_COUPLED, C_U, C_UV, C_Y, C_YQ0, C_YV0, LINEAR, NONLINEAR, RIGID, N_HEADER, N_CLUSTER_COLUMNS,
                               cluster_views, cluster_workspace_views, pack)
+from ..model import neutral
 from .clusters import cluster_tree
 
 __all__ = ["cluster_rnea", "cluster_aba", "cluster_efpa", "cluster_mass_matrix",
-           "embedding_forward_dynamics", "EmbeddingResult", "ClusterWorkspace"]
+           "embedding_accelerations", "ClusterWorkspace"]
 
 
 # --------------------------------------------------------------------------- shared passes
@@ -45,34 +46,61 @@ __all__ = ["cluster_rnea", "cluster_aba", "cluster_efpa", "cluster_mass_matrix",
 def spanning_state(mi, ci, cf, y, yd, q, qd, with_velocity):
     """q = γ(y), q̇ = G ẏ (seed 004 eq. 3) for rigid and linear clusters; nonlinear
     clusters' positions are set by the caller, their velocities here."""
+    explicit_map(mi, ci, cf, y, q, True, False)
+    if with_velocity:
+        explicit_map(mi, ci, cf, yd, qd, False, False)
+
+
+@njit(cache=True)
+def explicit_map(mi, ci, cf, x, out, positions, with_bias):
+    """out = G x (+ g with ``with_bias``), cluster by cluster (seed 004 eq. 3): spanning-tree
+    velocities or accelerations from independent ones, q̇ = G ẏ, q̈ = G ÿ + g; with
+    ``positions`` the configuration q = γ(y) = G y of rigid and linear clusters (vector
+    joints, so positions map like velocities; nonlinear clusters are left alone)."""
     C, B, rows_v, rows_q, cbodies = cluster_views(ci)
+    size, index, rows = (NQ, QIDX, rows_q) if positions else (NV, VIDX, rows_v)
     for k in range(C.shape[0]):
         kind = C[k, C_KIND]
-        yq0, yv0, ny = C[k, C_YQ0], C[k, C_YV0], C[k, C_NYV]
+        y0, ny = (C[k, C_YQ0] if positions else C[k, C_YV0]), C[k, C_NYV]
         if kind == RIGID:
-            oq, ov = yq0, yv0
+            o = y0
             for a in range(C[k, C_NB]):
                 i = cbodies[C[k, C_B0] + a]
-                for c in range(mi[i, NQ]):
-                    q[mi[i, QIDX] + c] = y[oq + c]
-                oq += mi[i, NQ]
-                if with_velocity:
-                    for c in range(mi[i, NV]):
-                        qd[mi[i, VIDX] + c] = yd[ov + c]
+                for c in range(mi[i, size]):
+                    out[mi[i, index] + c] = x[o + c]
+                o += mi[i, size]
+            continue
+        if positions and kind != LINEAR:
+            continue
+        og, ogb, r0 = C[k, C_G], C[k, C_GB], C[k, C_R0]
+        for r in range(C[k, C_NC]):
+            acc = cf[ogb + r] if with_bias else 0.0
+            for j in range(ny):
+                acc += cf[og + r * ny + j] * x[y0 + j]
+            out[rows[r0 + r]] = acc
+
+
+@njit(cache=True)
+def explicit_map_transpose(mi, ci, cf, f, out):
+    """out = Gᵀ f: independent generalized forces τ_ind = Gᵀτ from spanning-tree ones
+    (virtual work, seed 004 §V-D)."""
+    C, B, rows_v, rows_q, cbodies = cluster_views(ci)
+    for k in range(C.shape[0]):
+        yv0, ny = C[k, C_YV0], C[k, C_NYV]
+        if C[k, C_KIND] == RIGID:
+            ov = yv0
+            for a in range(C[k, C_NB]):
+                i = cbodies[C[k, C_B0] + a]
+                for c in range(mi[i, NV]):
+                    out[ov + c] = f[mi[i, VIDX] + c]
                 ov += mi[i, NV]
             continue
         og, r0 = C[k, C_G], C[k, C_R0]
-        for r in range(C[k, C_NC]):
-            if kind == LINEAR:
-                acc = 0.0
-                for j in range(ny):
-                    acc += cf[og + r * ny + j] * y[yq0 + j]
-                q[rows_q[r0 + r]] = acc
-            if with_velocity:
-                acc = 0.0
-                for j in range(ny):
-                    acc += cf[og + r * ny + j] * yd[yv0 + j]
-                qd[rows_v[r0 + r]] = acc
+        for j in range(ny):
+            acc = 0.0
+            for r in range(C[k, C_NC]):
+                acc += cf[og + r * ny + j] * f[rows_v[r0 + r]]
+            out[yv0 + j] = acc
 
 
 @njit(cache=True)
@@ -701,13 +729,14 @@ class ClusterWorkspace:
         self.ws = Workspace(self.model)
         c = self.model.compiled
         self.nq, self.nv, self.nb = c.nq, c.nv, c.nb
-        self.nonlinear = [cl for cl in tree.clusters if cl.joint.rows and not cl.joint.linear]
+        self.nonlinear = [cl for cl in tree.clusters if not cl.joint.linear]
         self._g_offsets = {}
         ncl = len(tree.clusters)
         Cview = self.ci[N_HEADER:N_HEADER + ncl * N_CLUSTER_COLUMNS].reshape(ncl, N_CLUSTER_COLUMNS)
         for cl in self.nonlinear:
             self._g_offsets[cl.index] = (Cview[cl.index, C_G], Cview[cl.index, C_GB])
         self.q = self.cws[:self.nq]
+        self.q[:] = neutral(self.model)  # valid quaternions before the first call
         self.qd = self.cws[self.nq:self.nq + self.nv]
         self.frame_cache = {}
         self.zero_yd = np.zeros(tree.nyv)
@@ -716,14 +745,40 @@ class ClusterWorkspace:
         """γ(y), G and g of the nonlinear clusters (solved in Python, written where the
         kernels read them)."""
         for cl in self.nonlinear:
+            cl.joint.solve_positions(y[cl.y_q], self.q)
+            self._write_explicit_form(cl, yd if need_bias else None)
+
+    def prepare_at(self, q, v, state=None):
+        """G and g of the nonlinear clusters at a given spanning state (q, v) that satisfies
+        the constraints, without solving γ (the cut-joint methods' input). ``state``: the
+        model's constraints evaluated at (q, v) (:class:`~soadyn.closed.ConstraintState`),
+        whose rows the clusters then take instead of evaluating their own."""
+        for cl in self.nonlinear:
             j = cl.joint
-            j.solve_positions(y[cl.y_q], self.q)
-            G = j.jacobian(self.q)
-            og, ob = self._g_offsets[cl.index]
-            self.cf[og:og + G.size] = G.ravel()
-            if need_bias:
-                self.qd[j.v_index] = G @ yd[cl.y_v]
-                self.cf[ob:ob + j.n] = j.bias(self.q, self.qd)
+            self.q[j.q_index] = q[j.q_index]
+            self.qd[j.v_index] = v[j.v_index]
+            if state is None:
+                self._write_explicit_form(cl, None, self.qd)
+            else:
+                rows = j.rows_in(state.constraints)
+                self._write(cl, *j.explicit_form_of(state.G[np.ix_(rows, j.v_index)], state.acceleration_bias[rows]))
+
+    def _write_explicit_form(self, cl, yd, qd=None):
+        j = cl.joint
+        if yd is None:
+            self._write(cl, *j.explicit_form(self.q, qd))
+            return
+        G = j.jacobian(self.q)  # q̇ = G ẏ first, then g at (q, q̇)
+        self.qd[j.v_index] = G @ yd[cl.y_v]
+        self._write(cl, G, j.bias_given_jacobian(self.q, self.qd))
+
+    def _write(self, cl, G, g):
+        """Write G and g of a nonlinear cluster where the kernels read them."""
+        j = cl.joint
+        og, ob = self._g_offsets[cl.index]
+        self.cf[og:og + G.size] = G.ravel()
+        if g is not None:
+            self.cf[ob:ob + j.n] = g
 
     def spanning(self):
         """(q, q̇) of the last call."""
@@ -819,7 +874,7 @@ def cluster_aba(model, y, yd, tau_ind, f_ext=None, *, gravity=True, out=None):
 
     Parameters
     ----------
-    model : Model with loops, couplings or implicit constraints (see :func:`cluster_tree`).
+    model : Model with loops, couplings or holonomic user constraints (see :func:`cluster_tree`).
     y : (nyq,) independent coordinates; yd : (nyv,) independent velocities.
     tau_ind : (nyv,) generalized forces on the independent coordinates (τ_ind = Gᵀτ for
         spanning-tree joint forces τ) [N m, N].
@@ -857,41 +912,34 @@ def cluster_mass_matrix(model, y):
     return _mass_matrix(_workspace(model), y)
 
 
-class EmbeddingResult:
-    """Result of :func:`embedding_forward_dynamics`.
+def embedding_accelerations(model, q, v, tau, f_ext=None, state=None):
+    """Closed-chain forward dynamics by constraint embedding at a spanning-tree state:
+    q̈ = G ÿ + g with ÿ from C-ABA for τ_ind = Gᵀτ (seed 004 eq. 3, Algorithm 1, §V-D).
 
-    Attributes: ``qdd`` (nv,) spanning-tree accelerations G ÿ + g (consistent with the
-    constraints); ``ydd`` (nyv,) independent accelerations; ``constraint_forces`` (nv,)
-    the generalized constraint forces Kᵀλ on the spanning-tree joints, i.e. the joint
-    forces the loops and transmissions exert: M q̈ + C − τ.
+    (q, v) must satisfy the constraints (the nonlinear clusters' G and g are taken at q
+    as given, and the dependent velocities follow from the independent ones); τ (nv,)
+    are spanning-tree joint forces; ``state``, optional, the model's constraints evaluated
+    at (q, v) (:func:`~soadyn.closed.evaluate_constraints`): the clusters then take their
+    rows K and bias k from it (the cut-joint evaluation) instead of evaluating them again.
+    The public entry point is
+    ``soadyn.constrained_forward_dynamics(model, q, v, tau, method="embedding")``.
     """
-
-    def __init__(self, qdd, ydd, constraint_forces):
-        self.qdd = qdd
-        self.ydd = ydd
-        self.constraint_forces = constraint_forces
-
-
-def embedding_forward_dynamics(model, q, v, tau, f_ext=None, *, gravity=True):
-    """Closed-chain forward dynamics by constraint embedding (C-ABA on the cluster tree).
-
-    Takes the spanning-tree state (q, v) — which must satisfy the constraints — and
-    spanning-tree joint forces τ (nv,); the independent forces are τ_ind = Gᵀτ (virtual
-    work, seed 004 §V-D). Returns an :class:`EmbeddingResult` with q̈ = G ÿ + g and the
-    generalized constraint forces M q̈ + C − τ (from one RNEA pass).
-    """
-    from ..dynamics.rnea import rnea
     cw = _workspace(model)
     tree = cw.tree
-    q = val.vector(q, model.nq, "q", batch_ok=False)
-    v = val.vector(v, model.nv, "v", batch_ok=False)
-    tau = val.vector(tau, model.nv, "tau", batch_ok=False)
+    c = model.compiled
     y, yd = tree.independent_state(q, v)
-    G = tree.explicit_jacobian(q)
-    ydd = _aba(cw, y, yd, G.T @ tau, f_ext, gravity, None)
-    qdd = G @ ydd + tree.explicit_bias(q, v)
-    forces = rnea(model, q, v, qdd, f_ext, gravity=gravity) - tau
-    return EmbeddingResult(qdd, ydd, forces)
+    if cw.nonlinear:
+        cw.prepare_at(q, v, state)
+    tau_ind = np.empty(tree.nyv)
+    explicit_map_transpose(c.mi, cw.ci, cw.cf, tau, tau_ind)
+    f_ext = val.external_forces(f_ext, cw.nb, None)
+    ydd = np.empty(tree.nyv)
+    st = cluster_aba_kernel(c.mi, c.mf, cw.ci, cw.cf, y, yd, tau_ind, f_ext, cw.ws.buffer, cw.cws, cw.nq, cw.nv,
+                            True, ydd)
+    _raise(st, ("q", "v", "tau"))
+    qdd = np.empty(model.nv)
+    explicit_map(c.mi, cw.ci, cw.cf, ydd, qdd, False, True)
+    return qdd
 
 
 def cluster_motion_subspaces(model, y, yd=None):

@@ -27,7 +27,15 @@ C and the rank-revealing SVD of G_c) and are registered in ``METHODS``:
   3. λ = −[G_c M⁻¹ G_c*]⁻¹ 𝔡̈_f on the row space of G_c (the least-norm λ below);
   4. correction accelerations θ̈_δ = M⁻¹G_c*λ by a second ABA sweep with the loop
      multipliers applied as node forces f_nd = Q*λ (:func:`correction_accelerations`),
-     and θ̈ = θ̈_f + θ̈_δ.
+     and θ̈ = θ̈_f + θ̈_δ;
+* ``"embedding"`` — constraint embedding (seed 004): the constraints of each body cluster
+  in explicit form q̇ = G ẏ, θ̈ = G ÿ + g, ÿ by C-ABA over the cluster tree for
+  τ_ind = Gᵀ T (Algorithm 1, :mod:`soadyn.closed.embedding`); then the constraint
+  force G_c*λ = M θ̈ + C − T by one RNEA pass (O(N)) and λ its least-norm multipliers
+  below, so that the constraint forces are the cut-joint ones. Needs holonomic,
+  time-invariant constraints whose joints are known (see :func:`soadyn.cluster_tree`)
+  and a consistent state; Baumgarte stabilization does not apply (θ̈ = G ÿ + g
+  satisfies G_c θ̈ = 𝔘̊ by construction: project the state instead).
 
 Redundant constraints. G_c may have dependent rows (a planar loop closed by a spatial
 joint, two loops sharing a constraint, ...). Every method works on the row space of
@@ -51,6 +59,7 @@ from ..dynamics.aba import aba
 from ..dynamics.crba import mass_matrix
 from ..dynamics.oscm import operational_space_compliance
 from ..dynamics.rnea import rnea
+from .embedding import embedding_accelerations
 from .kinematics import evaluate_constraints
 
 __all__ = ["constrained_forward_dynamics", "ConstrainedDynamicsResult", "ConstrainedProblem", "RowSpace",
@@ -106,9 +115,9 @@ class ConstrainedProblem:
     (``state``), the acceleration right-hand side ``rhs`` and, computed on first use, the
     spanning-tree mass matrix, bias forces and the row space of G_c."""
 
-    def __init__(self, model, q, v, tau, f_ext, t, state, rhs, rank_tol):
+    def __init__(self, model, q, v, tau, f_ext, t, state, rhs, rank_tol, baumgarte=None):
         self.model, self.q, self.v, self.tau, self.f_ext, self.t = model, q, v, tau, f_ext, t
-        self.state, self.rhs, self.rank_tol = state, rhs, rank_tol
+        self.state, self.rhs, self.rank_tol, self.baumgarte = state, rhs, rank_tol, baumgarte
 
     @cached_property
     def mass_matrix(self):
@@ -196,8 +205,19 @@ def _augmented(p):
     return qdd_free + correction_accelerations(p.model, p.q, p.state, lam), lam
 
 
+def _embedding(p):
+    """Constraint embedding (seed 004): θ̈ = G ÿ + g with ÿ from C-ABA, then the least-norm
+    λ with G_c*λ = RNEA(θ, θ̇, θ̈) − T (the generalized constraint force, one O(N) pass)."""
+    if p.baumgarte is not None:
+        raise ValueError("baumgarte: method='embedding' satisfies G_c q̈ = 𝔘̊ exactly (q̈ = G ÿ + g) and takes "
+                         "no Baumgarte terms; use a cut-joint method, or coordinate projection when integrating")
+    qdd = embedding_accelerations(p.model, p.q, p.v, p.tau, p.f_ext, p.state)
+    force = rnea(p.model, p.q, p.v, qdd, p.f_ext) - p.tau
+    return qdd, p.row_space.least_norm_multipliers(force)
+
+
 #: forward-dynamics methods: name -> function(ConstrainedProblem) -> (qdd, λ)
-METHODS = {"augmented": _augmented, "direct": _direct, "projection": _projection}
+METHODS = {"augmented": _augmented, "direct": _direct, "projection": _projection, "embedding": _embedding}
 
 
 def constraint_forces(state, lam):
@@ -314,14 +334,16 @@ def solve_constrained(model, q, v, tau, method="augmented", *, f_ext=None, t=0.0
         raise ValueError(f"method: expected one of {sorted(METHODS)}, got {method!r}") from None
     if state is None:
         state = evaluate_constraints(model, q, v, t)
-    p = ConstrainedProblem(model, q, v, tau, f_ext, t, state, stabilized_bias(state, v, baumgarte), rank_tol)
+    p = ConstrainedProblem(model, q, v, tau, f_ext, t, state, stabilized_bias(state, v, baumgarte), rank_tol,
+                           baumgarte)
     qdd, lam = solver(p)
     return ConstrainedDynamicsResult(qdd, lam, state, p.row_space.rank, method)
 
 
 def constrained_forward_dynamics(model, q, v, tau=None, method="augmented", *, f_ext=None, t=0.0,
                                  rank_tol=1e-9, baumgarte=None):
-    """Forward dynamics of a closed-chain system (cut-joint method, seed 001).
+    """Forward dynamics of a closed-chain system (cut-joint method, seed 001, or constraint
+    embedding, seed 004: the same result from every method).
 
     Parameters
     ----------
@@ -330,7 +352,9 @@ def constrained_forward_dynamics(model, q, v, tau=None, method="augmented", *, f
         :func:`soadyn.close_loops`).
     tau : (nv,) generalized forces at the spanning-tree joints [N m, N] (default zero).
     method : ``"augmented"`` (default, O(N) sweeps and the operational-space compliance of
-        the cut-joint nodes; M is never formed), ``"direct"`` (KKT) or ``"projection"``.
+        the cut-joint nodes; M is never formed), ``"direct"`` (KKT), ``"projection"``, or
+        ``"embedding"`` (constraint embedding, seed 004: C-ABA over the cluster tree; for
+        holonomic time-invariant constraints, raises ConstraintError otherwise).
     f_ext : optional (nbodies, 6) external spatial forces, body frames.
     t : time [s] for time-varying constraints.
     rank_tol : relative singular-value threshold for the rank of G_c.

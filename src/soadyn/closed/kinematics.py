@@ -28,8 +28,8 @@ from ..dynamics.kinematics import _kinematics
 from .constraints import (CYLINDRICAL, PLANAR, PRISMATIC, REVOLUTE, UNIVERSAL, WELD,
                           constraint_set)
 
-__all__ = ["ConstraintState", "evaluate_constraints", "constraint_jacobian", "constraint_residual",
-           "constraint_acceleration_bias"]
+__all__ = ["ConstraintState", "evaluate_constraints", "evaluate_constraint_set", "constraint_jacobian",
+           "constraint_residual", "constraint_acceleration_bias"]
 
 
 # --------------------------------------------------------------------------- kernel
@@ -360,12 +360,20 @@ def evaluate_constraints(model, q, v=None, t=0.0, *, bias=True, workspace=None):
     cs = constraint_set(model)
     c = cs.compiled
     q = val.vector(q, c.nq, "q", batch_ok=False)
-    vv = _NO_V if v is None else val.vector(v, c.nv, "v", batch_ok=False)
-    t = float(t)
+    vv = None if v is None else val.vector(v, c.nv, "v", batch_ok=False)
+    return evaluate_constraint_set(cs, q, vv, float(t), bias, workspace)
+
+
+def evaluate_constraint_set(cs, q, v, t, bias, workspace=None):
+    """:func:`evaluate_constraints` for a :class:`~soadyn.closed.constraints.ConstraintSet`
+    (all of a model's constraints or a subset, e.g. one cluster's), without input checks:
+    q (nq,), v (nv,) or None (zero velocity), t float."""
+    model, c = cs.model, cs.compiled
+    vv = _NO_V if v is None else v
     m = cs.m
     G = np.zeros((m, c.nv))
     U = np.zeros(m)
-    ub = np.zeros(m)
+    ub = np.zeros(m)  # the loop kernel fills it in any case
     res = np.zeros(m)
     sel = np.zeros((cs.m_loop, 12))
     if cs.m_loop:
@@ -382,11 +390,11 @@ def evaluate_constraints(model, q, v=None, t=0.0, *, bias=True, workspace=None):
         r = slice(cs.m_loop, cs.m_loop + cs.m_coupling)
         G[r] = cs.coupling_v
         res[r] = cs.coupling_q @ q - cs.coupling_offset
-    vz = vv if vv.size else np.zeros(c.nv)
-    for blk in cs.blocks:
-        if blk.kind in ("holonomic", "nonholonomic"):
+    if cs.user_blocks:
+        vz = vv if vv.size else np.zeros(c.nv)
+        for blk in cs.user_blocks:
             uc = blk.source
-            if uc.nv != c.nv:
+            if uc.joints is None and uc.nv != c.nv:
                 raise ValueError(f"constraint {uc.name!r} was added when the model had {uc.nv} velocity "
                                  f"coordinates; it now has {c.nv}: add constraints after the bodies")
             Gu, Uu, bu, du = uc.evaluate(q, vz, t, bias)

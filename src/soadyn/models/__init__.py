@@ -24,8 +24,7 @@ def get(name):
 __all__ = ["double_pendulum", "pendulum_on_cart", "satellite_with_arrays", "three_link_arm",
            "serial_chain", "branched_tree", "random_tree", "random_rigid_inertia", "get", "BUILTIN",
            "four_bar_linkage", "four_bar_chain", "rssr_linkage", "rolling_disk"]
-from .seed004 import (belt_chain, four_bar, geared_chain, jvrc1_humanoid, mini_cheetah, mit_humanoid,
-                      mit_humanoid_leg, tello)
+from .seed004 import belt_chain, geared_chain, jvrc1_humanoid, mini_cheetah, mit_humanoid, mit_humanoid_leg, tello
 
 BUILTIN.update({
     "mini_cheetah": mini_cheetah,
@@ -35,7 +34,7 @@ BUILTIN.update({
     "jvrc1_humanoid": jvrc1_humanoid,
     "geared_chain": geared_chain,
     "belt_chain": belt_chain,
-    "four_bar": four_bar,
+    "four_bar_linkage": four_bar_linkage,
 })
 __all__ += ["mini_cheetah", "mit_humanoid", "mit_humanoid_leg", "tello", "jvrc1_humanoid", "geared_chain",
-            "belt_chain", "four_bar"]
+            "belt_chain"]

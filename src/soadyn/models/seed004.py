@@ -9,11 +9,12 @@ License, Copyright (c) 2023 MatthewChignoli; the same numbers as the URDF+ files
 * :func:`mit_humanoid` — MIT Humanoid, geared rotors and the knee–ankle parallel belt
   transmission (a 4-body cluster per leg, 24 DoF); :func:`mit_humanoid_leg` one leg;
 * :func:`tello` — UIUC Tello with the MIT Humanoid's arms, hip and knee–ankle
-  differentials given as implicit constraints (24 DoF);
+  differentials given as implicit constraints φ(q) = 0 on their joints (24 DoF);
 * :func:`jvrc1_humanoid` — JVRC-1 with geared transmissions (38 DoF);
 * :func:`geared_chain` and :func:`belt_chain` — the uniform n-link chains actuated by
-  geared transmissions (GT) and by parallel belt transmissions (PBT);
-* :func:`four_bar` — the planar four-bar of the URDF+ set (an implicit loop).
+  geared transmissions (GT) and by parallel belt transmissions (PBT).
+
+Four-bar linkages are in :mod:`soadyn.models.closed_chains`.
 
 Rotor joints are marked ``independent = False`` (the link joints are the independent
 coordinates, as in URDF+); couplings follow the URDF+ rule (DESIGN.md): ratio × (rates
@@ -27,10 +28,10 @@ import numpy as np
 
 from .. import joints as jt
 from .. import spatial as sp
-from ..model import Coupling, Loop, Model
+from ..model import Coupling, Model
 
 __all__ = ["mini_cheetah", "mit_humanoid", "mit_humanoid_leg", "tello", "jvrc1_humanoid", "geared_chain",
-           "belt_chain", "four_bar"]
+           "belt_chain"]
 
 _AXES = {"x": (1.0, 0.0, 0.0), "y": (0.0, 1.0, 0.0), "z": (0.0, 0.0, 1.0)}
 
@@ -272,7 +273,7 @@ def tello(arms=True, floating_base=True):
     φ(q) = 0 (two equations; the link angles are the independent coordinates). 24 DoF
     with arms and floating base. Needs sympy to derive the constraint Jacobians.
     """
-    from ..closed.cluster_joints import add_constraint, symbolic_constraint
+    from ..closed.constraints import symbolic_constraint
     m = Model("tello")
     if floating_base:
         m.add_body("torso", jt.Free(), None, mass=2.3008, com=(0.0073, -0.0013, -0.0023),
@@ -305,7 +306,7 @@ def tello(arms=True, floating_base=True):
              _inertia(0.0018, 0.0017, 0.0015))
         body(f"{side}-thigh", f"{side}-gimbal", "y", np.eye(3), (0.0, 0.0, 0.0), 1.5424, (0.003, -0.0001, -0.0323),
              _inertia(0.0103, 0.0097, 0.0027, 0.0, -0.0005, 0.0))
-        add_constraint(m, symbolic_constraint(
+        m.add_constraint(symbolic_constraint(
             f"{side}-hip-differential",
             [f"{side}-gimbal_joint", f"{side}-thigh_joint", f"{side}-hip-rotor-1_joint", f"{side}-hip-rotor-2_joint"],
             hip_phi, hip_syms))
@@ -317,7 +318,7 @@ def tello(arms=True, floating_base=True):
              _inertia(0.0054, 0.0054, 0.0001, 0.0, -0.0002, 0.0))
         body(f"{side}-foot", f"{side}-shin", "y", np.eye(3), (0.0, 0.0, -0.26), 0.1025, (0.0042, 0.0, -0.0251),
              _inertia(0.094e-3, 0.1773e-3, 0.0901e-3, 0.0, -0.0038e-3, 0.0))
-        add_constraint(m, symbolic_constraint(
+        m.add_constraint(symbolic_constraint(
             f"{side}-knee-ankle-differential",
             [f"{side}-shin_joint", f"{side}-foot_joint", f"{side}-knee-ankle-rotor-1_joint",
              f"{side}-knee-ankle-rotor-2_joint"],
@@ -455,20 +456,4 @@ def belt_chain(n=12, ratio=6.0, gravity=(9.81, 0.0, 0.0)):
         _add(m, b, a, "z", (1.0, 0.0, 0.0), (0, 0, 0), 1.0, (0.5, 0.0, 0.0), _LINK_I, f"joint-B-{k}")
         parent = b
     m.add_frame("tip", parent, (np.eye(3), np.array([1.0, 0.0, 0.0])))
-    return m
-
-
-def four_bar(crank=0.5, coupler=1.0, rocker=0.5, ground=1.0):
-    """The planar four-bar of the URDF+ set (seed 004 Fig. 3b): crank (joint1, the
-    independent coordinate) and rocker (joint3) hinged on the ground ``ground`` apart,
-    the coupler (joint2) closed onto the rocker's tip by a revolute loop joint. Links
-    of 3.3 kg; lengths in metres."""
-    m = Model("four_bar")
-    I = _inertia(0.011253, 0.036203, 0.042673)
-    _add(m, "link1", None, "z", (0.0, 0.0, 0.0), (0, 0, 0), 3.3, (0.0, 0.0, 0.0), I, "joint1")
-    _add(m, "link2", "link1", "z", (crank, 0.0, 0.0), (0, 0, 0), 3.3, (0.0, 0.0, 0.0), I, "joint2", False)
-    _add(m, "link3", None, "z", (ground, 0.0, 0.0), (0, 0, 0), 3.3, (0.0, 0.0, 0.0), I, "joint3", False)
-    m.add_frame("loop1_predecessor", "link2", (np.eye(3), np.array([coupler, 0.0, 0.0])))
-    m.add_frame("loop1_successor", "link3", (np.eye(3), np.array([rocker, 0.0, 0.0])))
-    m.loops.append(Loop("loop1", "revolute", "loop1_predecessor", "loop1_successor", np.array([0.0, 0.0, 1.0])))
     return m
