@@ -46,9 +46,8 @@ MECHANISMS = ["urdf:revolute_rotor_chain", "urdf:four_bar", "urdf:six_bar", "cra
 
 
 def tree_mass_matrix(model, q):
-    """Spanning-tree mass matrix (``out`` zeroed: the CRBA kernel leaves the blocks of
-    unrelated bodies untouched)."""
-    return sd.mass_matrix(model, q, out=np.zeros((model.nv, model.nv)))
+    """Spanning-tree mass matrix M(q) (nv, nv)."""
+    return sd.mass_matrix(model, q)
 
 
 def random_state(model, rng, scale=0.6):
