@@ -88,13 +88,12 @@ def pct(t, ref):
     return 100.0 * (t - ref) / ref
 
 
-def spanning_forces(model, tau_ind):
-    """Spanning-tree joint forces τ with τ_ind on the independent coordinates and zero
-    elsewhere, so that Gᵀτ = τ_ind (G has identity rows at the independent coordinates)."""
-    tau = np.zeros(model.nv)
-    for c in sd.cluster_tree(model):
-        tau[c.joint.v_index[c.joint.independent_v]] = tau_ind[c.y_v]
-    return tau
+def spanning_forces(model, q, tau_ind):
+    """Least-norm spanning-tree joint forces τ = G (GᵀG)⁻¹ τ_ind, so that Gᵀτ = τ_ind
+    (the independent coordinates y need not be spanning-tree coordinates, e.g. Tello's
+    differentials)."""
+    G = sd.cluster_tree(model).explicit_jacobian(q)
+    return G @ np.linalg.solve(G.T @ G, tau_ind)
 
 
 def tables():
@@ -102,10 +101,11 @@ def tables():
     for name, (model, frames) in robots().items():
         y, yd, ydd, tau = state(model)
         q, v = sd.spanning_state(model, y, yd)
-        tau_tree = spanning_forces(model, tau)
+        tau_tree = spanning_forces(model, q, tau)
         lagrange = sd.constrained_forward_dynamics(model, q, v, tau_tree, method="direct")
-        ind = np.concatenate([c.joint.v_index[c.joint.independent_v] for c in sd.cluster_tree(model)])
-        agree = float(np.abs(lagrange.qdd[ind] - sd.cluster_aba(model, y, yd, tau)).max())
+        tree = sd.cluster_tree(model)
+        qdd_embedding = tree.explicit_jacobian(q) @ sd.cluster_aba(model, y, yd, tau) + tree.explicit_bias(q, v)
+        agree = float(np.abs(lagrange.qdd - qdd_embedding).max())  # q̈ = G ÿ + g
         am = approximate_model(model)
         fns = {
             "C-RNEA": lambda: sd.cluster_rnea(model, y, yd, ydd),
@@ -174,9 +174,12 @@ def sweeps():
             model = build(n)
             y, yd, _, tau = state(model, seed=n)
             am = approximate_model(model)
+            q, v = sd.spanning_state(model, y, yd)
+            tau_tree = spanning_forces(model, q, tau)
             fns = {"C-ABA": lambda: sd.cluster_aba(model, y, yd, tau),
                    "projection method": lambda: projected_forward_dynamics(model, y, yd, tau),
-            "Lagrange multiplier": lambda: sd.constrained_forward_dynamics(model, q, v, tau_tree, method="direct"),
+                   "Lagrange multiplier": lambda: sd.constrained_forward_dynamics(model, q, v, tau_tree,
+                                                                                  method="direct"),
                    "approximate ABA": lambda: am.aba(y, yd, tau)}
             if kind == "PBT":
                 fns["C-EFPA"] = lambda: sd.cluster_efpa(model, y, ["tip"])
