@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import os
 
-import numpy as np
 
 import soadyn as sd
 from soadyn.closed.clusters import cluster_tree, random_independent_state

@@ -255,7 +255,6 @@ def _noop_kernels():
 def bench_overhead(robots, pin, rounds, sample_seconds, rng, progress):
     """Where the time of a plain call goes: Numba dispatch, kernel, Python wrapper,
     output allocation (differences of interleaved medians)."""
-    import soadyn as sd
     from . import peers
     from .dynamics.aba import _ABA
     from .dynamics.crba import _CRBA

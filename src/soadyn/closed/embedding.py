@@ -26,7 +26,7 @@ import numpy as np
 from numba import njit
 
 from .. import _validation as val
-from ..dynamics._layout import JTYPE, NQ, NV, PARENT, QIDX, VIDX, model_views, workspace_views
+from ..dynamics._layout import NQ, NV, PARENT, QIDX, VIDX, model_views, workspace_views
 from ..dynamics._primitives import (add_cross_force, add_force_to_parent, add_inertia_to_parent,
                                     gravity_to_child, inertia_times_motion, motion_to_child, spd_inverse)
 from ..dynamics.kinematics import body_velocities, check_quaternions, joint_placements, nonfinite
