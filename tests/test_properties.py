@@ -151,7 +151,9 @@ def test_batched_calls_equal_single_calls(params, B):
     fk = sd.forward_kinematics(model, Q, Vv, A)
     for b in range(B):
         assert np.allclose(tau[b], sd.rnea(model, Q[b], Vv[b], A[b], F[b]), atol=1e-12, rtol=1e-12)
-        assert np.allclose(qdd[b], A[b], atol=1e-9 * (1 + np.abs(A[b]).max()))
+        # the same kernel per state: equal to rounding (the round trip aba(rnea(a)) = a is
+        # checked above on well-conditioned states only)
+        assert np.allclose(qdd[b], sd.aba(model, Q[b], Vv[b], tau[b], F[b]), atol=1e-12, rtol=1e-12)
         assert np.allclose(M[b], sd.mass_matrix(model, Q[b]), atol=1e-12, rtol=1e-12)
         fk1 = sd.forward_kinematics(model, Q[b], Vv[b], A[b])
         assert np.allclose(fk.accelerations[b], fk1.accelerations)
