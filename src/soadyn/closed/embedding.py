@@ -28,8 +28,9 @@ from numba import njit
 from .. import _validation as val
 from ..dynamics._layout import NQ, NV, PARENT, QIDX, VIDX, model_views, workspace_views
 from ..dynamics._primitives import (add_cross_force, add_force_to_parent, add_inertia_to_parent,
-                                    gravity_to_child, inertia_times_motion, motion_to_child, spd_inverse)
-from ..dynamics.kinematics import body_velocities, check_quaternions, joint_placements, nonfinite
+                                    gravity_to_child, inertia_times_motion, motion_to_child, parent_acceleration,
+                                    spd_inverse)
+from ..dynamics.kinematics import body_velocities, check_quaternions, joint_placements, nonfinite, state_status
 from ._cluster_layout import (B_CLUSTER, B_LOCAL, B_OUT, B_OUTLOCAL, B_PLOCAL, B_ROW, C_ARM, C_B0, C_C,
                               C_DINV, C_G, C_GB, C_IA, C_KIND, C_NB, C_NC, C_NYV, C_PA, C_PARENT, C_R0, C_S, C_T,
                               C_COUPLED, C_U, C_UV, C_Y, C_YQ0, C_YV0, LINEAR, NONLINEAR, RIGID, N_HEADER, N_CLUSTER_COLUMNS,
@@ -426,14 +427,7 @@ def cluster_acceleration_pass(ci, g, A, Ro, to, R6, RS, gravity, ydd, solve):
         rs, rc = C[k, C_S], C[k, C_C]
         for a in range(nbk):
             i = cbodies[b0 + a]
-            o = B[i, B_OUT]
-            if o >= 0:
-                motion_to_child(Ro, to, i, A, o, A, i)
-            elif gravity:
-                gravity_to_child(Ro, to, i, g, A, i)
-            else:
-                for e in range(6):
-                    A[i, e] = 0.0
+            parent_acceleration(Ro, to, i, B[i, B_OUT], g, gravity, A)
             for e in range(6):
                 A[i, e] += R6[rc + a, e]
         if solve:
@@ -460,22 +454,6 @@ def cluster_acceleration_pass(ci, g, A, Ro, to, R6, RS, gravity, ydd, solve):
 
 # --------------------------------------------------------------------------- kernels
 @njit(cache=True)
-def _input_status(y, yd, third, fext):
-    """The status code of the first non-finite state argument (0 when all are finite)."""
-    if nonfinite(y):
-        return val.BAD_FIRST
-    if nonfinite(yd):
-        return val.BAD_SECOND
-    if nonfinite(third):
-        return val.BAD_THIRD
-    if fext is not None:
-        for i in range(fext.shape[0]):
-            if nonfinite(fext[i]):
-                return val.BAD_FEXT
-    return val.OK
-
-
-@njit(cache=True)
 def _positions_pass(mi, mf, ci, cf, y, yd, ws, cws, nq, nv, with_velocity, with_bias):
     """Spanning state, joint placements, body velocities, output poses, S_k (and c_k)."""
     nb = mi.shape[0]
@@ -495,7 +473,7 @@ def _positions_pass(mi, mf, ci, cf, y, yd, ws, cws, nq, nv, with_velocity, with_
 @njit(cache=True)
 def cluster_aba_kernel(mi, mf, ci, cf, y, yd, tau, fext, ws, cws, nq, nv, gravity, ydd):
     """C-ABA (seed 004 Algorithm 1): ÿ from (y, ẏ, τ_ind)."""
-    st = _input_status(y, yd, tau, fext)
+    st = state_status(y, yd, tau, fext)
     if st != val.OK:
         return st
     st = _positions_pass(mi, mf, ci, cf, y, yd, ws, cws, nq, nv, True, True)
@@ -516,7 +494,7 @@ def cluster_aba_kernel(mi, mf, ci, cf, y, yd, tau, fext, ws, cws, nq, nv, gravit
 def cluster_rnea_kernel(mi, mf, ci, cf, y, yd, ydd, fext, ws, cws, nq, nv, gravity, tau):
     """C-RNEA (seed 004 §VI): forward pass eq. 33–34, backward pass eq. 35, τ_k = S_kᵀ f^J_k
     (eq. 31)."""
-    st = _input_status(y, yd, ydd, fext)
+    st = state_status(y, yd, ydd, fext)
     if st != val.OK:
         return st
     st = _positions_pass(mi, mf, ci, cf, y, yd, ws, cws, nq, nv, True, True)

@@ -30,7 +30,7 @@ from ._layout import (AXIS, NV, PARENT, ROTATED, VIDX, BATCH_BLOCK, batch_blocks
 from ._primitives import (add_bias_force, add_force_to_parent, add_inertia_to_parent,
                           add_inertia_to_parent_about_axis,
                           parent_acceleration, spd_inverse)
-from .kinematics import body_velocities, check_quaternions, joint_placements, nonfinite
+from .kinematics import body_velocities, check_quaternions, joint_placements, nonfinite, state_status
 
 __all__ = ["aba", "articulated_body_pass"]
 
@@ -197,16 +197,9 @@ def aba_kernel(mi, mf, q, v, tau, fext, ws, nv, gravity, qdd):
         return val.BAD_SHAPE
     if fext is not None and (fext.shape[0] not in (0, nb) or fext.shape[1] != 6):
         return val.BAD_SHAPE
-    if nonfinite(q):
-        return val.BAD_FIRST
-    if nonfinite(v):
-        return val.BAD_SECOND
-    if nonfinite(tau):
-        return val.BAD_THIRD
-    if fext is not None:
-        for i in range(nb):
-            if nonfinite(fext[i]):
-                return val.BAD_FEXT
+    st = state_status(q, v, tau, fext)
+    if st != val.OK:
+        return st
     if not check_quaternions(mi, q):
         return val.BAD_QUATERNION
     joint_placements(mi, mf, q, ws, nv)

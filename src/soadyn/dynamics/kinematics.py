@@ -38,6 +38,24 @@ def nonfinite(x):
     return False
 
 
+@njit(cache=True)
+def state_status(first, second, third, fext):
+    """Status code of the first non-finite state argument, ``OK`` when all are finite.
+    ``second``, ``third`` and ``fext`` may be None (absent); ``fext`` is checked row by row
+    over its own length (an empty array is legal)."""
+    if nonfinite(first):
+        return val.BAD_FIRST
+    if second is not None and nonfinite(second):
+        return val.BAD_SECOND
+    if third is not None and nonfinite(third):
+        return val.BAD_THIRD
+    if fext is not None:
+        for i in range(fext.shape[0]):
+            if nonfinite(fext[i]):
+                return val.BAD_FEXT
+    return val.OK
+
+
 @njit(inline="always", cache=True)
 def check_quaternions(mi, q):
     """False when a free/spherical joint's quaternion is zero."""

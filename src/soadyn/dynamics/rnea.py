@@ -20,7 +20,7 @@ from ._layout import (AXIS, NV, PARENT, VIDX, BATCH_BLOCK, batch_blocks, batch_r
                       batch_workspaces, model_extra_views, sizes_match, workspace_views)
 from ._primitives import add_bias_force, add_force_to_parent, rigid_times_motion
 from .kinematics import (body_accelerations, body_velocities, check_quaternions,
-                         joint_placements, nonfinite)
+                         joint_placements, nonfinite, state_status)
 
 __all__ = ["rnea", "bias_forces", "generalized_gravity"]
 
@@ -36,16 +36,9 @@ def rnea_kernel(mi, mf, q, v, a, fext, ws, nv, gravity, tau):
         return val.BAD_SHAPE
     if fext is not None and (fext.shape[0] not in (0, mi.shape[0]) or fext.shape[1] != 6):
         return val.BAD_SHAPE
-    if nonfinite(q):
-        return val.BAD_FIRST
-    if v is not None and nonfinite(v):
-        return val.BAD_SECOND
-    if a is not None and nonfinite(a):
-        return val.BAD_THIRD
-    if fext is not None:
-        for i in range(fext.shape[0]):
-            if nonfinite(fext[i]):
-                return val.BAD_FEXT
+    st = state_status(q, v, a, fext)
+    if st != val.OK:
+        return st
     if not check_quaternions(mi, q):
         return val.BAD_QUATERNION
     nb = mi.shape[0]
