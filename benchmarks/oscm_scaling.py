@@ -1,4 +1,4 @@
-"""Scaling of the operational-space compliance Λ = 𝒥M⁻¹𝒥* (seed 001).
+"""Scaling of the operational-space compliance Λ = 𝒥M⁻¹𝒥* ([Jain24]).
 
 Serial chains of 8 … 512 bodies (``soadyn.models.serial_chain``), one frame at the tip.
 Compares

@@ -1,4 +1,4 @@
-"""Seed 002 §3–6 graph lemmas on random trees (hypothesis)."""
+"""[Jain12, §3–6] graph lemmas on random trees (hypothesis)."""
 from itertools import combinations
 
 import pytest

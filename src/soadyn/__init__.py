@@ -17,40 +17,47 @@ Quick reference (see the README and each function's docstring)::
     ops = sd.operators.sko(model, q, v)      # dense SOA operators (numeric or sympy)
 
 Spatial vectors are angular-first ([ω; v], [n; f]) in body frames; bodies are numbered
-parent-first; quaternions are (x, y, z, w).
+parent-first; quaternions are (x, y, z, w). The package is layered, each floor importing
+only the floors below it: ``core`` (model, joints, spatial algebra, configuration space,
+constraint descriptions, the compiled form and its cache, the call path) < ``kernels``
+(Numba) < ``dynamics`` (tree functions) < ``closed`` (closed chains) < ``spec`` (the
+dense operators) < ``simulate``, ``io``, ``models``, ``cli``.
 """
-from . import _cache
+from . import numba_cache
 
-_cache.configure()  # before any kernel is defined: see soadyn/_cache.py
+numba_cache.configure()  # before any kernel is defined: see soadyn/numba_cache.py
 
-from . import graph, joints, models, operators, spatial  # noqa: E402
-from .closed import (HolonomicConstraint, LoopClosureError, NonholonomicConstraint, close_loops,
-                     constrained_forward_dynamics, constrained_inverse_dynamics,
-                     constraint_acceleration_bias, constraint_jacobian, constraint_residual)
-from .dynamics._layout import Workspace
-from .dynamics.aba import aba
-from .dynamics.crba import mass_matrix
-from .dynamics.energy import center_of_mass, kinetic_energy, potential_energy
-from .dynamics.innovations import articulated_inertias, log_det_mass_matrix, mass_matrix_inverse
-from .dynamics.jacobians import frame_jacobian
-from .dynamics.kinematics import (body_placements, forward_kinematics, frame_acceleration,
+from . import graph, models  # noqa: E402
+from .closed import (LoopClosureError, close_loops, constrained_forward_dynamics,  # noqa: E402
+                     constrained_inverse_dynamics, constraint_acceleration_bias, constraint_jacobian,
+                     constraint_residual)
+from .closed.embedding import (approximate_model, cluster_aba, cluster_efpa, cluster_mass_matrix,  # noqa: E402
+                               cluster_rnea, cluster_tree, declare_cluster, independent_state,
+                               projected_efpa, projected_forward_dynamics, projected_rnea, spanning_state)
+from .core import joints, spatial  # noqa: E402
+from .core.compile import Workspace  # noqa: E402
+from .core.configuration import (configuration_rate, difference, integrate, neutral,  # noqa: E402
+                                 normalize, random_configuration)
+from .core.constraints import (ConstraintError, HolonomicConstraint, NonholonomicConstraint,  # noqa: E402
+                               symbolic_constraint)
+from .core.model import Model  # noqa: E402
+from .dynamics.aba import aba  # noqa: E402
+from .dynamics.crba import mass_matrix  # noqa: E402
+from .dynamics.energy import center_of_mass, kinetic_energy, potential_energy  # noqa: E402
+from .dynamics.innovations import articulated_inertias, log_det_mass_matrix, mass_matrix_inverse  # noqa: E402
+from .dynamics.jacobians import frame_jacobian  # noqa: E402
+from .dynamics.kinematics import (body_placements, forward_kinematics, frame_acceleration,  # noqa: E402
                                   frame_placement, frame_velocity)
-from .dynamics.oscm import operational_space_compliance, operational_space_inertia
-from .dynamics.rnea import bias_forces, generalized_gravity, rnea
-from .io.urdf import URDFError, load_urdf
-from .joints import difference, integrate
-from .model import Model, neutral, random_configuration
-from .closed.clusters import cluster_tree, declare_cluster, independent_state, spanning_state
-from .closed.comparison import (approximate_model, projected_efpa, projected_forward_dynamics,
-                                projected_rnea)
-from .closed.constraints import ConstraintError, symbolic_constraint
-from .closed.embedding import cluster_aba, cluster_efpa, cluster_mass_matrix, cluster_rnea
+from .dynamics.oscm import operational_space_compliance, operational_space_inertia  # noqa: E402
+from .dynamics.rnea import bias_forces, generalized_gravity, rnea  # noqa: E402
+from .io.urdf import URDFError, load_urdf  # noqa: E402
+from .spec import operators  # noqa: E402
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Model", "Workspace", "load_urdf", "URDFError", "neutral", "random_configuration",
-    "integrate", "difference", "forward_kinematics", "body_placements", "frame_placement",
+    "integrate", "difference", "configuration_rate", "normalize", "forward_kinematics", "body_placements", "frame_placement",
     "frame_velocity", "frame_acceleration", "frame_jacobian", "rnea", "bias_forces",
     "generalized_gravity", "aba", "mass_matrix", "kinetic_energy", "potential_energy",
     "center_of_mass", "joints", "spatial", "models",

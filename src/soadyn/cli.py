@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import sys
 import time
 
 import numpy as np
 
+import soadyn as sd
+
+from . import models, precompile
+from .simulate import simulate
+
 
 def _demo(args):
-    import soadyn as sd
-    from soadyn import models
-    from soadyn.simulate import simulate
-
     t0 = time.perf_counter()
     model = models.get(args.model)
     print(model.summary())
@@ -38,7 +40,7 @@ def _demo(args):
     os.makedirs(args.output, exist_ok=True)
     path = os.path.join(args.output, f"{model.name}_energy.png")
     try:
-        import matplotlib
+        import matplotlib  # optional (extra 'plot'): imported only to draw
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
@@ -60,21 +62,35 @@ def _demo(args):
 
 
 def _info(args):
-    import soadyn as sd
     model = sd.load_urdf(args.file, floating_base=args.floating)
     print(model.summary())
     return 0
 
 
-# subcommands with their own argument parsers: everything after the name is theirs
-_DELEGATED = {"precompile": "soadyn.precompile", "bench": "soadyn.bench"}
+def _bench_module():
+    """The benchmark script of the source checkout (``benchmarks/bench.py``), which is not
+    part of the installed package (it imports Pinocchio)."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    folder = os.path.join(root, "benchmarks")
+    path = os.path.join(folder, "bench.py")
+    if not os.path.isfile(path):
+        raise SystemExit("soadyn bench: the benchmarks are not installed with the package; run it from a "
+                         "source checkout (git clone, then pip install -e .)")
+    if folder not in sys.path:
+        sys.path.insert(0, folder)  # its sibling peers.py
+    spec = importlib.util.spec_from_file_location("soadyn_benchmarks", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
-    if argv and argv[0] in _DELEGATED:
-        import importlib
-        return importlib.import_module(_DELEGATED[argv[0]]).main(argv[1:])
+    # subcommands with their own argument parsers: everything after the name is theirs
+    if argv and argv[0] == "precompile":
+        return precompile.main(argv[1:])
+    if argv and argv[0] == "bench":
+        return _bench_module().main(argv[1:])
     parser = argparse.ArgumentParser(prog="soadyn", description="SOA multibody dynamics",
                                      epilog="also: soadyn precompile [--jobs N], soadyn bench [--quick] "
                                             "(see their --help)")

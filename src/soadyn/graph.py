@@ -1,16 +1,16 @@
-"""Directed-graph tools of seed 002 (§3–6): subgraphs, partitions and aggregation.
+"""Directed-graph tools of [Jain12] (§3–6): subgraphs, partitions and aggregation.
 
 A multibody system's topology is a digraph whose edges point from parent to child
-(the inertial frame is the root). Seed 002 studies which groups of nodes can be
+(the inertial frame is the root). [Jain12] studies which groups of nodes can be
 *aggregated* (node-contracted into one node) so that the result is still a tree —
-the basis of constraint embedding (seed 004 §IV, where the aggregated nodes are the
+the basis of constraint embedding ([Chignoli23, §IV], where the aggregated nodes are the
 body clusters). The functions here work on any hashable node labels:
 
 * relations: :meth:`Digraph.ancestors`, :meth:`Digraph.descendants`, :func:`related`,
   :func:`unrelated`;
-* subgraphs (seed 002 §3): :func:`induced_subgraph` (S_I), :func:`path_induced_subgraph`
+* subgraphs ([Jain12, §3]): :func:`induced_subgraph` (S_I), :func:`path_induced_subgraph`
   (S_P), the S/C/P partition of Lemma 1 (:func:`partition`);
-* aggregation (seed 002 §5): :func:`parent_nodes` (℘(S)), the aggregation condition of
+* aggregation ([Jain12, §5]): :func:`parent_nodes` (℘(S)), the aggregation condition of
   Assumption 1 (:func:`satisfies_aggregation_condition`, :func:`check_aggregation_condition`),
   node contraction (:func:`contract`), the aggregation subgraph S_A of Lemma 6
   (:func:`aggregation_subgraph`);
@@ -30,7 +30,7 @@ __all__ = ["Digraph", "AggregationError", "related", "unrelated", "induced_subgr
 
 
 class AggregationError(ValueError):
-    """A subgraph that violates the aggregation condition (seed 002 Assumption 1)."""
+    """A subgraph that violates the aggregation condition ([Jain12, Assumption 1])."""
 
 
 class Digraph:
@@ -73,7 +73,7 @@ class Digraph:
         return {n for n in self.nodes if not self._parents[n]}
 
     def descendants(self, node, include_self=False):
-        """Nodes reachable from ``node`` by a directed path (seed 002: i ≺ j)."""
+        """Nodes reachable from ``node`` by a directed path ([Jain12]: i ≺ j)."""
         return self._reach(node, self._children, include_self)
 
     def ancestors(self, node, include_self=False):
@@ -132,14 +132,14 @@ def unrelated(T, node):
 
 
 def induced_subgraph(T, S):
-    """S_I: the nodes of ``S`` with every edge of ``T`` joining two of them (seed 002 §3)."""
+    """S_I: the nodes of ``S`` with every edge of ``T`` joining two of them ([Jain12, §3])."""
     nodes = _as_subgraph(S).nodes
     return Digraph(nodes, [(u, v) for u, v in T.edges if u in nodes and v in nodes])
 
 
 def path_induced_subgraph(T, S):
     """S_P: the smallest subgraph of ``T`` containing ``S`` and every directed path of ``T``
-    between two of its nodes (seed 002 §3): a node k belongs to S_P when i ⇝ k ⇝ j for
+    between two of its nodes ([Jain12, §3]): a node k belongs to S_P when i ⇝ k ⇝ j for
     some i, j in S; an edge when it lies on such a path."""
     S = _as_subgraph(S)
     below = set(S.nodes)  # reachable from S (S included)
@@ -154,7 +154,7 @@ def path_induced_subgraph(T, S):
 
 
 def partition(T, S):
-    """The S/C/P partition of Lemma 1 (seed 002) for a path-induced subgraph ``S``.
+    """The S/C/P partition of Lemma 1 ([Jain12]) for a path-induced subgraph ``S``.
 
     Returns ``(S, C, P)``: C is the induced subgraph of the descendants of S not in S, P
     the induced subgraph of the remaining nodes. Raises ValueError when S is not
@@ -202,7 +202,7 @@ def _aggregation_problem(T, S):
 
 
 def satisfies_aggregation_condition(T, S):
-    """Assumption 1 (seed 002): S is induced and ℘(S) is a single node, an ancestor of all
+    """Assumption 1 ([Jain12]): S is induced and ℘(S) is a single node, an ancestor of all
     of S. For a tree T this holds exactly when contracting S leaves a tree (Lemma 5)."""
     return _aggregation_problem(T, S) is None
 
@@ -223,11 +223,11 @@ def check_aggregation_condition(T, S, what="subgraph", names=None):
         if SA.nodes:
             hint = f"; the smallest group containing it that does is {[label(n) for n in sorted(SA.nodes, key=repr)]}"
     raise AggregationError(f"{what} {[label(n) for n in nodes]} violates the aggregation condition "
-                           f"(seed 002 Assumption 1): {problem}{hint}")
+                           f"([Jain12, Assumption 1]): {problem}{hint}")
 
 
 def contract(T, S, label="S"):
-    """T_S: node-contract all nodes of S into the node ``label`` (seed 002 §5.1).
+    """T_S: node-contract all nodes of S into the node ``label`` ([Jain12, §5.1]).
 
     Edges between nodes of S disappear; edges touching S are redirected to ``label``
     (parallel edges merge). Contracting S or its induced subgraph gives the same digraph
@@ -242,7 +242,7 @@ def contract(T, S, label="S"):
 
 
 def aggregation_subgraph(T, S):
-    """S_A of a subgraph S of the tree T (seed 002 Lemma 6): the smallest subtree of T
+    """S_A of a subgraph S of the tree T ([Jain12, Lemma 6]): the smallest subtree of T
     containing S, without its root — the minimal subgraph containing S that satisfies the
     aggregation condition."""
     if not T.is_tree():
@@ -278,7 +278,7 @@ def spanning_tree(G, root):
     """A spanning tree of the digraph ``G`` rooted at ``root`` and its cut edges.
 
     Breadth-first from ``root`` along edge directions: each node keeps the first edge that
-    reaches it (the tree), every other edge is a cut edge (seed 001: each closes a loop).
+    reaches it (the tree), every other edge is a cut edge ([Jain24]: each closes a loop).
     Returns ``(tree, cut_edges)``; raises ValueError when some node is unreachable.
     """
     if root not in G.nodes:

@@ -17,10 +17,11 @@ from multiprocessing import get_context
 
 import numpy as np
 
+import soadyn as sd
+
 
 def _tree_kernels():
     """Tree algorithms, single and batched calls, with and without external forces."""
-    import soadyn as sd
     m = sd.models.random_tree(8, 0, floating_base=True)
     rng = np.random.default_rng(0)
     q = sd.random_configuration(m, rng)
@@ -49,13 +50,12 @@ def _tree_kernels():
     sd.center_of_mass(m, q, v)
     sd.integrate(m, q, v, 0.1)
     sd.difference(m, q, q)
-    sd.joints.configuration_rate(m, q, v)
-    sd.joints.normalize(m, q)
+    sd.configuration_rate(m, q, v)
+    sd.normalize(m, q)
 
 
 def _operator_kernels():
     """Innovations factorization, M⁻¹, log det M, SPO products and the OSCM."""
-    import soadyn as sd
     m = sd.models.random_tree(8, 1, floating_base=True)
     q = sd.random_configuration(m, 1)
     sd.articulated_inertias(m, q)
@@ -69,7 +69,6 @@ def _operator_kernels():
 
 def _closed_kernels():
     """Cut-joint constraints and methods, constraint embedding."""
-    import soadyn as sd
     m = sd.models.four_bar_chain(2, 1)
     rng = np.random.default_rng(2)
     q, v = sd.close_loops(m, sd.neutral(m) + 0.1 * rng.normal(size=m.nq), rng.normal(size=m.nv))

@@ -8,7 +8,7 @@ states and energy.
 
 Tree models use ``aba``. Closed-chain models (loop joints, couplings, user
 constraints) use :func:`soadyn.constrained_forward_dynamics`; the DAE then drifts off
-the constraint manifold and is stabilized (seed 001, "Augmented method comments":
+the constraint manifold and is stabilized ([Jain24], "Augmented method comments":
 error control when integrating the DAE) either by
 
 * ``"baumgarte"``: the acceleration constraint becomes 𝔡̈ + 2α𝔡̇ + β²𝔡 = 0, or
@@ -24,10 +24,14 @@ import sys
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.integrate import solve_ivp
 
+from .closed.assembly import close_loops
+from .closed.forward import METHODS, solve_constrained
+from .closed.kinematics import evaluate_constraints
+from .core.configuration import configuration_rate, integrate, normalize
 from .dynamics.aba import aba
 from .dynamics.energy import kinetic_energy, potential_energy
-from .joints import configuration_rate, integrate, normalize
 
 __all__ = ["simulate", "SimulationResult"]
 
@@ -83,9 +87,6 @@ def _progress(enabled, k, n):
 
 def _closed_chain_parts(model, stabilization, baumgarte, constraint_method):
     """(accel(t, q, v, tau), project(t, q, v) or None, residuals(t, q, v)) for a closed chain."""
-    from .closed.assembly import close_loops
-    from .closed.forward import METHODS, solve_constrained
-    from .closed.kinematics import evaluate_constraints
 
     if stabilization not in ("baumgarte", "projection", "none"):
         raise ValueError(f"stabilization: expected 'baumgarte', 'projection' or 'none', got {stabilization!r}")
@@ -192,7 +193,6 @@ def simulate(model, q0, v0, t_final, dt=1e-3, tau=None, *, method="rk4", rtol=1e
         T, Q, Vv = np.array(ts), np.array(qs), np.array(vs)
         info = {"method": "rk4", "dt": dt, "steps": n}
     else:
-        from scipy.integrate import solve_ivp
         nq = model.nq
         n_out = int(round(t_final / dt))
 

@@ -6,17 +6,18 @@ coordinates held at their guessed values. Each step solves G_d δ = −𝔡 in t
 sense (redundant rows and extra freedom are normal) and moves q on the configuration
 manifold (``soadyn.integrate``); a backtracking line search keeps ‖𝔡‖ decreasing. The
 same solver (:func:`gauss_newton`) puts the constraints of a body cluster in explicit
-form, q = γ(y) (seed 004 §II-B; :mod:`soadyn.closed.cluster_joints`).
+form, q = γ(y) ([Chignoli23, §II-B]; :mod:`soadyn.closed.cluster_joints`).
 Velocity: the dependent velocities are the least-norm correction that satisfies
-G v = 𝔘 (seed 001: 𝔡̇ = G_c θ̇ − 𝔘 = 0), non-holonomic rows included.
+G v = 𝔘 ([Jain24]: 𝔡̇ = G_c θ̇ − 𝔘 = 0), non-holonomic rows included.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .. import _validation as val
-from ..joints import integrate, normalize
-from .constraints import ConstraintError, constraint_set
+from ..core import validation as val
+from ..core.configuration import integrate, normalize
+from ..core.constraints import ConstraintError
+from .constraint_set import constraint_set
 from .kinematics import evaluate_constraints
 
 __all__ = ["close_loops", "LoopClosureError", "independent_velocity_indices", "gauss_newton"]

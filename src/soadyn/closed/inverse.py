@@ -1,4 +1,4 @@
-"""Closed-chain inverse dynamics (seed 004 §II-C, projected RNEA; seed 001).
+"""Closed-chain inverse dynamics ([Chignoli23, §II-C], projected RNEA; [Jain24]).
 
 Given a motion consistent with the constraints, the spanning-tree RNEA gives the
 generalized forces τ_tree = M θ̈ + C that the tree joints would need without the
@@ -12,7 +12,7 @@ Multiplying by the null-space basis X_c* (G_c X_c = 0) removes λ:
     (X_c* S_A) τ_A = X_c* τ_tree.
 
 When the actuated joints are the independent coordinates of an explicit constraint
-q̇ = G y (seed 004 eq. 3, X_c = G with rows I at A), X_c*S_A = I and this is the seed's
+q̇ = G y ([Chignoli23, eq. 3], X_c = G with rows I at A), X_c*S_A = I and this is the seed's
 projected RNEA τ_ind = Gᵀτ. With more actuators than degrees of freedom (redundant
 actuation) the system is underdetermined: the result minimises τ_Aᵀ W τ_A (``weights``
 W = diag(w), default the identity: least-norm torques). With fewer, the motion must be
@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _validation as val
+from ..core import validation as val
 from ..dynamics.rnea import rnea
 from .assembly import independent_velocity_indices
-from .forward import RowSpace, constraint_forces
+from .cut_joint import RowSpace, constraint_forces
 from .kinematics import evaluate_constraints
 
 __all__ = ["constrained_inverse_dynamics", "ConstrainedInverseDynamicsResult"]

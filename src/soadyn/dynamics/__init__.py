@@ -1,1 +1,2 @@
-"""Recursive O(N) algorithms over the flat model arrays, compiled with Numba."""
+"""The public tree algorithms: thin functions that call their kernels
+(:mod:`soadyn.kernels`) through the one call path of :mod:`soadyn.core.call`."""

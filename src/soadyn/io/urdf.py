@@ -23,9 +23,10 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from .. import joints as jt
-from .. import spatial as sp
-from ..model import Coupling, Loop, Model
+from ..core import joints as jt
+from ..core import spatial as sp
+from ..core.constraints import Coupling, Loop
+from ..core.model import Model
 
 __all__ = ["load_urdf", "URDFError"]
 

@@ -1,6 +1,6 @@
-"""Built-in models written in code: seed 003's four examples, generated trees and closed chains."""
+"""Built-in models written in code: [CDI18]'s four examples, generated trees and closed chains."""
 from .closed_chains import four_bar_chain, four_bar_linkage, rolling_disk, rssr_linkage
-from .seed003 import double_pendulum, pendulum_on_cart, satellite_with_arrays, three_link_arm
+from .examples import double_pendulum, pendulum_on_cart, satellite_with_arrays, three_link_arm
 from .trees import branched_tree, random_rigid_inertia, random_tree, serial_chain
 
 BUILTIN = {
@@ -24,7 +24,7 @@ def get(name):
 __all__ = ["double_pendulum", "pendulum_on_cart", "satellite_with_arrays", "three_link_arm",
            "serial_chain", "branched_tree", "random_tree", "random_rigid_inertia", "get", "BUILTIN",
            "four_bar_linkage", "four_bar_chain", "rssr_linkage", "rolling_disk"]
-from .seed004 import belt_chain, geared_chain, jvrc1_humanoid, mini_cheetah, mit_humanoid, mit_humanoid_leg, tello
+from .loop_robots import belt_chain, geared_chain, jvrc1_humanoid, mini_cheetah, mit_humanoid, mit_humanoid_leg, tello
 
 BUILTIN.update({
     "mini_cheetah": mini_cheetah,

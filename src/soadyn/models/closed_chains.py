@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import joints as jt
-from .. import spatial as sp
-from ..closed.constraints import HolonomicConstraint, NonholonomicConstraint
-from ..model import Model
+from ..core import joints as jt
+from ..core import spatial as sp
+from ..core.constraints import HolonomicConstraint, NonholonomicConstraint
+from ..core.model import Model
 
 __all__ = ["four_bar_linkage", "four_bar_chain", "rssr_linkage", "rolling_disk"]
 

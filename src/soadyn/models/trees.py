@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import joints as jt
-from .. import spatial as sp
-from ..model import Model
+from ..core import joints as jt
+from ..core import spatial as sp
+from ..core.model import Model
 
 __all__ = ["serial_chain", "branched_tree", "random_tree", "random_rigid_inertia"]
 

@@ -1,0 +1,209 @@
+"""The one call path from a public function into its compiled kernel.
+
+Every compiled algorithm is called as ``kernel(mi, mf, ws, *state, *params, *outputs)``
+and returns a status code (:mod:`soadyn.core.status`); its batched twin as
+``batch(mi, mf, wss, *state, *params, *outputs, status)`` with a leading batch dimension
+on the state and outputs and one workspace per Numba thread in ``wss``. A
+:class:`CompiledFunction` wraps the pair with the description of the state arguments
+and outputs, and every public function calls its kernel through it:
+
+1. **Fast path.** Validating every argument in Python costs ~0.1 µs per array, as much
+   as the dynamics of several bodies. Numba's dispatcher inspects the argument types
+   anyway to pick a compiled version, so the call is first tried on a second dispatcher
+   over the same kernel that holds only the versions already compiled and never
+   compiles (:class:`ExactCall`). Other argument types (a list, a batch, a strided,
+   read-only or integer array) make it raise :class:`GeneralPath` in ~2 µs; the kernels
+   check lengths and finiteness themselves, so a fast call is as safe as a validated
+   one.
+2. **General path.** Conversions and checks that name the argument, the expected and
+   the received value; a single state, or a batch evaluated by one multi-threaded call.
+
+Only :class:`GeneralPath` is caught: an error inside the call is never mistaken for a
+type mismatch. :class:`ExactCall` uses private hooks of Numba's dispatcher (hence the
+pinned Numba range in ``pyproject.toml``); ``tests/core/test_call.py`` checks they
+behave as assumed.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, parallel_chunksize
+
+from . import status as st
+from . import validation as val
+from .compile import Workspace, derived
+
+__all__ = ["GeneralPath", "ExactCall", "Arg", "CompiledFunction"]
+
+
+class GeneralPath(TypeError):
+    """The argument types have no compiled version: take the general path."""
+
+
+def _mismatch(*args, **kwargs):
+    raise GeneralPath("argument types need the general path")
+
+
+def _no_conversion(*args, **kwargs):
+    return False
+
+
+class ExactCall:
+    """``general``: the kernel's dispatcher; ``fast``: its non-compiling twin."""
+
+    __slots__ = ("general", "fast")
+
+    def __init__(self, kernel):
+        self.general = kernel
+        fast = njit(kernel.py_func)
+        # Numba's dispatcher calls these hooks when no compiled version matches; the
+        # defaults compile, search type conversions or format a message (~50 µs).
+        fast._can_compile = False
+        fast._compile_for_args = _mismatch
+        fast._search_new_conversions = _no_conversion
+        fast._explain_matching_error = _mismatch
+        fast._explain_ambiguous = _mismatch
+        self.fast = fast
+        self.share()
+
+    def share(self):
+        """Make every version ``general`` has compiled callable through ``fast``."""
+        fast = self.fast
+        for sig, cres in list(self.general.overloads.items()):
+            if sig not in fast.overloads:
+                fast.add_overload(cres)
+
+    def __call__(self, *args):
+        """Call through the general dispatcher, then share what it compiled."""
+        result = self.general(*args)
+        self.share()
+        return result
+
+
+class Arg:
+    """A state argument: its ``name``, its length (``"nq"``, ``"nv"``, or a function of the
+    model; ``"forces"`` for ``f_ext``, (nbodies, 6)) and whether None is allowed
+    (``optional``: absent = zero)."""
+
+    __slots__ = ("name", "size", "optional")
+
+    def __init__(self, name, size, optional=False):
+        self.name, self.size, self.optional = name, size, optional
+
+    def check(self, x, model, c, batch, batch_ok):
+        if self.size == "forces":
+            return val.external_forces(x, c.nb, batch)
+        if x is None and self.optional:
+            return None
+        n = getattr(c, self.size) if isinstance(self.size, str) else self.size(model)
+        return val.vector(x, n, self.name, batch_ok)
+
+
+class CompiledFunction:
+    """A kernel, its batched twin and the description of its arguments.
+
+    Parameters
+    ----------
+    kernel : ``kernel(mi, mf, ws, *state, *params, *outputs) -> status``.
+    batch : the batched kernel; ``"loop"``: batches run state by state; None: no batches.
+    args : tuple of :class:`Arg`, the state arguments (checked, batched).
+    outputs : ``outputs(c, state, params) -> tuple of shapes`` for one state (``c`` the
+        :class:`~soadyn.core.compile.CompiledModel`, ``state`` and ``params`` the
+        arguments as given); a shape of None passes None for that output. ``outputs``
+        returning None means that the caller always provides the outputs (``out``, a
+        tuple), unchecked: internal kernels only.
+    params : optional converters of the parameters (e.g. ``bool``; None: as given) for the
+        general path.
+    allocate : for a kernel with several outputs, ``allocate(c, state) -> tuple of
+        arrays`` for the fast path (None entries where ``outputs`` has None).
+    names : the arguments that the kernel's ``BAD_FIRST``, ``BAD_SECOND``, ... statuses
+        refer to (default: the state arguments in order).
+    """
+
+    def __init__(self, kernel, batch, args, outputs, params=(), allocate=None, names=None):
+        self.exact = ExactCall(kernel)
+        self.fast = self.exact.fast
+        self.batch = batch
+        self.args = tuple(args)
+        self.names = tuple(a.name for a in self.args if a.size != "forces") if names is None else tuple(names)
+        self.outputs = outputs
+        self.params = tuple(params)
+        # the fast path allocates a single output directly; several through ``allocate``
+        # (c, state) -> tuple of arrays, written out by the function that has them
+        self.allocate = allocate
+
+    def __call__(self, model, state, params=(), out=None, workspace=None):
+        """Run the kernel on ``state`` (a tuple in the order of ``args``); returns the
+        output array, or the tuple of outputs when there are several. ``out``: the
+        output array (a tuple of them for several outputs), or None to allocate."""
+        d = model._derived
+        if d is None or d.version != model._version:
+            d = derived(model)
+        if workspace is None:
+            try:
+                ws = d.threads.buffer
+            except AttributeError:  # this thread's first call
+                ws = d.buffer()
+        elif type(workspace) is Workspace:
+            ws = workspace.buffer
+        else:
+            return self.general(model, state, params, out, workspace)
+        c = d.compiled
+        try:
+            if self.allocate is None:
+                result = np.empty(self.outputs(c, state, params)[0]) if out is None else out
+                if self.fast(c.mi, c.mf, ws, *state, *params, result) == st.OK:
+                    return result
+            else:
+                outs = self.allocate(c, state) if out is None else out
+                if self.fast(c.mi, c.mf, ws, *state, *params, *outs) == st.OK:
+                    return outs
+        except GeneralPath:
+            pass
+        return self.general(model, state, params, out, workspace)
+
+    def general(self, model, state, params, out, workspace):
+        """Validated path: conversions, clear errors (also for what the fast path
+        rejected, or a nonzero status), batches."""
+        d = derived(model)
+        c = d.compiled
+        if workspace is not None and (type(workspace) is not Workspace or workspace.nb != c.nb
+                                      or workspace.nv != c.nv):
+            raise ValueError(f"workspace: expected a soadyn.Workspace built for model {model.name!r} "
+                             f"({c.nb} bodies, nv = {c.nv}), got {workspace!r}")
+        params = tuple(p if conv is None else conv(p) for conv, p in zip(self.params, params)) \
+            + tuple(params[len(self.params):])
+        batch_ok = self.batch is not None
+        first = self.args[0].check(state[0], model, c, None, batch_ok)
+        batch = first.shape[0] if first.ndim == 2 else None
+        values = (first,) + tuple(a.check(x, model, c, batch, batch_ok) for a, x in zip(self.args[1:], state[1:]))
+        val.same_batch(first, *((a.name, x) for a, x in zip(self.args[1:], values[1:])))
+        shapes = self.outputs(c, values, params)
+        lead = () if batch is None else (batch,)
+        if shapes is None:  # an internal kernel whose caller provides every output
+            outs = out
+        elif out is not None:
+            given = out if isinstance(out, tuple) else (out,)
+            if len(given) != len(shapes):
+                raise TypeError(f"out: expected {len(shapes)} output arrays, got {len(given)}")
+            outs = tuple(None if s is None else val.output(o, lead + s, f"out[{k}]" if len(shapes) > 1 else "out")
+                         for k, (o, s) in enumerate(zip(given, shapes)))
+        else:
+            outs = tuple(None if s is None else np.empty(lead + s) for s in shapes)
+        if batch is None:
+            ws = d.buffer() if workspace is None else workspace.buffer
+            status = self.exact(c.mi, c.mf, ws, *values, *params, *outs)
+            if status:
+                st.raise_status(status, self.names, model=model)
+        else:
+            status = np.zeros(batch, dtype=np.int64)
+            wss = d.batch_buffers() if workspace is None else workspace.batch_buffers()
+            if self.batch == "loop":
+                for b in range(batch):
+                    row = tuple(None if x is None else x[b] for x in values)
+                    status[b] = self.exact(c.mi, c.mf, wss[0], *row, *params,
+                                           *(None if o is None else o[b] for o in outs))
+            else:
+                with parallel_chunksize(1):
+                    self.batch(c.mi, c.mf, wss, *values, *params, *outs, status)
+            st.check_batch_status(status, self.names, model)
+        return outs[0] if len(outs) == 1 else outs

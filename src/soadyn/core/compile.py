@@ -1,0 +1,145 @@
+"""Everything derived from a model, computed and invalidated in one place.
+
+A :class:`~soadyn.Model` carries a version number that every edit increments (adding a
+body, frame, loop, coupling or constraint; changing gravity, an inertia, a joint). All
+data derived from a model — the packed arrays the kernels read (:class:`CompiledModel`),
+the workspaces, and whatever higher layers build from it (the constraint set, the
+cluster tree, frame plans, ...) — lives in one :class:`Derived` store per model version,
+reached through :func:`derived`. When the version has moved on, the store is rebuilt
+from scratch, so no call can meet data derived from an earlier state of the model.
+
+The store hangs on the model itself (the model's only cache attribute, which no other
+module touches): it dies with the model, and it holds no reference to the model, so it
+keeps no model alive. Higher layers memoize in it with :meth:`Derived.memo` under a key
+of their choice, passing the function that builds the value; building happens under a
+lock, so concurrent first calls from several threads build once.
+
+Workspaces are per thread: :meth:`Derived.buffer` gives each Python thread its own, so
+every public function may run concurrently on the same model.
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+from numba import get_num_threads
+
+from .layout import pack_model, workspace_size
+
+__all__ = ["CompiledModel", "Derived", "derived", "compiled", "Workspace"]
+
+
+class CompiledModel:
+    """The flat array form of a model for the kernels (see :mod:`soadyn.core.layout`):
+    ``mi``, ``mf`` and the sizes ``nb``, ``nq``, ``nv``; ``parents`` (nb,) body parents."""
+
+    __slots__ = ("nb", "nq", "nv", "mi", "mf", "parents")
+
+    def __init__(self, model):
+        bodies = model.bodies
+        self.nb, self.nq, self.nv = len(bodies), model.nq, model.nv
+        self.parents = np.array([b.parent for b in bodies], dtype=np.int64)
+        self.mi, self.mf = pack_model(bodies, model.gravity, self.nq, self.nv)
+        self.mi.flags.writeable = False
+        self.mf.flags.writeable = False
+
+
+class Derived:
+    """What is derived from one version of one model (see the module docstring)."""
+
+    __slots__ = ("version", "compiled", "workspace_size", "threads", "_memo", "_lock")
+
+    def __init__(self, model, version):
+        self.version = version
+        self.compiled = CompiledModel(model)
+        self.workspace_size = int(workspace_size(self.compiled.nb, self.compiled.nv))
+        self.threads = threading.local()
+        self._memo = {}
+        self._lock = threading.RLock()
+
+    def buffer(self):
+        """This thread's tree-kernel workspace buffer."""
+        buf = getattr(self.threads, "buffer", None)
+        if buf is None:
+            buf = self.threads.buffer = np.zeros(self.workspace_size)
+        return buf
+
+    def batch_buffers(self):
+        """This thread's (numba threads, size) buffers for the batched kernels."""
+        n = get_num_threads()
+        bufs = getattr(self.threads, "batch", None)
+        if bufs is None or bufs.shape[0] < n:
+            bufs = self.threads.batch = np.zeros((n, self.workspace_size))
+        return bufs
+
+    def per_thread(self, key, build):
+        """A per-thread object (scratch buffers of a higher layer), built on first use."""
+        store = getattr(self.threads, "objects", None)
+        if store is None:
+            store = self.threads.objects = {}
+        value = store.get(key)
+        if value is None:
+            value = store[key] = build()
+        return value
+
+    def memo(self, key, build):
+        """The value stored under ``key``, built by ``build()`` on first use (once, under a
+        lock). Values must not be mutated after they are built: threads share them."""
+        try:
+            return self._memo[key]
+        except KeyError:
+            pass
+        with self._lock:
+            if key not in self._memo:
+                self._memo[key] = build()
+            return self._memo[key]
+
+
+_build_lock = threading.Lock()
+
+
+def derived(model):
+    """The :class:`Derived` store of ``model``'s current version (built on first use)."""
+    d = model._derived
+    if d is not None and d.version == model._version:
+        return d
+    with _build_lock:
+        d = model._derived
+        version = model._version
+        if d is None or d.version != version:
+            model.check_compilable()
+            d = Derived(model, version)
+            model._derived = d
+    return d
+
+
+def compiled(model):
+    """The :class:`CompiledModel` of ``model``'s current version."""
+    return derived(model).compiled
+
+
+class Workspace:
+    """Preallocated buffers for the compiled tree algorithms of one model.
+
+    Pass it as ``workspace=`` to the public functions (together with ``out=``) to avoid
+    any allocation per call. A workspace must not be used by two threads at the same
+    time; without one, every thread uses its own (see :func:`derived`).
+    """
+
+    def __init__(self, model):
+        d = derived(model)
+        self.model_name = model.name
+        self.nb, self.nv = d.compiled.nb, d.compiled.nv
+        self.size = d.workspace_size
+        self.buffer = np.zeros(self.size)
+        self._batch = None
+
+    def __repr__(self):
+        return f"<soadyn.Workspace for {self.model_name!r}: {self.nb} bodies, nv = {self.nv}>"
+
+    def batch_buffers(self):
+        """(numba threads, size) buffers for a batched call with this workspace."""
+        n = get_num_threads()
+        if self._batch is None or self._batch.shape[0] < n:
+            self._batch = np.zeros((n, self.size))
+        return self._batch

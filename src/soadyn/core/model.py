@@ -1,0 +1,528 @@
+"""Model: a tree of bodies connected by hinges, with named frames (nodes) and, for
+closed-chain systems, loop constraints and couplings.
+
+Bodies are numbered parent-first (the parent's index is smaller than the child's;
+[CDI18]'s "regular numbering"); the inertial frame is not a body and has index −1.
+Every body's frame coincides with its hinge's child frame: the hinge *placement* is
+the pose of the joint frame in the parent body's frame at zero joint motion, and
+the joint transform moves the child from there (URDF convention).
+
+Build models in code with :meth:`Model.add_body` and :meth:`Model.add_frame`, or
+load them with :func:`soadyn.load_urdf`.
+"""
+from __future__ import annotations
+
+import warnings
+import weakref
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import joints as jt
+from . import spatial as sp
+from .compile import compiled, derived
+from .constraints import Coupling, Loop, UserConstraint
+
+__all__ = ["Model", "Body", "Frame", "check_rigid_inertia"]
+
+
+def _placement(placement, name):
+    """Normalise a pose given as None, (R, p) or a 4×4 homogeneous matrix.
+
+    A pose holding sympy expressions (symbolic lengths or angles, for the operator layer)
+    is kept as object arrays; only its shapes are checked.
+    """
+    if placement is None:
+        return np.eye(3), np.zeros(3)
+    if sp.is_symbolic(placement):
+        return _symbolic_placement(placement, name)
+    if isinstance(placement, tuple) and len(placement) == 2:
+        R = np.asarray(placement[0], dtype=float)
+        p = np.asarray(placement[1], dtype=float)
+    else:
+        T = np.asarray(placement, dtype=float)
+        if T.shape != (4, 4):
+            raise ValueError(f"{name}: expected (R, p) or a 4x4 homogeneous matrix, got shape {T.shape}")
+        R, p = T[:3, :3], T[:3, 3]
+    if R.shape != (3, 3) or p.shape != (3,):
+        raise ValueError(f"{name}: expected R of shape (3, 3) and p of shape (3,), got {R.shape} and {p.shape}")
+    if not (np.all(np.isfinite(R)) and np.all(np.isfinite(p))):
+        raise ValueError(f"{name}: expected finite values")
+    if np.abs(R.T @ R - np.eye(3)).max() > 1e-9 or np.linalg.det(R) < 0:
+        raise ValueError(f"{name}: the rotation is not orthonormal with determinant +1")
+    return _frozen(R), _frozen(p)
+
+
+def _frozen(a):
+    """A read-only copy: model data are edited through the model, never in place."""
+    a = np.array(a, dtype=float)
+    a.flags.writeable = False
+    return a
+
+
+def _symbolic_placement(placement, name):
+    if isinstance(placement, tuple) and len(placement) == 2:
+        R, p = np.array(placement[0], dtype=object), np.array(placement[1], dtype=object)
+    else:
+        T = np.array(placement, dtype=object)
+        if T.shape != (4, 4):
+            raise ValueError(f"{name}: expected (R, p) or a 4x4 homogeneous matrix, got shape {T.shape}")
+        R, p = T[:3, :3].copy(), T[:3, 3].copy()
+    if R.shape != (3, 3) or p.shape != (3,):
+        raise ValueError(f"{name}: expected R of shape (3, 3) and p of shape (3,), got {R.shape} and {p.shape}")
+    return R, p
+
+
+def check_rigid_inertia(mass, com, inertia_com, where, strict=True):
+    """Validate rigid-body inertial parameters; returns (mass, com, I_c) as floats.
+
+    Non-finite values, negative mass and asymmetric inertias always raise. Physically
+    impossible rotational inertias (not positive semi-definite, or principal moments
+    violating the triangle inequality) raise when ``strict``, else only warn — robot
+    description files in the wild contain such placeholder inertias.
+
+    Parameters holding sympy expressions (a symbolic model for the operator layer) are
+    kept as given (object arrays) after a shape check: their values cannot be checked.
+    """
+    if sp.is_symbolic(mass, com, inertia_com):
+        return _symbolic_inertia(mass, com, inertia_com, where)
+    mass = float(mass)
+    if not np.isfinite(mass) or mass < 0:
+        raise ValueError(f"{where}: mass must be finite and non-negative, got {mass}")
+    com = np.asarray(com, dtype=float)
+    if com.shape != (3,) or not np.all(np.isfinite(com)):
+        raise ValueError(f"{where}: com must be 3 finite numbers, got {com!r}")
+    Ic = np.zeros((3, 3)) if inertia_com is None else np.asarray(inertia_com, dtype=float)
+    if Ic.shape != (3, 3) or not np.all(np.isfinite(Ic)):
+        raise ValueError(f"{where}: rotational inertia must be a finite 3x3 matrix, got shape {Ic.shape}")
+    scale = max(1.0, float(np.abs(Ic).max()))
+    if np.abs(Ic - Ic.T).max() > 1e-9 * scale:
+        raise ValueError(f"{where}: rotational inertia is not symmetric:\n{Ic}")
+    lam = np.linalg.eigvalsh(0.5 * (Ic + Ic.T))
+    tol = 1e-9 * scale
+    problem = None
+    if lam[0] < -tol:
+        problem = f"{where}: rotational inertia is not positive semi-definite (principal moments {lam})"
+    elif lam[0] + lam[1] < lam[2] - tol:
+        problem = (f"{where}: principal moments {lam} violate the triangle inequality I1 + I2 >= I3 "
+                   "(no rigid body has this inertia)")
+    if problem:
+        if strict:
+            raise ValueError(problem)
+        warnings.warn(problem, stacklevel=3)
+    return mass, _frozen(com), _frozen(0.5 * (Ic + Ic.T))
+
+
+def _symbolic_inertia(mass, com, inertia_com, where):
+    com = np.array(com, dtype=object)
+    Ic = np.zeros((3, 3), dtype=object) if inertia_com is None else np.array(inertia_com, dtype=object)
+    if com.shape != (3,):
+        raise ValueError(f"{where}: com must have 3 entries, got shape {com.shape}")
+    if Ic.shape != (3, 3):
+        raise ValueError(f"{where}: rotational inertia must be a 3x3 matrix, got shape {Ic.shape}")
+    return mass, com, Ic
+
+
+class _Owned:
+    """Model data whose edits (by assignment) invalidate what was derived from the model."""
+
+    def __setattr__(self, name, value):
+        object.__setattr__(self, name, value)
+        owner = self.__dict__.get("_owner")
+        if owner is not None and owner() is not None:
+            owner()._edited()
+
+
+@dataclass
+class Body(_Owned):
+    """A rigid body and the hinge connecting it to its parent. Assigning ``mass``,
+    ``com`` or ``inertia_com`` edits the model (prefer :meth:`Model.set_inertia`, which
+    checks the values)."""
+
+    name: str
+    index: int
+    parent: int
+    joint: jt.Joint
+    placement: tuple  # (R, p): joint frame in the parent body frame
+    mass: float
+    com: np.ndarray  # body frame [m]
+    inertia_com: np.ndarray  # about the centre of mass, body axes [kg m²]
+
+    @property
+    def inertia(self):
+        """6×6 spatial inertia about the body origin ([CDI18], M_i)."""
+        return sp.spatial_inertia(self.mass, self.com, self.inertia_com)
+
+
+@dataclass
+class Frame(_Owned):
+    """A named frame (SOA node) fixed to a body (``body = -1``: the world)."""
+
+    name: str
+    index: int
+    body: int
+    rotation: np.ndarray
+    translation: np.ndarray
+
+    @property
+    def placement(self):
+        return self.rotation, self.translation
+
+
+class Model:
+    """A tree-topology multibody model.
+
+    Parameters
+    ----------
+    name : str
+    gravity : (3,) gravity acceleration in the world frame [m/s²], default (0, 0, −9.81).
+    """
+
+    def __init__(self, name="model", gravity=(0.0, 0.0, -9.81)):
+        self.name = name
+        self.bodies: list[Body] = []
+        self.frames: list[Frame] = []
+        self.loops: list[Loop] = []
+        self.couplings: list[Coupling] = []
+        self.user_constraints: list = []  # HolonomicConstraint / NonholonomicConstraint
+        self.declared_clusters: list = []  # see soadyn.declare_cluster
+        self._joint_by_name = {}
+        self._body_by_name = {}
+        self._frame_by_name = {}
+        self.nq = 0
+        self.nv = 0
+        self._version = 0  # incremented by every edit (see soadyn.core.compile)
+        self._derived = None  # the one cache of derived data, managed by soadyn.core.compile
+        self.gravity = gravity
+
+    def _edited(self):
+        """Record an edit: everything derived from the model is rebuilt on next use."""
+        self._version += 1
+        self._derived = None
+
+    @property
+    def version(self):
+        """A number that every edit of the model increases."""
+        return self._version
+
+    def _own(self, item):
+        item._owner = weakref.ref(self)
+        return item
+
+    # ----------------------------------------------------------------- building
+    @property
+    def gravity(self):
+        return self._gravity.copy()
+
+    @gravity.setter
+    def gravity(self, g):
+        g = np.asarray(g, dtype=float)
+        if g.shape != (3,) or not np.all(np.isfinite(g)):
+            raise ValueError(f"gravity: expected 3 finite numbers, got {g!r}")
+        self._gravity = g
+        self._edited()
+
+    def _resolve_body(self, body, argname):
+        if body is None or (isinstance(body, str) and body == "world"):
+            return -1
+        if isinstance(body, (int, np.integer)):
+            if not -1 <= body < len(self.bodies):
+                raise ValueError(f"{argname}: body index {body} out of range [-1, {len(self.bodies)})")
+            return int(body)
+        if body in self._body_by_name:
+            return self._body_by_name[body]
+        if body in self._frame_by_name:  # a link merged into its parent through a fixed joint
+            raise ValueError(f"{argname}: {body!r} is a frame, not a body; use its body "
+                             f"{self.body_name(self._frame_by_name[body].body)!r}")
+        raise ValueError(f"{argname}: unknown body {body!r}; known bodies: {self.body_names}")
+
+    def add_body(self, name, joint=None, parent=None, placement=None, *, mass=0.0, com=(0.0, 0.0, 0.0),
+                 inertia=None, joint_name=None, strict_inertia=True):
+        """Append a body connected to ``parent`` (name, index, or None for the world).
+
+        Parameters
+        ----------
+        name : str
+            Body name; a frame of the same name is created at the body origin.
+        joint : Joint
+            The hinge to the parent (default: :class:`~soadyn.joints.Fixed`). A joint
+            instance belongs to one body only.
+        placement : (R, p) or 4×4
+            Pose of the joint frame in the parent body frame [m].
+        mass : float [kg]; com : (3,) [m], body frame; inertia : (3, 3) [kg m²] about
+            the centre of mass, body axes.
+        joint_name : str, default ``name``.
+        strict_inertia : raise (True, default) or only warn (False) for a physically
+            impossible rotational inertia.
+
+        Returns the body index.
+        """
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"name: expected a non-empty string, got {name!r}")
+        if name in self._body_by_name or name in self._frame_by_name:
+            raise ValueError(f"name: a body or frame named {name!r} already exists")
+        joint = jt.Fixed() if joint is None else joint
+        if not isinstance(joint, jt.Joint):
+            raise TypeError(f"joint: expected a soadyn.joints.Joint, got {type(joint).__name__}")
+        if joint.body is not None:
+            raise ValueError(f"joint: this {joint.kind} joint already connects body {joint.body}; "
+                             "create a new joint instance")
+        jname = name if joint_name is None else joint_name
+        if jname in self._joint_by_name:
+            raise ValueError(f"joint_name: a joint named {jname!r} already exists")
+        parent_index = self._resolve_body(parent, "parent")
+        R, p = _placement(placement, "placement")
+        m, c, Ic = check_rigid_inertia(mass, com, inertia, f"body {name!r}", strict_inertia)
+        index = len(self.bodies)
+        joint.name, joint.q_index, joint.v_index, joint.body = jname, self.nq, self.nv, index
+        self.nq += joint.nq
+        self.nv += joint.nv
+        body = Body(name, index, parent_index, joint, (R, p), m, c, Ic)
+        self.bodies.append(self._own(body))
+        self._own(joint)
+        self._body_by_name[name] = index
+        self._joint_by_name[jname] = joint
+        self._add_frame(name, index, np.eye(3), np.zeros(3))
+        self._edited()
+        return index
+
+    def add_frame(self, name, body, placement=None):
+        """Add a named frame fixed to ``body`` (name, index, or "world") at ``placement``
+        (its pose in the body frame). Returns the frame index."""
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"name: expected a non-empty string, got {name!r}")
+        if name in self._frame_by_name:
+            raise ValueError(f"name: a frame named {name!r} already exists")
+        if isinstance(body, str) and body in self._frame_by_name and body not in self._body_by_name:
+            # a frame on a merged link: compose with that frame's placement
+            base = self._frame_by_name[body]
+            R, p = _placement(placement, "placement")
+            return self._add_frame(name, base.body, *sp.compose_poses(base.rotation, base.translation, R, p))
+        b = self._resolve_body(body, "body")
+        R, p = _placement(placement, "placement")
+        return self._add_frame(name, b, R, p)
+
+    def _add_frame(self, name, body, R, p):
+        if not sp.is_symbolic(R, p):
+            R, p = _frozen(R), _frozen(p)
+        f = Frame(name, len(self.frames), body, R, p)
+        self.frames.append(self._own(f))
+        self._frame_by_name[name] = f
+        self._edited()
+        return f.index
+
+    def add_inertia(self, body, mass, com, inertia, strict_inertia=True):
+        """Rigidly attach more mass to ``body`` (used when merging fixed links): the
+        inertias are summed (parallel-axis theorem)."""
+        b = self.bodies[self._resolve_body(body, "body")]
+        m2, c2, I2 = check_rigid_inertia(mass, com, inertia, f"inertia added to {b.name!r}", strict_inertia)
+        M = sp.spatial_inertia(b.mass, b.com, b.inertia_com) + sp.spatial_inertia(m2, c2, I2)
+        mass, com, inertia = sp.inertia_parameters(M)
+        b.mass, b.com, b.inertia_com = float(mass), _frozen(com), _frozen(inertia)
+
+    def set_inertia(self, body, mass, com=(0.0, 0.0, 0.0), inertia=None, strict_inertia=True):
+        """Replace the inertial parameters of ``body`` (name or index): ``mass`` [kg],
+        ``com`` (3,) [m] in the body frame, ``inertia`` (3, 3) [kg m²] about the centre of
+        mass, body axes (checked as in :meth:`add_body`)."""
+        b = self.bodies[self._resolve_body(body, "body")]
+        b.mass, b.com, b.inertia_com = check_rigid_inertia(mass, com, inertia, f"body {b.name!r}", strict_inertia)
+
+    # ----------------------------------------------------------------- constraints
+    def add_loop(self, name, kind, predecessor, successor, axis=(0.0, 0.0, 1.0), *,
+                 predecessor_placement=None, successor_placement=None, axis2=None):
+        """Close a kinematic loop with a cut joint ([Jain24], "Single loop constraint").
+
+        Frames ``"<name>_predecessor"`` and ``"<name>_successor"`` are added on
+        ``predecessor`` and ``successor`` (body or frame names, or "world") at the given
+        placements, as the URDF+ ``<loop>`` tag does. ``kind``: weld, revolute,
+        prismatic, spherical, universal, cylindrical or planar; ``axis`` in the
+        predecessor frame, ``axis2`` (universal only) in the successor frame.
+        Returns the :class:`Loop`.
+        """
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"name: expected a non-empty string, got {name!r}")
+        if any(lp.name == name for lp in self.loops):
+            raise ValueError(f"name: a loop named {name!r} already exists")
+        loop = Loop(name, kind, f"{name}_predecessor", f"{name}_successor", axis, axis2)
+        for arg, where in (("predecessor", predecessor), ("successor", successor)):
+            if not (isinstance(where, str) and where in self._frame_by_name):
+                self._resolve_body(where, arg)  # raises for an unknown body before anything is added
+        self.add_frame(loop.predecessor, predecessor, predecessor_placement)
+        self.add_frame(loop.successor, successor, successor_placement)
+        self.loops.append(loop)
+        self._edited()
+        return loop
+
+    def add_coupling(self, name, predecessor, successor, ratio, *, offset=0.0):
+        """Add a gear/belt transmission between the joints leading to two links (see
+        :class:`Coupling`); ``predecessor``/``successor`` are body or frame names."""
+        for arg, link in (("predecessor", predecessor), ("successor", successor)):
+            self.frame(link) if isinstance(link, str) else self._resolve_body(link, arg)
+        if not np.isfinite(ratio) or not np.isfinite(offset):
+            raise ValueError(f"ratio, offset: expected finite numbers, got {ratio!r}, {offset!r}")
+        if any(c.name == name for c in self.couplings):
+            raise ValueError(f"name: a coupling named {name!r} already exists")
+        c = Coupling(name, predecessor if isinstance(predecessor, str) else self.body_name(predecessor),
+                     successor if isinstance(successor, str) else self.body_name(successor),
+                     float(ratio), offset=float(offset))
+        self.couplings.append(c)
+        self._edited()
+        return c
+
+    def add_constraint(self, constraint):
+        """Add a user constraint (:class:`soadyn.HolonomicConstraint` or
+        :class:`soadyn.NonholonomicConstraint`); its functions are checked once at the
+        neutral configuration (shapes, finiteness, time dependence)."""
+        if not isinstance(constraint, UserConstraint):
+            raise TypeError(f"constraint: expected a HolonomicConstraint or NonholonomicConstraint, "
+                            f"got {type(constraint).__name__}")
+        names = {c.name for c in self.user_constraints} | {lp.name for lp in self.loops} \
+            | {c.name for c in self.couplings}
+        if constraint.name in names:
+            raise ValueError(f"constraint: a constraint named {constraint.name!r} already exists")
+        constraint.bind(self)
+        self.user_constraints.append(constraint)
+        self._edited()
+        return constraint
+
+    def add_cluster_declaration(self, bodies, name=None, independent=None):
+        """Record a body cluster declared by hand (body indices; see
+        :func:`soadyn.declare_cluster`, which checks the aggregation condition first)."""
+        bodies = sorted({self._resolve_body(b, "bodies") for b in bodies})
+        self.declared_clusters.append({"bodies": bodies, "name": name,
+                                       "independent": None if independent is None else list(independent)})
+        self._edited()
+
+    @property
+    def has_constraints(self):
+        """True when the model has loops, couplings or user constraints (a closed-chain system)."""
+        return bool(self.loops or self.couplings or self.user_constraints)
+
+    # ----------------------------------------------------------------- queries
+    @property
+    def nbodies(self):
+        return len(self.bodies)
+
+    @property
+    def body_names(self):
+        return [b.name for b in self.bodies]
+
+    @property
+    def frame_names(self):
+        return [f.name for f in self.frames]
+
+    @property
+    def joints(self):
+        """The hinges in body order; each has ``name, q_index, v_index, nq, nv``."""
+        return [b.joint for b in self.bodies]
+
+    @property
+    def parents(self):
+        return [b.parent for b in self.bodies]
+
+    def body_index(self, name):
+        return self._resolve_body(name, "body")
+
+    def body_name(self, index):
+        return "world" if index < 0 else self.bodies[index].name
+
+    def frame(self, name):
+        """The :class:`Frame` called ``name`` (a Frame or frame index also accepted)."""
+        if isinstance(name, Frame):
+            return name
+        if isinstance(name, (int, np.integer)):
+            if not 0 <= name < len(self.frames):
+                raise ValueError(f"frame: index {name} out of range [0, {len(self.frames)})")
+            return self.frames[name]
+        try:
+            return self._frame_by_name[name]
+        except (KeyError, TypeError):
+            close = [n for n in self._frame_by_name if str(name).lower() in n.lower()][:5]
+            hint = f"; similar: {close}" if close else ""
+            raise ValueError(f"frame: unknown frame {name!r} in model {self.name!r}{hint}") from None
+
+    def joint(self, name):
+        try:
+            return self._joint_by_name[name]
+        except KeyError:
+            raise ValueError(f"joint: unknown joint {name!r}; known joints: {list(self._joint_by_name)}") from None
+
+    def ancestors(self, body):
+        """Bodies on the path from ``body`` to the root, ``body`` first."""
+        out = []
+        b = self._resolve_body(body, "body")
+        while b >= 0:
+            out.append(b)
+            b = self.bodies[b].parent
+        return out
+
+    def children(self, body):
+        b = self._resolve_body(body, "body")
+        return [c.index for c in self.bodies if c.parent == b]
+
+    @property
+    def symbolic(self):
+        """True when some body's parameters (mass, centre of mass, inertia, placement) are
+        sympy expressions: such a model serves the operator layer (:mod:`soadyn.operators`)
+        only, not the compiled algorithms."""
+        return any(sp.is_symbolic(b.mass, b.com, b.inertia_com, b.placement) for b in self.bodies) or \
+            any(sp.is_symbolic(f.rotation, f.translation) for f in self.frames)
+
+    # ----------------------------------------------------------------- compiled form
+    def check_compilable(self):
+        """Raise unless the compiled algorithms can run on the model (it has bodies and
+        no symbolic parameters)."""
+        if not self.bodies:
+            raise ValueError(f"model: {self.name!r} has no bodies")
+        if self.symbolic:
+            raise TypeError(f"model: {self.name!r} has symbolic (sympy) parameters: only the operator "
+                            "layer (soadyn.operators) accepts it, not the compiled algorithms")
+
+    @property
+    def compiled(self):
+        """The flat array form the kernels read (:class:`soadyn.core.compile.CompiledModel`)."""
+        return compiled(self)
+
+    def compile(self):
+        """Validate and pack the model now (it is otherwise done on first use)."""
+        return derived(self).compiled
+
+    def joints_moving_no_inertia(self):
+        """Names of the joints whose motion moves no mass and no rotational inertia (their
+        whole subtree is mass-less): they make the mass matrix singular."""
+        moving = [False] * len(self.bodies)
+        for b in reversed(self.bodies):
+            moving[b.index] = moving[b.index] or b.mass > 0 or bool(np.any(b.inertia_com))
+            if b.parent >= 0:
+                moving[b.parent] = moving[b.parent] or moving[b.index]
+        return [b.joint.name for b in self.bodies if b.joint.nv and not moving[b.index]]
+
+    # ----------------------------------------------------------------- display
+    def summary(self):
+        """A readable description: topology, joints, sizes and mass."""
+        lines = [f"Model {self.name!r}: {self.nbodies} bodies, nq = {self.nq}, nv = {self.nv}, "
+                 f"total mass {_fmt(sum(b.mass for b in self.bodies))} kg, gravity {self._gravity.tolist()}"]
+        depth = {-1: -1}
+        for b in self.bodies:
+            depth[b.index] = depth[b.parent] + 1
+            j = b.joint
+            lines.append(f"  {'  ' * depth[b.index]}{b.index:3d} {b.name:<20s} <- {j.kind:<10s} "
+                         f"{j.name!r} (q[{j.q_index}:{j.q_index + j.nq}], v[{j.v_index}:{j.v_index + j.nv}]) "
+                         f"m = {_fmt(b.mass)} kg")
+        extra = len(self.frames) - self.nbodies
+        if extra:
+            lines.append(f"  + {extra} additional frames")
+        if self.loops:
+            lines.append(f"  loops: {[lp.name for lp in self.loops]}")
+        if self.couplings:
+            lines.append(f"  couplings: {[c.name for c in self.couplings]}")
+        if self.user_constraints:
+            lines.append(f"  constraints: {[c.name for c in self.user_constraints]}")
+        return "\n".join(lines)
+
+    def __repr__(self):
+        return f"<soadyn.Model {self.name!r}: {self.nbodies} bodies, nq={self.nq}, nv={self.nv}>"
+
+
+def _fmt(x):
+    return str(x) if sp.is_symbolic(x) else f"{x:.4g}"

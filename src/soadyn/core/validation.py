@@ -1,0 +1,97 @@
+"""Argument checks for the public functions.
+
+The public functions first call their kernel directly (the exact-type fast path of
+:mod:`soadyn.core.call`): Numba's dispatcher checks the argument types and the kernel
+checks lengths and finiteness. Any other input goes through the functions here, which
+convert it or raise an error naming the argument, the expected and the received value.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def vector(x, n, name, batch_ok=True):
+    """``x`` as a C-contiguous, writeable float64 array of shape (n,) or (B, n)."""
+    if type(x) is not np.ndarray or x.dtype != np.float64 or not x.flags.c_contiguous:
+        if x is None:
+            raise TypeError(f"{name}: expected an array of {n} real numbers, got None")
+        try:
+            x = np.ascontiguousarray(x, dtype=np.float64)
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"{name}: expected an array of {n} real numbers ({e})") from None
+    if not x.flags.writeable:  # one compiled version per argument type: use the mutable one
+        x = x.copy()
+    shape = x.shape
+    if shape == (n,):
+        return x
+    if batch_ok and len(shape) == 2 and shape[1] == n:
+        return x
+    want = f"({n},) or (B, {n})" if batch_ok else f"({n},)"
+    raise ValueError(f"{name}: expected shape {want}, got {shape}")
+
+
+def optional_vector(x, n, name, batch_ok=True):
+    """:func:`vector`, or None for None (an argument whose absence means zero)."""
+    return None if x is None else vector(x, n, name, batch_ok)
+
+
+def same_batch(ref, *others):
+    """Check that ``(name, array)`` pairs share ``ref``'s batch dimension (or lack of one)."""
+    for name, x in others:
+        if x is None:
+            continue
+        if ref.ndim == 1 and x.ndim != 1 + (name == "f_ext") or ref.ndim == 2 and x.ndim != 2 + (name == "f_ext"):
+            raise ValueError(f"{name}: a batched call needs every state argument batched "
+                             f"(got {name} with shape {x.shape} next to q with shape {ref.shape})")
+        if ref.ndim == 2 and x.shape[0] != ref.shape[0]:
+            raise ValueError(f"{name}: batch size {x.shape[0]} does not match q's {ref.shape[0]}")
+
+
+def external_forces(f_ext, nb, batch):
+    """``f_ext``: (nbodies, 6) spatial forces [n; f] in the body frames, or (B, nbodies, 6)."""
+    if f_ext is None:
+        return None
+    if type(f_ext) is not np.ndarray or f_ext.dtype != np.float64 or not f_ext.flags.c_contiguous:
+        try:
+            f_ext = np.ascontiguousarray(f_ext, dtype=np.float64)
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"f_ext: expected an array of spatial forces ({e})") from None
+    if not f_ext.flags.writeable:
+        f_ext = f_ext.copy()
+    want = (nb, 6) if batch is None else (batch, nb, 6)
+    if f_ext.shape != want:
+        raise ValueError(f"f_ext: expected shape {want} (one spatial force [n; f] per body, "
+                         f"body frame), got {f_ext.shape}")
+    return f_ext
+
+
+def output(out, shape, name="out"):
+    """``out`` checked as a C-contiguous, writeable float64 array of ``shape``, or a new one."""
+    if out is None:
+        return np.empty(shape)
+    if type(out) is not np.ndarray:
+        raise TypeError(f"{name}: expected a numpy array of shape {shape}, got {type(out).__name__}")
+    problems = []
+    if out.dtype != np.float64:
+        problems.append(f"dtype {out.dtype}")
+    if out.shape != shape:
+        problems.append(f"shape {out.shape}")
+    if not out.flags.c_contiguous:
+        problems.append("a non-contiguous layout")
+    if not out.flags.writeable:
+        problems.append("a read-only array")
+    if problems:
+        raise ValueError(f"{name}: expected a C-contiguous, writeable float64 array of shape {shape}, "
+                         f"got {', '.join(problems)}")
+    return out
+
+
+def finite_scalar(x, name):
+    """``x`` as a finite float."""
+    try:
+        value = float(x)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name}: expected a real number, got {x!r}") from None
+    if not np.isfinite(value):
+        raise ValueError(f"{name}: expected a finite number, got {value}")
+    return value

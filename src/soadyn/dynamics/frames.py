@@ -1,0 +1,51 @@
+"""Sets of frames resolved once per model version: the bodies they are fixed to and their
+poses there, as the kernels read them."""
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+from ..core import spatial as sp
+from ..core.compile import derived
+from ..core.model import Frame
+
+__all__ = ["FrameSet", "frame_set"]
+
+FrameSet = namedtuple("FrameSet", ["names", "body", "rotation", "translation", "pickoff"])
+FrameSet.__doc__ = """Frames resolved for the kernels: ``names`` (m,), ``body`` (m,) the body
+each is fixed to (−1: the world), ``rotation`` (m, 3, 3) and ``translation`` (m, 3) its pose
+in that body, ``pickoff`` (m, 6, 6) the force transform φ(body, frame) (the pick-off
+operator ℬ of [Jain24]; zero for frames on the world)."""
+
+
+def _key(frames):
+    if isinstance(frames, (str, int, np.integer, Frame)):
+        frames = (frames,)
+    try:
+        return tuple(f.index if isinstance(f, Frame) else f for f in frames)
+    except TypeError:
+        raise TypeError(f"frames: expected a frame name or index or a sequence of them, got {frames!r}") from None
+
+
+def frame_set(model, frames):
+    """The :class:`FrameSet` of ``frames`` (a frame name, index or :class:`Frame`, or a
+    sequence of them; repeats allowed), memoized per model version."""
+    key = _key(frames)
+
+    def build():
+        if not key:
+            raise ValueError("frames: expected at least one frame")
+        fs = [model.frame(f) for f in key]
+        pickoff = np.zeros((len(fs), 6, 6))
+        for k, f in enumerate(fs):
+            if f.body >= 0:
+                pickoff[k] = sp.force_transform(f.rotation, f.translation)
+        out = FrameSet([f.name for f in fs], np.array([f.body for f in fs], dtype=np.int64),
+                       np.array([f.rotation for f in fs], dtype=float).reshape(-1, 3, 3),
+                       np.array([f.translation for f in fs], dtype=float).reshape(-1, 3), pickoff)
+        for a in out[1:]:
+            a.flags.writeable = False
+        return out
+
+    return derived(model).memo(("frames", key), build)

@@ -1,0 +1,213 @@
+"""Forward dynamics by the articulated-body inertia (ATBI) recursion.
+
+[Jain23p, eq. 7] (the Riccati recursion for the articulated body inertia P) and the O(N)
+forward dynamics of [Jain24, topics 5–7], in SOA notation:
+
+tips-to-base gather, for each body k (:func:`articulated_body_pass`)::
+
+    P(k)  = M(k) + Σ_{j ∈ children(k)} φ(k, j) P⁺(j) φ*(k, j)
+    D(k)  = H(k) P(k) H*(k),     G(k) = P(k) H*(k) D⁻¹(k),     τ̄(k) = I − G(k)H(k)
+    P⁺(k) = τ̄(k) P(k)
+    z(k)  = Σ_{j ∈ children(k)} φ(k, j) z⁺(j) + P(k)a(k) + b(k) − f_ext(k)
+    ε(k)  = T(k) − H(k) z(k),    ν(k) = D⁻¹(k) ε(k),    z⁺(k) = z(k) + G(k) ε(k)
+
+base-to-tips scatter (:func:`acceleration_pass`)::
+
+    α⁺(k) = φ*(℘(k), k) α(℘(k))          (α(world) = −g)
+    θ̈(k)  = ν(k) − G*(k) α⁺(k)
+    α(k)  = α⁺(k) + H*(k) θ̈(k) + a(k)
+"""
+from __future__ import annotations
+
+from numba import get_thread_id, njit, prange
+
+from ..core.layout import model_tables, workspace_views
+from ..core.status import BAD_SHAPE, OK, SINGULAR
+from .batch import BATCH_BLOCK, batch_blocks, batch_row
+from .kinematics import body_velocities, configuration_status, forces_shape_ok, joint_placements, state_status
+from .primitives import (add_bias_force, add_force_to_parent, add_inertia_to_parent,
+                         add_inertia_to_parent_about_axis, parent_acceleration, spd_inverse)
+
+
+@njit(cache=True)
+def articulated_body_pass(mi, mf, ws, tau, fext, has_v):
+    """The tips-to-base gather: P, D⁻¹, U = P H*, G* and ε into the workspace, z⁺ into z.
+
+    Needs ``joint_placements`` (and ``body_velocities`` when ``has_v``) first. ``tau``
+    None means T = 0. Returns False when some D(k) is not positive definite. On return,
+    for every body k with a parent: ``w.P[k]`` = P⁺(k), ``w.z[k]`` = z⁺(k) and the rows
+    ``w.Gt`` = G*(k) = D⁻¹(k)U(k)ᵀ; a root body keeps P(k) and z(k). A joint whose map
+    is a unit column ±e_j (``axis_code``) has U = ±P[:, j] and D = P[j, j]: no products
+    with H* are formed.
+    """
+    m = model_tables(mi, mf)
+    w = workspace_views(ws, m)
+    P, z, U, Gt, Dinv, eps, S = w.P, w.z, w.U, w.Gt, w.Dinv, w.eps, w.S
+    for i in range(m.nb):
+        for a in range(6):
+            for b in range(6):
+                P[i, a, b] = m.inertia[i, a, b]
+            z[i, a] = 0.0
+        if has_v:  # b(k) = V(k) ×* M(k)V(k)
+            add_bias_force(m.rigid, i, w.V, i, z, i)
+        if fext is not None:  # None or an (nb, 6) array; (0, 6) also means no forces
+            if fext.shape[0] > 0:
+                for a in range(6):
+                    z[i, a] -= fext[i, a]
+    for i in range(m.nb - 1, -1, -1):
+        vi = m.v_index[i]
+        n = m.joint_nv[i]
+        if has_v:  # z(k) += P(k) a(k)
+            for a in range(6):
+                acc = 0.0
+                for b in range(6):
+                    acc += P[i, a, b] * w.coriolis[i, b]
+                z[i, a] += acc
+        p = m.parent[i]
+        code = m.axis_code[i]
+        if code != 0:
+            j = abs(code) - 1
+            d = P[i, j, j]
+            if not d > 0.0:
+                return False
+            dinv = 1.0 / d
+            Dinv[i, 0, 0] = dinv
+            e = tau[vi] if tau is not None else 0.0
+            if code > 0:
+                e -= z[i, j]
+                for a in range(6):
+                    U[vi, a] = P[i, a, j]
+            else:
+                e += z[i, j]
+                for a in range(6):
+                    U[vi, a] = -P[i, a, j]
+            eps[vi] = e
+            if p < 0:
+                continue
+            # P⁺ = P − U D⁻¹ Uᵀ (symmetric) and z⁺ = z + U D⁻¹ ε
+            for a in range(6):
+                ga = U[vi, a] * dinv
+                Gt[vi, a] = ga
+                z[i, a] += ga * e
+                for b in range(a, 6):
+                    x = P[i, a, b] - ga * U[vi, b]
+                    P[i, a, b] = x
+                    P[i, b, a] = x
+        else:
+            D = w.scratch[2]
+            for c in range(n):
+                for a in range(6):
+                    acc = 0.0
+                    for b in range(6):
+                        acc += P[i, a, b] * S[vi + c, b]
+                    U[vi + c, a] = acc
+                for c2 in range(c + 1):
+                    acc = 0.0
+                    for a in range(6):
+                        acc += S[vi + c2, a] * U[vi + c, a]
+                    D[c, c2] = acc
+                    D[c2, c] = acc
+                acc = tau[vi + c] if tau is not None else 0.0
+                for a in range(6):
+                    acc -= S[vi + c, a] * z[i, a]
+                eps[vi + c] = acc
+            if n > 0 and not spd_inverse(D, Dinv, i, n, w.scratch):
+                return False
+            if p < 0:
+                continue
+            # G* = D⁻¹ Uᵀ, P⁺ = P − U G* and z⁺ = z + U D⁻¹ ε, in place
+            for c in range(n):
+                for a in range(6):
+                    acc = 0.0
+                    for c2 in range(n):
+                        acc += Dinv[i, c, c2] * U[vi + c2, a]
+                    Gt[vi + c, a] = acc
+            for a in range(6):
+                for b in range(a, 6):
+                    acc = 0.0
+                    for c in range(n):
+                        acc += U[vi + c, a] * Gt[vi + c, b]
+                    x = P[i, a, b] - acc
+                    P[i, a, b] = x
+                    P[i, b, a] = x
+                acc = 0.0
+                for c in range(n):
+                    acc += Gt[vi + c, a] * eps[vi + c]
+                z[i, a] += acc
+        if 0 < abs(code) <= 3 and not m.rotated[i]:  # R = R_J, a turn about e_k
+            add_inertia_to_parent_about_axis(w.R, w.t, i, abs(code) - 1, P[i], P, p)
+        else:
+            add_inertia_to_parent(w.R, w.t, i, P[i], P, p, w.scratch)
+        add_force_to_parent(w.R, w.t, i, z, i, z, p)
+    return True
+
+
+@njit(cache=True)
+def acceleration_pass(mi, mf, ws, gravity, has_v, qdd):
+    """The base-to-tips scatter: θ̈(k) = ν(k) − G*(k)α⁺(k) into ``qdd``, α(k) into
+    ``w.alpha`` (ν(k) = D⁻¹(k)ε(k))."""
+    m = model_tables(mi, mf)
+    w = workspace_views(ws, m)
+    A, U, Dinv, eps = w.alpha, w.U, w.Dinv, w.eps
+    h = w.scratch[0, 0]
+    for i in range(m.nb):
+        parent_acceleration(w.R, w.t, i, m.parent[i], m.gravity, gravity, A)
+        vi = m.v_index[i]
+        code = m.axis_code[i]
+        if code != 0:
+            acc = eps[vi]
+            for a in range(6):
+                acc -= U[vi, a] * A[i, a]
+            x = Dinv[i, 0, 0] * acc
+            qdd[vi] = x
+            j = abs(code) - 1
+            A[i, j] += x if code > 0 else -x
+        else:
+            n = m.joint_nv[i]
+            for c in range(n):  # ε − Uᵀα⁺
+                acc = eps[vi + c]
+                for a in range(6):
+                    acc -= U[vi + c, a] * A[i, a]
+                h[c] = acc
+            for c in range(n):
+                acc = 0.0
+                for c2 in range(n):
+                    acc += Dinv[i, c, c2] * h[c2]
+                qdd[vi + c] = acc
+                for a in range(6):
+                    A[i, a] += w.S[vi + c, a] * acc
+        if has_v:
+            for a in range(6):
+                A[i, a] += w.coriolis[i, a]
+
+
+@njit(cache=True)
+def aba_kernel(mi, mf, ws, q, v, tau, fext, gravity, qdd):
+    """q̈ into ``qdd`` (``v`` None means zero velocity); returns a status code."""
+    m = model_tables(mi, mf)
+    st = configuration_status(m, q, ws)
+    if st != OK:
+        return st
+    if (v is not None and v.shape[0] != m.nv) or tau.shape[0] != m.nv or qdd.shape[0] != m.nv \
+            or not forces_shape_ok(m, fext):
+        return BAD_SHAPE
+    st = state_status(q, v, tau, fext)
+    if st != OK:
+        return st
+    joint_placements(mi, mf, ws, q)
+    has_v = v is not None
+    if v is not None:
+        body_velocities(mi, mf, ws, v)
+    if not articulated_body_pass(mi, mf, ws, tau, fext, has_v):
+        return SINGULAR
+    acceleration_pass(mi, mf, ws, gravity, has_v, qdd)
+    return OK
+
+
+@njit(parallel=True, cache=True)
+def aba_batch(mi, mf, wss, Q, Vq, T, Fext, gravity, qdd, status):
+    B = Q.shape[0]
+    for blk in prange(batch_blocks(B)):
+        ws = wss[get_thread_id()]
+        for b in range(blk * BATCH_BLOCK, min(B, (blk + 1) * BATCH_BLOCK)):
+            status[b] = aba_kernel(mi, mf, ws, Q[b], batch_row(Vq, b), T[b], batch_row(Fext, b), gravity, qdd[b])

@@ -1,0 +1,188 @@
+"""C-ABA: constrained forward dynamics by the cluster-based articulated-body algorithm
+[Chignoli23, Alg. 1]. With the cluster quantities of :mod:`.kinematics` and :mod:`.inertia`:
+
+backward pass, clusters tips to base (Alg. 1, l. 25–35; eq. 49, 55–56)::
+
+    U_k = I^A_k S_k,   D_k = S_kᵀ U_k,   u_k = τ_k − S_kᵀ p^A_k
+    I^a = I^A_k − U_k D_k⁻¹ U_kᵀ,   p^a = p^A_k + I^a c_k + U_k D_k⁻¹ u_k
+    I^A_λ(k) += ^λX*_k I^a ^kX_λ,   p^A_λ(k) += ^λX*_k p^a
+
+forward pass, base to tips (Alg. 1, l. 38–43; eq. 33)::
+
+    a' = ^kX_λ(k) a_λ(k) + c_k,   ÿ_k = D_k⁻¹ (u_k − U_kᵀ a'),   a_k = a' + S_k ÿ_k
+
+with a_0 = −a_g (gravity as a base acceleration).
+"""
+from __future__ import annotations
+
+from numba import njit
+
+from ...core.layout import model_tables, workspace_views
+from ...core.status import OK, SINGULAR
+from ..kinematics import state_status
+from ..primitives import add_force_to_parent, parent_acceleration
+from .inertia import _nonzero, init_cluster_inertias, invert_joint_inertia, project_cluster_inertia
+from .kinematics import positions_pass
+from .layout import (articulated_inertia, bias_force, cluster_bodies, cluster_scratch, cluster_tables,
+                     cluster_workspace, force_columns, inertia_subspace, innovation, inverse_joint_inertia,
+                     motion_subspace, velocity_product)
+
+
+@njit(cache=True)
+def articulated_cluster_pass(mi, mf, ci, cf, cws, tau, with_bias):
+    """The backward pass of C-ABA (module docstring). I^a is projected as
+    ^λX* I^A ^kX − (^λX*U) D⁻¹ (^λX*U)ᵀ: the rank-n_y correction is carried by the n_y
+    force columns ^λX*U_k rather than by 6n × 6n blocks. ``tau`` None means τ = 0;
+    without ``with_bias`` p^A, c_k and u_k are skipped (C-EFPA). Needs the cluster
+    inertias (:func:`~.inertia.init_cluster_inertias`). Returns False when some D_k is
+    not positive definite."""
+    m = model_tables(mi, mf)
+    c = cluster_tables(ci)
+    w = cluster_workspace(cws, c, m.nq, m.nv)
+    for k in range(c.n - 1, -1, -1):
+        ny, y0 = c.n_y[k], c.yv_start[k]
+        bodies = cluster_bodies(c, k)
+        nbk = bodies.shape[0]
+        S, U, IA = motion_subspace(c, w, k), inertia_subspace(c, w, k), articulated_inertia(c, w, k)
+        pA, u = bias_force(c, w, k), innovation(c, w, k)
+        coupled = c.coupled[k] == 1
+        for j in range(ny):  # U_k = I^A_k S_k (block diagonal unless coupled)
+            for a in range(nbk):
+                for r in range(6):
+                    acc = 0.0
+                    for b in range(nbk):
+                        if a == b or (coupled and _nonzero(IA[a, b])):
+                            for e in range(6):
+                                acc += IA[a, b, r, e] * S[j, b, e]
+                    U[j, a, r] = acc
+            if with_bias:  # u_k = τ_k − S_kᵀ p^A_k
+                acc = tau[y0 + j] if tau is not None else 0.0
+                for a in range(nbk):
+                    for r in range(6):
+                        acc -= S[j, a, r] * pA[a, r]
+                u[j] = acc
+        if not invert_joint_inertia(c, cf, w, k):
+            return False
+        p = c.parent[k]
+        if p < 0:
+            continue
+        Dinv = inverse_joint_inertia(c, w, k)
+        nbp = c.n_bodies[p]
+        IAp, pAp = articulated_inertia(c, w, p), bias_force(c, w, p)
+        project_cluster_inertia(c, w, k)  # ^λX* I^A_k ^kX
+        # ^λX* U_k: the columns of U_k gathered on the output bodies
+        XU = force_columns(w, 0, ny, nbp)
+        XU[:] = 0.0
+        for a in range(nbk):
+            for j in range(ny):
+                add_force_to_parent(w.Ro, w.to, bodies[a], U[j], a, XU[j], c.output_local[bodies[a]])
+        t, yk = cluster_scratch(c, w, k)
+        for la in range(nbp):  # − (^λX*U) D⁻¹ (^λX*U)ᵀ on the output bodies' blocks
+            if not _receives(c, bodies, la):
+                continue
+            for lb in range(nbp):
+                if not _receives(c, bodies, lb):
+                    continue
+                for r in range(6):
+                    for j in range(ny):
+                        acc = 0.0
+                        for j2 in range(ny):
+                            acc += Dinv[j, j2] * XU[j2, la, r]
+                        t[j] = acc
+                    for e in range(6):
+                        acc = 0.0
+                        for j in range(ny):
+                            acc += t[j] * XU[j, lb, e]
+                        IAp[la, lb, r, e] -= acc
+        if with_bias:
+            # p^a = p^A + I^a c + U D⁻¹ u = p^A + I^A c + U D⁻¹ (u − Uᵀ c)
+            ck = velocity_product(c, w, k)
+            for j in range(ny):
+                acc = u[j]
+                for a in range(nbk):
+                    for r in range(6):
+                        acc -= U[j, a, r] * ck[a, r]
+                t[j] = acc
+            for j in range(ny):
+                acc = 0.0
+                for j2 in range(ny):
+                    acc += Dinv[j, j2] * t[j2]
+                yk[j] = acc
+            pa = w.vec[0]
+            for a in range(nbk):
+                for r in range(6):
+                    acc = pA[a, r]
+                    for b in range(nbk):
+                        if a == b or coupled:
+                            for e in range(6):
+                                acc += IA[a, b, r, e] * ck[b, e]
+                    for j in range(ny):
+                        acc += U[j, a, r] * yk[j]
+                    pa[r] = acc
+                add_force_to_parent(w.Ro, w.to, bodies[a], w.vec, 0, pAp, c.output_local[bodies[a]])
+    return True
+
+
+@njit(inline="always", cache=True)
+def _receives(c, bodies, local):
+    """Whether some body of ``bodies`` has the parent cluster's body ``local`` as output body."""
+    for i in bodies:
+        if c.output_local[i] == local:
+            return True
+    return False
+
+
+@njit(cache=True)
+def cluster_acceleration_pass(mi, mf, ws, ci, cws, gravity, ydd, solve):
+    """The forward pass over clusters (module docstring): body accelerations into the
+    tree workspace's ``alpha``; with ``solve`` ÿ_k = D_k⁻¹(u_k − U_kᵀ a') into ``ydd``,
+    else the given ÿ is used (C-RNEA)."""
+    m = model_tables(mi, mf)
+    A = workspace_views(ws, m).alpha
+    c = cluster_tables(ci)
+    w = cluster_workspace(cws, c, m.nq, m.nv)
+    for k in range(c.n):
+        ny, y0 = c.n_y[k], c.yv_start[k]
+        bodies = cluster_bodies(c, k)
+        S, ck = motion_subspace(c, w, k), velocity_product(c, w, k)
+        for a in range(bodies.shape[0]):  # a' = ^kX_λ a_λ + c_k
+            i = bodies[a]
+            parent_acceleration(w.Ro, w.to, i, c.output_body[i], m.gravity, gravity, A)
+            for e in range(6):
+                A[i, e] += ck[a, e]
+        if solve:
+            U, Dinv, u = inertia_subspace(c, w, k), inverse_joint_inertia(c, w, k), innovation(c, w, k)
+            t, yk = cluster_scratch(c, w, k)
+            for j in range(ny):
+                acc = u[j]
+                for a in range(bodies.shape[0]):
+                    for e in range(6):
+                        acc -= U[j, a, e] * A[bodies[a], e]
+                t[j] = acc
+            for j in range(ny):
+                acc = 0.0
+                for j2 in range(ny):
+                    acc += Dinv[j, j2] * t[j2]
+                ydd[y0 + j] = acc
+        for a in range(bodies.shape[0]):  # a_k = a' + S_k ÿ_k
+            i = bodies[a]
+            for j in range(ny):
+                x = ydd[y0 + j]
+                for e in range(6):
+                    A[i, e] += S[j, a, e] * x
+
+
+@njit(cache=True)
+def cluster_aba_kernel(mi, mf, ws, y, yd, tau, fext, ci, cf, cws, gravity, ydd):
+    """C-ABA [Chignoli23, Alg. 1]: ÿ from (y, ẏ, τ_ind) into ``ydd``; returns a status."""
+    st = state_status(y, yd, tau, fext)
+    if st != OK:
+        return st
+    st = positions_pass(mi, mf, ws, ci, cf, cws, y, yd, True, True)
+    if st != OK:
+        return st
+    init_cluster_inertias(mi, mf, ws, ci, cws, True, fext)
+    if not articulated_cluster_pass(mi, mf, ci, cf, cws, tau, True):
+        return SINGULAR
+    cluster_acceleration_pass(mi, mf, ws, ci, cws, gravity, ydd, True)
+    return OK

@@ -1,0 +1,109 @@
+"""C-EFPA: the inverse operational-space inertia Ω = J (GᵀMG)⁻¹ Jᵀ of a set of frames by
+the cluster-based extended force propagator algorithm [Chignoli23, §VIII].
+
+The backward pass of C-ABA without velocities or forces; then the cluster force
+propagators χ^e_λ(k) = χ^e_k L_k ^kX_λ(k), L_kᵀ = 1 − U_k D_k⁻¹ S_kᵀ (eq. 62), started at
+the frame's body (eq. 57–58); and Ω_e1e2 = Σ_k (χ^e1_k S_k) D_k⁻¹ (χ^e2_k S_k)ᵀ over the
+clusters supporting both frames — the closed form of the forward recursion eq. 63–67 (the
+EFPA with clusters for bodies).
+"""
+from __future__ import annotations
+
+from numba import njit
+
+from ...core.layout import model_tables
+from ...core.status import BAD_SHAPE, OK, SINGULAR
+from ..primitives import add_force_to_parent
+from .aba import articulated_cluster_pass
+from .inertia import init_cluster_inertias
+from .kinematics import positions_pass
+from .layout import (cluster_bodies, cluster_scratch, cluster_tables, cluster_workspace, force_columns,
+                     inertia_subspace, inverse_joint_inertia, motion_subspace)
+
+
+@njit(cache=True)
+def cluster_efpa_kernel(mi, mf, ws, y, fbody, fR, fp, Z, ci, cf, cws, Omega):
+    """Ω (6m, 6m) of the m frames at poses (fR, fp)[e] in bodies ``fbody[e]``; ``Z``
+    (m, n_y, 6) scratch for the projected propagators χ^e_k S_k. Returns a status."""
+    st = positions_pass(mi, mf, ws, ci, cf, cws, y, y, False, False)
+    if st != OK:
+        return st
+    init_cluster_inertias(mi, mf, ws, ci, cws, False, None)
+    if not articulated_cluster_pass(mi, mf, ci, cf, cws, None, False):
+        return SINGULAR
+    m = model_tables(mi, mf)
+    c = cluster_tables(ci)
+    w = cluster_workspace(cws, c, m.nq, m.nv)
+    nf = fbody.shape[0]
+    if Z.shape[0] != nf or Omega.shape[0] != 6 * nf or Omega.shape[1] != 6 * nf:
+        return BAD_SHAPE
+    Z[:] = 0.0
+    for e in range(nf):
+        b = fbody[e]
+        k = c.cluster_of[b]
+        area = 0
+        W = force_columns(w, area, 6, c.n_bodies[k])  # W[d, a]: body a's force for a unit force d
+        W[:] = 0.0
+        for d in range(6):
+            w.vec[0, :] = 0.0
+            w.vec[0, d] = 1.0
+            add_force_to_parent(fR, fp, e, w.vec, 0, W[d], c.local_index[b])
+        while True:
+            ny, y0 = c.n_y[k], c.yv_start[k]
+            S = motion_subspace(c, w, k)
+            bodies = cluster_bodies(c, k)
+            for j in range(ny):  # χ^e_k S_k
+                for d in range(6):
+                    acc = 0.0
+                    for a in range(bodies.shape[0]):
+                        for r in range(6):
+                            acc += S[j, a, r] * W[d, a, r]
+                    Z[e, y0 + j, d] = acc
+            p = c.parent[k]
+            if p < 0:
+                break
+            U, Dinv = inertia_subspace(c, w, k), inverse_joint_inertia(c, w, k)
+            t, yk = cluster_scratch(c, w, k)
+            for d in range(6):  # W ← L_kᵀ W = W − U D⁻¹ (Sᵀ W)
+                for j in range(ny):
+                    acc = 0.0
+                    for j2 in range(ny):
+                        acc += Dinv[j, j2] * Z[e, y0 + j2, d]
+                    t[j] = acc
+                for a in range(bodies.shape[0]):
+                    for r in range(6):
+                        acc = 0.0
+                        for j in range(ny):
+                            acc += U[j, a, r] * t[j]
+                        W[d, a, r] -= acc
+            area = 1 - area
+            Wp = force_columns(w, area, 6, c.n_bodies[p])  # carried to the parent cluster
+            Wp[:] = 0.0
+            for d in range(6):
+                for a in range(bodies.shape[0]):
+                    i = bodies[a]
+                    add_force_to_parent(w.Ro, w.to, i, W[d], a, Wp[d], c.output_local[i])
+            W, k = Wp, p
+    for e1 in range(nf):
+        for e2 in range(e1, nf):
+            k = c.cluster_of[fbody[e1]]
+            for d1 in range(6):
+                for d2 in range(6):
+                    Omega[6 * e1 + d1, 6 * e2 + d2] = 0.0
+            while k >= 0:  # clusters not supporting e2 have Z[e2] = 0 there
+                ny, y0 = c.n_y[k], c.yv_start[k]
+                Dinv = inverse_joint_inertia(c, w, k)
+                for d1 in range(6):
+                    for d2 in range(6):
+                        acc = 0.0
+                        for j1 in range(ny):
+                            z1 = Z[e1, y0 + j1, d1]
+                            if z1 != 0.0:
+                                for j2 in range(ny):
+                                    acc += z1 * Dinv[j1, j2] * Z[e2, y0 + j2, d2]
+                        Omega[6 * e1 + d1, 6 * e2 + d2] += acc
+                k = c.parent[k]
+            for d1 in range(6):
+                for d2 in range(6):
+                    Omega[6 * e2 + d2, 6 * e1 + d1] = Omega[6 * e1 + d1, 6 * e2 + d2]
+    return OK

@@ -1,0 +1,70 @@
+"""The explicit constraint map of constraint embedding, cluster by cluster [Chignoli23, eq. 3]:
+
+    q = γ(y),    q̇ = G ẏ,    q̈ = G ÿ + g,
+
+and its transpose, the independent generalized forces τ_ind = Gᵀτ (virtual work,
+[Chignoli23, §V-D]).
+"""
+from __future__ import annotations
+
+from numba import njit
+
+from ...core.layout import model_tables
+from .layout import RIGID, LINEAR, cluster_bodies, cluster_tables, cluster_workspace, explicit_map
+
+
+@njit(cache=True)
+def apply_explicit_map(mi, mf, ci, cf, cws, x, out, positions, with_bias):
+    """out = G x (+ g with ``with_bias``), cluster by cluster: spanning velocities or
+    accelerations from independent ones, q̇ = G ẏ, q̈ = G ÿ + g. With ``positions``, the
+    configuration q = γ(y) = G y of rigid and linear clusters (vector joints, so positions
+    map like velocities; nonlinear clusters are left alone)."""
+    m = model_tables(mi, mf)
+    c = cluster_tables(ci)
+    w = cluster_workspace(cws, c, m.nq, m.nv)
+    for k in range(c.n):
+        kind = c.kind[k]
+        y0 = c.yq_start[k] if positions else c.yv_start[k]
+        if kind == RIGID:
+            o = y0
+            for i in cluster_bodies(c, k):
+                n = m.joint_nq[i] if positions else m.joint_nv[i]
+                start = m.q_index[i] if positions else m.v_index[i]
+                for e in range(n):
+                    out[start + e] = x[o + e]
+                o += n
+            continue
+        if positions and kind != LINEAR:
+            continue
+        G, g = explicit_map(c, cf, w, k)
+        rows = c.rows_q if positions else c.rows_v
+        r0 = c.row_start[k]
+        for r in range(c.n_spanning[k]):
+            acc = g[r] if with_bias else 0.0
+            for j in range(c.n_y[k]):
+                acc += G[r, j] * x[y0 + j]
+            out[rows[r0 + r]] = acc
+
+
+@njit(cache=True)
+def apply_explicit_map_transpose(mi, mf, ci, cf, cws, f, out):
+    """out = Gᵀ f: independent generalized forces τ_ind = Gᵀτ from spanning-tree ones."""
+    m = model_tables(mi, mf)
+    c = cluster_tables(ci)
+    w = cluster_workspace(cws, c, m.nq, m.nv)
+    for k in range(c.n):
+        y0, ny = c.yv_start[k], c.n_y[k]
+        if c.kind[k] == RIGID:
+            o = y0
+            for i in cluster_bodies(c, k):
+                for e in range(m.joint_nv[i]):
+                    out[o + e] = f[m.v_index[i] + e]
+                o += m.joint_nv[i]
+            continue
+        G, g = explicit_map(c, cf, w, k)
+        r0 = c.row_start[k]
+        for j in range(ny):
+            acc = 0.0
+            for r in range(c.n_spanning[k]):
+                acc += G[r, j] * f[c.rows_v[r0 + r]]
+            out[y0 + j] = acc

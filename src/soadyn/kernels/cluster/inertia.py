@@ -1,0 +1,133 @@
+"""Cluster inertias [Chignoli23, §V]: the block-diagonal cluster inertia and bias force
+(eq. 14, 34), their projection onto the parent cluster through the cluster transforms
+(eq. 55), and the cluster joint-space inertia D_k = S_kᵀ U_k with its inverse (eq. 49).
+
+The cluster transforms have one nonzero block per row and column (eq. 17–18), so every
+projection works body by body: block (a, b) of cluster k lands on block (Λ(a), Λ(b)) of
+its parent, and the cost grows linearly with the number of clusters and with the cube of
+the cluster size [Chignoli23, §VII-C].
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ...core.layout import model_tables, workspace_views
+from ..primitives import add_cross_force, add_force_to_parent, add_inertia_to_parent, inertia_times_motion, \
+    spd_inverse
+from .layout import (articulated_inertia, bias_force, cluster_bodies, cluster_tables, cluster_workspace,
+                     inertia_subspace, inverse_joint_inertia, motion_subspace, reflected_inertia)
+
+
+@njit(cache=True)
+def init_cluster_inertias(mi, mf, ws, ci, cws, with_bias, fext):
+    """I^A_k = block(I_i) [Chignoli23, eq. 14] and, with ``with_bias``,
+    p^A_k = stack(v_i ×* I_i v_i − f_ext,i) (eq. 34), for every cluster (needs the body
+    velocities in the tree workspace)."""
+    m = model_tables(mi, mf)
+    t = workspace_views(ws, m)
+    c = cluster_tables(ci)
+    w = cluster_workspace(cws, c, m.nq, m.nv)
+    for k in range(c.n):
+        IA = articulated_inertia(c, w, k)
+        pA = bias_force(c, w, k)
+        IA[:] = 0.0
+        for a, i in enumerate(cluster_bodies(c, k)):
+            for r in range(6):
+                for e in range(6):
+                    IA[a, a, r, e] = m.inertia[i, r, e]
+            pA[a, :] = 0.0
+            if with_bias:
+                inertia_times_motion(m.inertia, i, t.V, i, t.f, i)
+                add_cross_force(t.V, i, t.f, i, pA, a)
+                if fext is not None:
+                    for r in range(6):
+                        pA[a, r] -= fext[i, r]
+
+
+@njit(inline="always", cache=True)
+def _nonzero(M):
+    for r in range(6):
+        for e in range(6):
+            if M[r, e] != 0.0:
+                return True
+    return False
+
+
+@njit(cache=True)
+def _add_transformed_block(Ro, to, ia, ib, M, dst, tmp):
+    """dst += φ(Λ(a), a) M φ*(Λ(b), b) for a 6×6 block M coupling two bodies a ≠ b."""
+    for r in range(6):
+        for e in range(6):
+            tmp[0, r, e] = 0.0
+        add_force_to_parent(Ro, to, ib, M, r, tmp[0], r)  # row r of M φ*_b
+    for r in range(6):
+        for e in range(6):
+            tmp[1, e, r] = tmp[0, r, e]
+    for col in range(6):
+        for e in range(6):
+            tmp[2, col, e] = 0.0
+        add_force_to_parent(Ro, to, ia, tmp[1], col, tmp[2], col)  # column of φ_a (M φ*_b)
+    for r in range(6):
+        for col in range(6):
+            dst[r, col] += tmp[2, col, r]
+
+
+@njit(inline="always", cache=True)
+def project_cluster_inertia(c, w, k):
+    """I_λ(k) += ^λX*_k I_k ^kX_λ for the cluster inertia I_k (n × n body blocks) of
+    cluster k [Chignoli23, eq. 55]: block (a, b) lands on the output bodies' block
+    (Λ(a), Λ(b)). Diagonal blocks use the symmetric congruence of the tree ABA;
+    off-diagonal blocks (present only when a child cluster hangs from several bodies of
+    this one) the general two-sided transform."""
+    p = c.parent[k]
+    IA = articulated_inertia(c, w, k)
+    IAp = articulated_inertia(c, w, p)
+    bodies = cluster_bodies(c, k)
+    for a in range(bodies.shape[0]):
+        ia = bodies[a]
+        la = c.output_local[ia]
+        add_inertia_to_parent(w.Ro, w.to, ia, IA[a, a], IAp[la], la, w.tmp)
+        if c.coupled[k] != 1:
+            continue
+        for b in range(bodies.shape[0]):
+            if b != a and _nonzero(IA[a, b]):
+                ib = bodies[b]
+                _add_transformed_block(w.Ro, w.to, ia, ib, IA[a, b], IAp[la, c.output_local[ib]], w.tmp)
+
+
+@njit(inline="always", cache=True)
+def invert_joint_inertia(c, cf, w, k):
+    """D_k = S_kᵀ U_k + H̃_k [Chignoli23, eq. 49; H̃_k the optional reflected inertia] and
+    D_k⁻¹ into ``inverse_joint_inertia(c, w, k)``. False when D_k is not positive definite."""
+    ny = c.n_y[k]
+    if ny == 0:
+        return True
+    S = motion_subspace(c, w, k)
+    U = inertia_subspace(c, w, k)
+    Dinv = inverse_joint_inertia(c, w, k)
+    D = w.tmp[2] if ny <= 6 else np.empty((ny, ny))  # clusters with more than six freedoms: rare
+    for j1 in range(ny):
+        for j2 in range(j1 + 1):
+            acc = 0.0
+            for a in range(c.n_bodies[k]):
+                for r in range(6):
+                    acc += S[j1, a, r] * U[j2, a, r]
+            D[j1, j2] = acc
+            D[j2, j1] = acc
+    if c.armature_offset[k] >= 0:
+        H = reflected_inertia(c, cf, k)
+        for j1 in range(ny):
+            for j2 in range(ny):
+                D[j1, j2] += H[j1, j2]
+    if ny <= 6:
+        if not spd_inverse(D, w.tmp, 1, ny, w.tmp):  # D⁻¹ into tmp[1] (tmp[3] holds the factor)
+            return False
+        for j1 in range(ny):
+            for j2 in range(ny):
+                Dinv[j1, j2] = w.tmp[1, j1, j2]
+        return True
+    if np.linalg.eigvalsh(D)[0] <= 0.0:
+        return False
+    Dinv[:, :] = np.linalg.inv(D)
+    return True

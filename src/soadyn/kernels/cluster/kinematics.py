@@ -1,0 +1,116 @@
+"""Cluster kinematics: the spanning state, the cluster transforms and the cluster motion
+subspaces [Chignoli23, §V].
+
+* cluster transforms ^kX_λ(k) [Chignoli23, eq. 17]: one nonzero block per row, the
+  transform from the output body Λ(i) to body i, kept as the pose (Ro, to)[i] of i in
+  Λ(i) (:func:`output_poses`);
+* cluster motion subspace S_k = ^ΛX_λ · block(S_i) · G_k [Chignoli23, eq. 24] and its
+  velocity product term c_k = Ṡ_k ẏ_k [Chignoli23, eq. 25–26, Alg. 1 l. 17–19], formed by
+  a recursion inside the cluster instead of the dense remapping transform ^ΛX_λ: column j
+  of S_k is the stack of body motions when q̇_k = G_k e_j and the output bodies are at
+  rest (the lower-triangular ^ΛX_λ of eq. 20 is that recursion); c_k likewise with
+  q̈_k = g_k, ÿ_k = 0 and the Coriolis terms of the tree joints
+  (:func:`cluster_subspaces`).
+"""
+from __future__ import annotations
+
+from numba import njit
+
+from ...core.layout import model_tables, workspace_views
+from ...core.status import BAD_QUATERNION, OK
+from ..kinematics import body_velocities, joint_placements, quaternions_ok
+from ..primitives import motion_to_child
+from .explicit import apply_explicit_map
+from .layout import (NONLINEAR, cluster_bodies, cluster_tables, cluster_workspace, explicit_map, motion_subspace,
+                     velocity_product)
+
+
+@njit(cache=True)
+def output_poses(mi, mf, ws, ci, cws):
+    """(Ro, to)[i]: the pose of body i in its output body Λ(i), composed along the tree
+    path inside the cluster [Chignoli23, eq. 17–18]. Needs ``joint_placements``."""
+    m = model_tables(mi, mf)
+    t = workspace_views(ws, m)
+    c = cluster_tables(ci)
+    w = cluster_workspace(cws, c, m.nq, m.nv)
+    Ro, to = w.Ro, w.to
+    for i in range(m.nb):
+        if c.parent_local[i] >= 0:
+            p = m.parent[i]
+            for a in range(3):
+                acc = to[p, a]
+                for k in range(3):
+                    acc += Ro[p, a, k] * t.t[i, k]
+                to[i, a] = acc
+                for b in range(3):
+                    acc = 0.0
+                    for k in range(3):
+                        acc += Ro[p, a, k] * t.R[i, k, b]
+                    Ro[i, a, b] = acc
+        else:
+            for a in range(3):
+                to[i, a] = t.t[i, a]
+                for b in range(3):
+                    Ro[i, a, b] = t.R[i, a, b]
+
+
+@njit(cache=True)
+def cluster_subspaces(mi, mf, ws, ci, cf, cws, with_bias):
+    """S_k [Chignoli23, eq. 24] and, with ``with_bias``, c_k = Ṡ_k ẏ_k (eq. 25–26) for every
+    cluster. Needs ``joint_placements`` (and ``body_velocities`` for c_k)."""
+    m = model_tables(mi, mf)
+    t = workspace_views(ws, m)
+    c = cluster_tables(ci)
+    w = cluster_workspace(cws, c, m.nq, m.nv)
+    for k in range(c.n):
+        S = motion_subspace(c, w, k)
+        ck = velocity_product(c, w, k)
+        G, g = explicit_map(c, cf, w, k)
+        nonlinear = c.kind[k] == NONLINEAR
+        for a, i in enumerate(cluster_bodies(c, k)):
+            pl = c.parent_local[i]
+            row = c.row_in_cluster[i]
+            vi = m.v_index[i]
+            for j in range(c.n_y[k]):
+                if pl >= 0:  # the parent's motion carried to body i
+                    motion_to_child(t.R, t.t, i, S[j], pl, S[j], a)
+                else:
+                    S[j, a, :] = 0.0
+                for e in range(m.joint_nv[i]):  # plus body i's joint motion H*(i) q̇_i, q̇ = G e_j
+                    x = G[row + e, j]
+                    if x != 0.0:
+                        for d in range(6):
+                            S[j, a, d] += t.S[vi + e, d] * x
+            if with_bias:
+                if pl >= 0:
+                    motion_to_child(t.R, t.t, i, ck, pl, ck, a)
+                else:
+                    ck[a, :] = 0.0
+                for d in range(6):
+                    ck[a, d] += t.coriolis[i, d]
+                if nonlinear:  # H*(i) q̈_i for q̈ = g
+                    for e in range(m.joint_nv[i]):
+                        x = g[row + e]
+                        for d in range(6):
+                            ck[a, d] += t.S[vi + e, d] * x
+
+
+@njit(cache=True)
+def positions_pass(mi, mf, ws, ci, cf, cws, y, yd, with_velocity, with_bias):
+    """The spanning state (q, q̇) = (γ(y), G ẏ), the joint placements, body velocities,
+    output poses and S_k (and c_k). The positions of nonlinear clusters and their G, g
+    are the caller's (in the workspace); returns a status."""
+    m = model_tables(mi, mf)
+    c = cluster_tables(ci)
+    w = cluster_workspace(cws, c, m.nq, m.nv)
+    apply_explicit_map(mi, mf, ci, cf, cws, y, w.q, True, False)
+    if with_velocity:
+        apply_explicit_map(mi, mf, ci, cf, cws, yd, w.qd, False, False)
+    if not quaternions_ok(m, w.q):
+        return BAD_QUATERNION
+    joint_placements(mi, mf, ws, w.q)
+    if with_velocity:
+        body_velocities(mi, mf, ws, w.qd)
+    output_poses(mi, mf, ws, ci, cws)
+    cluster_subspaces(mi, mf, ws, ci, cf, cws, with_bias)
+    return OK

@@ -1,0 +1,206 @@
+"""The flat array form of a cluster tree and of the cluster kernels' workspace, read
+through named views.
+
+Like a model (:mod:`soadyn.core.layout`), a cluster tree compiles to one integer array
+``ci`` and one float array ``cf`` (the constant explicit maps G of linear clusters and
+optional reflected inertias H̃), and each call gets a flat float workspace ``cws``.
+:func:`cluster_tables` and :func:`cluster_workspace` carve them into named views; the
+per-cluster quantities of [Chignoli23, §V] are views of ``cws`` at per-cluster offsets,
+taken with the accessors below (``S = motion_subspace(c, w, k)``, then ``S[j, a, :]``:
+body a's motion for column j of the cluster motion subspace S_k).
+
+Per cluster k (``c.<field>[k]``): ``parent`` cluster λ(k) (−1: the world);
+``body_start``, ``n_bodies`` (its bodies are ``c.bodies[body_start:body_start +
+n_bodies]``, ascending); ``yq_start``, ``n_yq``, ``yv_start``, ``n_y`` (its independent
+coordinates in y and ẏ); ``row_start``, ``n_spanning`` (its spanning coordinates:
+``c.rows_v`` and ``c.rows_q`` hold their model v and q indices, body order); ``kind``
+(``RIGID``, ``LINEAR``: constant G and g = 0, ``NONLINEAR``: G(q), g(q, q̇) given per
+call); the offsets of its quantities; ``coupled`` (1 when a child cluster hangs from
+several of its bodies, so that its inertia blocks couple different bodies; otherwise
+I^A_k stays block diagonal).
+
+Per body i: ``cluster_of``, ``local_index`` (position in its cluster), ``output_body``
+Λ(i) ([Chignoli23, §IV-B]: the nearest supporting body outside the cluster, −1: the
+world) and ``output_local`` (Λ(i)'s position in its own cluster), ``parent_local``
+(the parent's position when the parent is in the same cluster, else −1), and
+``row_in_cluster`` (the first row of its joint velocities in the cluster's spanning
+vector).
+"""
+from __future__ import annotations
+
+from collections import namedtuple
+
+from numba import njit
+
+from ...core.layout import carve
+
+#: cluster kinds
+RIGID, LINEAR, NONLINEAR = 0, 1, 2
+
+CLUSTER_FIELDS = ("parent", "body_start", "n_bodies", "yq_start", "n_yq", "yv_start", "n_y", "row_start",
+                  "n_spanning", "kind", "G_offset", "g_offset", "armature_offset", "S_offset", "c_offset",
+                  "pA_offset", "U_offset", "IA_offset", "Dinv_offset", "u_offset", "y_offset", "t_offset",
+                  "coupled")
+BODY_FIELDS = ("cluster_of", "local_index", "output_body", "output_local", "parent_local", "row_in_cluster")
+#: header of ``ci``: number of clusters, of bodies, of spanning rows, the workspace size,
+#: the rows of each of the two force scratch areas, the sizes of y and ẏ
+HEADER = ("n", "nb", "n_rows", "workspace_size", "max_rows", "nyq", "nyv")
+
+ClusterTables = namedtuple("ClusterTables", HEADER + CLUSTER_FIELDS + BODY_FIELDS + ("rows_v", "rows_q", "bodies"))
+
+
+def cluster_int_size(ncl, nb, nrows):
+    return len(HEADER) + len(CLUSTER_FIELDS) * ncl + len(BODY_FIELDS) * nb + 2 * nrows + nb
+
+
+@njit(inline="always", cache=True)
+def cluster_tables(ci):
+    """Named views (:class:`ClusterTables`) of a packed cluster tree."""
+    n, nb, n_rows = ci[0], ci[1], ci[2]
+    o = 7
+    parent = carve(ci, o, n); o += n
+    body_start = carve(ci, o, n); o += n
+    n_bodies = carve(ci, o, n); o += n
+    yq_start = carve(ci, o, n); o += n
+    n_yq = carve(ci, o, n); o += n
+    yv_start = carve(ci, o, n); o += n
+    n_y = carve(ci, o, n); o += n
+    row_start = carve(ci, o, n); o += n
+    n_spanning = carve(ci, o, n); o += n
+    kind = carve(ci, o, n); o += n
+    G_offset = carve(ci, o, n); o += n
+    g_offset = carve(ci, o, n); o += n
+    armature_offset = carve(ci, o, n); o += n
+    S_offset = carve(ci, o, n); o += n
+    c_offset = carve(ci, o, n); o += n
+    pA_offset = carve(ci, o, n); o += n
+    U_offset = carve(ci, o, n); o += n
+    IA_offset = carve(ci, o, n); o += n
+    Dinv_offset = carve(ci, o, n); o += n
+    u_offset = carve(ci, o, n); o += n
+    y_offset = carve(ci, o, n); o += n
+    t_offset = carve(ci, o, n); o += n
+    coupled = carve(ci, o, n); o += n
+    cluster_of = carve(ci, o, nb); o += nb
+    local_index = carve(ci, o, nb); o += nb
+    output_body = carve(ci, o, nb); o += nb
+    output_local = carve(ci, o, nb); o += nb
+    parent_local = carve(ci, o, nb); o += nb
+    row_in_cluster = carve(ci, o, nb); o += nb
+    rows_v = carve(ci, o, n_rows); o += n_rows
+    rows_q = carve(ci, o, n_rows); o += n_rows
+    bodies = carve(ci, o, nb)
+    return ClusterTables(n, nb, n_rows, ci[3], ci[4], ci[5], ci[6], parent, body_start, n_bodies, yq_start, n_yq, yv_start,
+                         n_y, row_start, n_spanning, kind, G_offset, g_offset, armature_offset, S_offset, c_offset,
+                         pA_offset, U_offset, IA_offset, Dinv_offset, u_offset, y_offset, t_offset, coupled,
+                         cluster_of, local_index, output_body, output_local, parent_local, row_in_cluster, rows_v,
+                         rows_q, bodies)
+
+
+#: Named views of the cluster workspace: the spanning state ``q``, ``qd``, ``qdd``; the
+#: pose (``Ro``, ``to``)[i] of body i in its output body Λ(i) (the nonzero blocks of the
+#: cluster transforms ^kX_λ(k), [Chignoli23, eq. 17]); scratch ``tmp`` (4, 6, 6) and
+#: ``vec`` (8, 6); the offsets of two scratch areas of ``max_rows`` force rows
+#: (:func:`force_columns`); and ``flat``, the whole buffer, of which the per-cluster
+#: quantities are views (accessors below).
+ClusterWorkspace = namedtuple("ClusterWorkspace", ["q", "qd", "qdd", "Ro", "to", "tmp", "vec", "scratch_offsets",
+                                                   "flat"])
+
+
+def fixed_workspace_size(nq, nv, nb, max_rows):
+    """Length of the part of the workspace before the per-cluster quantities."""
+    return nq + 2 * nv + nb * 12 + 4 * 36 + 8 * 6 + 2 * max_rows * 6
+
+
+@njit(inline="always", cache=True)
+def cluster_workspace(cws, c, nq, nv):
+    """Named views (:class:`ClusterWorkspace`) of the flat cluster workspace."""
+    nb, rows = c.nb, c.max_rows
+    o = 0
+    q = carve(cws, o, nq); o += nq
+    qd = carve(cws, o, nv); o += nv
+    qdd = carve(cws, o, nv); o += nv
+    Ro = carve(cws, o, (nb, 3, 3)); o += nb * 9
+    to = carve(cws, o, (nb, 3)); o += nb * 3
+    tmp = carve(cws, o, (4, 6, 6)); o += 144
+    vec = carve(cws, o, (8, 6)); o += 48
+    return ClusterWorkspace(q, qd, qdd, Ro, to, tmp, vec, (o, o + 6 * rows), cws)
+
+
+# --------------------------------------------------------------------------- per-cluster views
+@njit(inline="always", cache=True)
+def cluster_bodies(c, k):
+    """The bodies of cluster k (n_bodies,), ascending."""
+    return carve(c.bodies, c.body_start[k], c.n_bodies[k])
+
+
+@njit(inline="always", cache=True)
+def motion_subspace(c, w, k):
+    """S_k (n_y, n_bodies, 6) [Chignoli23, eq. 24]: S[j, a] is body a's motion for ẏ_k = e_j."""
+    return carve(w.flat, c.S_offset[k], (c.n_y[k], c.n_bodies[k], 6))
+
+
+@njit(inline="always", cache=True)
+def velocity_product(c, w, k):
+    """c_k = Ṡ_k ẏ_k (n_bodies, 6) [Chignoli23, eq. 25–26]."""
+    return carve(w.flat, c.c_offset[k], (c.n_bodies[k], 6))
+
+
+@njit(inline="always", cache=True)
+def bias_force(c, w, k):
+    """p^A_k (n_bodies, 6), the articulated-cluster bias force [Chignoli23, eq. 34, 56]."""
+    return carve(w.flat, c.pA_offset[k], (c.n_bodies[k], 6))
+
+
+@njit(inline="always", cache=True)
+def inertia_subspace(c, w, k):
+    """U_k = I^A_k S_k (n_y, n_bodies, 6) [Chignoli23, Alg. 1]."""
+    return carve(w.flat, c.U_offset[k], (c.n_y[k], c.n_bodies[k], 6))
+
+
+@njit(inline="always", cache=True)
+def articulated_inertia(c, w, k):
+    """I^A_k (n_bodies, n_bodies, 6, 6), the articulated-cluster inertia as body blocks."""
+    n = c.n_bodies[k]
+    return carve(w.flat, c.IA_offset[k], (n, n, 6, 6))
+
+
+@njit(inline="always", cache=True)
+def inverse_joint_inertia(c, w, k):
+    """D_k⁻¹ (n_y, n_y), D_k = S_kᵀ U_k (+ H̃_k)."""
+    return carve(w.flat, c.Dinv_offset[k], (c.n_y[k], c.n_y[k]))
+
+
+@njit(inline="always", cache=True)
+def innovation(c, w, k):
+    """u_k = τ_k − S_kᵀ p^A_k (n_y,) [Chignoli23, Alg. 1]."""
+    return carve(w.flat, c.u_offset[k], c.n_y[k])
+
+
+@njit(inline="always", cache=True)
+def cluster_scratch(c, w, k):
+    """Two (n_y,) scratch vectors of cluster k."""
+    return carve(w.flat, c.y_offset[k], c.n_y[k]), carve(w.flat, c.t_offset[k], c.n_y[k])
+
+
+@njit(inline="always", cache=True)
+def explicit_map(c, cf, w, k):
+    """(G_k (n_spanning, n_y), g_k (n_spanning,)) of a constrained cluster, q̇_k = G_k ẏ_k,
+    q̈_k = G_k ÿ_k + g_k [Chignoli23, eq. 3]: constants in ``cf`` for a rigid or linear
+    cluster, this call's values in the workspace for a nonlinear one."""
+    src = w.flat if c.kind[k] == NONLINEAR else cf
+    nc, ny = c.n_spanning[k], c.n_y[k]
+    return carve(src, c.G_offset[k], (nc, ny)), carve(src, c.g_offset[k], nc)
+
+
+@njit(inline="always", cache=True)
+def reflected_inertia(c, cf, k):
+    """H̃_k (n_y, n_y), added to D_k (the approximate models of [Chignoli23, §II-C])."""
+    return carve(cf, c.armature_offset[k], (c.n_y[k], c.n_y[k]))
+
+
+@njit(inline="always", cache=True)
+def force_columns(w, area, ncols, nbodies):
+    """A view (ncols, nbodies, 6) of force scratch area ``area`` (0 or 1): ncols force
+    columns, one spatial force per body of a cluster."""
+    return carve(w.flat, w.scratch_offsets[area], (ncols, nbodies, 6))

@@ -1,0 +1,64 @@
+"""Kinetic and potential energy, centre of mass.
+
+T = ½ Σ_k V(k)ᵀ M(k) V(k) = ½ θ̇ᵀ M θ̇ [CDI18, eq. 10–13]; U = −Σ_k m_k gᵀ c_k with c_k
+the world position of body k's centre of mass.
+"""
+from __future__ import annotations
+
+from numba import njit
+
+from ..core.layout import model_tables, workspace_views
+from ..core.status import BAD_SECOND, BAD_SHAPE, OK
+from .kinematics import body_velocities, configuration_status, joint_placements, nonfinite, world_poses
+
+
+@njit(cache=True)
+def energy_kernel(mi, mf, ws, q, v, out):
+    """out = [T, U, total mass, com (3), com velocity (3)] (velocity terms need v; v None
+    means zero velocity)."""
+    m = model_tables(mi, mf)
+    st = configuration_status(m, q, ws)
+    if st != OK:
+        return st
+    if out.shape[0] != 9 or (v is not None and v.shape[0] != m.nv):
+        return BAD_SHAPE
+    if v is not None and nonfinite(v):
+        return BAD_SECOND
+    w = workspace_views(ws, m)
+    joint_placements(mi, mf, ws, q)
+    world_poses(mi, mf, ws)
+    has_v = v is not None
+    if v is not None:
+        body_velocities(mi, mf, ws, v)
+    Rw, pw, V, com, g = w.Rw, w.pw, w.V, m.com, m.gravity
+    out[:] = 0.0
+    for i in range(m.nb):
+        mass = m.mass[i]
+        for a in range(3):
+            c = pw[i, a]
+            for k in range(3):
+                c += Rw[i, a, k] * com[i, k]
+            out[1] -= mass * g[a] * c
+            out[3 + a] += mass * c
+        out[2] += mass
+        if has_v:
+            e = 0.0
+            for a in range(6):
+                acc = 0.0
+                for b in range(6):
+                    acc += m.inertia[i, a, b] * V[i, b]
+                e += V[i, a] * acc
+            out[0] += 0.5 * e
+            # velocity of the centre of mass: v + ω × c, in world axes
+            w0, w1, w2 = V[i, 0], V[i, 1], V[i, 2]
+            c0, c1, c2 = com[i, 0], com[i, 1], com[i, 2]
+            l0 = V[i, 3] + w1 * c2 - w2 * c1
+            l1 = V[i, 4] + w2 * c0 - w0 * c2
+            l2 = V[i, 5] + w0 * c1 - w1 * c0
+            for a in range(3):
+                out[6 + a] += mass * (Rw[i, a, 0] * l0 + Rw[i, a, 1] * l1 + Rw[i, a, 2] * l2)
+    if out[2] > 0.0:
+        for a in range(3):
+            out[3 + a] /= out[2]
+            out[6 + a] /= out[2]
+    return OK

@@ -1,0 +1,374 @@
+"""The rows of loop (cut) joint constraints: G_c = Q ℬ*φ*H*, the acceleration bias 𝔘̊ and
+the position residuals [Jain24, "Single loop constraint", "Constraint matrix with loop
+constraints"].
+
+For a loop joint with predecessor node P and successor node S, the node velocities
+V_nd = [V_P; V_S] (each in its own frame, angular first) come from the node Jacobians
+J = ℬ*φ*H* (:func:`~soadyn.kernels.jacobians.jacobian_columns`, local reference), and the
+loop's rows are Q V_nd with the 12-column selection Q of its kind (the table in
+:mod:`soadyn.closed.constraint_set`). Their time derivative is
+
+    𝔡̈ = Q (J θ̈ + J̇ θ̇) + Q̇ V_nd,    so   𝔘̊ = −(Q J̇ θ̇ + Q̇ V_nd),
+
+where J̇θ̇ is the node acceleration at θ̈ = 0 (the velocity-product accelerations a(k)
+carried by the scatter α = φ*(H*θ̈ + a), [Jain12, eq. 15], without gravity), and Q̇ comes
+from the relative pose (R_rel, p_rel) of S in P moving with
+Ṙ_rel = R_rel[ω_S]× − [ω_P]× R_rel and ṗ_rel = R_rel v_S − v_P − ω_P × p_rel.
+"""
+from __future__ import annotations
+
+import math
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+from ..core.layout import carve, model_tables, workspace_views
+from ..core.status import BAD_SECOND, BAD_SHAPE, OK
+from .jacobians import jacobian_columns
+from .kinematics import (body_accelerations, body_velocities, configuration_status, joint_placements, nonfinite,
+                         world_poses)
+
+#: loop kind codes: the index of the kind in ``soadyn.core.constraints.LOOP_KINDS``
+WELD, REVOLUTE, PRISMATIC, SPHERICAL, UNIVERSAL, CYLINDRICAL, PLANAR = range(7)
+
+#: Named views of the packed loops (:func:`loop_tables`): per loop l, the bodies of its
+#: predecessor and successor nodes (−1: the world), its kind code and its first row in
+#: G_c; the node poses in their bodies (R_pred, p_pred, R_succ, p_succ); the joint axis
+#: a, an orthonormal pair b1, b2 ⊥ a, and a universal joint's second axis (axis2, in S).
+LoopTables = namedtuple("LoopTables", ["n", "pred_body", "succ_body", "kind", "first_row", "R_pred", "p_pred",
+                                       "R_succ", "p_succ", "axis", "b1", "b2", "axis2"])
+
+
+def loop_int_size(nl):
+    return 1 + 4 * nl
+
+
+def loop_float_size(nl):
+    return 36 * nl
+
+
+@njit(inline="always", cache=True)
+def loop_tables(li, lf):
+    """Named views (:class:`LoopTables`) of the packed loops ``li`` (int) and ``lf`` (float)."""
+    n = li[0]
+    pred_body = carve(li, 1, n)
+    succ_body = carve(li, 1 + n, n)
+    kind = carve(li, 1 + 2 * n, n)
+    first_row = carve(li, 1 + 3 * n, n)
+    o = 0
+    R_pred = carve(lf, o, (n, 3, 3)); o += 9 * n
+    p_pred = carve(lf, o, (n, 3)); o += 3 * n
+    R_succ = carve(lf, o, (n, 3, 3)); o += 9 * n
+    p_succ = carve(lf, o, (n, 3)); o += 3 * n
+    axis = carve(lf, o, (n, 3)); o += 3 * n
+    b1 = carve(lf, o, (n, 3)); o += 3 * n
+    b2 = carve(lf, o, (n, 3)); o += 3 * n
+    axis2 = carve(lf, o, (n, 3))
+    return LoopTables(n, pred_body, succ_body, kind, first_row, R_pred, p_pred, R_succ, p_succ, axis, b1, b2,
+                      axis2)
+
+
+@njit(inline="always", cache=True)
+def _cross(a, b, out):
+    out[0] = a[1] * b[2] - a[2] * b[1]
+    out[1] = a[2] * b[0] - a[0] * b[2]
+    out[2] = a[0] * b[1] - a[1] * b[0]
+
+
+@njit(inline="always", cache=True)
+def _dot(a, b):
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+@njit(inline="always", cache=True)
+def _matvec(R, x, out, transpose):
+    for a in range(3):
+        acc = 0.0
+        for k in range(3):
+            acc += (R[k, a] if transpose else R[a, k]) * x[k]
+        out[a] = acc
+
+
+@njit(cache=True)
+def rotation_vector(R, out):
+    """out = log(R)^∨, the rotation vector of a rotation matrix (angle in [0, π])."""
+    c = 0.5 * (R[0, 0] + R[1, 1] + R[2, 2] - 1.0)
+    c = min(1.0, max(-1.0, c))
+    th = math.acos(c)
+    w0, w1, w2 = R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]
+    if th < 1e-6:
+        k = 0.5 + th * th / 12.0
+    elif th < math.pi - 1e-4:
+        k = th / (2.0 * math.sin(th))
+    else:
+        # near π the antisymmetric part vanishes: the axis comes from R + I = 2 n nᵀ
+        i = 0
+        if R[1, 1] > R[i, i]:
+            i = 1
+        if R[2, 2] > R[i, i]:
+            i = 2
+        ni = math.sqrt(max(0.0, 0.5 * (R[i, i] + 1.0)))
+        for a in range(3):
+            out[a] = ni if a == i else 0.25 * (R[i, a] + R[a, i]) / ni
+        w = (w0, w1, w2)
+        s = 1.0 if out[0] * w[0] + out[1] * w[1] + out[2] * w[2] >= 0.0 else -1.0
+        for a in range(3):
+            out[a] *= s * th
+        return
+    out[0], out[1], out[2] = k * w0, k * w1, k * w2
+
+
+@njit(inline="always", cache=True)
+def _node(w, b, Rl, pl, has_v, Rn, on, Vn, An):
+    """World pose (Rn, on), velocity Vn and velocity-product acceleration An (local) of
+    a node fixed to body ``b`` at the pose (Rl, pl) there (b < 0: the world)."""
+    if b < 0:
+        for a in range(3):
+            on[a] = pl[a]
+            for c in range(3):
+                Rn[a, c] = Rl[a, c]
+        for a in range(6):
+            Vn[a] = 0.0
+            An[a] = 0.0
+        return
+    for a in range(3):
+        acc = w.pw[b, a]
+        for k in range(3):
+            acc += w.Rw[b, a, k] * pl[k]
+        on[a] = acc
+        for c in range(3):
+            acc = 0.0
+            for k in range(3):
+                acc += w.Rw[b, a, k] * Rl[k, c]
+            Rn[a, c] = acc
+    if not has_v:
+        for a in range(6):
+            Vn[a] = 0.0
+            An[a] = 0.0
+        return
+    _node_motion(w.V, b, Rl, pl, Vn)
+    _node_motion(w.alpha, b, Rl, pl, An)
+
+
+@njit(inline="always", cache=True)
+def _node_motion(src, b, Rl, pl, dst):
+    """dst = body-``b`` motion vector src[b] expressed at the node (its axes and origin)."""
+    w0, w1, w2 = src[b, 0], src[b, 1], src[b, 2]
+    p0, p1, p2 = pl[0], pl[1], pl[2]
+    l0 = src[b, 3] + w1 * p2 - w2 * p1
+    l1 = src[b, 4] + w2 * p0 - w0 * p2
+    l2 = src[b, 5] + w0 * p1 - w1 * p0
+    for a in range(3):  # Rᵀ x
+        dst[a] = Rl[0, a] * w0 + Rl[1, a] * w1 + Rl[2, a] * w2
+        dst[3 + a] = Rl[0, a] * l0 + Rl[1, a] * l1 + Rl[2, a] * l2
+
+
+@njit(cache=True)
+def _emit(r, cP, cS, extra, res, JP, JS, AP, AS, nv, G, ubias, resid, sel):
+    """One constraint row: G row = cP·J_P + cS·J_S, 𝔘̊ = −(cP·A_P + cS·A_S + extra)."""
+    acc = extra
+    for a in range(6):
+        sel[r, a] = cP[a]
+        sel[r, 6 + a] = cS[a]
+        acc += cP[a] * AP[a] + cS[a] * AS[a]
+    ubias[r] = -acc
+    resid[r] = res
+    for k in range(nv):
+        s = 0.0
+        for a in range(6):
+            s += cP[a] * JP[a, k] + cS[a] * JS[a, k]
+        G[r, k] = s
+
+
+@njit(cache=True)
+def _emit_rotation(r, n, extra, res, Rrel, cP, cS, tmp, J, AP, AS, nv, G, ubias, resid, sel):
+    """A rotation row n·ω_rel = n·(R_rel ω_S − ω_P): Q = [−n, 0 | R_relᵀ n, 0]."""
+    _matvec(Rrel, n, tmp, True)
+    for a in range(3):
+        cP[a] = -n[a]
+        cP[3 + a] = 0.0
+        cS[a] = tmp[a]
+        cS[3 + a] = 0.0
+    _emit(r, cP, cS, extra, res, J[0], J[1], AP, AS, nv, G, ubias, resid, sel)
+
+
+@njit(cache=True)
+def loop_constraints_kernel(mi, mf, ws, q, v, li, lf, J, G, ubias, resid, sel):
+    """Rows of all loop joints: G (m_loop, nv), 𝔘̊, residuals and node selections Q;
+    ``J`` (2, 6, nv) scratch for the two node Jacobians of a loop.
+
+    ``v`` None: positions only (𝔘̊ is then its value at v = 0).
+    """
+    m = model_tables(mi, mf)
+    st = configuration_status(m, q, ws)
+    if st != OK:
+        return st
+    nv = m.nv
+    L = loop_tables(li, lf)
+    if G.shape[1] != nv or J.shape[2] != nv or G.shape[0] < sel.shape[0]:
+        return BAD_SHAPE
+    joint_placements(mi, mf, ws, q)
+    world_poses(mi, mf, ws)
+    has_v = v is not None
+    if v is not None:
+        if v.shape[0] != nv:
+            return BAD_SHAPE
+        if nonfinite(v):
+            return BAD_SECOND
+        body_velocities(mi, mf, ws, v)
+        body_accelerations(mi, mf, ws, None, False, True)  # the velocity-product accelerations
+    w = workspace_views(ws, m)
+    RP = np.empty((3, 3))
+    RS = np.empty((3, 3))
+    Rrel = np.empty((3, 3))
+    oP = np.empty(3)
+    oS = np.empty(3)
+    VP = np.empty(6)
+    VS = np.empty(6)
+    AP = np.empty(6)
+    AS = np.empty(6)
+    prel = np.empty(3)
+    d = np.empty(3)
+    cP = np.empty(6)
+    cS = np.empty(6)
+    RwS = np.empty(3)  # R_rel ω_S
+    RvS = np.empty(3)  # R_rel v_S
+    dRwS = np.empty(3)  # Ṙ_rel ω_S
+    dRvS = np.empty(3)  # Ṙ_rel v_S
+    dprel = np.empty(3)
+    t1 = np.empty(3)
+    t2 = np.empty(3)
+    t3 = np.empty(3)
+    rv = np.empty(3)
+    dirs = np.empty((3, 3))
+    for l in range(L.n):
+        bP, bS, kind, row = L.pred_body[l], L.succ_body[l], L.kind[l], L.first_row[l]
+        _node(w, bP, L.R_pred[l], L.p_pred[l], has_v, RP, oP, VP, AP)
+        _node(w, bS, L.R_succ[l], L.p_succ[l], has_v, RS, oS, VS, AS)
+        J[:] = 0.0
+        if bP >= 0:
+            jacobian_columns(m, w, bP, L.R_pred[l], L.p_pred[l], 0, J[0])
+        if bS >= 0:
+            jacobian_columns(m, w, bS, L.R_succ[l], L.p_succ[l], 0, J[1])
+        for a in range(3):
+            d[a] = oS[a] - oP[a]
+            for c in range(3):
+                acc = 0.0
+                for k in range(3):
+                    acc += RP[k, a] * RS[k, c]
+                Rrel[a, c] = acc
+        _matvec(RP, d, prel, True)
+        wP = VP[0:3]
+        vP = VP[3:6]
+        wS = VS[0:3]
+        vS = VS[3:6]
+        ax = L.axis[l]
+        b1 = L.b1[l]
+        b2 = L.b2[l]
+        c2 = L.axis2[l]
+        _matvec(Rrel, wS, RwS, False)
+        _matvec(Rrel, vS, RvS, False)
+        _cross(wP, RwS, t1)
+        for a in range(3):
+            dRwS[a] = -t1[a]
+        _cross(wS, vS, t2)
+        _matvec(Rrel, t2, t3, False)
+        _cross(wP, RvS, t1)
+        for a in range(3):
+            dRvS[a] = t3[a] - t1[a]
+        _cross(wP, prel, t1)
+        for a in range(3):
+            dprel[a] = RvS[a] - vP[a] - t1[a]
+        # ---- rotation rows
+        nrot = 0
+        if kind == WELD or kind == PRISMATIC:
+            rotation_vector(Rrel, rv)
+            for i in range(3):
+                for a in range(3):
+                    dirs[i, a] = 1.0 if a == i else 0.0
+            nrot = 3
+        elif kind == REVOLUTE or kind == CYLINDRICAL or kind == PLANAR:
+            _matvec(Rrel, ax, t1, False)
+            _cross(ax, t1, t2)  # a × R_rel a: the tilt of the successor's axis
+            for a in range(3):
+                dirs[0, a] = b1[a]
+                dirs[1, a] = b2[a]
+            rv[0] = _dot(b1, t2)
+            rv[1] = _dot(b2, t2)
+            nrot = 2
+        for i in range(nrot):
+            _emit_rotation(row, dirs[i], _dot(dirs[i], dRwS), rv[i], Rrel, cP, cS, t1, J, AP, AS, nv,
+                           G, ubias, resid, sel)
+            row += 1
+        if kind == UNIVERSAL:
+            _matvec(Rrel, c2, t1, False)  # successor's axis in P
+            _cross(t1, ax, t2)  # n = (R_rel c) × a
+            _cross(wS, c2, t3)
+            _matvec(Rrel, t3, rv, False)
+            _cross(wP, t1, t3)
+            for a in range(3):
+                rv[a] -= t3[a]  # Ṙ_rel c
+            _cross(rv, ax, t3)  # ṅ
+            extra = _dot(t2, dRwS)
+            for a in range(3):
+                extra += t3[a] * (RwS[a] - wP[a])
+            _emit_rotation(row, t2, extra, _dot(ax, t1), Rrel, cP, cS, t3, J, AP, AS, nv, G, ubias, resid, sel)
+            row += 1
+        # ---- translation rows
+        if kind == PRISMATIC or kind == CYLINDRICAL:
+            ntr = 2
+            for a in range(3):
+                dirs[0, a] = b1[a]
+                dirs[1, a] = b2[a]
+        elif kind == PLANAR:
+            ntr = 1
+            for a in range(3):
+                dirs[0, a] = ax[a]
+        else:
+            ntr = 3
+            for i in range(3):
+                for a in range(3):
+                    dirs[i, a] = 1.0 if a == i else 0.0
+        _cross(dprel, wP, t2)
+        for a in range(3):
+            t2[a] += dRvS[a]  # Ṙ_rel v_S + ṗ_rel × ω_P
+        for i in range(ntr):
+            T = dirs[i]
+            _cross(T, prel, t1)
+            _matvec(Rrel, T, t3, True)
+            for a in range(3):
+                cP[a] = t1[a]
+                cP[3 + a] = -T[a]
+                cS[a] = 0.0
+                cS[3 + a] = t3[a]
+            _emit(row, cP, cS, _dot(T, t2), _dot(T, prel), J[0], J[1], AP, AS, nv, G, ubias, resid, sel)
+            row += 1
+    return OK
+
+
+@njit(cache=True)
+def add_node_forces(sel, loop_of_row, lam, node_body, node_R, node_p, f):
+    """f[body] += φ(body, node) Q*λ for both nodes of every loop row: the node forces
+    f_nd = Q*λ of the loop multipliers carried to the nodes' bodies [Jain24, "Single loop
+    constraint"] (nodes on the world drop out)."""
+    for r in range(sel.shape[0]):
+        for side in range(2):
+            node = 2 * loop_of_row[r] + side
+            b = node_body[node]
+            if b < 0:
+                continue
+            x = lam[r]
+            n0, n1, n2 = sel[r, 6 * side] * x, sel[r, 6 * side + 1] * x, sel[r, 6 * side + 2] * x
+            g0, g1, g2 = sel[r, 6 * side + 3] * x, sel[r, 6 * side + 4] * x, sel[r, 6 * side + 5] * x
+            R = node_R[node]
+            l0 = R[0, 0] * g0 + R[0, 1] * g1 + R[0, 2] * g2
+            l1 = R[1, 0] * g0 + R[1, 1] * g1 + R[1, 2] * g2
+            l2 = R[2, 0] * g0 + R[2, 1] * g1 + R[2, 2] * g2
+            p0, p1, p2 = node_p[node, 0], node_p[node, 1], node_p[node, 2]
+            f[b, 0] += R[0, 0] * n0 + R[0, 1] * n1 + R[0, 2] * n2 + p1 * l2 - p2 * l1
+            f[b, 1] += R[1, 0] * n0 + R[1, 1] * n1 + R[1, 2] * n2 + p2 * l0 - p0 * l2
+            f[b, 2] += R[2, 0] * n0 + R[2, 1] * n1 + R[2, 2] * n2 + p0 * l1 - p1 * l0
+            f[b, 3] += l0
+            f[b, 4] += l1
+            f[b, 5] += l2

@@ -1,0 +1,94 @@
+"""Inverse dynamics by the recursive Newton–Euler algorithm (RNEA).
+
+[Jain12, eq. 14–15], the Newton–Euler factorisation of the equations of motion:
+
+    V = φ*H*θ̇,   α = φ*(H*θ̈ + a),   f = φ(Mα + b),   T = H f
+
+evaluated as a base-to-tips scatter for V and α followed by a tips-to-base gather for f
+(eq. 12: f(k) = Σ_{j ∈ children(k)} φ(k, j) f(j) + M(k)α(k) + b(k)). Gravity enters as
+the base acceleration α(world) = −g; external forces f_ext(k) (body frame) are
+subtracted from body k's force balance.
+"""
+from __future__ import annotations
+
+from numba import get_thread_id, njit, prange
+
+from ..core.layout import model_tables, workspace_views
+from ..core.status import BAD_SHAPE, OK
+from .batch import BATCH_BLOCK, batch_blocks, batch_row
+from .kinematics import (body_accelerations, body_velocities, configuration_status, forces_shape_ok,
+                         joint_placements, state_status)
+from .primitives import add_bias_force, add_force_to_parent, rigid_times_motion
+
+
+@njit(cache=True)
+def body_forces_pass(mi, mf, ws, fext, has_v):
+    """f(k) = M(k)α(k) + b(k) − f_ext(k) into ``w.f``, b(k) = V(k) ×* M(k)V(k)
+    [Jain12, eq. 14]. Needs ``w.alpha`` (and ``w.V`` when ``has_v``)."""
+    m = model_tables(mi, mf)
+    w = workspace_views(ws, m)
+    for i in range(m.nb):
+        rigid_times_motion(m.rigid, i, w.alpha, i, w.f, i)
+        if has_v:
+            add_bias_force(m.rigid, i, w.V, i, w.f, i)
+        if fext is not None:  # None or an (nb, 6) array; (0, 6) also means no forces
+            if fext.shape[0] > 0:
+                for k in range(6):
+                    w.f[i, k] -= fext[i, k]
+
+
+@njit(cache=True)
+def generalized_forces_pass(mi, mf, ws, tau):
+    """The tips-to-base gather f(℘(k)) += φ(℘(k), k) f(k) and T(k) = H(k) f(k) into
+    ``tau`` [Jain12, eq. 12]."""
+    m = model_tables(mi, mf)
+    w = workspace_views(ws, m)
+    F, S = w.f, w.S
+    for i in range(m.nb - 1, -1, -1):
+        vi = m.v_index[i]
+        code = m.axis_code[i]
+        if code != 0:
+            x = F[i, abs(code) - 1]
+            tau[vi] = x if code > 0 else -x
+        else:
+            for c in range(m.joint_nv[i]):
+                acc = 0.0
+                for k in range(6):
+                    acc += S[vi + c, k] * F[i, k]
+                tau[vi + c] = acc
+        p = m.parent[i]
+        if p >= 0:
+            add_force_to_parent(w.R, w.t, i, F, i, F, p)
+
+
+@njit(cache=True)
+def rnea_kernel(mi, mf, ws, q, v, a, fext, gravity, tau):
+    """τ = M(q)a + C(q, v) − Σ J_kᵀ f_ext(k) into ``tau``; ``v``, ``a`` None mean zero."""
+    m = model_tables(mi, mf)
+    st = configuration_status(m, q, ws)
+    if st != OK:
+        return st
+    if tau.shape[0] != m.nv or (v is not None and v.shape[0] != m.nv) or (a is not None and a.shape[0] != m.nv) \
+            or not forces_shape_ok(m, fext):
+        return BAD_SHAPE
+    st = state_status(q, v, a, fext)
+    if st != OK:
+        return st
+    joint_placements(mi, mf, ws, q)
+    has_v = v is not None
+    if v is not None:
+        body_velocities(mi, mf, ws, v)
+    body_accelerations(mi, mf, ws, a, gravity, has_v)
+    body_forces_pass(mi, mf, ws, fext, has_v)
+    generalized_forces_pass(mi, mf, ws, tau)
+    return OK
+
+
+@njit(parallel=True, cache=True)
+def rnea_batch(mi, mf, wss, Q, Vq, Aq, Fext, gravity, tau, status):
+    B = Q.shape[0]
+    for blk in prange(batch_blocks(B)):
+        ws = wss[get_thread_id()]
+        for b in range(blk * BATCH_BLOCK, min(B, (blk + 1) * BATCH_BLOCK)):
+            status[b] = rnea_kernel(mi, mf, ws, Q[b], batch_row(Vq, b), batch_row(Aq, b), batch_row(Fext, b),
+                                    gravity, tau[b])

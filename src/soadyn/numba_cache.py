@@ -1,0 +1,66 @@
+"""Where Numba caches soadyn's compiled kernels.
+
+Numba invalidates a cached kernel only when the source file that defines it changes.
+soadyn's kernels inline helpers from other modules (the spatial primitives, the
+workspace layout), so editing one of those would leave stale machine code behind. The
+cache therefore lives in a directory named after a hash of every module that defines
+compiled code (those that import numba) and of the Numba version: a change to any of
+them starts a fresh cache, and older directories are removed. Modules without compiled
+code (the Python front, the command line) can change without a recompilation.
+
+A user who sets ``NUMBA_CACHE_DIR`` keeps full control; nothing is changed then.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+
+import numba
+from numba.core import config
+
+
+def _source_tag(root):
+    h = hashlib.sha1(numba.__version__.encode())
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        for name in sorted(filenames):
+            if name.endswith(".py"):
+                path = os.path.join(dirpath, name)
+                with open(path, "rb") as f:
+                    source = f.read()
+                if b"numba" in source:
+                    h.update(os.path.relpath(path, root).encode())
+                    h.update(source)
+    return h.hexdigest()[:16]
+
+
+def _writable_dir(path):
+    try:
+        os.makedirs(path, exist_ok=True)
+        probe = os.path.join(path, ".write-test")
+        with open(probe, "w"):
+            pass
+        os.remove(probe)
+        return True
+    except OSError:
+        return False
+
+
+def configure():
+    """Point Numba's cache at ``<package>/__pycache__/numba-<tag>`` (or a per-user cache
+    directory when the package directory is read-only). Call before any kernel is defined."""
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return
+    root = os.path.dirname(os.path.abspath(__file__))
+    tag = _source_tag(root)
+    base = os.path.join(root, "__pycache__")
+    if not _writable_dir(base):
+        base = os.path.join(os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "soadyn")
+        if not _writable_dir(base):
+            return  # Numba falls back to its own locations
+    target = os.path.join(base, f"numba-{tag}")
+    for old in os.listdir(base):
+        if old.startswith("numba-") and old != os.path.basename(target):
+            shutil.rmtree(os.path.join(base, old), ignore_errors=True)
+    config.CACHE_DIR = target

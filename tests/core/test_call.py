@@ -1,0 +1,36 @@
+"""The one call path (soadyn.core.call): the non-compiling fast dispatcher relies on private
+hooks of Numba's dispatcher; these tests pin the behaviour it assumes."""
+import numpy as np
+import pytest
+from numba import njit
+
+from soadyn.core.call import ExactCall, GeneralPath
+
+
+@njit(cache=False)
+def _double(x, out):
+    for k in range(x.shape[0]):
+        out[k] = 2.0 * x[k]
+    return 0
+
+
+def test_fast_dispatcher_never_compiles_and_signals_the_general_path():
+    call = ExactCall(_double)
+    x, out = np.arange(3.0), np.empty(3)
+    with pytest.raises(GeneralPath):  # nothing compiled yet
+        call.fast(x, out)
+    assert call(x, out) == 0 and np.array_equal(out, 2 * x)  # the general path compiles
+    assert call.fast(x, out) == 0  # ... and shares the version with the fast one
+    n = len(call.fast.overloads)
+    for other in ([0.0, 1.0, 2.0], x.astype(np.float32), x[::2], None):
+        with pytest.raises(GeneralPath):
+            call.fast(other, out)
+    assert len(call.fast.overloads) == n
+
+
+def test_general_path_is_a_type_error_only_for_the_dispatcher():
+    assert issubclass(GeneralPath, TypeError)
+    call = ExactCall(_double)
+    call(np.arange(3.0), np.empty(3))
+    with pytest.raises(GeneralPath):
+        call.fast(np.arange(3), np.empty(3))  # an integer array: no exact version

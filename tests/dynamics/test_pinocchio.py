@@ -1,0 +1,113 @@
+"""Cross-check against Pinocchio on example-robot-data robots, fixed and floating base.
+
+Pinocchio is linear-first and its free-flyer velocity is [v; ω]; the benchmark peers (benchmarks/peers.py) map
+states and results by joint name. Agreement is required to 1e-10 relative.
+"""
+import numpy as np
+import pytest
+
+import soadyn as sd
+from conftest import ROBOTS, load_pair, swap_lin_ang
+
+pin = pytest.importorskip("pinocchio")
+
+CASES = [(name, floating) for name in ROBOTS for floating in (False, True)]
+TOL = 1e-10
+
+
+def rel(x, y):
+    return np.abs(x - y).max() / max(1.0, np.abs(y).max())
+
+
+@pytest.fixture(scope="module", params=CASES, ids=[f"{n}-{'floating' if f else 'fixed'}" for n, f in CASES])
+def pair(request):
+    name, floating = request.param
+    return load_pair(name, floating)
+
+
+def states(pair, count=3, seed=0):
+    rng = np.random.default_rng(seed)
+    for _ in range(count):
+        q = sd.random_configuration(pair.sd, rng)
+        yield q, rng.normal(size=pair.sd.nv), rng.normal(size=pair.sd.nv), rng
+
+
+def test_sizes_and_frames(pair):
+    m, pm = pair.sd, pair.pm
+    assert m.nv == pm.nv
+    for f in m.frames:
+        assert pm.existFrame(f.name), f.name
+
+
+def test_rnea_with_external_forces(pair):
+    m, pm, pd = pair.sd, pair.pm, pair.pd
+    for q, v, a, rng in states(pair):
+        f = rng.normal(size=(m.nbodies, 6))
+        tau = sd.rnea(m, q, v, a, f)
+        fp = [pin.Force.Zero() for _ in range(pm.njoints)]
+        for k, j in enumerate(m.joints):  # body frame = joint frame in both libraries
+            fp[pm.getJointId(j.name)] = pin.Force(f[k, 3:], f[k, :3])
+        ref = pair.v_from_pin(pin.rnea(pm, pd, pair.q_to_pin(q), pair.v_to_pin(v), pair.v_to_pin(a), fp))
+        assert rel(tau, ref) < TOL
+
+
+def test_aba(pair):
+    m, pm, pd = pair.sd, pair.pm, pair.pd
+    for q, v, tau, rng in states(pair, seed=1):
+        qdd = sd.aba(m, q, v, tau)
+        ref = pair.v_from_pin(pin.aba(pm, pd, pair.q_to_pin(q), pair.v_to_pin(v), pair.v_to_pin(tau)))
+        assert rel(qdd, ref) < TOL
+
+
+def test_mass_matrix(pair):
+    m, pm, pd = pair.sd, pair.pm, pair.pd
+    T = pair.v_permutation()
+    for q, _, _, _ in states(pair, seed=2):
+        Mp = pin.crba(pm, pd, pair.q_to_pin(q)).copy()
+        Mp = np.triu(Mp) + np.triu(Mp, 1).T  # Pinocchio fills the upper triangle
+        ref = T.T @ Mp @ T
+        assert rel(sd.mass_matrix(m, q), ref) < TOL
+        assert rel(sd.mass_matrix(m, q, method="jtmj"), ref) < TOL
+
+
+def test_frame_placements_and_jacobians(pair):
+    m, pm, pd = pair.sd, pair.pm, pair.pd
+    T = pair.v_permutation()
+    refs = {"local": pin.LOCAL, "world": pin.WORLD, "local_world_aligned": pin.LOCAL_WORLD_ALIGNED}
+    for q, v, _, _ in states(pair, count=2, seed=3):
+        qp = pair.q_to_pin(q)
+        pin.framesForwardKinematics(pm, pd, qp)
+        pin.computeJointJacobians(pm, pd, qp)
+        for f in m.frames:
+            fid = pm.getFrameId(f.name)
+            assert rel(sd.frame_placement(m, q, f.name), pd.oMf[fid].homogeneous) < TOL
+        for f in m.frames[:: max(1, len(m.frames) // 8)]:
+            fid = pm.getFrameId(f.name)
+            for ref, pref in refs.items():
+                J = sd.frame_jacobian(m, q, f.name, ref)
+                Jp = swap_lin_ang(pin.getFrameJacobian(pm, pd, fid, pref)) @ T
+                assert rel(J, Jp) < TOL, (f.name, ref)
+
+
+def test_frame_velocity_and_acceleration(pair):
+    m, pm, pd = pair.sd, pair.pm, pair.pd
+    for q, v, a, _ in states(pair, count=2, seed=4):
+        pin.forwardKinematics(pm, pd, pair.q_to_pin(q), pair.v_to_pin(v), pair.v_to_pin(a))
+        pin.updateFramePlacements(pm, pd)
+        for f in m.frames[:: max(1, len(m.frames) // 6)]:
+            fid = pm.getFrameId(f.name)
+            for ref, pref in (("local", pin.LOCAL), ("world", pin.WORLD)):
+                Vp = pin.getFrameVelocity(pm, pd, fid, pref).vector
+                Ap = pin.getFrameAcceleration(pm, pd, fid, pref).vector
+                assert rel(sd.frame_velocity(m, q, v, f.name, ref), swap_lin_ang(Vp)) < TOL
+                assert rel(sd.frame_acceleration(m, q, v, a, f.name, ref), swap_lin_ang(Ap)) < TOL
+
+
+def test_energy_and_center_of_mass(pair):
+    m, pm, pd = pair.sd, pair.pm, pair.pd
+    for q, v, _, _ in states(pair, count=2, seed=5):
+        qp, vp = pair.q_to_pin(q), pair.v_to_pin(v)
+        assert np.isclose(sd.kinetic_energy(m, q, v), pin.computeKineticEnergy(pm, pd, qp, vp), rtol=TOL)
+        assert np.isclose(sd.potential_energy(m, q), pin.computePotentialEnergy(pm, pd, qp), rtol=TOL, atol=TOL)
+        c = sd.center_of_mass(m, q)
+        assert rel(c, pin.centerOfMass(pm, pd, qp)) < TOL

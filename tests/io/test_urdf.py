@@ -1,0 +1,106 @@
+"""Model building, URDF/URDF+ loading, and clear errors on bad input."""
+import os
+
+import numpy as np
+import pytest
+
+import soadyn as sd
+from conftest import URDFPLUS
+from soadyn import joints as jt
+
+needs_urdfplus = pytest.mark.skipif(not os.path.isdir(URDFPLUS), reason="../shared/models/urdfplus not present")
+
+BOX = np.diag([0.1, 0.1, 0.1])
+
+
+def two_link():
+    m = sd.Model("two")
+    m.add_body("a", jt.Revolute("z"), mass=1.0, com=(0.5, 0, 0), inertia=BOX)
+    m.add_body("b", jt.Revolute("z"), "a", (np.eye(3), np.array([1.0, 0, 0])), mass=1.0, com=(0.5, 0, 0), inertia=BOX)
+    return m
+
+
+# ----------------------------------------------------------------------------- URDF
+SIMPLE = """<robot name="r">
+  <link name="base"><inertial><mass value="2"/><inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="l1"><inertial><origin xyz="0 0 0.5" rpy="0 0 0"/><mass value="1"/>
+    <inertia ixx="0.1" iyy="0.1" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="tool"><inertial><origin xyz="0.1 0 0"/><mass value="0.5"/>
+    <inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="j1" type="revolute"><parent link="base"/><child link="l1"/><origin xyz="0 0 1" rpy="0 0 0.5"/>
+    <axis xyz="0 1 0"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
+  <joint name="fix" type="fixed"><parent link="l1"/><child link="tool"/><origin xyz="0 0 1" rpy="0.3 0 0"/></joint>
+</robot>"""
+
+
+def test_urdf_fixed_joint_merge_keeps_link_as_frame():
+    m = sd.load_urdf(SIMPLE)
+    assert m.nbodies == 1 and m.nv == 1 and m.joints[0].name == "j1"
+    assert set(m.frame_names) >= {"base", "l1", "tool"}
+    assert np.isclose(m.bodies[0].mass, 1.5)  # l1 + tool merged
+    # the merged centre of mass: (1·(0,0,0.5) + 0.5·(0.1, 0, 1) in l1) / 1.5
+    R = sd.spatial.rotation_x(0.3)
+    c_tool = np.array([0, 0, 1.0]) + R @ np.array([0.1, 0, 0])
+    assert np.allclose(m.bodies[0].com, (np.array([0, 0, 0.5]) + 0.5 * c_tool) / 1.5)
+    assert np.allclose(m.joints[0].lower, [-1]) and np.allclose(m.joints[0].upper, [1])
+    fl = sd.load_urdf(SIMPLE, floating_base=True)
+    assert fl.nbodies == 2 and fl.joints[0].kind == "free" and fl.nq == 8
+
+
+@needs_urdfplus
+@pytest.mark.filterwarnings("ignore:body .* violate the triangle inequality")
+def test_urdfplus_loops_couplings_and_independence():
+    m = sd.load_urdf(os.path.join(URDFPLUS, "four_bar.urdf"))
+    assert [lp.name for lp in m.loops] == ["loop1"]
+    lp = m.loops[0]
+    assert lp.kind == "revolute" and np.allclose(lp.axis, [0, 0, 1])
+    # the loop's two end frames coincide at a closed configuration of the 1 m x 0.5 m four-bar:
+    # crank 0.5 at θ1, coupler 1.0, rocker 0.5 hinged at (1, 0): θ1 = θ3 = 90°, θ2 = −90°
+    q = np.array([np.pi / 2, -np.pi / 2, np.pi / 2])
+    Xp = sd.frame_placement(m, q, lp.predecessor)
+    Xs = sd.frame_placement(m, q, lp.successor)
+    assert np.allclose(Xp[:3, 3], Xs[:3, 3])
+    assert [j.independent for j in m.joints] == [True, False, False]
+    r = sd.load_urdf(os.path.join(URDFPLUS, "jvrc1_humanoid.urdf"))
+    assert len(r.couplings) > 10
+    c = r.couplings[0]
+    assert (c.predecessor, c.successor, c.ratio) == ("waist-yaw", "waist-yaw-rotor", 6.0)
+    for name in ("mini_cheetah", "mit_humanoid", "six_bar", "revolute_rotor_chain"):
+        model = sd.load_urdf(os.path.join(URDFPLUS, f"{name}.urdf"))
+        assert model.nv > 0
+
+
+def _mutate(text, old, new):
+    assert old in text
+    return text.replace(old, new)
+
+
+@pytest.mark.parametrize("text, match", [
+    ("<robot name='x'><link name='a'>", "not well-formed"),
+    ("<model/>", "expected a <robot> root"),
+    ("<robot name='x'></robot>", "no <link>"),
+    (_mutate(SIMPLE, '<child link="l1"/>', '<child link="l9"/>'), "unknown link 'l9'"),
+    (_mutate(SIMPLE, 'type="revolute"', 'type="ball"'), "unsupported joint type 'ball'"),
+    (_mutate(SIMPLE, '<axis xyz="0 1 0"/>', '<axis xyz="0 1"/>'), "expected 3 finite numbers"),
+    (_mutate(SIMPLE, '<mass value="1"/>', '<mass value="heavy"/>'), "expected a number"),
+    (_mutate(SIMPLE, '<link name="tool">', '<link name="l1">'), "duplicate link"),
+    (_mutate(SIMPLE, '<parent link="l1"/><child link="tool"/>', '<parent link="base"/><child link="l1"/>'),
+     "already the child"),
+    ("<robot name='c'><link name='a'/><link name='b'/>"
+     "<joint name='j1' type='continuous'><parent link='a'/><child link='b'/></joint>"
+     "<joint name='j2' type='continuous'><parent link='b'/><child link='a'/></joint></robot>", "cycle"),
+    (_mutate(SIMPLE, '</robot>', '<link name="stray"/></robot>'), "exactly one root link"),
+    (_mutate(SIMPLE, '</robot>', '<loop name="L" type="revolute"><predecessor link="nope"/>'
+                                 '<successor link="l1"/></loop></robot>'), "unknown link 'nope'"),
+    (_mutate(SIMPLE, '</robot>', '<coupling name="c"><predecessor link="l1"/><successor link="base"/></coupling></robot>'),
+     "missing <ratio"),
+    (_mutate(SIMPLE, '<axis xyz="0 1 0"/>', '<axis xyz="0 0 0"/>'), "axis must be nonzero"),
+])
+def test_malformed_urdf_errors_name_the_element(text, match):
+    with pytest.raises(sd.URDFError, match=match):
+        sd.load_urdf(text)
+
+
+def test_missing_file():
+    with pytest.raises(sd.URDFError, match="cannot read"):
+        sd.load_urdf("/nonexistent/robot.urdf")

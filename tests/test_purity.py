@@ -1,0 +1,69 @@
+"""Every public function is a function of its arguments: no state carried from one call
+to the next (shuffled call orders give bitwise-identical results) and safe under threads
+(several threads on the same models give the serial results)."""
+import threading
+
+import numpy as np
+import pytest
+
+import soadyn as sd
+from conftest import mechanism
+
+
+def _cases():
+    """(name, call) pairs on shared models: tree functions on a random tree, closed-chain
+    ones on a four-bar linkage (implicit loop) and Mini Cheetah (geared rotors)."""
+    rng = np.random.default_rng(3)
+    tree = sd.models.random_tree(12, 3, floating_base=True)
+    four_bar = mechanism("crank_rocker")
+    cheetah = mechanism("mini_cheetah")
+    cases = []
+    for k in range(3):
+        q = sd.random_configuration(tree, rng)
+        v, tau = rng.normal(size=(2, tree.nv))
+        frames = [tree.frames[-1].name, tree.frames[4].name]
+        cases += [(f"aba{k}", lambda q=q, v=v, tau=tau: sd.aba(tree, q, v, tau)),
+                  (f"mass_matrix{k}", lambda q=q: sd.mass_matrix(tree, q)),
+                  (f"oscm{k}", lambda q=q, frames=frames: sd.operational_space_compliance(tree, q, frames))]
+        y, yd = sd.closed.embedding.random_independent_state(four_bar, rng, 0.6)
+        qc, vc = sd.spanning_state(four_bar, y, yd)
+        tc = rng.normal(size=four_bar.nv)
+        cases.append((f"embedding{k}", lambda qc=qc, vc=vc, tc=tc: sd.constrained_forward_dynamics(
+            four_bar, qc, vc, tc, method="embedding").qdd))
+        cases.append((f"cluster_aba_four_bar{k}", lambda y=y, yd=yd: sd.cluster_aba(four_bar, y, yd, np.ones(len(yd)))))
+        yc, ydc = sd.closed.embedding.random_independent_state(cheetah, rng, 0.6)
+        tau_c = rng.normal(size=len(ydc))
+        cases.append((f"cluster_aba_cheetah{k}", lambda yc=yc, ydc=ydc, t=tau_c: sd.cluster_aba(cheetah, yc, ydc, t)))
+    return cases
+
+
+def test_results_do_not_depend_on_the_order_of_calls():
+    cases = _cases()
+    reference = {name: call().copy() for name, call in cases}
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        for i in rng.permutation(len(cases)):
+            name, call = cases[i]
+            assert np.array_equal(call(), reference[name]), name
+
+
+@pytest.mark.slow
+def test_concurrent_calls_from_four_threads_give_the_serial_results():
+    cases = _cases()
+    reference = {name: call().copy() for name, call in cases}
+    failures = []
+
+    def worker(seed):
+        rng = np.random.default_rng(seed)
+        for _ in range(500 // 3):  # each thread: about 500 calls of each function
+            for i in rng.permutation(len(cases)):
+                name, call = cases[i]
+                if not np.array_equal(call(), reference[name]):
+                    failures.append(name)
+
+    threads = [threading.Thread(target=worker, args=(s,)) for s in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures, sorted(set(failures))
