@@ -245,11 +245,12 @@ def _noop_kernels():
     time is the dispatch cost (type checks, unboxing) alone."""
     from numba import njit
 
-    @njit(cache=True)
+    # not cached: this module is loaded from a file path, which Numba's cache cannot re-import
+    @njit
     def noop9(mi, mf, ws, q, v, a, fext, gravity, out):
         return 0
 
-    @njit(cache=True)
+    @njit
     def noop5(mi, mf, ws, q, M):
         return 0
 
@@ -260,6 +261,7 @@ def bench_overhead(robots, pin, rounds, sample_seconds, rng, progress):
     """Where the time of a plain call goes: Numba dispatch, kernel, Python wrapper,
     output allocation (differences of interleaved medians)."""
     import peers
+    from soadyn.core.call import NO_FORCES
     from soadyn.dynamics.aba import _ABA
     from soadyn.dynamics.crba import _CRBA
     from soadyn.dynamics.rnea import _RNEA
@@ -279,15 +281,15 @@ def bench_overhead(robots, pin, rounds, sample_seconds, rng, progress):
             progress.step(f"overhead {name} {alg}")
             cases, _ = robot_cases(pair, alg, state, pin)
             ns = cases["soadyn"][1]
-            ns.update(mi=c.mi, mf=c.mf, nv=c.nv, b=ns["ws"].buffer, noop9=noop9, noop5=noop5,
+            ns.update(mi=c.mi, mf=c.mf, nv=c.nv, b=ns["ws"].buffer, noop9=noop9, noop5=noop5, no_forces=NO_FORCES,
                       k_rnea=_RNEA.fast, k_aba=_ABA.fast, k_crba=_CRBA.fast)
             if alg == "mass_matrix":
                 cases["dispatch"] = ("noop5(mi, mf, b, q, M)", ns)
                 cases["kernel"] = ("k_crba(mi, mf, b, q, M)", ns)
             else:
                 x, k = ("a", "k_rnea") if alg == "rnea" else ("tau", "k_aba")
-                cases["dispatch"] = (f"noop9(mi, mf, b, q, v, {x}, None, True, out)", ns)
-                cases["kernel"] = (f"{k}(mi, mf, b, q, v, {x}, None, True, out)", ns)
+                cases["dispatch"] = (f"noop9(mi, mf, b, q, v, {x}, no_forces, True, out)", ns)
+                cases["kernel"] = (f"{k}(mi, mf, b, q, v, {x}, no_forces, True, out)", ns)
             cases["allocation"] = ("np.empty((nv, nv))" if alg == "mass_matrix" else "np.empty(nv)",
                                    dict(ns, np=np))
             res = {k: v[0] * 1e6 for k, v in time_interleaved(cases, rounds, sample_seconds, rng).items()}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import validation as val
-from ..core.call import Arg, CompiledFunction
+from ..core.call import ABSENT, Arg, CompiledFunction
 from ..core.compile import derived
 from ..kernels.loops import loop_constraints_kernel
 from .constraint_set import constraint_set
@@ -92,7 +92,7 @@ def evaluate_constraint_set(cs, q, v, t, bias, workspace=None):
     res = np.zeros(m)
     sel = np.zeros((cs.m_loop, 12))
     if cs.m_loop:
-        _LOOPS(model, (q, v), (cs.loop_int, cs.loop_float, _node_jacobians(model)), (G, ub, res, sel), workspace)
+        _LOOPS(model, (q, ABSENT if v is None else v), (cs.loop_int, cs.loop_float, _node_jacobians(model)), (G, ub, res, sel), workspace)
     if cs.m_coupling:
         r = slice(cs.m_loop, cs.m_loop + cs.m_coupling)
         G[r] = cs.coupling_v

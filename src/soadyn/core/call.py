@@ -32,7 +32,13 @@ from . import status as st
 from . import validation as val
 from .compile import Workspace, derived
 
-__all__ = ["GeneralPath", "ExactCall", "Arg", "CompiledFunction"]
+__all__ = ["GeneralPath", "ExactCall", "Arg", "CompiledFunction", "ABSENT", "NO_FORCES"]
+
+#: Stand-ins for absent arguments. Every kernel has one signature (each compiled version
+#: costs seconds), so an absent rate (zero velocity or acceleration) is an empty vector and
+#: absent external forces an empty (0, 6) array, never None: public functions pass these.
+ABSENT = np.zeros(0)
+NO_FORCES = np.zeros((0, 6))
 
 
 class GeneralPath(TypeError):
@@ -90,10 +96,14 @@ class Arg:
         self.name, self.size, self.optional = name, size, optional
 
     def check(self, x, model, c, batch, batch_ok):
+        """``x`` validated; an absent argument (None, ``ABSENT``, ``NO_FORCES``) as the
+        empty array of the batch."""
         if self.size == "forces":
+            if x is None or x is NO_FORCES:
+                return NO_FORCES if batch is None else np.zeros((batch, 0, 6))
             return val.external_forces(x, c.nb, batch)
-        if x is None and self.optional:
-            return None
+        if self.optional and (x is None or x is ABSENT):
+            return ABSENT if batch is None else np.zeros((batch, 0))
         n = getattr(c, self.size) if isinstance(self.size, str) else self.size(model)
         return val.vector(x, n, self.name, batch_ok)
 
@@ -108,9 +118,10 @@ class CompiledFunction:
     args : tuple of :class:`Arg`, the state arguments (checked, batched).
     outputs : ``outputs(c, state, params) -> tuple of shapes`` for one state (``c`` the
         :class:`~soadyn.core.compile.CompiledModel`, ``state`` and ``params`` the
-        arguments as given); a shape of None passes None for that output. ``outputs``
-        returning None means that the caller always provides the outputs (``out``, a
-        tuple), unchecked: internal kernels only.
+        arguments as given); or the name of one shape attribute of ``c`` (``"v_shape"``,
+        ...) for a single output of that shape. ``outputs`` returning None means that the
+        caller always provides the outputs (``out``, a tuple), unchecked: internal
+        kernels only.
     params : optional converters of the parameters (e.g. ``bool``; None: as given) for the
         general path.
     allocate : for a kernel with several outputs, ``allocate(c, state) -> tuple of
@@ -125,11 +136,15 @@ class CompiledFunction:
         self.batch = batch
         self.args = tuple(args)
         self.names = tuple(a.name for a in self.args if a.size != "forces") if names is None else tuple(names)
-        self.outputs = outputs
+        if isinstance(outputs, str):  # a shape attribute of the compiled model
+            self.shape = outputs
+            self.outputs = lambda c, state, params: (getattr(c, outputs),)
+        else:
+            self.shape = None
+            self.outputs = outputs
         self.params = tuple(params)
-        # the fast path allocates a single output directly; several through ``allocate``
-        # (c, state) -> tuple of arrays, written out by the function that has them
         self.allocate = allocate
+        self.single = allocate is None
 
     def __call__(self, model, state, params=(), out=None, workspace=None):
         """Run the kernel on ``state`` (a tuple in the order of ``args``); returns the
@@ -149,14 +164,19 @@ class CompiledFunction:
             return self.general(model, state, params, out, workspace)
         c = d.compiled
         try:
-            if self.allocate is None:
-                result = np.empty(self.outputs(c, state, params)[0]) if out is None else out
-                if self.fast(c.mi, c.mf, ws, *state, *params, result) == st.OK:
+            if self.single:
+                if out is not None:
+                    result = out
+                elif self.shape is not None:
+                    result = np.empty(getattr(c, self.shape))
+                else:
+                    result = np.empty(self.outputs(c, state, params)[0])
+                if self.fast(c.mi, c.mf, ws, *state, *params, result) == 0:
                     return result
             else:
-                outs = self.allocate(c, state) if out is None else out
-                if self.fast(c.mi, c.mf, ws, *state, *params, *outs) == st.OK:
-                    return outs
+                result = self.allocate(c, state) if out is None else out
+                if self.fast(c.mi, c.mf, ws, *state, *params, *result) == 0:
+                    return result
         except GeneralPath:
             pass
         return self.general(model, state, params, out, workspace)

@@ -31,13 +31,18 @@ __all__ = ["CompiledModel", "Derived", "derived", "compiled", "Workspace"]
 
 class CompiledModel:
     """The flat array form of a model for the kernels (see :mod:`soadyn.core.layout`):
-    ``mi``, ``mf`` and the sizes ``nb``, ``nq``, ``nv``; ``parents`` (nb,) body parents."""
+    ``mi``, ``mf`` and the sizes ``nb``, ``nq``, ``nv``; ``parents`` (nb,) body parents; the
+    output shapes ``q_shape`` (nq,), ``v_shape`` (nv,), ``vv_shape`` (nv, nv) and
+    ``jacobian_shape`` (6, nv)."""
 
-    __slots__ = ("nb", "nq", "nv", "mi", "mf", "parents")
+    __slots__ = ("nb", "nq", "nv", "mi", "mf", "parents", "q_shape", "v_shape", "vv_shape", "jacobian_shape")
 
     def __init__(self, model):
         bodies = model.bodies
         self.nb, self.nq, self.nv = len(bodies), model.nq, model.nv
+        # output shapes of the common kernels, named for the fast call path
+        self.q_shape, self.v_shape, self.vv_shape, self.jacobian_shape = (self.nq,), (self.nv,), (self.nv, self.nv), \
+            (6, self.nv)
         self.parents = np.array([b.parent for b in bodies], dtype=np.int64)
         self.mi, self.mf = pack_model(bodies, model.gravity, self.nq, self.nv)
         self.mi.flags.writeable = False

@@ -262,23 +262,15 @@ def normalize_kernel(mi, mf, ws, q, out):
 
 
 # =========================================================================== public functions
-def _configuration(c, state, params):
-    return ((c.nq,),)
-
-
-def _velocity(c, state, params):
-    return ((c.nv,),)
-
-
 def _time_step(dt):
     return val.finite_scalar(dt, "dt")
 
 
-_INTEGRATE = CompiledFunction(integrate_kernel, "loop", (Arg("q", "nq"), Arg("v", "nv")), _configuration,
+_INTEGRATE = CompiledFunction(integrate_kernel, "loop", (Arg("q", "nq"), Arg("v", "nv")), "q_shape",
                               params=(_time_step,))
-_DIFFERENCE = CompiledFunction(difference_kernel, "loop", (Arg("q0", "nq"), Arg("q1", "nq")), _velocity)
-_RATE = CompiledFunction(configuration_rate_kernel, "loop", (Arg("q", "nq"), Arg("v", "nv")), _configuration)
-_NORMALIZE = CompiledFunction(normalize_kernel, "loop", (Arg("q", "nq"),), _configuration)
+_DIFFERENCE = CompiledFunction(difference_kernel, "loop", (Arg("q0", "nq"), Arg("q1", "nq")), "v_shape")
+_RATE = CompiledFunction(configuration_rate_kernel, "loop", (Arg("q", "nq"), Arg("v", "nv")), "q_shape")
+_NORMALIZE = CompiledFunction(normalize_kernel, "loop", (Arg("q", "nq"),), "q_shape")
 
 
 def integrate(model, q, v, dt=1.0, *, out=None):

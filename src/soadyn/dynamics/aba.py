@@ -2,14 +2,14 @@
 (:mod:`soadyn.kernels.aba`, [Jain23p, eq. 7])."""
 from __future__ import annotations
 
-from ..core.call import Arg, CompiledFunction
+from ..core.call import ABSENT, NO_FORCES, Arg, CompiledFunction
 from ..kernels.aba import aba_batch, aba_kernel
 
 __all__ = ["aba"]
 
 _ABA = CompiledFunction(aba_kernel, aba_batch,
                         (Arg("q", "nq"), Arg("v", "nv", optional=True), Arg("tau", "nv"), Arg("f_ext", "forces")),
-                        lambda c, state, params: ((c.nv,),), params=(bool,))
+                        "v_shape", params=(bool,))
 
 
 def aba(model, q, v, tau, f_ext=None, *, gravity=True, out=None, workspace=None):
@@ -32,4 +32,5 @@ def aba(model, q, v, tau, f_ext=None, *, gravity=True, out=None, workspace=None)
     Returns q̈, (nv,) or (B, nv). Raises ``numpy.linalg.LinAlgError`` naming the joints
     that move no inertia when M is singular.
     """
-    return _ABA(model, (q, v, tau, f_ext), (gravity,), out, workspace)
+    return _ABA(model, (q, ABSENT if v is None else v, tau, NO_FORCES if f_ext is None else f_ext), (gravity,), out,
+                workspace)

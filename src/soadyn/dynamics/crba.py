@@ -10,12 +10,8 @@ from ..kernels.crba import mass_matrix_batch, mass_matrix_jtmj_kernel, mass_matr
 __all__ = ["mass_matrix"]
 
 
-def _square(c, state, params):
-    return ((c.nv, c.nv),)
-
-
-_CRBA = CompiledFunction(mass_matrix_kernel, mass_matrix_batch, (Arg("q", "nq"),), _square)
-_JTMJ = CompiledFunction(mass_matrix_jtmj_kernel, "loop", (Arg("q", "nq"),), _square)
+_CRBA = CompiledFunction(mass_matrix_kernel, mass_matrix_batch, (Arg("q", "nq"),), "vv_shape")
+_JTMJ = CompiledFunction(mass_matrix_jtmj_kernel, "loop", (Arg("q", "nq"),), "vv_shape")
 METHODS = ("crba", "jtmj")
 
 

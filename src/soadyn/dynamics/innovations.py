@@ -32,13 +32,9 @@ def _allocate_articulated(c, state):
     return np.empty((c.nb, 6, 6)), np.empty((c.nv, c.nv)), np.empty((6, c.nv))
 
 
-def _square(c, state, params):
-    return ((c.nv, c.nv),)
-
-
 _ARTICULATED = CompiledFunction(articulated_inertias_kernel, "loop", (Arg("q", "nq"),), _articulated_outputs,
                                 allocate=_allocate_articulated)
-_MINV = CompiledFunction(mass_matrix_inverse_kernel, mass_matrix_inverse_batch, (Arg("q", "nq"),), _square)
+_MINV = CompiledFunction(mass_matrix_inverse_kernel, mass_matrix_inverse_batch, (Arg("q", "nq"),), "vv_shape")
 _LOG_DET = CompiledFunction(log_det_kernel, "loop", (Arg("q", "nq"),), lambda c, state, params: ((1,),))
 
 

@@ -9,7 +9,7 @@ __all__ = ["frame_jacobian", "REFERENCES"]
 #: reference frames of a Jacobian (Pinocchio's names)
 REFERENCES = {"local": 0, "local_world_aligned": 1, "world": 2}
 
-_JACOBIAN = CompiledFunction(frame_jacobian_kernel, "loop", (Arg("q", "nq"),), lambda c, state, params: ((6, c.nv),))
+_JACOBIAN = CompiledFunction(frame_jacobian_kernel, "loop", (Arg("q", "nq"),), "jacobian_shape")
 
 
 def frame_jacobian(model, q, frame, reference="local", *, out=None, workspace=None):

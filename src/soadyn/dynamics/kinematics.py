@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.call import Arg, CompiledFunction
+from ..core.call import ABSENT, Arg, CompiledFunction
 from ..kernels.kinematics import kinematics_batch, kinematics_kernel
 
 __all__ = ["forward_kinematics", "frame_placement", "body_placements", "frame_velocity",
@@ -39,13 +39,13 @@ class KinematicsResult:
 
 
 def _kinematics_outputs(c, state, params):
-    return ((c.nb, 3, 3), (c.nb, 3), None if state[1] is None else (c.nb, 6),
-            None if state[2] is None else (c.nb, 6))
+    # an absent rate gives an empty output (one signature per kernel, see soadyn.core.call)
+    return ((c.nb, 3, 3), (c.nb, 3), (c.nb if state[1].size else 0, 6), (c.nb if state[2].size else 0, 6))
 
 
 def _allocate_kinematics(c, state):
-    return (np.empty((c.nb, 3, 3)), np.empty((c.nb, 3)), None if state[1] is None else np.empty((c.nb, 6)),
-            None if state[2] is None else np.empty((c.nb, 6)))
+    return (np.empty((c.nb, 3, 3)), np.empty((c.nb, 3)), np.empty((c.nb if state[1] is not ABSENT else 0, 6)),
+            np.empty((c.nb if state[2] is not ABSENT else 0, 6)))
 
 
 _KINEMATICS = CompiledFunction(kinematics_kernel, kinematics_batch,
@@ -73,8 +73,9 @@ def forward_kinematics(model, q, v=None, a=None, *, gravity=False, workspace=Non
     """
     if a is not None and v is None:
         raise ValueError("a: accelerations need the velocity v as well")
-    R, p, V, A = _KINEMATICS(model, (q, v, a), (gravity,), None, workspace)
-    return KinematicsResult(R, p, V, A)
+    R, p, V, A = _KINEMATICS(model, (q, ABSENT if v is None else v, ABSENT if a is None else a), (gravity,), None,
+                             workspace)
+    return KinematicsResult(R, p, None if v is None else V, None if a is None else A)
 
 
 def body_placements(model, q):

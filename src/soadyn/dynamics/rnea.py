@@ -2,7 +2,7 @@
 (:mod:`soadyn.kernels.rnea`, [Jain12, eq. 14–15])."""
 from __future__ import annotations
 
-from ..core.call import Arg, CompiledFunction
+from ..core.call import ABSENT, NO_FORCES, Arg, CompiledFunction
 from ..kernels.rnea import rnea_batch, rnea_kernel
 
 __all__ = ["rnea", "bias_forces", "generalized_gravity"]
@@ -10,7 +10,7 @@ __all__ = ["rnea", "bias_forces", "generalized_gravity"]
 _RNEA = CompiledFunction(rnea_kernel, rnea_batch,
                          (Arg("q", "nq"), Arg("v", "nv", optional=True), Arg("a", "nv", optional=True),
                           Arg("f_ext", "forces")),
-                         lambda c, state, params: ((c.nv,),), params=(bool,))
+                         "v_shape", params=(bool,))
 
 
 def rnea(model, q, v, a, f_ext=None, *, gravity=True, out=None, workspace=None):
@@ -30,7 +30,8 @@ def rnea(model, q, v, a, f_ext=None, *, gravity=True, out=None, workspace=None):
 
     Returns τ, (nv,) or (B, nv) [N m, N].
     """
-    return _RNEA(model, (q, v, a, f_ext), (gravity,), out, workspace)
+    return _RNEA(model, (q, ABSENT if v is None else v, ABSENT if a is None else a,
+                         NO_FORCES if f_ext is None else f_ext), (gravity,), out, workspace)
 
 
 def bias_forces(model, q, v, *, gravity=True, out=None, workspace=None):

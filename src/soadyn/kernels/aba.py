@@ -23,8 +23,9 @@ from numba import get_thread_id, njit, prange
 
 from ..core.layout import model_tables, workspace_views
 from ..core.status import BAD_SHAPE, OK, SINGULAR
-from .batch import BATCH_BLOCK, batch_blocks, batch_row
-from .kinematics import body_velocities, configuration_status, forces_shape_ok, joint_placements, state_status
+from .batch import BATCH_BLOCK, batch_blocks
+from .kinematics import (body_velocities, configuration_status, forces_shape_ok, joint_placements, rates_shape_ok,
+                         state_status)
 from .primitives import (add_bias_force, add_force_to_parent, add_inertia_to_parent,
                          add_inertia_to_parent_about_axis, parent_acceleration, spd_inverse)
 
@@ -33,16 +34,17 @@ from .primitives import (add_bias_force, add_force_to_parent, add_inertia_to_par
 def articulated_body_pass(mi, mf, ws, tau, fext, has_v):
     """The tips-to-base gather: P, D⁻¹, U = P H*, G* and ε into the workspace, z⁺ into z.
 
-    Needs ``joint_placements`` (and ``body_velocities`` when ``has_v``) first. ``tau``
-    None means T = 0. Returns False when some D(k) is not positive definite. On return,
+    Needs ``joint_placements`` (and ``body_velocities`` when ``has_v``) first. Returns
+    False when some D(k) is not positive definite. On return,
     for every body k with a parent: ``w.P[k]`` = P⁺(k), ``w.z[k]`` = z⁺(k) and the rows
     ``w.Gt`` = G*(k) = D⁻¹(k)U(k)ᵀ; a root body keeps P(k) and z(k). A joint whose map
     is a unit column ±e_j (``axis_code``) has U = ±P[:, j] and D = P[j, j]: no products
-    with H* are formed.
+    with H* are formed. An empty ``tau`` means T = 0, an empty ``fext`` no forces.
     """
     m = model_tables(mi, mf)
     w = workspace_views(ws, m)
     P, z, U, Gt, Dinv, eps, S = w.P, w.z, w.U, w.Gt, w.Dinv, w.eps, w.S
+    has_tau = tau.shape[0] > 0
     for i in range(m.nb):
         for a in range(6):
             for b in range(6):
@@ -50,10 +52,9 @@ def articulated_body_pass(mi, mf, ws, tau, fext, has_v):
             z[i, a] = 0.0
         if has_v:  # b(k) = V(k) ×* M(k)V(k)
             add_bias_force(m.rigid, i, w.V, i, z, i)
-        if fext is not None:  # None or an (nb, 6) array; (0, 6) also means no forces
-            if fext.shape[0] > 0:
-                for a in range(6):
-                    z[i, a] -= fext[i, a]
+        if fext.shape[0] > 0:  # (nb, 6), or (0, 6): no forces
+            for a in range(6):
+                z[i, a] -= fext[i, a]
     for i in range(m.nb - 1, -1, -1):
         vi = m.v_index[i]
         n = m.joint_nv[i]
@@ -72,7 +73,7 @@ def articulated_body_pass(mi, mf, ws, tau, fext, has_v):
                 return False
             dinv = 1.0 / d
             Dinv[i, 0, 0] = dinv
-            e = tau[vi] if tau is not None else 0.0
+            e = tau[vi] if has_tau else 0.0
             if code > 0:
                 e -= z[i, j]
                 for a in range(6):
@@ -107,7 +108,7 @@ def articulated_body_pass(mi, mf, ws, tau, fext, has_v):
                         acc += S[vi + c2, a] * U[vi + c, a]
                     D[c, c2] = acc
                     D[c2, c] = acc
-                acc = tau[vi + c] if tau is not None else 0.0
+                acc = tau[vi + c] if has_tau else 0.0
                 for a in range(6):
                     acc -= S[vi + c, a] * z[i, a]
                 eps[vi + c] = acc
@@ -183,20 +184,19 @@ def acceleration_pass(mi, mf, ws, gravity, has_v, qdd):
 
 @njit(cache=True)
 def aba_kernel(mi, mf, ws, q, v, tau, fext, gravity, qdd):
-    """q̈ into ``qdd`` (``v`` None means zero velocity); returns a status code."""
+    """q̈ into ``qdd`` (an empty ``v`` means zero velocity); returns a status code."""
     m = model_tables(mi, mf)
     st = configuration_status(m, q, ws)
     if st != OK:
         return st
-    if (v is not None and v.shape[0] != m.nv) or tau.shape[0] != m.nv or qdd.shape[0] != m.nv \
-            or not forces_shape_ok(m, fext):
+    if not rates_shape_ok(m, v) or tau.shape[0] != m.nv or qdd.shape[0] != m.nv or not forces_shape_ok(m, fext):
         return BAD_SHAPE
     st = state_status(q, v, tau, fext)
     if st != OK:
         return st
     joint_placements(mi, mf, ws, q)
-    has_v = v is not None
-    if v is not None:
+    has_v = v.shape[0] > 0
+    if has_v:
         body_velocities(mi, mf, ws, v)
     if not articulated_body_pass(mi, mf, ws, tau, fext, has_v):
         return SINGULAR
@@ -210,4 +210,4 @@ def aba_batch(mi, mf, wss, Q, Vq, T, Fext, gravity, qdd, status):
     for blk in prange(batch_blocks(B)):
         ws = wss[get_thread_id()]
         for b in range(blk * BATCH_BLOCK, min(B, (blk + 1) * BATCH_BLOCK)):
-            status[b] = aba_kernel(mi, mf, ws, Q[b], batch_row(Vq, b), T[b], batch_row(Fext, b), gravity, qdd[b])
+            status[b] = aba_kernel(mi, mf, ws, Q[b], Vq[b], T[b], Fext[b], gravity, qdd[b])

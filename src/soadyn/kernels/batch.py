@@ -17,12 +17,3 @@ BATCH_BLOCK = 16
 def batch_blocks(batch):
     """Number of ``BATCH_BLOCK``-state blocks of a batch of ``batch`` states."""
     return (batch + BATCH_BLOCK - 1) // BATCH_BLOCK
-
-
-@njit(cache=True)
-def batch_row(X, b):
-    """``X[b]``, or None when the batched optional argument ``X`` is None. (Written inline
-    in a ``prange`` body, the conditional trips Numba's parallel array analysis.)"""
-    if X is None:
-        return None
-    return X[b]

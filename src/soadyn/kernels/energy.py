@@ -14,21 +14,21 @@ from .kinematics import body_velocities, configuration_status, joint_placements,
 
 @njit(cache=True)
 def energy_kernel(mi, mf, ws, q, v, out):
-    """out = [T, U, total mass, com (3), com velocity (3)] (velocity terms need v; v None
-    means zero velocity)."""
+    """out = [T, U, total mass, com (3), com velocity (3)] (velocity terms need v; an empty
+    v means zero velocity)."""
     m = model_tables(mi, mf)
     st = configuration_status(m, q, ws)
     if st != OK:
         return st
-    if out.shape[0] != 9 or (v is not None and v.shape[0] != m.nv):
+    if out.shape[0] != 9 or not (v.shape[0] == m.nv or v.shape[0] == 0):
         return BAD_SHAPE
-    if v is not None and nonfinite(v):
+    if nonfinite(v):
         return BAD_SECOND
     w = workspace_views(ws, m)
     joint_placements(mi, mf, ws, q)
     world_poses(mi, mf, ws)
-    has_v = v is not None
-    if v is not None:
+    has_v = v.shape[0] > 0
+    if has_v:
         body_velocities(mi, mf, ws, v)
     Rw, pw, V, com, g = w.Rw, w.pw, w.V, m.com, m.gravity
     out[:] = 0.0

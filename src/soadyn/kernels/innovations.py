@@ -26,7 +26,7 @@ from ..core.layout import model_tables, workspace_views
 from ..core.status import BAD_SECOND, BAD_SHAPE, OK, SINGULAR
 from .aba import articulated_body_pass
 from .batch import BATCH_BLOCK, batch_blocks
-from .kinematics import configuration_status, joint_placements, nonfinite
+from .kinematics import absent, configuration_status, joint_placements, no_forces, nonfinite
 from .primitives import add_force_to_parent, motion_to_child
 
 
@@ -44,7 +44,7 @@ def atbi(mi, mf, ws, q):
     if st != OK:
         return st
     joint_placements(mi, mf, ws, q)
-    if not articulated_body_pass(mi, mf, ws, None, None, False):
+    if not articulated_body_pass(mi, mf, ws, absent(ws), no_forces(ws), False):
         return SINGULAR
     return OK
 

@@ -20,10 +20,27 @@ import math
 from numba import get_thread_id, njit, prange
 
 from ..core.joints import FREE, REVOLUTE, SPHERICAL, joint_pose_and_subspace
-from ..core.layout import model_tables, sizes_match, workspace_views
+from ..core.layout import carve, model_tables, sizes_match, workspace_views
 from ..core.status import BAD_FEXT, BAD_FIRST, BAD_QUATERNION, BAD_SECOND, BAD_SHAPE, BAD_THIRD, OK
-from .batch import BATCH_BLOCK, batch_blocks, batch_row
+from .batch import BATCH_BLOCK, batch_blocks
 from .primitives import axis_coriolis_term, compose_pose, coriolis_term, motion_to_child, parent_acceleration
+
+
+# --------------------------------------------------------------------------- absent arguments
+# Every kernel has one signature: an argument that may be absent (a velocity meaning zero,
+# no external forces) is passed as an empty array rather than None, so that Numba compiles
+# one version of each kernel (each version costs seconds of compile time).
+
+@njit(inline="always", cache=True)
+def absent(ws):
+    """An empty vector (0,), the stand-in for an absent rate or force argument."""
+    return carve(ws, 0, 0)
+
+
+@njit(inline="always", cache=True)
+def no_forces(ws):
+    """An empty (0, 6) array: no external forces."""
+    return carve(ws, 0, (0, 6))
 
 
 # --------------------------------------------------------------------------- input checks
@@ -38,18 +55,16 @@ def nonfinite(x):
 @njit(cache=True)
 def state_status(first, second, third, fext):
     """Status code of the first non-finite state argument, ``OK`` when all are finite.
-    ``second``, ``third`` and ``fext`` may be None (absent); ``fext`` is checked row by row
-    over its own length (an empty array is legal)."""
+    Absent arguments are empty arrays (``fext`` (0, 6)), which are finite."""
     if nonfinite(first):
         return BAD_FIRST
-    if second is not None and nonfinite(second):
+    if nonfinite(second):
         return BAD_SECOND
-    if third is not None and nonfinite(third):
+    if nonfinite(third):
         return BAD_THIRD
-    if fext is not None:
-        for i in range(fext.shape[0]):
-            if nonfinite(fext[i]):
-                return BAD_FEXT
+    for i in range(fext.shape[0]):
+        if nonfinite(fext[i]):
+            return BAD_FEXT
     return OK
 
 
@@ -67,10 +82,14 @@ def quaternions_ok(m, q):
 
 @njit(inline="always", cache=True)
 def forces_shape_ok(m, fext):
-    """``fext`` is None, or an (nb, 6) array (an empty (0, 6) one also means no forces)."""
-    if fext is None:
-        return True
+    """``fext`` is an (nb, 6) array, or (0, 6) for no forces."""
     return (fext.shape[0] == 0 or fext.shape[0] == m.nb) and fext.shape[1] == 6
+
+
+@njit(inline="always", cache=True)
+def rates_shape_ok(m, x):
+    """A velocity-sized argument: nv entries, or none (absent: zero)."""
+    return x.shape[0] == m.nv or x.shape[0] == 0
 
 
 @njit(inline="always", cache=True)
@@ -206,7 +225,7 @@ def body_accelerations(mi, mf, ws, qdd, gravity, has_v):
     """α(k) = φ*(℘(k), k) α(℘(k)) + H*(k) θ̈(k) + a(k) [Jain12, eq. 15] into ``w.alpha``.
 
     The base acceleration α(world) is −g when ``gravity`` (the fictitious acceleration
-    that models gravity), else 0; ``qdd`` None means θ̈ = 0; without ``has_v`` the
+    that models gravity), else 0; an empty ``qdd`` means θ̈ = 0; without ``has_v`` the
     Coriolis terms a(k) are skipped (zero velocity).
     """
     m = model_tables(mi, mf)
@@ -214,7 +233,7 @@ def body_accelerations(mi, mf, ws, qdd, gravity, has_v):
     A = w.alpha
     for i in range(m.nb):
         parent_acceleration(w.R, w.t, i, m.parent[i], m.gravity, gravity, A)
-        if qdd is not None:
+        if qdd.shape[0] > 0:
             vi = m.v_index[i]
             code = m.axis_code[i]
             if code != 0:
@@ -233,8 +252,8 @@ def body_accelerations(mi, mf, ws, qdd, gravity, has_v):
 @njit(cache=True)
 def kinematics_kernel(mi, mf, ws, q, v, a, gravity, R_out, p_out, V_out, A_out):
     """World poses into ``R_out, p_out``; with ``v`` body velocities into ``V_out``; with
-    ``a`` (and ``v``) body accelerations into ``A_out``. ``v``, ``a`` may be None (absent);
-    their outputs are then None."""
+    ``a`` (and ``v``) body accelerations into ``A_out``. ``v``, ``a`` may be empty
+    (absent), their outputs then (0, 6)."""
     m = model_tables(mi, mf)
     nb = m.nb
     st = configuration_status(m, q, ws)
@@ -242,18 +261,14 @@ def kinematics_kernel(mi, mf, ws, q, v, a, gravity, R_out, p_out, V_out, A_out):
         return st
     if R_out.shape[0] != nb or p_out.shape[0] != nb:
         return BAD_SHAPE
-    # (every use of an argument that may be None sits under an `is not None` test, which
-    # Numba resolves when it compiles)
-    if v is not None:
-        if V_out is None or v.shape[0] != m.nv or V_out.shape[0] != nb:
-            return BAD_SHAPE
-        if nonfinite(v):
-            return BAD_SECOND
-    if a is not None:
-        if v is None or A_out is None or a.shape[0] != m.nv or A_out.shape[0] != nb:
-            return BAD_SHAPE
-        if nonfinite(a):
-            return BAD_THIRD
+    has_v, has_a = v.shape[0] > 0, a.shape[0] > 0
+    if not rates_shape_ok(m, v) or not rates_shape_ok(m, a) or V_out.shape[0] != (nb if has_v else 0) \
+            or A_out.shape[0] != (nb if has_a else 0) or (has_a and not has_v):
+        return BAD_SHAPE
+    if nonfinite(v):
+        return BAD_SECOND
+    if nonfinite(a):
+        return BAD_THIRD
     w = workspace_views(ws, m)
     joint_placements(mi, mf, ws, q)
     world_poses(mi, mf, ws)
@@ -262,12 +277,12 @@ def kinematics_kernel(mi, mf, ws, q, v, a, gravity, R_out, p_out, V_out, A_out):
             p_out[i, k] = w.pw[i, k]
             for j in range(3):
                 R_out[i, k, j] = w.Rw[i, k, j]
-    if v is not None:
+    if has_v:
         body_velocities(mi, mf, ws, v)
         for i in range(nb):
             for k in range(6):
                 V_out[i, k] = w.V[i, k]
-        if a is not None:
+        if has_a:
             body_accelerations(mi, mf, ws, a, gravity, True)
             for i in range(nb):
                 for k in range(6):
@@ -281,5 +296,5 @@ def kinematics_batch(mi, mf, wss, Q, Vq, Aq, gravity, R_out, p_out, V_out, A_out
     for blk in prange(batch_blocks(B)):
         ws = wss[get_thread_id()]
         for b in range(blk * BATCH_BLOCK, min(B, (blk + 1) * BATCH_BLOCK)):
-            status[b] = kinematics_kernel(mi, mf, ws, Q[b], batch_row(Vq, b), batch_row(Aq, b), gravity,
-                                          R_out[b], p_out[b], batch_row(V_out, b), batch_row(A_out, b))
+            status[b] = kinematics_kernel(mi, mf, ws, Q[b], Vq[b], Aq[b], gravity, R_out[b], p_out[b], V_out[b],
+                                          A_out[b])

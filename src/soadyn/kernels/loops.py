@@ -26,7 +26,7 @@ from numba import njit
 from ..core.layout import carve, model_tables, workspace_views
 from ..core.status import BAD_SECOND, BAD_SHAPE, OK
 from .jacobians import jacobian_columns
-from .kinematics import (body_accelerations, body_velocities, configuration_status, joint_placements, nonfinite,
+from .kinematics import (absent, body_accelerations, body_velocities, configuration_status, joint_placements, nonfinite,
                          world_poses)
 
 #: loop kind codes: the index of the kind in ``soadyn.core.constraints.LOOP_KINDS``
@@ -198,7 +198,7 @@ def loop_constraints_kernel(mi, mf, ws, q, v, li, lf, J, G, ubias, resid, sel):
     """Rows of all loop joints: G (m_loop, nv), 𝔘̊, residuals and node selections Q;
     ``J`` (2, 6, nv) scratch for the two node Jacobians of a loop.
 
-    ``v`` None: positions only (𝔘̊ is then its value at v = 0).
+    An empty ``v``: positions only (𝔘̊ is then its value at v = 0).
     """
     m = model_tables(mi, mf)
     st = configuration_status(m, q, ws)
@@ -210,14 +210,14 @@ def loop_constraints_kernel(mi, mf, ws, q, v, li, lf, J, G, ubias, resid, sel):
         return BAD_SHAPE
     joint_placements(mi, mf, ws, q)
     world_poses(mi, mf, ws)
-    has_v = v is not None
-    if v is not None:
+    has_v = v.shape[0] > 0
+    if has_v:
         if v.shape[0] != nv:
             return BAD_SHAPE
         if nonfinite(v):
             return BAD_SECOND
         body_velocities(mi, mf, ws, v)
-        body_accelerations(mi, mf, ws, None, False, True)  # the velocity-product accelerations
+        body_accelerations(mi, mf, ws, absent(ws), False, True)  # the velocity-product accelerations
     w = workspace_views(ws, m)
     RP = np.empty((3, 3))
     RS = np.empty((3, 3))

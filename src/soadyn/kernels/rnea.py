@@ -15,9 +15,9 @@ from numba import get_thread_id, njit, prange
 
 from ..core.layout import model_tables, workspace_views
 from ..core.status import BAD_SHAPE, OK
-from .batch import BATCH_BLOCK, batch_blocks, batch_row
+from .batch import BATCH_BLOCK, batch_blocks
 from .kinematics import (body_accelerations, body_velocities, configuration_status, forces_shape_ok,
-                         joint_placements, state_status)
+                         joint_placements, rates_shape_ok, state_status)
 from .primitives import add_bias_force, add_force_to_parent, rigid_times_motion
 
 
@@ -31,10 +31,9 @@ def body_forces_pass(mi, mf, ws, fext, has_v):
         rigid_times_motion(m.rigid, i, w.alpha, i, w.f, i)
         if has_v:
             add_bias_force(m.rigid, i, w.V, i, w.f, i)
-        if fext is not None:  # None or an (nb, 6) array; (0, 6) also means no forces
-            if fext.shape[0] > 0:
-                for k in range(6):
-                    w.f[i, k] -= fext[i, k]
+        if fext.shape[0] > 0:  # (nb, 6), or (0, 6): no forces
+            for k in range(6):
+                w.f[i, k] -= fext[i, k]
 
 
 @njit(cache=True)
@@ -63,20 +62,19 @@ def generalized_forces_pass(mi, mf, ws, tau):
 
 @njit(cache=True)
 def rnea_kernel(mi, mf, ws, q, v, a, fext, gravity, tau):
-    """τ = M(q)a + C(q, v) − Σ J_kᵀ f_ext(k) into ``tau``; ``v``, ``a`` None mean zero."""
+    """τ = M(q)a + C(q, v) − Σ J_kᵀ f_ext(k) into ``tau``; an empty ``v`` or ``a`` means zero."""
     m = model_tables(mi, mf)
     st = configuration_status(m, q, ws)
     if st != OK:
         return st
-    if tau.shape[0] != m.nv or (v is not None and v.shape[0] != m.nv) or (a is not None and a.shape[0] != m.nv) \
-            or not forces_shape_ok(m, fext):
+    if tau.shape[0] != m.nv or not rates_shape_ok(m, v) or not rates_shape_ok(m, a) or not forces_shape_ok(m, fext):
         return BAD_SHAPE
     st = state_status(q, v, a, fext)
     if st != OK:
         return st
     joint_placements(mi, mf, ws, q)
-    has_v = v is not None
-    if v is not None:
+    has_v = v.shape[0] > 0
+    if has_v:
         body_velocities(mi, mf, ws, v)
     body_accelerations(mi, mf, ws, a, gravity, has_v)
     body_forces_pass(mi, mf, ws, fext, has_v)
@@ -90,5 +88,4 @@ def rnea_batch(mi, mf, wss, Q, Vq, Aq, Fext, gravity, tau, status):
     for blk in prange(batch_blocks(B)):
         ws = wss[get_thread_id()]
         for b in range(blk * BATCH_BLOCK, min(B, (blk + 1) * BATCH_BLOCK)):
-            status[b] = rnea_kernel(mi, mf, ws, Q[b], batch_row(Vq, b), batch_row(Aq, b), batch_row(Fext, b),
-                                    gravity, tau[b])
+            status[b] = rnea_kernel(mi, mf, ws, Q[b], Vq[b], Aq[b], Fext[b], gravity, tau[b])

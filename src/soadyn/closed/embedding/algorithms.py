@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core import validation as val
-from ...core.call import Arg, CompiledFunction
+from ...core.call import NO_FORCES, Arg, CompiledFunction
 from ...core.compile import derived
 from ...dynamics.frames import frame_set
 from ...kernels.cluster.aba import cluster_aba_kernel
@@ -145,7 +145,8 @@ def cluster_aba(model, y, yd, tau_ind, f_ext=None, *, gravity=True, out=None):
 def aba_with(model, packed, y, yd, tau_ind, f_ext=None, gravity=True, out=None):
     """:func:`cluster_aba` with other packed clusters of the model (None: its own)."""
     packed, cws, y, yd = _prepared(model, y, yd, True, packed)
-    return _CABA(model, (y, yd, tau_ind, f_ext), (packed.ci, packed.cf, cws, gravity), out)
+    return _CABA(model, (y, yd, tau_ind, NO_FORCES if f_ext is None else f_ext), (packed.ci, packed.cf, cws, gravity),
+                 out)
 
 
 def cluster_rnea(model, y, yd, ydd, f_ext=None, *, gravity=True, out=None):
@@ -155,7 +156,8 @@ def cluster_rnea(model, y, yd, ydd, f_ext=None, *, gravity=True, out=None):
     Parameters: y (nyq,), yd, ydd (nyv,); f_ext optional (nbodies, 6). Returns τ_ind (nyv,).
     """
     packed, cws, y, yd = _prepared(model, y, yd, True)
-    return _CRNEA(model, (y, yd, ydd, f_ext), (packed.ci, packed.cf, cws, gravity), out)
+    return _CRNEA(model, (y, yd, ydd, NO_FORCES if f_ext is None else f_ext), (packed.ci, packed.cf, cws, gravity),
+                  out)
 
 
 def cluster_efpa(model, y, frames):
@@ -208,7 +210,7 @@ def embedding_accelerations(model, q, v, tau, f_ext=None, state=None):
         prepare_clusters_at(model, packed, cws, q, v, state)
     tau_ind = np.empty(tree.nyv)
     apply_explicit_map_transpose(c.mi, c.mf, packed.ci, packed.cf, cws, tau, tau_ind)
-    ydd = _CABA(model, (y, yd, tau_ind, f_ext), (packed.ci, packed.cf, cws, True))
+    ydd = _CABA(model, (y, yd, tau_ind, NO_FORCES if f_ext is None else f_ext), (packed.ci, packed.cf, cws, True))
     qdd = np.empty(model.nv)
     apply_explicit_map(c.mi, c.mf, packed.ci, packed.cf, cws, ydd, qdd, False, True)
     return qdd

@@ -32,7 +32,7 @@ from .layout import (articulated_inertia, bias_force, cluster_bodies, cluster_sc
 def articulated_cluster_pass(mi, mf, ci, cf, cws, tau, with_bias):
     """The backward pass of C-ABA (module docstring). I^a is projected as
     ^λX* I^A ^kX − (^λX*U) D⁻¹ (^λX*U)ᵀ: the rank-n_y correction is carried by the n_y
-    force columns ^λX*U_k rather than by 6n × 6n blocks. ``tau`` None means τ = 0;
+    force columns ^λX*U_k rather than by 6n × 6n blocks. An empty ``tau`` means τ = 0;
     without ``with_bias`` p^A, c_k and u_k are skipped (C-EFPA). Needs the cluster
     inertias (:func:`~.inertia.init_cluster_inertias`). Returns False when some D_k is
     not positive definite."""
@@ -56,7 +56,7 @@ def articulated_cluster_pass(mi, mf, ci, cf, cws, tau, with_bias):
                                 acc += IA[a, b, r, e] * S[j, b, e]
                     U[j, a, r] = acc
             if with_bias:  # u_k = τ_k − S_kᵀ p^A_k
-                acc = tau[y0 + j] if tau is not None else 0.0
+                acc = tau[y0 + j] if tau.shape[0] > 0 else 0.0
                 for a in range(nbk):
                     for r in range(6):
                         acc -= S[j, a, r] * pA[a, r]

@@ -12,6 +12,7 @@ from numba import njit
 
 from ...core.layout import model_tables
 from ...core.status import OK
+from ..kinematics import no_forces
 from ..primitives import add_force_to_parent
 from .inertia import init_cluster_inertias, project_cluster_inertia
 from .kinematics import positions_pass
@@ -25,7 +26,7 @@ def cluster_mass_matrix_kernel(mi, mf, ws, y, ci, cf, cws, H):
     st = positions_pass(mi, mf, ws, ci, cf, cws, y, y, False, False)
     if st != OK:
         return st
-    init_cluster_inertias(mi, mf, ws, ci, cws, False, None)
+    init_cluster_inertias(mi, mf, ws, ci, cws, False, no_forces(ws))
     m = model_tables(mi, mf)
     c = cluster_tables(ci)
     w = cluster_workspace(cws, c, m.nq, m.nv)

@@ -13,6 +13,7 @@ from numba import njit
 
 from ...core.layout import model_tables
 from ...core.status import BAD_SHAPE, OK, SINGULAR
+from ..kinematics import absent, no_forces
 from ..primitives import add_force_to_parent
 from .aba import articulated_cluster_pass
 from .inertia import init_cluster_inertias
@@ -28,8 +29,8 @@ def cluster_efpa_kernel(mi, mf, ws, y, fbody, fR, fp, Z, ci, cf, cws, Omega):
     st = positions_pass(mi, mf, ws, ci, cf, cws, y, y, False, False)
     if st != OK:
         return st
-    init_cluster_inertias(mi, mf, ws, ci, cws, False, None)
-    if not articulated_cluster_pass(mi, mf, ci, cf, cws, None, False):
+    init_cluster_inertias(mi, mf, ws, ci, cws, False, no_forces(ws))
+    if not articulated_cluster_pass(mi, mf, ci, cf, cws, absent(ws), False):
         return SINGULAR
     m = model_tables(mi, mf)
     c = cluster_tables(ci)

@@ -40,7 +40,7 @@ def init_cluster_inertias(mi, mf, ws, ci, cws, with_bias, fext):
             if with_bias:
                 inertia_times_motion(m.inertia, i, t.V, i, t.f, i)
                 add_cross_force(t.V, i, t.f, i, pA, a)
-                if fext is not None:
+                if fext.shape[0] > 0:
                     for r in range(6):
                         pA[a, r] -= fext[i, r]
 

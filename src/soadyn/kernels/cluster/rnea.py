@@ -33,7 +33,7 @@ def cluster_rnea_kernel(mi, mf, ws, y, yd, ydd, fext, ci, cf, cws, gravity, tau)
         inertia_times_motion(m.inertia, i, t.alpha, i, F, i)
         inertia_times_motion(m.inertia, i, t.V, i, t.z, i)
         add_cross_force(t.V, i, t.z, i, F, i)
-        if fext is not None:
+        if fext.shape[0] > 0:
             for e in range(6):
                 F[i, e] -= fext[i, e]
     c = cluster_tables(ci)
