@@ -60,8 +60,7 @@ __all__ = ["ConstraintSet", "constraint_set", "LOOP_ROWS", "ConstraintBlock", "t
 assert [getattr(loop_kernel, k.upper()) for k in LOOP_KINDS] == list(range(len(LOOP_KINDS)))
 
 #: number of constraint rows (6 − joint dof) of each loop joint kind
-LOOP_ROWS = {"weld": 6, "revolute": 5, "prismatic": 5, "spherical": 3, "universal": 4,
-             "cylindrical": 4, "planar": 3}
+LOOP_ROWS = dict(zip(LOOP_KINDS, loop_kernel.LOOP_ROWS_BY_KIND))
 
 
 def orthonormal_complement(a):

@@ -60,21 +60,30 @@ def composite_inertias(mi, mf, ws):
 
 @njit(cache=True)
 def mass_matrix_kernel(mi, mf, ws, q, M):
-    """M(j, i) = H(j) φ(j, i) R(i) H*(i) for every ancestor j of i (both triangles).
-
-    The pairing of a joint-map column with a force does not depend on the frame, so
-    both are taken to world axes at the world origin once (``w.Sw``: the columns of H*;
-    R(i)H*(i) as 6 scalars) and each entry is a 6-term dot product.
-    """
+    """M(q) into ``M`` (nv, nv), both triangles (:func:`mass_matrix_pass`)."""
     m = model_tables(mi, mf)
     st = configuration_status(m, q, ws)
     if st != OK:
         return st
     if M.shape[0] != m.nv or M.shape[1] != m.nv:
         return BAD_SHAPE
-    w = workspace_views(ws, m)
     joint_placements(mi, mf, ws, q)
     world_poses(mi, mf, ws)
+    mass_matrix_pass(mi, mf, ws, M)
+    return OK
+
+
+@njit(cache=True)
+def mass_matrix_pass(mi, mf, ws, M):
+    """M(j, i) = H(j) φ(j, i) R(i) H*(i) for every ancestor j of i (both triangles), given
+    the body poses (``joint_placements`` and ``world_poses`` first).
+
+    The pairing of a joint-map column with a force does not depend on the frame, so
+    both are taken to world axes at the world origin once (``w.Sw``: the columns of H*;
+    R(i)H*(i) as 6 scalars) and each entry is a 6-term dot product.
+    """
+    m = model_tables(mi, mf)
+    w = workspace_views(ws, m)
     composite_rigid_inertias(mi, mf, ws)
     Sw = w.Sw
     M[:, :] = 0.0  # entries of dofs on different branches stay zero
@@ -104,7 +113,6 @@ def mass_matrix_kernel(mi, mf, ws, q, M):
                     M[d, col] = x
                     M[col, d] = x
                 j = m.parent[j]
-    return OK
 
 
 @njit(parallel=True, cache=True)

@@ -31,6 +31,8 @@ from .kinematics import (absent, body_accelerations, body_velocities, configurat
 
 #: loop kind codes: the index of the kind in ``soadyn.core.constraints.LOOP_KINDS``
 WELD, REVOLUTE, PRISMATIC, SPHERICAL, UNIVERSAL, CYLINDRICAL, PLANAR = range(7)
+#: constraint rows (6 − dof) of each kind, by kind code
+LOOP_ROWS_BY_KIND = (6, 5, 5, 3, 4, 4, 3)
 
 #: Named views of the packed loops (:func:`loop_tables`): per loop l, the bodies of its
 #: predecessor and successor nodes (−1: the world), its kind code and its first row in
@@ -67,6 +69,16 @@ def loop_tables(li, lf):
     axis2 = carve(lf, o, (n, 3))
     return LoopTables(n, pred_body, succ_body, kind, first_row, R_pred, p_pred, R_succ, p_succ, axis, b1, b2,
                       axis2)
+
+
+@njit(cache=True)
+def loop_row_count(li, lf):
+    """m_loop: the number of rows of all packed loops (each loop's rows follow the previous
+    loop's)."""
+    L = loop_tables(li, lf)
+    if L.n == 0:
+        return 0
+    return L.first_row[L.n - 1] + LOOP_ROWS_BY_KIND[L.kind[L.n - 1]]
 
 
 @njit(inline="always", cache=True)
@@ -205,19 +217,38 @@ def loop_constraints_kernel(mi, mf, ws, q, v, li, lf, J, G, ubias, resid, sel):
     if st != OK:
         return st
     nv = m.nv
-    L = loop_tables(li, lf)
     if G.shape[1] != nv or J.shape[2] != nv or G.shape[0] < sel.shape[0]:
         return BAD_SHAPE
-    joint_placements(mi, mf, ws, q)
-    world_poses(mi, mf, ws)
     has_v = v.shape[0] > 0
     if has_v:
         if v.shape[0] != nv:
             return BAD_SHAPE
         if nonfinite(v):
             return BAD_SECOND
+    loop_kinematics(mi, mf, ws, q, v)
+    loop_rows_pass(mi, mf, ws, li, lf, has_v, J, G, ubias, resid, sel)
+    return OK
+
+
+@njit(cache=True)
+def loop_kinematics(mi, mf, ws, q, v):
+    """What the loop rows read: body poses (parent and world), and with a nonempty ``v``
+    the body velocities and the velocity-product accelerations J̇θ̇ (``w.alpha`` at θ̈ = 0,
+    no gravity)."""
+    joint_placements(mi, mf, ws, q)
+    world_poses(mi, mf, ws)
+    if v.shape[0] > 0:
         body_velocities(mi, mf, ws, v)
-        body_accelerations(mi, mf, ws, absent(ws), False, True)  # the velocity-product accelerations
+        body_accelerations(mi, mf, ws, absent(ws), False, True)
+
+
+@njit(cache=True)
+def loop_rows_pass(mi, mf, ws, li, lf, has_v, J, G, ubias, resid, sel):
+    """The rows of every loop joint into G, 𝔘̊ (``ubias``), the residuals and the node
+    selections, from the state :func:`loop_kinematics` left in the workspace."""
+    m = model_tables(mi, mf)
+    nv = m.nv
+    L = loop_tables(li, lf)
     w = workspace_views(ws, m)
     RP = np.empty((3, 3))
     RS = np.empty((3, 3))
@@ -344,7 +375,6 @@ def loop_constraints_kernel(mi, mf, ws, q, v, li, lf, J, G, ubias, resid, sel):
                 cS[3 + a] = t3[a]
             _emit(row, cP, cS, _dot(T, t2), _dot(T, prel), J[0], J[1], AP, AS, nv, G, ubias, resid, sel)
             row += 1
-    return OK
 
 
 @njit(cache=True)

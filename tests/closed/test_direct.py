@@ -1,0 +1,142 @@
+"""The compiled direct method (:mod:`soadyn.kernels.direct`, :mod:`soadyn.closed.direct`):
+its factorizations against NumPy, its accelerations against the SVD-based projection
+method and the closed-chain equations of motion, batches against single calls."""
+import numpy as np
+import pytest
+
+import soadyn as sd
+from soadyn import models
+from soadyn.closed.direct import compiled_constraints, direct_outputs, direct_solve, direct_tables
+from soadyn.kernels.direct import dof_parents, ltdl_factor, ltdl_solve, pivoted_cholesky, pivoted_solve
+
+from conftest import urdfplus
+
+
+def _closed(model, guess, rng):
+    q, v = sd.close_loops(model, guess, rng.normal(size=model.nv))
+    return q, v
+
+
+CASES = {
+    "four_bar.urdf": lambda rng: (urdfplus("four_bar.urdf", gravity=(0.0, -9.81, 0.0)), rng.normal(size=3)),
+    "six_bar.urdf": lambda rng: (urdfplus("six_bar.urdf", gravity=(0.0, -9.81, 0.0)), rng.normal(size=5)),
+    "revolute_rotor_chain.urdf": lambda rng: (urdfplus("revolute_rotor_chain.urdf", gravity=(0.0, -9.81, 0.0)),
+                                              rng.normal(size=6)),
+    "rssr": lambda rng: (models.rssr_linkage(), np.concatenate([[0.3], [0, 0, 0, 1], [0.2]])),
+    "four_bar_chain": lambda rng: (models.four_bar_chain(3, 2), rng.normal(size=11)),
+    "geared_chain": lambda rng: (models.geared_chain(4), None),
+}
+
+
+def _state(case, seed=0):
+    rng = np.random.default_rng(seed)
+    model, guess = CASES[case](rng)
+    if guess is None:
+        guess = sd.random_configuration(model, rng)
+    q, v = _closed(model, guess, rng)
+    return model, q, v, rng
+
+
+def test_ltdl_solves_the_tree_mass_matrix_like_numpy():
+    rng = np.random.default_rng(1)
+    for model in (models.random_tree(12, 3, floating_base=True), models.four_bar_chain(2, 5)):
+        q = sd.random_configuration(model, rng)
+        M = sd.mass_matrix(model, q)
+        c = model.compiled
+        parents = np.empty(model.nv, dtype=np.int64)
+        dof_parents(c.mi, c.mf, parents)
+        assert all(parents[k] < k for k in range(model.nv))
+        H = M.copy()
+        assert ltdl_factor(H, parents)
+        b = rng.normal(size=model.nv)
+        x = b.copy()
+        ltdl_solve(H, parents, x)
+        assert np.allclose(x, np.linalg.solve(M, b), rtol=0, atol=1e-10 * np.abs(x).max())
+        # L has the sparsity of the tree: entries (k, i) with i not an ancestor dof of k stay untouched
+        ancestors = [set() for _ in range(model.nv)]
+        for k in range(model.nv):
+            if parents[k] >= 0:
+                ancestors[k] = ancestors[parents[k]] | {parents[k]}
+        for k in range(model.nv):
+            for i in range(k):
+                if i not in ancestors[k]:
+                    assert H[k, i] == M[k, i] == 0.0
+
+
+def test_ltdl_reports_a_singular_mass_matrix():
+    H = np.diag([1.0, 0.0, 2.0])
+    assert not ltdl_factor(H, np.array([-1, 0, 1]))
+
+
+def test_pivoted_cholesky_finds_the_rank_and_solves_consistent_systems():
+    rng = np.random.default_rng(2)
+    for m, r in ((1, 1), (5, 5), (7, 4), (9, 2), (4, 0)):
+        B = rng.normal(size=(m, r))
+        A = B @ B.T
+        b = A @ rng.normal(size=m)  # consistent right-hand side
+        F = A.copy()
+        perm = np.empty(m, dtype=np.int64)
+        rank = pivoted_cholesky(F, perm, 1e-12)
+        assert rank == np.linalg.matrix_rank(A)
+        x = np.empty(m)
+        pivoted_solve(F, perm, rank, b, x, np.empty(m))
+        assert np.allclose(A @ x, b, rtol=0, atol=1e-9 * (1 + np.abs(b).max()))
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_compiled_direct_agrees_with_projection_and_the_equations_of_motion(case):
+    model, q, v, rng = _state(case)
+    assert compiled_constraints(model)
+    tau = rng.normal(size=model.nv)
+    f_ext = rng.normal(size=(model.nbodies, 6))
+    out = direct_solve(model, q, v, tau, f_ext)
+    o = direct_outputs(out, model.nv, direct_tables(model))
+    ref = sd.constrained_forward_dynamics(model, q, v, tau, method="projection", f_ext=f_ext)
+    scale = 1 + np.abs(ref.qdd).max()
+    assert int(o.rank[0]) == ref.n_independent
+    assert np.allclose(o.qdd, ref.qdd, rtol=0, atol=1e-9 * scale)
+    # the constraint evaluation it returns is the Python one
+    st = sd.closed.evaluate_constraints(model, q, v)
+    assert np.array_equal(o.G, st.G)
+    assert np.allclose(o.ubias, st.acceleration_bias, rtol=0, atol=1e-12 * (1 + np.abs(st.acceleration_bias).max()))
+    assert np.allclose(o.resid, st.residual, rtol=0, atol=1e-14)
+    # G_c q̈ = 𝔘̊ and M q̈ + C − G_c*λ = T with its (particular) λ
+    assert np.abs(st.G @ o.qdd - st.acceleration_bias).max() < 1e-9 * scale
+    M = sd.mass_matrix(model, q)
+    C = sd.rnea(model, q, v, np.zeros(model.nv), f_ext)
+    assert np.allclose(M @ o.qdd + C - st.G.T @ o.lam, tau, rtol=0, atol=1e-9 * (1 + np.abs(C).max()))
+
+
+def test_compiled_direct_baumgarte_and_gravity_match_the_python_method():
+    model, q, v, rng = _state("four_bar.urdf")
+    q = q + 1e-3 * rng.normal(size=model.nq)  # off the manifold: the stabilization terms matter
+    tau = rng.normal(size=model.nv)
+    gains = (3.0, 5.0)
+    o = direct_outputs(direct_solve(model, q, v, tau, baumgarte=gains), model.nv, direct_tables(model))
+    ref = sd.constrained_forward_dynamics(model, q, v, tau, method="projection", baumgarte=gains)
+    assert np.allclose(o.qdd, ref.qdd, rtol=0, atol=1e-9 * (1 + np.abs(ref.qdd).max()))
+    plain = direct_outputs(direct_solve(model, q, v, tau), model.nv, direct_tables(model)).qdd
+    assert np.abs(plain - o.qdd).max() > 1e-6
+
+
+def test_compiled_direct_batches_equal_single_calls():
+    model, q, v, rng = _state("four_bar_chain")
+    B = 37
+    Q = np.tile(q, (B, 1)) + 1e-4 * rng.normal(size=(B, model.nq))
+    V = rng.normal(size=(B, model.nv))
+    T = rng.normal(size=(B, model.nv))
+    out = direct_solve(model, Q, V, T)
+    assert out.shape == (B, direct_tables(model).output_size)
+    for b in range(B):
+        assert np.array_equal(out[b], direct_solve(model, Q[b], V[b], T[b]))
+
+
+def test_compiled_direct_errors_name_the_argument():
+    model, q, v, rng = _state("four_bar.urdf")
+    tau = np.zeros(model.nv)
+    with pytest.raises(ValueError, match="tau"):
+        direct_solve(model, q, v, np.zeros(model.nv + 1))
+    bad = v.copy()
+    bad[0] = np.nan
+    with pytest.raises(ValueError, match="v: expected finite"):
+        direct_solve(model, q, bad, tau)
