@@ -8,6 +8,14 @@ serial tail. Two sweeps:
 * tree:  k = 2 loops with a tail of 0 … 512 bodies (where the O(N) augmented method
   overtakes the dense ones).
 
+A third table times every method against Pinocchio's loop solvers on the mechanisms of
+the closed-chain issue (four_bar.urdf, six_bar.urdf, the crank-rocker four-bar, the
+8-loop chain, two loops with a 194-link tail): ``pin.lcaba`` (after
+``pin.computeJointMinimalOrdering``) and ``pin.constraintDynamics`` (after
+``pin.initConstraintDynamics``), the loops as CONTACT_3D anchors
+(``peers.pinocchio_loop_constraints``), timed interleaved with soadyn in the same run
+(medians); q̈ must agree to 1e-8 (relative to 1 + max |q̈|) for a column to be reported.
+
 Every method registered in ``METHODS`` is timed (the best of ``--repeat`` runs of
 ``--number`` calls of ``constrained_forward_dynamics``: the machine is shared, the minimum
 is the least disturbed), together with the constraint
@@ -36,7 +44,10 @@ import soadyn as sd  # noqa: E402
 from soadyn.closed import METHODS, evaluate_constraints  # noqa: E402
 from soadyn.models import four_bar_chain, four_bar_linkage  # noqa: E402
 
+DEFAULT = "direct"
+
 HERE = os.path.dirname(os.path.abspath(__file__))
+URDFPLUS = os.path.join(HERE, "..", "..", "shared", "models", "urdfplus")
 
 
 def closed_state(k, tail, rng):
@@ -79,6 +90,85 @@ def measure(k, tail, number, repeat, rng):
     return row
 
 
+def _mechanisms(rng):
+    """(name, model, q, v) of the mechanisms compared with Pinocchio."""
+    out = []
+    for name in ("four_bar.urdf", "six_bar.urdf"):
+        path = os.path.join(URDFPLUS, name)
+        if os.path.exists(path):
+            model = sd.load_urdf(path, gravity=(0.0, -9.81, 0.0))
+            q, v = sd.close_loops(model, rng.normal(size=model.nq), rng.normal(size=model.nv))
+            out.append((name, model, q, v))
+    single = four_bar_linkage()
+    q, v = sd.close_loops(single, [0.7, 1.0, 1.6], rng.normal(size=single.nv))
+    out.append(("crank-rocker four-bar", single, q, v))
+    for k, tail in ((8, 0), (2, 194)):
+        model, q, v = closed_state(k, tail, rng)
+        out.append((f"{k} loops + {tail}-link tail" if tail else f"{k}-loop chain", model, q, v))
+    return out
+
+
+def measure_peers(rounds, sample_seconds, rng):
+    """Interleaved medians [µs] of every soadyn method and of Pinocchio's loop solvers."""
+    import pinocchio as pin
+
+    import peers
+    from bench import time_interleaved
+    rows = []
+    for name, model, q, v in _mechanisms(rng):
+        tau = rng.normal(size=model.nv)
+        ref = sd.constrained_forward_dynamics(model, q, v, tau, method="projection").qdd
+        scale = 1.0 + np.abs(ref).max()
+        row = {"mechanism": name, "bodies": model.nbodies, "nv": model.nv,
+               "rows": int(sd.constraint_jacobian(model, q).shape[0])}
+        cases = {}
+        for method in METHODS:
+            res = sd.constrained_forward_dynamics(model, q, v, tau, method=method).qdd
+            assert np.abs(res - ref).max() < 1e-8 * scale, (name, method)
+            cases[method] = ("f(model, q, v, tau, method=method)",
+                             dict(f=sd.constrained_forward_dynamics, model=model, q=q, v=v, tau=tau, method=method))
+        pair = peers.pinocchio_model(model)
+        cmodels, cdatas = peers.pinocchio_loop_constraints(pair)
+        qp, vp, tp = pair.q_to_pin(q), pair.v_to_pin(v), pair.v_to_pin(tau)
+        lc_data = pair.pm.createData()
+        pin.computeJointMinimalOrdering(pair.pm, lc_data, cmodels)
+        lc_settings = pin.ProximalSettings(1e-12, 1e-3, 20)  # PEERS.md: mu = 1e-3 keeps ≤ 1e-10 error
+        cd_data = pair.pm.createData()
+        pin.initConstraintDynamics(pair.pm, cd_data, cmodels, cdatas)
+        cd_settings = pin.ProximalSettings(1e-12, 1e-8, 3)  # 2–3 iterations reach round-off (PEERS.md)
+        ns = dict(pin=pin, pm=pair.pm, qp=qp, vp=vp, tp=tp, cm=cmodels, cd=cdatas, lc_data=lc_data,
+                  cd_data=cd_data, lc_settings=lc_settings, cd_settings=cd_settings)
+        peers_stmt = {"pin_lcaba": "pin.lcaba(pm, lc_data, qp, vp, tp, cm, cd, lc_settings)",
+                      "pin_constraintDynamics": "pin.constraintDynamics(pm, cd_data, qp, vp, tp, cm, cd, cd_settings)"}
+        for key, stmt in peers_stmt.items():
+            qdd = pair.v_from_pin(eval(stmt, ns))
+            err = float(np.abs(qdd - ref).max() / scale)
+            row[f"{key}_error"] = err
+            if err < 1e-8:
+                cases[key] = (stmt, ns)
+        times = time_interleaved(cases, rounds, sample_seconds, rng)
+        for key in list(METHODS) + list(peers_stmt):
+            row[f"{key}_us"] = times[key][0] * 1e6 if key in times else float("nan")
+        fastest_peer = np.nanmin([row["pin_lcaba_us"], row["pin_constraintDynamics_us"]])
+        row["default_vs_pinocchio"] = row[f"{DEFAULT}_us"] / fastest_peer
+        rows.append(row)
+    return rows
+
+
+def peers_table(rows, methods):
+    head = ["mechanism", "bodies", "nv", "rows"] + [f"{m}_us" for m in methods] + \
+        ["pin_lcaba_us", "pin_constraintDynamics_us", "default_vs_pinocchio", "pin_constraintDynamics_error"]
+    lines = ["| " + " | ".join(h.replace("_us", " [µs]") for h in head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        cells = []
+        for h in head:
+            x = r[h]
+            cells.append(f"{x:.1f}" if h.endswith("_us") else f"{x:.2f}" if h == "default_vs_pinocchio"
+                         else f"{x:.0e}" if h.endswith("_error") else str(x))
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def table(rows, methods):
     head = ["loops", "tail", "bodies", "nv", "rows", "rank", "aba_us", "constraints_us"] + [f"{m}_us" for m in methods]
     lines = ["| " + " | ".join(h.replace("_us", " [µs]") for h in head) + " |",
@@ -94,6 +184,7 @@ def main(argv=None):
     ap.add_argument("--number", type=int, default=200)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--output", default=os.path.join(HERE, "results"))
+    ap.add_argument("--no-peers", action="store_true", help="skip the comparison with Pinocchio")
     args = ap.parse_args(argv)
     number, repeat = (20, 3) if args.quick else (args.number, args.repeat)
     loops = [1, 2, 4] if args.quick else [1, 2, 4, 8, 16]
@@ -102,6 +193,8 @@ def main(argv=None):
     methods = list(METHODS)
     sweeps = {"loops": [measure(k, 0, number, repeat, rng) for k in loops],
               "tree": [measure(2, t, number, repeat, rng) for t in tails]}
+    if not args.no_peers:
+        sweeps["peers"] = measure_peers(5 if args.quick else 15, 0.01 if args.quick else 0.03, rng)
     meta = {"methods": methods, "number": number, "repeat": repeat, "python": platform.python_version(),
             "machine": platform.machine(), "numpy": np.__version__, "soadyn": sd.__version__,
             "date": time.strftime("%Y-%m-%d")}
@@ -114,6 +207,11 @@ def main(argv=None):
           "alone (shared by every method); `aba` = the spanning tree's unconstrained ABA.".format(**meta), "",
           "## Growing number of loops (tree grows with them)", "", table(sweeps["loops"], methods), "",
           "## Two loops, growing serial tail", "", table(sweeps["tree"], methods), ""]
+    if "peers" in sweeps:
+        md += ["## Against Pinocchio's loop solvers (interleaved medians, same run)", "",
+               f"Default method: `{DEFAULT}`. `default_vs_pinocchio` = default / the faster of Pinocchio's two; "
+               "a Pinocchio column is left empty (nan) when its q̈ disagrees with soadyn's by more than 1e-8 "
+               "(its relative error is in the last column).", "", peers_table(sweeps["peers"], methods), ""]
     text = "\n".join(md)
     with open(os.path.join(args.output, "closed_chain_methods.md"), "w") as f:
         f.write(text)

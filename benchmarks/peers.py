@@ -134,3 +134,33 @@ def pinocchio_model(model):
         pm.appendBodyToJoint(jid, pin.Inertia(b.mass, b.com, b.inertia_com), pin.SE3.Identity())
         joint_ids[b.index] = jid
     return PinPair(model, pm)
+
+
+def pinocchio_loop_constraints(pair):
+    """Pinocchio's constraint models for the loop joints of ``pair.sd``: one
+    ``RigidConstraintModel`` CONTACT_3D per loop anchoring the loop's two node frames to
+    each other (LOCAL reference, Baumgarte gains zero), and their datas, in Pinocchio's
+    ``StdVec_`` containers. A 3-D anchor keeps only the translation rows of a loop joint:
+    for a revolute loop of a planar mechanism the rotation rows are redundant, so the
+    dynamics are the same — callers compare q̈ to check that this holds."""
+    import pinocchio as pin
+    model, pm = pair.sd, pair.pm
+    cmodels = pin.StdVec_RigidConstraintModel()
+    cdatas = pin.StdVec_RigidConstraintData()
+
+    def anchor(frame_name):
+        f = model.frame(frame_name)
+        jid = 0 if f.body < 0 else pm.getJointId(model.bodies[f.body].joint.name)
+        return jid, pin.SE3(np.asarray(f.rotation), np.asarray(f.translation))
+
+    for lp in model.loops:
+        if lp.kind not in ("revolute", "spherical"):
+            raise ValueError(f"loop {lp.name!r}: a {lp.kind} loop joint is not a 3-D point anchor")
+        j1, p1 = anchor(lp.predecessor)
+        j2, p2 = anchor(lp.successor)
+        cm = pin.RigidConstraintModel(pin.ContactType.CONTACT_3D, pm, j1, p1, j2, p2, pin.ReferenceFrame.LOCAL)
+        cm.m_baumgarte_parameters.Kp = 0.0
+        cm.m_baumgarte_parameters.Kd = 0.0
+        cmodels.append(cm)
+        cdatas.append(cm.createData())
+    return cmodels, cdatas

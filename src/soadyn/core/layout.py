@@ -182,16 +182,18 @@ def pack_model(bodies, gravity, nq, nv):
 #:   G*(k) = D⁻¹(k)U(k)ᵀ; ``eps`` (nv,): the innovations ε(k) = T(k) − H(k)z(k);
 #: * ``Sw`` (nv, 6): the joint-map columns in world axes at the world origin;
 #: * ``crb`` (nb, 10): composite rigid-body inertias R(k) in 10-parameter form;
-#: * ``scratch`` (4, 6, 6).
+#: * ``scratch`` (6, 6, 6), and the same memory as one vector, ``scratch_vector`` (216,),
+#:   for a pass to carve its own small arrays from (a kernel must not carve views from an
+#:   array it allocates itself: the views are borrowed, see :func:`carve`).
 WorkspaceViews = namedtuple("WorkspaceViews", (
     "R", "t", "Rw", "pw", "Rj", "pj", "S", "V", "alpha", "f", "coriolis", "z", "P", "Dinv", "U", "Gt",
-    "eps", "Sw", "crb", "scratch"))
+    "eps", "Sw", "crb", "scratch", "scratch_vector"))
 
 
 @njit(inline="always", cache=True)
 def workspace_size(nb, nv):
     """Length of the flat workspace of a model with ``nb`` bodies and ``nv`` velocities."""
-    return nb * (6 * 9 + 5 * 6 + 2 * 36 + 10) + nv * (4 * 6 + 1) + 4 * 36
+    return nb * (6 * 9 + 5 * 6 + 2 * 36 + 10) + nv * (4 * 6 + 1) + 6 * 36
 
 
 @njit(inline="always", cache=True)
@@ -219,9 +221,10 @@ def workspace_views(ws, m):
     Gt = carve(ws, o, (nv, 6)); o += nv * 6
     Sw = carve(ws, o, (nv, 6)); o += nv * 6
     eps = carve(ws, o, nv); o += nv
-    scratch = carve(ws, o, (4, 6, 6))
+    scratch = carve(ws, o, (6, 6, 6))
+    scratch_vector = carve(ws, o, 6 * 36)
     return WorkspaceViews(R, t, Rw, pw, Rj, pj, S, V, alpha, f, coriolis, z, P, Dinv, U, Gt, eps, Sw, crb,
-                          scratch)
+                          scratch, scratch_vector)
 
 
 @njit(inline="always", cache=True)
