@@ -157,7 +157,7 @@ class Coupling(LinearCoupling):
         return joints, np.array([coefs], dtype=float), np.array([self.offset], dtype=float)
 
 
-@dataclass
+@dataclass(eq=False)  # compared by identity: the ratios are an array
 class Transmission(LinearCoupling):
     """A constant linear transmission between named 1-dof joints
     ([Chignoli23, eq. 2–3] with constant K; see :class:`LinearCoupling`):

@@ -224,6 +224,47 @@ def test_add_rotor_equals_hand_built_rotor_bodies_and_couplings():
                                sd.constrained_forward_dynamics(ref, q, v, tq, method).qdd, rtol=0, atol=1e-9)
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_add_rotor_on_random_spatial_trees(seed):
+    """Random spatial trees (random axes, placements and inertias: gyroscopic rotor effects)
+    with a rotor on every link's parent: add_rotor equals rotor bodies + URDF+ couplings,
+    and C-ABA equals the projection with G written by hand (q̇_rotor = N q̇_link)."""
+    rng = np.random.default_rng(seed)
+    models = sd.Model("add_rotor", gravity=(0.3, -1.0, -9.81)), sd.Model("coupling", gravity=(0.3, -1.0, -9.81))
+    rows = {}
+    for k in range(4):
+        parent = None if k == 0 else f"l{int(rng.integers(0, k))}"
+        axis, R, p = rng.normal(size=3), sd.spatial.exp3(rng.normal(size=3)), rng.normal(size=3) * 0.2
+        mass, com, I = sd.models.random_rigid_inertia(rng)
+        raxis, rR, rp = rng.normal(size=3), sd.spatial.exp3(rng.normal(size=3)), rng.normal(size=3) * 0.1
+        rmass, rcom, rI = sd.models.random_rigid_inertia(rng, mass_range=(0.01, 0.1), size=0.05)
+        ratio = float(rng.uniform(-10, 10))
+        for how, m in zip(("rotor", "coupling"), models):
+            m.add_body(f"l{k}", jt.Revolute(axis), parent, (R, p), mass=mass, com=com, inertia=I)
+            if how == "rotor":
+                m.add_rotor(f"r{k}", "world" if parent is None else parent, raxis, (rmass, rcom, rI), ratio,
+                            drives=f"l{k}", placement=(rR, rp))
+            else:
+                rj = jt.Revolute(raxis)
+                rj.independent = False
+                m.add_body(f"r{k}", rj, parent, (rR, rp), mass=rmass, com=rcom, inertia=rI)
+                m.couplings.append(Coupling(f"c{k}", f"l{k}", f"r{k}", ratio))
+        rows[f"r{k}"] = {f"l{k}": ratio}
+    model, ref = models
+    G = hand_G(model, rows)
+    y, yd = random_independent_state(model, rng)
+    q, v = G @ y, G @ yd
+    tau_ind = rng.normal(size=len(yd))
+    ydd_ref, H = projected_accelerations(model, G, q, v, np.linalg.pinv(G.T) @ tau_ind)
+    scale = 1.0 + np.abs(ydd_ref).max()
+    for m in (model, ref):
+        assert np.allclose(cluster_mass_matrix(m, y), H, rtol=0, atol=1e-11 * np.abs(H).max())
+        assert np.allclose(cluster_aba(m, y, yd, tau_ind), ydd_ref, rtol=0, atol=1e-9 * scale)
+        assert np.allclose(cluster_rnea(m, y, yd, ydd_ref), tau_ind, rtol=0, atol=1e-9 * scale)
+        qdd = sd.constrained_forward_dynamics(m, q, v, np.linalg.pinv(G.T) @ tau_ind, "direct").qdd
+        assert np.allclose(qdd, G @ ydd_ref, rtol=0, atol=1e-8 * scale)
+
+
 # --------------------------------------------------------------------------- closed forms
 def test_single_geared_rotor_reflects_N_squared_rotor_inertia():
     """One link on a revolute z joint driven by a rotor with gear ratio N on the same parent:
