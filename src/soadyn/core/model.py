@@ -378,8 +378,10 @@ class Model:
         return loop
 
     def add_coupling(self, name, predecessor, successor, ratio, *, offset=0.0):
-        """Add a gear/belt transmission between the joints leading to two links (see
-        :class:`Coupling`); ``predecessor``/``successor`` are body or frame names."""
+        """Add a gear/belt transmission between the joints leading to two links, by the
+        URDF+ ``<coupling>`` rule (see :class:`Coupling`); ``predecessor``/``successor`` are
+        body or frame names. One ratio over two tree paths: for per-stage ratios, several
+        rows or joints on other paths use :meth:`add_transmission`."""
         for arg, link in (("predecessor", predecessor), ("successor", successor)):
             self.frame(link) if isinstance(link, str) else self._resolve_body(link, arg)
         if not np.isfinite(ratio) or not np.isfinite(offset):
@@ -665,7 +667,7 @@ class Model:
         if self.loops:
             lines.append(f"  loops: {[lp.name for lp in self.loops]}")
         if self.couplings:
-            lines.append(f"  couplings: {[c.name for c in self.couplings]}")
+            lines.append(f"  couplings and transmissions: {[c.name for c in self.couplings]}")
         if self.user_constraints:
             lines.append(f"  constraints: {[c.name for c in self.user_constraints]}")
         return "\n".join(lines)
