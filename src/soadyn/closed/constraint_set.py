@@ -30,9 +30,12 @@ with 𝔘̊ ≜ 𝔘̇ − Ġ_c θ̇ (the acceleration bias). Three sources of r
   order at closure for the others) are T·p_rel, log(R_rel) (weld, prismatic) and
   b·(a × R_rel a) (revolute, cylindrical, planar), a·R_rel c (universal), where
   (R_rel, p_rel) is the pose of S in P.
-* **couplings** (gear and belt transmissions, :class:`soadyn.core.constraints.Coupling`): constant rows
-  ratio·Σ e_pred − Σ e_succ over the 1-dof joints on the two tree paths from the links'
-  nearest common ancestor;
+* **couplings** (constant linear relations of joint rates,
+  :class:`soadyn.core.constraints.LinearCoupling`, all in ``model.couplings``): URDF+
+  :class:`~soadyn.core.constraints.Coupling` rows ratio·Σ e_pred − Σ e_succ over the
+  1-dof joints on the two tree paths from the links' nearest common ancestor, and
+  :class:`~soadyn.core.constraints.Transmission` rows Σ_i A[r, i] e_{J_i} on its named
+  joints (block kind "transmission", m rows each);
 * **user constraints**: :class:`HolonomicConstraint` 𝔡(q, t) = 0 — on the whole
   configuration, or on the coordinates of a few declared 1-dof joints (``joints=``; e.g.
   built from sympy expressions by :func:`symbolic_constraint`) — and
@@ -50,11 +53,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.compile import derived
-from ..core.constraints import LOOP_KINDS
+from ..core.constraints import LOOP_KINDS, Coupling
 from ..kernels import loops as loop_kernel
 from ..kernels.loops import loop_float_size, loop_int_size, loop_tables
 
-__all__ = ["ConstraintSet", "constraint_set", "LOOP_ROWS", "ConstraintBlock", "tree_paths", "coupling_paths"]
+__all__ = ["ConstraintSet", "constraint_set", "LOOP_ROWS", "ConstraintBlock", "tree_paths", "coupling_paths",
+           "coupling_bodies"]
 
 # the kernel's kind codes are the positions in LOOP_KINDS
 assert [getattr(loop_kernel, k.upper()) for k in LOOP_KINDS] == list(range(len(LOOP_KINDS)))
@@ -74,8 +78,8 @@ def orthonormal_complement(a):
 # --------------------------------------------------------------------------- packing
 @dataclass
 class ConstraintBlock:
-    """A named group of constraint rows: ``kind`` is "loop", "coupling", "holonomic" or
-    "nonholonomic"; ``rows`` its slice of G_c."""
+    """A named group of constraint rows: ``kind`` is "loop", "coupling", "transmission",
+    "holonomic" or "nonholonomic"; ``rows`` its slice of G_c."""
 
     name: str
     kind: str
@@ -93,33 +97,29 @@ def tree_paths(model, a, b):
 
 
 def coupling_paths(model, c):
-    """(predecessor path, successor path) of a coupling (see :func:`tree_paths`)."""
-    bodies = []
-    for role, link in (("predecessor", c.predecessor), ("successor", c.successor)):
-        try:
-            bodies.append(model.frame(link).body)
-        except ValueError:
-            raise ValueError(f"coupling {c.name!r}: unknown {role} link {link!r}") from None
-    return tree_paths(model, *bodies)
+    """(predecessor path, successor path) of a :class:`~soadyn.core.constraints.Coupling`
+    (see :func:`tree_paths`)."""
+    return c.paths(model)
 
 
-def _coupling_row(model, c):
-    """(v coefficients (nv,), q coefficients (nq,)) of ratio·Σ pred − Σ succ."""
-    gv, gq = np.zeros(model.nv), np.zeros(model.nq)
-    for path, coef in zip(coupling_paths(model, c), (c.ratio, -1.0)):
-        for b in path:
-            j = model.bodies[b].joint
-            if j.nv == 0:
-                continue
-            if j.nv != 1 or j.nq != 1:
-                raise ValueError(f"coupling {c.name!r}: joint {j.name!r} ({j.kind}) on the transmission "
-                                 "path is not a 1-dof joint")
-            gv[j.v_index] += coef
-            gq[j.q_index] += coef
-    if not np.any(gv):
-        raise ValueError(f"coupling {c.name!r}: no joint lies between {c.predecessor!r} and "
-                         f"{c.successor!r} and their common ancestor")
-    return gv, gq
+def coupling_bodies(model, c):
+    """The bodies whose joints a linear coupling (:class:`~soadyn.core.constraints.Coupling`
+    or :class:`~soadyn.core.constraints.Transmission`) relates."""
+    if isinstance(c, Coupling):
+        pred, succ = c.paths(model)
+        return set(pred) | set(succ)
+    return {j.body for j in c.joint_rows(model)[0]}
+
+
+def _coupling_rows(model, c):
+    """(v coefficients (m, nv), q coefficients (m, nq), offsets (m,)) of a linear coupling
+    A q̇_J = 0, A q_J = offset (:class:`~soadyn.core.constraints.LinearCoupling`)."""
+    joints, A, offset = c.joint_rows(model)
+    gv, gq = np.zeros((A.shape[0], model.nv)), np.zeros((A.shape[0], model.nq))
+    for j, col in zip(joints, A.T):
+        gv[:, j.v_index] += col
+        gq[:, j.q_index] += col
+    return gv, gq, np.asarray(offset, dtype=float)
 
 
 class ConstraintSet:
@@ -136,7 +136,8 @@ class ConstraintSet:
         of the 12 columns of each loop's node selection Q (see ConstraintState);
         ``node_body``, ``node_rotation``, ``node_translation``: their bodies and poses there;
         ``loop_of_row`` (m_loop,): the loop each loop row belongs to;
-    coupling_v (nc, nv), coupling_q (nc, nq), coupling_offset (nc,).
+    coupling_v (nc, nv), coupling_q (nc, nq), coupling_offset (nc,): the constant rows of
+    the couplings and transmissions (``m_coupling`` = nc of them).
     """
 
     def __init__(self, model, loops=None, couplings=None, user_constraints=None):
@@ -176,17 +177,19 @@ class ConstraintSet:
         for l, b in enumerate(b for b in self.blocks if b.kind == "loop"):
             self.loop_of_row[b.rows] = l
         rows_v, rows_q, offsets = [], [], []
-        for c in couplings:
-            gv, gq = _coupling_row(model, c)
+        for c in couplings:  # Coupling (URDF+) and Transmission rows: constant
+            gv, gq, off = _coupling_rows(model, c)
+            n = off.size
             rows_v.append(gv)
             rows_q.append(gq)
-            offsets.append(c.offset)
-            self.blocks.append(ConstraintBlock(c.name, "coupling", slice(row, row + 1), c))
-            row += 1
-        self.coupling_v = np.array(rows_v).reshape(-1, model.nv)
-        self.coupling_q = np.array(rows_q).reshape(-1, model.nq)
-        self.coupling_offset = np.array(offsets, dtype=float)
-        self.m_coupling = len(couplings)
+            offsets.append(off)
+            kind = "coupling" if isinstance(c, Coupling) else "transmission"
+            self.blocks.append(ConstraintBlock(c.name, kind, slice(row, row + n), c))
+            row += n
+        self.coupling_v = np.concatenate(rows_v).reshape(-1, model.nv) if rows_v else np.zeros((0, model.nv))
+        self.coupling_q = np.concatenate(rows_q).reshape(-1, model.nq) if rows_q else np.zeros((0, model.nq))
+        self.coupling_offset = np.concatenate(offsets) if offsets else np.zeros(0)
+        self.m_coupling = self.coupling_v.shape[0]
         for uc in user_constraints:
             kind = "holonomic" if uc.holonomic else "nonholonomic"
             self.blocks.append(ConstraintBlock(uc.name, kind, slice(row, row + uc.size), uc))

@@ -173,6 +173,8 @@ def constraint_forces(state, lam):
       predecessor receives the opposite force);
     * coupling: the generalized force the transmission applies to the successor's joint
       [N m or N] (the predecessor's joints receive −ratio times it);
+    * transmission: its multipliers λ (m,); joint J_i receives the generalized force
+      Σ_r ratios[r, i] λ_r [N m or N];
     * user constraint: its multipliers (n,); G_c*λ is their generalized force.
     """
     out = {}

@@ -7,8 +7,11 @@ is; how its rows of G_c are evaluated is :mod:`soadyn.closed.constraint_set` (th
 cut-joint method) and :mod:`soadyn.closed.embedding` (constraint embedding).
 
 * :class:`Loop` — a cut joint of one of ``LOOP_KINDS`` between two frames;
-* :class:`Coupling` — ratio × (joint rates from the links' common ancestor to the
-  predecessor) = (rates from it to the successor), URDF+ ``<coupling>``;
+* constant linear couplings of joint rates (:class:`LinearCoupling`, kept together in
+  ``model.couplings``): :class:`Coupling` — ratio × (joint rates from the links' common
+  ancestor to the predecessor) = (rates from it to the successor), URDF+ ``<coupling>`` —
+  and :class:`Transmission` — Σ_i A[r, i] q̇_{J_i} = 0 on named 1-dof joints (gears,
+  belts with per-stage ratios, constant differentials, rack and pinion);
 * :class:`HolonomicConstraint` 𝔡(q, t) = 0 and :class:`NonholonomicConstraint`
   G_c(q, t) v = 𝔘(t); :func:`symbolic_constraint` builds a holonomic one from sympy.
 """
@@ -22,7 +25,8 @@ import numpy as np
 from .configuration import integrate, neutral
 from .joints import axis_argument
 
-__all__ = ["LOOP_KINDS", "LOOP_KIND_ALIASES", "Loop", "Coupling", "ConstraintError", "UserConstraint",
+__all__ = ["LOOP_KINDS", "LOOP_KIND_ALIASES", "Loop", "LinearCoupling", "Coupling", "Transmission",
+           "ConstraintError", "UserConstraint",
            "HolonomicConstraint", "NonholonomicConstraint", "symbolic_constraint"]
 
 
@@ -74,13 +78,46 @@ class Loop:
             self.axis2 = _unit(self.axis2, f"loop {self.name!r} axis2")
 
 
+class LinearCoupling:
+    """A constant linear relation between the rates of 1-dof joints J = (J_1 … J_k):
+
+        A q̇_J = 0   (m rows),   and at the position level   A q_J = offset,
+
+    with A (m, k) constant. Such a relation is already in explicit form
+    ([Chignoli23, eq. 2–3] with K = A constant): with the dependent coordinates q_d solved
+    from the others, q̇ = G ẏ with G = [1; −A_d⁻¹ A_i] constant and g = 0, and, when the
+    offsets are zero, q = γ(y) = G y — constraint embedding needs no solve at run time
+    (a LINEAR cluster). The cut-joint methods see the same constant rows in G_c.
+
+    Subclasses say how J and A are found: :class:`Coupling` (URDF+, from two links and a
+    ratio) and :class:`Transmission` (named joints and a coefficient matrix)."""
+
+    def joint_rows(self, model):
+        """``(joints, A, offset)``: the coupled joints (k :class:`~soadyn.core.joints.Joint`
+        objects of ``model``, each 1-dof), A (m, k) and offset (m,)."""
+        raise NotImplementedError
+
+    @property
+    def has_offset(self):
+        """True when some row's position-level offset is nonzero (γ is then affine, and
+        constraint embedding solves it by Gauss–Newton)."""
+        return bool(np.any(np.asarray(self.offset) != 0.0))
+
+
+def _one_dof(joint, what):
+    if joint.nq != 1 or joint.nv != 1:
+        raise ValueError(f"{what}: joint {joint.name!r} is a {joint.kind} joint; a transmission couples 1-dof "
+                         "joints (revolute, continuous, prismatic, helical)")
+    return joint
+
+
 @dataclass
-class Coupling:
+class Coupling(LinearCoupling):
     """A gear or belt transmission (URDF+ ``<coupling>``) between 1-dof joints:
     ``ratio`` × (rates from the common ancestor to ``predecessor``) = (rates from the
     common ancestor to ``successor``), see the module docstring. At the position level the same
     relation holds for the joint coordinates up to the constant ``offset``:
-    ratio·Σq_pred − Σq_succ = offset."""
+    ratio·Σq_pred − Σq_succ = offset. One row of a :class:`LinearCoupling`."""
 
     name: str
     predecessor: str  # link name
@@ -88,6 +125,126 @@ class Coupling:
     ratio: float
     kind: str = "rolling"
     offset: float = 0.0
+
+    def paths(self, model):
+        """(predecessor path, successor path): the bodies from the nearest common ancestor
+        of the two links (excluded) down to each link, child first."""
+        bodies = []
+        for role, link in (("predecessor", self.predecessor), ("successor", self.successor)):
+            try:
+                bodies.append(model.frame(link).body)
+            except ValueError:
+                raise ValueError(f"coupling {self.name!r}: unknown {role} link {link!r}") from None
+        up = [model.ancestors(b) if b >= 0 else [] for b in bodies]
+        common = set(up[0]) & set(up[1])
+        return [i for i in up[0] if i not in common], [i for i in up[1] if i not in common]
+
+    def joint_rows(self, model):
+        joints, coefs = [], []
+        for path, coef in zip(self.paths(model), (self.ratio, -1.0)):
+            for b in path:
+                j = model.bodies[b].joint
+                if j.nv == 0:
+                    continue
+                if j.nv != 1 or j.nq != 1:
+                    raise ValueError(f"coupling {self.name!r}: joint {j.name!r} ({j.kind}) on the transmission "
+                                     "path is not a 1-dof joint")
+                joints.append(j)
+                coefs.append(coef)
+        if not joints:
+            raise ValueError(f"coupling {self.name!r}: no joint lies between {self.predecessor!r} and "
+                             f"{self.successor!r} and their common ancestor")
+        return joints, np.array([coefs], dtype=float), np.array([self.offset], dtype=float)
+
+
+@dataclass(eq=False)  # compared by identity: the ratios are an array
+class Transmission(LinearCoupling):
+    """A constant linear transmission between named 1-dof joints
+    ([Chignoli23, eq. 2–3] with constant K; see :class:`LinearCoupling`):
+
+        Σ_i ratios[r, i] · q̇_{joints[i]} = 0   for every row r,
+        Σ_i ratios[r, i] · q_{joints[i]} = offset[r].
+
+    Parameters
+    ----------
+    name : str
+    joints : sequence of k distinct names of 1-dof joints (revolute, continuous,
+        prismatic, helical), anywhere in the tree.
+    ratios : (k,) one row, or (m, k) m rows with m < k and full row rank. Units: each
+        product ratios[r, i]·q̇_i has the unit of the row (rad/s for gears and belts, where
+        the ratios are dimensionless; a rack and pinion q̇_slide = ρ q̇_pinion is the row
+        [1, −ρ] on [slide, pinion] with ρ in m/rad).
+    offset : float or (m,), the position-level constants [rad or m] (default 0; nonzero
+        offsets make γ affine, which constraint embedding solves by Gauss–Newton).
+
+    Examples: a gear q̇_rotor = N q̇_link is ``(["rotor", "link"], [1, -N])``; a belt that
+    drives link B's absolute angle through two stages, q̇_rotor = N (r_A q̇_A + r_B q̇_B),
+    is ``(["rotor", "A", "B"], [1, -N r_A, -N r_B])``; a differential q̇_out = (q̇_a + q̇_b)/2
+    is ``(["out", "a", "b"], [1, -0.5, -0.5])``.
+    """
+
+    name: str
+    joints: tuple
+    ratios: np.ndarray
+    offset: np.ndarray = 0.0
+
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError(f"name: expected a non-empty string, got {self.name!r}")
+        where = f"transmission {self.name!r}"
+        joints = self.joints
+        if isinstance(joints, str) or not hasattr(joints, "__len__") or not len(joints) \
+                or not all(isinstance(j, str) and j for j in joints):
+            raise ValueError(f"{where}: joints: expected a non-empty list of joint names, got {joints!r}")
+        if len(set(joints)) != len(joints):
+            raise ValueError(f"{where}: joints: a joint is listed twice in {list(joints)}")
+        k = len(joints)
+        if k < 2:
+            raise ValueError(f"{where}: joints: a transmission relates at least 2 joints, got {list(joints)}")
+        try:
+            A = np.array(self.ratios, dtype=float)
+        except (TypeError, ValueError):
+            raise ValueError(f"{where}: ratios: expected numbers, got {self.ratios!r}") from None
+        if A.ndim == 1:
+            A = A[None, :]
+        if A.ndim != 2 or A.shape[1] != k:
+            raise ValueError(f"{where}: ratios: expected shape ({k},) or (m, {k}) (one column per joint), "
+                             f"got shape {np.shape(self.ratios)}")
+        if not np.all(np.isfinite(A)):
+            raise ValueError(f"{where}: ratios: expected finite numbers, got {A.tolist()}")
+        m = A.shape[0]
+        if m >= k:
+            raise ValueError(f"{where}: ratios: {m} rows on {k} joints leave no motion; expected fewer rows "
+                             "than joints")
+        s = np.linalg.svd(A, compute_uv=False)
+        if s[-1] <= 1e-12 * max(1.0, s[0]):
+            raise ValueError(f"{where}: ratios: the rows {A.tolist()} are linearly dependent (or zero); "
+                             "expected rows of full rank")
+        offset = np.broadcast_to(np.array(self.offset, dtype=float), (m,)) if np.ndim(self.offset) == 0 \
+            else np.array(self.offset, dtype=float)
+        if offset.shape != (m,) or not np.all(np.isfinite(offset)):
+            raise ValueError(f"{where}: offset: expected a finite number or {m} finite numbers, got {self.offset!r}")
+        self.joints = tuple(joints)
+        A.flags.writeable = False
+        self.ratios = A
+        offset = offset.copy()
+        offset.flags.writeable = False
+        self.offset = offset
+
+    @property
+    def rows(self):
+        """m, the number of constraint rows."""
+        return self.ratios.shape[0]
+
+    def joint_rows(self, model):
+        joints = []
+        for name in self.joints:
+            try:
+                j = model.joint(name)
+            except ValueError as e:
+                raise ValueError(f"transmission {self.name!r}: {e}") from None
+            joints.append(_one_dof(j, f"transmission {self.name!r}: joints"))
+        return joints, self.ratios, self.offset
 
 
 class ConstraintError(ValueError):

@@ -21,7 +21,7 @@ import numpy as np
 from . import joints as jt
 from . import spatial as sp
 from .compile import compiled, derived
-from .constraints import Coupling, Loop, UserConstraint
+from .constraints import Coupling, LinearCoupling, Loop, Transmission, UserConstraint
 
 __all__ = ["Model", "Body", "Frame", "check_rigid_inertia"]
 
@@ -123,6 +123,30 @@ def _symbolic_inertia(mass, com, inertia_com, where):
     return mass, com, Ic
 
 
+def _rotor_inertia(inertia, mass):
+    """(mass, com, I_com) of :meth:`Model.add_rotor`'s ``inertia`` argument."""
+    expected = ("expected a (3, 3) rotational inertia [kg m²], a tuple (mass, com (3,), I_com (3, 3)) or a "
+                "(6, 6) spatial inertia")
+    if isinstance(inertia, tuple) and len(inertia) == 3 and np.ndim(inertia[0]) == 0:
+        if mass != 0.0:
+            raise ValueError("mass: give the mass inside inertia=(mass, com, I_com) or with a (3, 3) inertia, "
+                             "not both")
+        return inertia
+    try:
+        a = np.array(inertia, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"inertia: {expected}, got {inertia!r}") from None
+    if a.shape == (3, 3):
+        return mass, (0.0, 0.0, 0.0), a
+    if a.shape == (6, 6):
+        if mass != 0.0:
+            raise ValueError("mass: a (6, 6) spatial inertia already holds the mass; leave mass=0")
+        if not np.all(np.isfinite(a)) or np.abs(a - a.T).max() > 1e-9 * max(1.0, np.abs(a).max()):
+            raise ValueError(f"inertia: expected a finite symmetric (6, 6) spatial inertia, got\n{a}")
+        return sp.inertia_parameters(a)
+    raise ValueError(f"inertia: {expected}, got shape {a.shape}")
+
+
 class _Owned:
     """Model data whose edits (by assignment) invalidate what was derived from the model."""
 
@@ -183,7 +207,7 @@ class Model:
         self.bodies: list[Body] = []
         self.frames: list[Frame] = []
         self.loops: list[Loop] = []
-        self.couplings: list[Coupling] = []
+        self.couplings: list[LinearCoupling] = []  # Coupling (URDF+) and Transmission
         self.user_constraints: list = []  # HolonomicConstraint / NonholonomicConstraint
         self.declared_clusters: list = []  # see soadyn.declare_cluster
         self._joint_by_name = {}
@@ -354,8 +378,10 @@ class Model:
         return loop
 
     def add_coupling(self, name, predecessor, successor, ratio, *, offset=0.0):
-        """Add a gear/belt transmission between the joints leading to two links (see
-        :class:`Coupling`); ``predecessor``/``successor`` are body or frame names."""
+        """Add a gear/belt transmission between the joints leading to two links, by the
+        URDF+ ``<coupling>`` rule (see :class:`Coupling`); ``predecessor``/``successor`` are
+        body or frame names. One ratio over two tree paths: for per-stage ratios, several
+        rows or joints on other paths use :meth:`add_transmission`."""
         for arg, link in (("predecessor", predecessor), ("successor", successor)):
             self.frame(link) if isinstance(link, str) else self._resolve_body(link, arg)
         if not np.isfinite(ratio) or not np.isfinite(offset):
@@ -369,6 +395,134 @@ class Model:
         self._edited()
         return c
 
+    def _constraint_names(self):
+        return {c.name for c in self.user_constraints} | {lp.name for lp in self.loops} \
+            | {c.name for c in self.couplings}
+
+    def add_transmission(self, name, joints, ratios, *, offset=0.0, dependent=None):
+        """Add a constant linear transmission between 1-dof joints — gears, belts with
+        per-stage ratios, constant differentials, rack and pinion — as the rows
+
+            Σ_i ratios[r, i] · q̇_{joints[i]} = 0,     Σ_i ratios[r, i] · q_{joints[i]} = offset[r]
+
+        (:class:`~soadyn.core.constraints.Transmission`; [Chignoli23, eq. 2–3] with a
+        constant Jacobian). The cut-joint methods see these rows in G_c; constraint
+        embedding puts the joints' bodies in one cluster whose explicit form q̇ = G ẏ has a
+        constant G and g = 0, so no position or velocity solve runs per call (with zero
+        offsets; a nonzero offset is solved by Gauss–Newton).
+
+        Parameters
+        ----------
+        name : str, unique among the model's constraints.
+        joints : sequence of k names of 1-dof joints (revolute, continuous, prismatic,
+            helical) already in the model.
+        ratios : (k,) or (m, k), m < k, rows of full rank; each ratios[r, i]·q̇_i in the
+            row's unit (dimensionless ratios for rotations; m/rad for a rack and pinion).
+        offset : float or (m,) [rad or m], the position-level constants (default 0).
+        dependent : names of m joints solved from the rows (marked ``independent =
+            False``, as URDF+ ``independent="false"``); default the first m of ``joints``,
+            so list the driven joints first. ``()`` marks none (each cluster then picks its
+            dependent coordinates by a pivoted QR).
+
+        Examples: ``add_transmission("gear", ["rotor", "knee"], [1, -N])`` is
+        q̇_rotor = N q̇_knee; ``add_transmission("belt", ["rotor_b", "knee", "ankle"],
+        [1, -N * r1, -N * r2])`` is a two-stage belt q̇_rotor_b = N (r1 q̇_knee + r2 q̇_ankle).
+
+        Returns the :class:`~soadyn.core.constraints.Transmission`.
+        """
+        if isinstance(name, str) and name in self._constraint_names():
+            raise ValueError(f"name: a constraint named {name!r} already exists")
+        t = Transmission(name, joints, ratios, offset)
+        js = t.joint_rows(self)[0]  # unknown and multi-dof joints raise here
+        m = t.rows
+        if dependent is None:
+            dep = list(t.joints[:m])
+        elif isinstance(dependent, str):
+            dep = [dependent]
+        else:
+            dep = list(dependent)
+        if dep:
+            unknown = [d for d in dep if d not in t.joints]
+            if unknown or len(set(dep)) != len(dep) or len(dep) != m:
+                raise ValueError(f"dependent: expected {m} distinct name(s) among the joints {list(t.joints)} "
+                                 f"(one per row), got {dep!r}")
+            cols = [t.joints.index(d) for d in dep]
+            s_ = np.linalg.svd(t.ratios[:, cols], compute_uv=False)
+            if s_[-1] <= 1e-12 * max(1.0, float(np.abs(t.ratios).max())):
+                raise ValueError(f"dependent: the joints {dep} cannot be solved from the rows {t.ratios.tolist()} "
+                                 "(their columns of ratios are singular); choose other dependent joints")
+            for j in js:
+                if j.name in dep:
+                    j.independent = False
+        self.couplings.append(t)
+        self._edited()
+        return t
+
+    def add_rotor(self, name, parent, axis, inertia, gear_ratio, drives, *, placement=None, mass=0.0,
+                  joint_name=None, transmission_name=None, strict_inertia=True):
+        """Add a geared motor's rotor: a body on a revolute joint about ``axis`` that
+        spins ``gear_ratio`` times as fast as the joint it ``drives``,
+
+            q̇_rotor = gear_ratio · q̇_drives     (q_rotor = gear_ratio · q_drives),
+
+        for the common arrangement where the rotor sits on the same parent body as the
+        link it drives ([Chignoli23, Fig. 3a], the geared-transmission cluster). Adds the
+        rotor body and joint (:meth:`add_body`) and a :class:`Transmission` with rows
+        [1, −gear_ratio] on [rotor joint, ``drives``], the rotor joint dependent: the
+        driven joint stays the independent coordinate. Other arrangements (a rotor
+        elsewhere in the tree, belts over several joints) are written with
+        :meth:`add_transmission`.
+
+        Parameters
+        ----------
+        name : str, the rotor body (and, by default, joint) name.
+        parent : body name or index — must be the parent of the body ``drives`` moves.
+        axis : 'x', 'y', 'z' or a 3-vector, the rotor's spin axis in its joint frame.
+        inertia : the rotor's inertia: a (3, 3) rotational inertia [kg m²] about its
+            centre of mass at the rotor frame origin (body axes; ``mass`` [kg] there), or a
+            tuple ``(mass [kg], com (3,) [m], I_com (3, 3) [kg m²])`` as for
+            :meth:`add_body`, or a (6, 6) spatial inertia about the rotor frame origin.
+        gear_ratio : float, nonzero: N [rad/rad, or rad/m when ``drives`` is prismatic].
+        drives : name of the driven 1-dof joint.
+        placement : (R, p) or 4×4, pose of the rotor joint frame in the parent body frame
+            [m] (default identity).
+        mass : float [kg], with a (3, 3) ``inertia`` only.
+        joint_name, transmission_name : default ``name`` and ``"<name>_transmission"``.
+        strict_inertia : as for :meth:`add_body`.
+
+        Returns the rotor's body index.
+        """
+        if not isinstance(drives, str):
+            raise ValueError(f"drives: expected the name of the driven joint, got {drives!r}")
+        driven = self._joint_by_name.get(drives)
+        if driven is None:
+            raise ValueError(f"drives: unknown joint {drives!r}; known joints: {list(self._joint_by_name)}")
+        if driven.nq != 1 or driven.nv != 1:
+            raise ValueError(f"drives: joint {drives!r} is a {driven.kind} joint; a rotor drives a 1-dof joint "
+                             "(revolute, continuous, prismatic, helical)")
+        link_parent = self.bodies[driven.body].parent
+        if self._resolve_body(parent, "parent") != link_parent:
+            raise ValueError(f"parent: expected {self.body_name(link_parent)!r}, the parent of the link that joint "
+                             f"{drives!r} moves, got {parent!r}; for a rotor elsewhere use add_body and "
+                             "add_transmission")
+        try:
+            N = float(gear_ratio)
+        except (TypeError, ValueError):
+            raise ValueError(f"gear_ratio: expected a finite nonzero number, got {gear_ratio!r}") from None
+        if not np.isfinite(N) or N == 0.0:
+            raise ValueError(f"gear_ratio: expected a finite nonzero number, got {gear_ratio!r}")
+        m_, com, Ic = _rotor_inertia(inertia, mass)
+        tname = f"{name}_transmission" if transmission_name is None else transmission_name
+        if not isinstance(tname, str) or not tname or tname in self._constraint_names():
+            raise ValueError(f"transmission_name: expected a new constraint name, got {tname!r}")
+        jname = name if joint_name is None else joint_name
+        # validate the joint before the body is added (add_body checks the rest first)
+        joint = jt.Revolute(axis)
+        index = self.add_body(name, joint, link_parent, placement, mass=m_, com=com, inertia=Ic,
+                              joint_name=jname, strict_inertia=strict_inertia)
+        self.add_transmission(tname, [jname, drives], [1.0, -N])
+        return index
+
     def add_constraint(self, constraint):
         """Add a user constraint (:class:`soadyn.HolonomicConstraint` or
         :class:`soadyn.NonholonomicConstraint`); its functions are checked once at the
@@ -376,9 +530,7 @@ class Model:
         if not isinstance(constraint, UserConstraint):
             raise TypeError(f"constraint: expected a HolonomicConstraint or NonholonomicConstraint, "
                             f"got {type(constraint).__name__}")
-        names = {c.name for c in self.user_constraints} | {lp.name for lp in self.loops} \
-            | {c.name for c in self.couplings}
-        if constraint.name in names:
+        if constraint.name in self._constraint_names():
             raise ValueError(f"constraint: a constraint named {constraint.name!r} already exists")
         constraint.bind(self)
         self.user_constraints.append(constraint)
@@ -515,7 +667,7 @@ class Model:
         if self.loops:
             lines.append(f"  loops: {[lp.name for lp in self.loops]}")
         if self.couplings:
-            lines.append(f"  couplings: {[c.name for c in self.couplings]}")
+            lines.append(f"  couplings and transmissions: {[c.name for c in self.couplings]}")
         if self.user_constraints:
             lines.append(f"  constraints: {[c.name for c in self.user_constraints]}")
         return "\n".join(lines)

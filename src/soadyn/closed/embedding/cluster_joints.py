@@ -97,7 +97,7 @@ class ClusterJoint:
         self.has_loops = bool(loops)
         # rigid clusters, and couplings alone without offsets on vector joints
         self.linear = not self.constrained or (not loops and not constraints
-                                               and all(c.offset == 0.0 for c in couplings)
+                                               and not any(c.has_offset for c in couplings)
                                                and all(j.nq == j.nv for j in js))
         self.constraint_set = ConstraintSet(model, loops, couplings, constraints) if self.constrained else None
         self._neutral = neutral(model)

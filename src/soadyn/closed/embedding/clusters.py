@@ -26,7 +26,7 @@ from ...core.configuration import neutral, random_configuration
 from ...core.constraints import ConstraintError
 from ...graph import AggregationError, aggregation_subgraph, check_aggregation_condition, induced_subgraph, \
     model_digraph
-from ..constraint_set import coupling_paths, tree_paths
+from ..constraint_set import coupling_bodies, tree_paths
 from .cluster_joints import ClusterJoint
 
 __all__ = ["Cluster", "ClusterTree", "cluster_tree", "declare_cluster", "independent_state", "spanning_state",
@@ -178,12 +178,11 @@ def declare_cluster(model, bodies, name=None, independent=None):
 
 
 def _constraint_groups(model):
-    """(bodies, constraint, kind) for every coupling, loop and user constraint: the bodies
-    whose joints the constraint involves."""
+    """(bodies, constraint, kind) for every coupling (or transmission), loop and user
+    constraint: the bodies whose joints the constraint involves."""
     groups = []
-    for c in model.couplings:
-        pred, succ = coupling_paths(model, c)
-        groups.append((set(pred) | set(succ), c, "coupling"))
+    for c in model.couplings:  # URDF+ couplings and transmissions: constant rows
+        groups.append((coupling_bodies(model, c), c, "coupling"))
     for lp in model.loops:
         pred, succ = tree_paths(model, model.frame(lp.predecessor).body, model.frame(lp.successor).body)
         if not (pred or succ):
