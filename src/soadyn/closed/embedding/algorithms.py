@@ -37,6 +37,7 @@ from ...kernels.cluster.explicit import apply_explicit_map, apply_explicit_map_t
 from ...kernels.cluster.kinematics import positions_pass
 from ...kernels.cluster.layout import cluster_workspace, motion_subspace, velocity_product
 from ...kernels.cluster.rnea import cluster_rnea_kernel
+from .cluster_joints import off_manifold_message
 from .clusters import cluster_tree
 from .compiled import cluster_workspace_buffer, packed_clusters
 
@@ -87,8 +88,10 @@ def prepare_clusters(model, packed, cws, y, yd=None, q_guess=None, q=None):
     cluster's reference configuration. Nothing is kept between calls: every entry the
     kernels read is written here."""
     c = packed.tables
+    tol = None
     if q is not None:
         cws[:model.nq] = q
+        tol = MANIFOLD_TOL  # the nonlinear clusters check q on the manifold from the rows they evaluate anyway
     qw = cws[:model.nq]
     for cl in packed.nonlinear:
         j = cl.joint
@@ -96,10 +99,12 @@ def prepare_clusters(model, packed, cws, y, yd=None, q_guess=None, q=None):
             j.solve_positions(y[cl.y_q], qw, q_guess)
         try:
             if yd is None:
-                G, g = j.explicit_form(qw)
+                G, g = j.explicit_form(qw, tol=tol)
             else:
-                G, g, _ = j.explicit_form_at(qw, yd[cl.y_v])
+                G, g, _ = j.explicit_form_at(qw, yd[cl.y_v], tol)
         except ConstraintError as e:
+            if str(e).startswith("q: "):  # off the manifold: already says where
+                raise
             where = ("at the given q" if q is not None else
                      f"at γ(y) for y = {np.asarray(y[cl.y_q]).tolist()}")
             raise ConstraintError(f"{e} — {where}, cluster coordinates q_c = "
@@ -118,31 +123,45 @@ def _coordinate_names(model, j, entries):
     return out
 
 
-def check_spanning_configuration(model, tree, y, q, tol=MANIFOLD_TOL):
+def _y_positions(model, tree):
+    """The model q index of every entry of y (nyq,), once per model version."""
+    def build():
+        idx = np.empty(tree.nyq, dtype=np.int64)
+        for cl in tree.clusters:
+            idx[cl.y_q] = cl.joint.q_index[cl.joint.independent_q]
+        idx.flags.writeable = False
+        return idx
+    return derived(model).memo("cluster_y_positions", build)
+
+
+def check_spanning_configuration(model, tree, y, q, tol=MANIFOLD_TOL, nonlinear=True):
     """Check a spanning configuration ``q`` (nq,) given with independent coordinates ``y``
     (nyq,): y must equal q's independent coordinates (to 1e-9 (1 + |y|); ValueError naming
     both, the coordinates and the difference) and q must satisfy every cluster's
     constraints, max |φ(q)| ≤ ``tol`` [m, rad] (ConstraintError with the residual and the
-    constraint's name) [Chignoli23, eq. 2–3]."""
+    constraint's name) [Chignoli23, eq. 2–3]. ``nonlinear=False`` leaves the nonlinear
+    clusters' constraints to the caller (:func:`prepare_clusters` checks them from the
+    rows it evaluates)."""
+    idx = _y_positions(model, tree)
+    diff = y - q[idx]
+    if not np.all(np.abs(diff) <= 1e-9 * (1.0 + np.abs(y))):
+        bad = np.flatnonzero(~(np.abs(diff) <= 1e-9 * (1.0 + np.abs(y))))
+        names = []
+        for e in idx[bad]:
+            cl = tree.clusters[tree.cluster_of[next(b.index for b in model.bodies
+                                                    if b.joint.q_index <= e < b.joint.q_index + b.joint.nq)]]
+            names += _coordinate_names(model, cl.joint, [e])
+        raise ValueError(
+            f"y, q: y must be the independent coordinates of the given spanning configuration q; for "
+            f"{names} (y entries {bad.tolist()}) expected from q {q[idx[bad]].tolist()}, received in y "
+            f"{y[bad].tolist()} (difference y − q {diff[bad].tolist()})")
     for cl in tree.clusters:
         j = cl.joint
-        idx = j.q_index[j.independent_q]
-        yc = y[cl.y_q]
-        diff = yc - q[idx]
-        bad = np.flatnonzero(~(np.abs(diff) <= 1e-9 * (1.0 + np.abs(yc))))
-        if bad.size:
-            names = _coordinate_names(model, j, idx[bad])
-            raise ValueError(
-                f"y, q: y must be the independent coordinates of the given spanning configuration q; for "
-                f"{names} (y[{cl.y_q.start + bad[0]}...]) expected from q {q[idx[bad]].tolist()}, received in y "
-                f"{yc[bad].tolist()} (difference y − q {diff[bad].tolist()})")
-    for cl in tree.clusters:
-        for name, r in cl.joint.constraint_violation(q, y[cl.y_q]):
+        if not j.constrained or (not nonlinear and not j.linear):
+            continue
+        for name, r in j.constraint_violation(q, y[cl.y_q]):
             if not r <= tol:
-                raise ConstraintError(
-                    f"q: the spanning configuration is off the constraint manifold: constraint {name!r} "
-                    f"(cluster {cl.name!r}) has residual max |φ| = {r:.3g} > {tol:g} [m, rad]; assemble q first "
-                    "(soadyn.close_loops or soadyn.spanning_state)")
+                raise ConstraintError(off_manifold_message(name, cl.name, r, tol))
 
 
 def prepare_clusters_at(model, packed, cws, q, v, state=None):
@@ -188,7 +207,7 @@ def _prepared(model, y, yd, with_bias, packed=None, q=None, q_guess=None):
                 raise ValueError("q, q_guess: give the spanning configuration q (no solve) or a guess for the "
                                  "solve, not both")
             q = val.vector(q, model.nq, "q", batch_ok=False)
-            check_spanning_configuration(model, tree, y, q)
+            check_spanning_configuration(model, tree, y, q, nonlinear=False)
         elif q_guess is not None:
             q_guess = val.vector(q_guess, model.nq, "q_guess", batch_ok=False)
         if packed.nonlinear:

@@ -58,6 +58,13 @@ REFERENCE_MARGIN = 1e-3
 SINGULAR_TOL = 1e-9
 
 
+def off_manifold_message(constraint, cluster, residual, tol):
+    """The error text for a given spanning configuration that violates ``constraint``."""
+    return (f"q: the spanning configuration is off the constraint manifold: constraint {constraint!r} "
+            f"(cluster {cluster!r}) has residual max |φ| = {residual:.3g} > {tol:g} [m, rad]; assemble q "
+            "first (soadyn.close_loops or soadyn.spanning_state)")
+
+
 def _rank(A, tol=1e-9):
     if A.size == 0:
         return 0
@@ -500,20 +507,35 @@ class ClusterJoint:
         q[qi] = self._solve(y, q, start)[qi]
         return q[qi]
 
-    def explicit_form(self, q, qd=None):
+    def explicit_form(self, q, qd=None, tol=None):
         """(G (nc, ny), g (nc,) or None) at (q, q̇): q̇_c = G ẏ, q̈_c = G ÿ + g
-        [Chignoli23, eq. 3], from one evaluation of the cluster's constraint rows."""
+        [Chignoli23, eq. 3], from one evaluation of the cluster's constraint rows.
+        ``tol`` (without q̇): check q on the constraint manifold (:meth:`checked_K`)."""
         if self.linear:
             return self.G0, (None if qd is None else np.zeros(self.n))
         if qd is None:
-            return self._explicit(self._K(q))[0], None
+            return self._explicit(self.checked_K(q, tol))[0], None
         st = self._rows(*self._local(q, qd))
         return self.explicit_form_of(st.G[:, self.v_index], st.acceleration_bias)
 
-    def explicit_form_at(self, q, yd):
+    def checked_K(self, q, tol=None):
+        """K(q) (m, nc) of the cluster's constraint rows; with ``tol`` [m, rad], the same
+        evaluation's residual checked first: ConstraintError naming the constraint when
+        max |φ(q)| > tol on any of them."""
+        if tol is None:
+            return self._K(q)
+        st = self._rows(*self._local(q))
+        for b in self.constraint_set.blocks:
+            r = float(np.abs(st.residual[b.rows]).max(initial=0.0))
+            if not r <= tol:
+                raise ConstraintError(off_manifold_message(b.name, self.name, r, tol))
+        return st.G[:, self.v_index]
+
+    def explicit_form_at(self, q, yd, tol=None):
         """(G, g, q̇_c) at q for independent velocities ẏ: G at q, q̇_c = G ẏ, then g at
-        (q, q̇) — the rows at q serve both (K_d⁺ is formed once)."""
-        G, Kd_inv = self._explicit(self._K(q))
+        (q, q̇) — the rows at q serve both (K_d⁺ is formed once). ``tol``: check q on the
+        constraint manifold first (:meth:`checked_K`)."""
+        G, Kd_inv = self._explicit(self.checked_K(q, tol))
         qd_c = G @ yd
         x, _ = self._local(q)
         xd = np.zeros(self.model.nv)
