@@ -279,3 +279,36 @@ def test_y_outside_the_mechanism_range_gives_a_clear_error():
         sd.spanning_state(model, [3.0], [0.0])
     with pytest.raises(ConstraintError, match=r"y = \[3.0\]"):
         sd.cluster_aba(model, [3.0], [0.0], [0.0])
+
+
+# --------------------------------------------------------------------------- references
+def _reference_regularity(model):
+    """σ_min/σ_max of ∂φ/∂q_d at each nonlinear cluster's reference configuration, from
+    the cluster's constraint Jacobian (implicit form)."""
+    out = []
+    for cl in cluster_tree(model):
+        j = cl.joint
+        if j.reference is None:
+            continue
+        q = sd.neutral(model)
+        q[j.q_index] = j.reference
+        assert np.abs(j.residual(q)).max() < 1e-9
+        sv = np.linalg.svd(j.constraint_jacobian(q)[:, j.dependent_v], compute_uv=False)
+        out.append(sv[len(j.dependent_v) - 1] / sv[0])
+    return out
+
+
+@pytest.mark.parametrize("name", ["planar_leg", "planar_leg_without_guess", "tello", "crank_rocker", "urdf:four_bar",
+                                  "urdf:six_bar", "rssr", "four_bar_chain"])
+def test_reference_configurations_are_regular(name):
+    from conftest import mechanism
+    from soadyn.closed.embedding.cluster_joints import REFERENCE_MARGIN
+    if name.startswith("planar_leg"):
+        model = leg()
+        if name.endswith("without_guess"):
+            for j in ("shank_driver_joint", "shank_support_joint", "foot_joint"):
+                model.joint(j).assembly_guess = None
+    else:
+        model = mechanism(name)
+    ratios = _reference_regularity(model)
+    assert ratios and min(ratios) >= REFERENCE_MARGIN, ratios
