@@ -83,10 +83,11 @@ _CEFPA = CompiledFunction(cluster_efpa_kernel, None, (_Y,), _operational_square)
 def prepare_clusters(model, packed, cws, y, yd=None, q_guess=None, q=None):
     """Evaluate the nonlinear clusters' G — and g at q̇ = G ẏ when ``yd`` is given — into
     the cluster workspace ``cws``, where the kernels read them, at the spanning
-    configuration ``q`` (nq,) when given (checked by :func:`check_spanning_configuration`
-    first; no position solve), else at γ(y) solved from ``q_guess`` (nq,) or from each
-    cluster's reference configuration. Nothing is kept between calls: every entry the
-    kernels read is written here."""
+    configuration ``q`` (nq,) when given — no position solve; each nonlinear cluster
+    checks q on its constraint manifold (``MANIFOLD_TOL``) from the rows it evaluates for
+    K, the rest is :func:`check_spanning_configuration`'s job — else at γ(y) solved from
+    ``q_guess`` (nq,) or from each cluster's reference configuration. Nothing is kept
+    between calls: every entry the kernels read is written here."""
     c = packed.tables
     tol = None
     if q is not None:
