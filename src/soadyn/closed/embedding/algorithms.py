@@ -340,18 +340,16 @@ def embedding_accelerations(model, q, v, tau, f_ext=None, state=None):
     return qdd
 
 
-def cluster_motion_subspaces(model, y, yd=None):
+def cluster_motion_subspaces(model, y, yd=None, *, q=None, q_guess=None):
     """The cluster motion subspaces S_k (6n_k, ny_k) and bias terms c_k = Ṡ_k ẏ_k (6n_k,) as
     the compiled recursion forms them ([Chignoli23, eq. 24–26]), for inspection and tests.
+    y (nyq,), ẏ (nyv,) optional; ``q``, ``q_guess`` as for :func:`cluster_aba`.
     Returns a list of (S_k, c_k) per cluster; c_k is None without ``yd``."""
     with_v = yd is not None
-    packed = packed_clusters(model)
+    packed, cws, y, yd = _prepared(model, y, yd, with_v, None, q, q_guess)
     tree = packed.tree
     y = val.vector(y, tree.nyq, "y", batch_ok=False)
     yd = val.vector(yd, tree.nyv, "yd", batch_ok=False) if with_v else np.zeros(tree.nyv)
-    cws = cluster_workspace_buffer(model, packed)
-    if packed.nonlinear:
-        prepare_clusters(model, packed, cws, y, yd if with_v else None)
     c = model.compiled
     ws = derived(model).buffer()
     st = positions_pass(c.mi, c.mf, ws, packed.ci, packed.cf, cws, y, yd, with_v, with_v)
