@@ -312,3 +312,26 @@ def test_reference_configurations_are_regular(name):
         model = mechanism(name)
     ratios = _reference_regularity(model)
     assert ratios and min(ratios) >= REFERENCE_MARGIN, ratios
+
+
+def test_cluster_functions_on_threads_give_the_serial_results():
+    import threading
+    model = leg()
+    cases = _cases(model, np.random.default_rng(8), 3, ["end_effector"])
+    reference = {label: np.array(call(), copy=True) for label, call in cases}
+    failures = []
+
+    def worker(seed):
+        rng = np.random.default_rng(seed)
+        for _ in range(20):
+            for i in rng.permutation(len(cases)):
+                label, call = cases[i]
+                if not np.array_equal(call(), reference[label]):
+                    failures.append(label)
+
+    threads = [threading.Thread(target=worker, args=(s,)) for s in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures, sorted(set(failures))
