@@ -24,7 +24,12 @@ revolute joint) are normal.
   g = 0 and γ(y) = G y (``linear``) — the geared rotor and the belt-driven revolute pair.
 * Otherwise γ(y) solves φ(q) = 0 for the dependent coordinates with the Gauss–Newton
   iteration of :func:`soadyn.closed.assembly.gauss_newton` (four-bars, general loops,
-  Tello's differentials).
+  Tello's differentials), from a caller's guess or from the cluster's reference
+  configuration — fixed when the model is built, regular with a margin, never an earlier
+  call's solution (see :class:`ClusterJoint`'s ``reference``). Such a cluster has
+  several assembly branches (a four-bar's open and crossed forms); the solve finds the
+  one nearest its start, and a caller who knows the spanning configuration passes it
+  instead ([Chignoli23, Alg. 1] evaluates G and g at the spanning state).
 
 Independent coordinates: the joints marked ``independent=False`` (URDF+) are dependent,
 or, when none is marked, a pivoted QR of K picks the dependent columns. Where a
