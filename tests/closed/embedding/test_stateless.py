@@ -11,8 +11,8 @@ import pytest
 from scipy.optimize import brentq
 
 import soadyn as sd
-from soadyn.core.constraints import ConstraintError
 from soadyn.closed.embedding import cluster_tree
+from soadyn.core.constraints import ConstraintError
 
 GRAVITY = (0.0, -9.81, 0.0)  # in the leg's plane (its joint axes are z)
 
@@ -136,6 +136,7 @@ def tello_hip_roots(q1, q2):
     Tello's hip-differential constraint at gimbal q1 and thigh q2, by bracketing and
     Brent's method on the published expression."""
     import sympy
+
     from soadyn.models.loop_robots import _tello_hip_differential
     phi, (s1, s2, r1, r2) = _tello_hip_differential()
     out = []
@@ -302,6 +303,7 @@ def _reference_regularity(model):
                                   "urdf:six_bar", "rssr", "four_bar_chain"])
 def test_reference_configurations_are_regular(name):
     from conftest import mechanism
+
     from soadyn.closed.embedding.cluster_joints import REFERENCE_MARGIN
     if name.startswith("planar_leg"):
         model = leg()

@@ -165,7 +165,7 @@ class ClusterJoint:
         return self.model.bodies[self.cols[c][0]].joint
 
     def _select_independent(self, independent):
-        model, n = self.model, self.n
+        n = self.n
         self.reference = None
         if not self.constrained:
             self._set_partition([])
