@@ -235,7 +235,7 @@ def mechanism(name):
 
 MECHANISMS = ["urdf:revolute_rotor_chain", "urdf:four_bar", "urdf:six_bar", "crank_rocker", "four_bar_chain", "rssr",
               "mini_cheetah", "mit_humanoid", "tello", "jvrc1_humanoid", "geared_chain", "belt_chain",
-              "mit_humanoid_leg"]
+              "mit_humanoid_leg", "planar_leg_linkage"]
 
 
 def tree_mass_matrix(model, q):

@@ -1,5 +1,5 @@
 """Built-in models written in code: [CDI18]'s four examples, generated trees and closed chains."""
-from .closed_chains import four_bar_chain, four_bar_linkage, rolling_disk, rssr_linkage
+from .closed_chains import four_bar_chain, four_bar_linkage, planar_leg_linkage, rolling_disk, rssr_linkage
 from .examples import double_pendulum, pendulum_on_cart, satellite_with_arrays, three_link_arm
 from .trees import branched_tree, random_rigid_inertia, random_tree, serial_chain
 
@@ -23,7 +23,7 @@ def get(name):
 
 __all__ = ["double_pendulum", "pendulum_on_cart", "satellite_with_arrays", "three_link_arm",
            "serial_chain", "branched_tree", "random_tree", "random_rigid_inertia", "get", "BUILTIN",
-           "four_bar_linkage", "four_bar_chain", "rssr_linkage", "rolling_disk"]
+           "four_bar_linkage", "four_bar_chain", "planar_leg_linkage", "rssr_linkage", "rolling_disk"]
 from .loop_robots import belt_chain, geared_chain, jvrc1_humanoid, mini_cheetah, mit_humanoid, mit_humanoid_leg, tello
 
 BUILTIN.update({
@@ -35,6 +35,7 @@ BUILTIN.update({
     "geared_chain": geared_chain,
     "belt_chain": belt_chain,
     "four_bar_linkage": four_bar_linkage,
+    "planar_leg_linkage": planar_leg_linkage,
 })
 __all__ += ["mini_cheetah", "mit_humanoid", "mit_humanoid_leg", "tello", "jvrc1_humanoid", "geared_chain",
             "belt_chain"]

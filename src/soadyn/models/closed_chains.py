@@ -9,7 +9,7 @@ from ..core import spatial as sp
 from ..core.constraints import HolonomicConstraint, NonholonomicConstraint
 from ..core.model import Model
 
-__all__ = ["four_bar_linkage", "four_bar_chain", "rssr_linkage", "rolling_disk"]
+__all__ = ["four_bar_linkage", "four_bar_chain", "planar_leg_linkage", "rssr_linkage", "rolling_disk"]
 
 
 def _rod(mass, length, radius=0.02):
@@ -81,6 +81,52 @@ def four_bar_chain(k, tail=0, *, gravity=(0.0, 0.0, -9.81)):
         pos = np.array([0.25 if j == 0 else 0.2, 0.0, 0.0])
         parent = m.add_body(f"tail{j}", jt.Revolute("yz"[j % 2]), parent, (np.eye(3), pos), mass=0.5,
                             com=com, inertia=inertia)
+    return m
+
+
+def planar_leg_linkage(*, gravity=(0.0, 0.0, -9.81)):
+    """The planar leg linkage of [Chignoli23]'s benchmarks (generalized_rbda's
+    PlanarLegLinkage): a thigh on a revolute joint to the world and, on the thigh, a
+    parallelogram four-bar driving the foot; all joint axes along z.
+
+    Bodies (joint placement on the parent along x [m]; mass [kg]; centre of mass along
+    x [m]; I_zz about it [kg m²]): ``thigh`` (0 on the world; 0.23; 0.0364; 45.389e-6),
+    ``shank_driver`` (0.011 on the thigh; 0.004; 0.048; 3.257e-6), ``shank_support``
+    (0.042 on the thigh; 0.225; 0.04; 22.918e-6), ``foot`` (0.096 on the driver; 0.017;
+    0.0635; 22.176e-6). The published inertias have only I_zz; here I_xx = I_yy = I_zz / 2
+    (a physical inertia with the same planar dynamics). The revolute loop joint ``loop``
+    (axis z) joins the foot at 0.031 m along its x axis to the support at 0.096 m along
+    its x axis; ``thigh_joint`` and ``shank_driver_joint`` are the independent
+    coordinates, y = [thigh, driver].
+
+    Links 0.096 / 0.031 / 0.096 / 0.031 m: a parallelogram. It assembles on two branches
+    for every driver angle θ: the parallelogram (support = θ, foot = −θ, relative to the
+    driver) and the crossed (anti-parallelogram) branch; they meet at θ = 0 (every link
+    along x), a singular configuration. Each of the lower-leg joints carries an
+    ``assembly_guess`` on the parallelogram branch at θ = 0.5 rad (driver 0.5, support
+    0.5, foot −0.5): the cluster's reference configuration, from which γ(y) is solved
+    when no spanning configuration is given, lies on the parallelogram branch, as
+    generalized_rbda's states do.
+    """
+    m = Model("planar_leg_linkage", gravity=gravity)
+
+    def add(name, parent, x, mass, com, izz, independent=True, guess=None):
+        j = jt.Revolute("z")
+        j.independent = independent
+        if guess is not None:
+            j.assembly_guess = guess
+        return m.add_body(name, j, parent, (np.eye(3), np.array([x, 0.0, 0.0])), mass=mass,
+                          com=np.array([com, 0.0, 0.0]), inertia=np.diag([izz / 2, izz / 2, izz]),
+                          joint_name=f"{name}_joint")
+
+    add("thigh", None, 0.0, 0.23, 0.0364, 45.389e-6)
+    add("shank_driver", "thigh", 0.011, 0.004, 0.048, 3.257e-6, guess=0.5)
+    add("shank_support", "thigh", 0.042, 0.225, 0.04, 22.918e-6, independent=False, guess=0.5)
+    add("foot", "shank_driver", 0.096, 0.017, 0.0635, 22.176e-6, independent=False, guess=-0.5)
+    m.add_loop("loop", "revolute", "foot", "shank_support", "z",
+               predecessor_placement=(np.eye(3), np.array([0.031, 0.0, 0.0])),
+               successor_placement=(np.eye(3), np.array([0.096, 0.0, 0.0])))
+    m.add_frame("end_effector", "foot", (np.eye(3), np.array([0.031 + 0.096, 0.0, 0.0])))
     return m
 
 

@@ -21,7 +21,7 @@ FRAMES = {"urdf:revolute_rotor_chain": ["link-2"], "urdf:four_bar": ["loop1_pred
           "urdf:six_bar": ["constraint1_successor", "link2"], "mini_cheetah": ["FR_foot", "HL_foot"],
           "mit_humanoid": ["right_foot", "left_hand"], "tello": ["left-toe", "right-heel"],
           "jvrc1_humanoid": ["left-foot", "right-hand"], "geared_chain": ["tip"], "belt_chain": ["tip", "link-A-1"],
-          "mit_humanoid_leg": ["foot"]}
+          "mit_humanoid_leg": ["foot"], "planar_leg_linkage": ["end_effector", "shank_support"]}
 
 
 @pytest.mark.parametrize("name", MECHANISMS)

@@ -7,10 +7,19 @@ independent coordinates y, ẏ, ÿ and the independent generalized forces τ_ind
 ([Chignoli23, §V-D, eq. 29–31]).
 
 Clusters whose explicit form is constant (rigid joints, gears and belts) need nothing
-per call. For the others (loops, implicit user constraints) each call first solves
-q = γ(y) from the cluster's reference configuration and evaluates G(q) and g(q, q̇),
-writing them into this thread's cluster workspace, where the kernels read them: the
-result is a function of the arguments alone.
+per call. For the others (loops, implicit user constraints) G(q) and g(q, q̇) are
+evaluated per call and written into this thread's cluster workspace, where the kernels
+read them, at a spanning configuration q that is either
+
+* given (``q=``): the configuration that fixes the assembly branch, as [Chignoli23,
+  Alg. 1] evaluates G, g and the cluster quantities at the spanning state — no position
+  solve; y must be q's independent coordinates and q must satisfy the constraints; or
+* solved, q = γ(y), by Gauss–Newton from ``q_guess`` or else from each cluster's
+  reference configuration (fixed when the model is built, never a singular one: see
+  :class:`~soadyn.closed.embedding.cluster_joints.ClusterJoint`), never from an earlier
+  call.
+
+Either way the result is a function of the arguments alone.
 """
 from __future__ import annotations
 
@@ -19,6 +28,7 @@ import numpy as np
 from ...core import validation as val
 from ...core.call import NO_FORCES, Arg, CompiledFunction
 from ...core.compile import derived
+from ...core.constraints import ConstraintError
 from ...dynamics.frames import frame_set
 from ...kernels.cluster.aba import cluster_aba_kernel
 from ...kernels.cluster.crba import cluster_mass_matrix_kernel
@@ -27,11 +37,15 @@ from ...kernels.cluster.explicit import apply_explicit_map, apply_explicit_map_t
 from ...kernels.cluster.kinematics import positions_pass
 from ...kernels.cluster.layout import cluster_workspace, motion_subspace, velocity_product
 from ...kernels.cluster.rnea import cluster_rnea_kernel
+from .cluster_joints import off_manifold_message
 from .clusters import cluster_tree
 from .compiled import cluster_workspace_buffer, packed_clusters
 
 __all__ = ["cluster_rnea", "cluster_aba", "cluster_efpa", "cluster_mass_matrix", "embedding_accelerations",
-           "cluster_motion_subspaces", "prepare_clusters"]
+           "cluster_motion_subspaces", "prepare_clusters", "check_spanning_configuration", "MANIFOLD_TOL"]
+
+#: largest constraint residual max |φ(q)| [m, rad] accepted for a given spanning configuration
+MANIFOLD_TOL = 1e-6
 
 
 def _nyq(model):
@@ -66,21 +80,89 @@ _CEFPA = CompiledFunction(cluster_efpa_kernel, None, (_Y,), _operational_square)
 
 
 # --------------------------------------------------------------------------- per-call state
-def prepare_clusters(model, packed, cws, y, yd=None, q_guess=None):
-    """Solve γ(y) for the nonlinear clusters from their reference configurations (or
-    ``q_guess``, (nq,)) and evaluate their G — and g at q̇ = G ẏ when ``yd`` is given —
-    into the cluster workspace ``cws``, where the kernels read them. Nothing is kept
-    between calls."""
-    q = cws[:model.nq]
+def prepare_clusters(model, packed, cws, y, yd=None, q_guess=None, q=None):
+    """Evaluate the nonlinear clusters' G — and g at q̇ = G ẏ when ``yd`` is given — into
+    the cluster workspace ``cws``, where the kernels read them, at the spanning
+    configuration ``q`` (nq,) when given — no position solve; each nonlinear cluster
+    checks q on its constraint manifold (``MANIFOLD_TOL``) from the rows it evaluates for
+    K, the rest is :func:`check_spanning_configuration`'s job — else at γ(y) solved from
+    ``q_guess`` (nq,) or from each cluster's reference configuration. Nothing is kept
+    between calls: every entry the kernels read is written here."""
     c = packed.tables
+    tol = None
+    if q is not None:
+        cws[:model.nq] = q
+        tol = MANIFOLD_TOL  # the nonlinear clusters check q on the manifold from the rows they evaluate anyway
+    qw = cws[:model.nq]
     for cl in packed.nonlinear:
         j = cl.joint
-        j.solve_positions(y[cl.y_q], q, q_guess)
-        if yd is None:
-            G, g = j.explicit_form(q)
-        else:
-            G, g, _ = j.explicit_form_at(q, yd[cl.y_v])
+        if q is None:
+            j.solve_positions(y[cl.y_q], qw, q_guess)
+        try:
+            if yd is None:
+                G, g = j.explicit_form(qw, tol=tol)
+            else:
+                G, g, _ = j.explicit_form_at(qw, yd[cl.y_v], tol)
+        except ConstraintError as e:
+            if str(e).startswith("q: "):  # off the manifold: already says where
+                raise
+            where = ("at the given q" if q is not None else
+                     f"at γ(y) for y = {np.asarray(y[cl.y_q]).tolist()}")
+            raise ConstraintError(f"{e} — {where}, cluster coordinates q_c = "
+                                  f"{np.round(qw[j.q_index], 12).tolist()}") from None
         _write_explicit_form(c, cws, cl, G, g)
+
+
+def _coordinate_names(model, j, entries):
+    """'joint' or 'joint[k]' for the model q indices ``entries`` of cluster joint ``j``."""
+    out = []
+    for e in entries:
+        for i in j.bodies:
+            jt = model.bodies[i].joint
+            if jt.q_index <= e < jt.q_index + jt.nq:
+                out.append(jt.name if jt.nq == 1 else f"{jt.name}[{e - jt.q_index}]")
+    return out
+
+
+def _y_positions(model, tree):
+    """The model q index of every entry of y (nyq,), once per model version."""
+    def build():
+        idx = np.empty(tree.nyq, dtype=np.int64)
+        for cl in tree.clusters:
+            idx[cl.y_q] = cl.joint.q_index[cl.joint.independent_q]
+        idx.flags.writeable = False
+        return idx
+    return derived(model).memo("cluster_y_positions", build)
+
+
+def check_spanning_configuration(model, tree, y, q, tol=MANIFOLD_TOL, nonlinear=True):
+    """Check a spanning configuration ``q`` (nq,) given with independent coordinates ``y``
+    (nyq,): y must equal q's independent coordinates (to 1e-9 (1 + |y|); ValueError naming
+    both, the coordinates and the difference) and q must satisfy every cluster's
+    constraints, max |φ(q)| ≤ ``tol`` [m, rad] (ConstraintError with the residual and the
+    constraint's name) [Chignoli23, eq. 2–3]. ``nonlinear=False`` leaves the nonlinear
+    clusters' constraints to the caller (:func:`prepare_clusters` checks them from the
+    rows it evaluates)."""
+    idx = _y_positions(model, tree)
+    diff = y - q[idx]
+    if not np.all(np.abs(diff) <= 1e-9 * (1.0 + np.abs(y))):
+        bad = np.flatnonzero(~(np.abs(diff) <= 1e-9 * (1.0 + np.abs(y))))
+        names = []
+        for e in idx[bad]:
+            cl = tree.clusters[tree.cluster_of[next(b.index for b in model.bodies
+                                                    if b.joint.q_index <= e < b.joint.q_index + b.joint.nq)]]
+            names += _coordinate_names(model, cl.joint, [e])
+        raise ValueError(
+            f"y, q: y must be the independent coordinates of the given spanning configuration q; for "
+            f"{names} (y entries {bad.tolist()}) expected from q {q[idx[bad]].tolist()}, received in y "
+            f"{y[bad].tolist()} (difference y − q {diff[bad].tolist()})")
+    for cl in tree.clusters:
+        j = cl.joint
+        if not j.constrained or (not nonlinear and not j.linear):
+            continue
+        for name, r in j.constraint_violation(q, y[cl.y_q]):
+            if not r <= tol:
+                raise ConstraintError(off_manifold_message(name, cl.name, r, tol))
 
 
 def prepare_clusters_at(model, packed, cws, q, v, state=None):
@@ -107,86 +189,128 @@ def _write_explicit_form(c, cws, cl, G, g):
     cws[ob:ob + cl.joint.n] = 0.0 if g is None else g
 
 
-def _prepared(model, y, yd, with_bias, packed=None):
+def _prepared(model, y, yd, with_bias, packed=None, q=None, q_guess=None):
     """(packed clusters, this thread's cluster workspace with the nonlinear clusters
-    prepared for (y, ẏ), y, ẏ); y and ẏ are validated first when clusters need it.
-    ``packed``: other packed clusters of the model (the approximate models' H̃)."""
+    prepared for (y, ẏ), y, ẏ); y and ẏ are validated first when clusters need it or
+    ``q`` is given. ``packed``: other packed clusters of the model (the approximate
+    models' H̃). ``q``: the spanning configuration (checked, no solve); ``q_guess``: the
+    start of the solve."""
     key = "cluster_workspace" if packed is None else ("cluster_workspace", id(packed))
     packed = packed_clusters(model) if packed is None else packed
     cws = cluster_workspace_buffer(model, packed, key)
-    if packed.nonlinear:
+    if packed.nonlinear or q is not None:
         tree = packed.tree
         y = val.vector(y, tree.nyq, "y", batch_ok=False)
         if yd is not None:
             yd = val.vector(yd, tree.nyv, "yd", batch_ok=False)
-        prepare_clusters(model, packed, cws, y, yd if with_bias else None)
+        if q is not None:
+            if q_guess is not None:
+                raise ValueError("q, q_guess: give the spanning configuration q (no solve) or a guess for the "
+                                 "solve, not both")
+            q = val.vector(q, model.nq, "q", batch_ok=False)
+            check_spanning_configuration(model, tree, y, q, nonlinear=False)
+        elif q_guess is not None:
+            q_guess = val.vector(q_guess, model.nq, "q_guess", batch_ok=False)
+        if packed.nonlinear:
+            prepare_clusters(model, packed, cws, y, yd if with_bias else None, q_guess, q)
     return packed, cws, y, yd
 
 
 # --------------------------------------------------------------------------- public functions
-def cluster_aba(model, y, yd, tau_ind, f_ext=None, *, gravity=True, out=None):
+_STATE_DOC = """
+    q : optional (nq,) spanning-tree configuration that fixes the assembly branch: G, g and
+        the cluster quantities are evaluated at q, with no position solve ([Chignoli23,
+        Alg. 1]). y must equal q's independent coordinates (ValueError otherwise) and q must
+        satisfy the constraints to ``MANIFOLD_TOL`` = 1e-6 [m, rad] (ConstraintError with
+        the residual and the constraint's name otherwise).
+    q_guess : optional (nq,) start of the position solve q = γ(y) when ``q`` is not given;
+        by default each cluster's reference configuration (fixed when the model is built,
+        see :class:`~soadyn.closed.embedding.cluster_joints.ClusterJoint`), never an
+        earlier call's solution. The solve finds the assembly branch nearest its start;
+        it raises ConstraintError when it fails (y outside the mechanism's range) or ends
+        at a singular configuration (∂φ/∂q_d rank-deficient)."""
+
+
+def cluster_aba(model, y, yd, tau_ind, f_ext=None, *, q=None, q_guess=None, gravity=True, out=None):
     """Constrained forward dynamics by the cluster-based articulated-body algorithm, C-ABA
     [Chignoli23, Alg. 1]: ÿ = (GᵀMG)⁻¹ (τ_ind − Gᵀ(C + M g)) in O(N) over clusters.
 
     Parameters
     ----------
     model : Model with loops, couplings or holonomic user constraints (see :func:`cluster_tree`).
-    y : (nyq,) independent coordinates; yd : (nyv,) independent velocities.
+    y : (nyq,) independent coordinates [rad, m]; yd : (nyv,) independent velocities [rad/s, m/s].
     tau_ind : (nyv,) generalized forces on the independent coordinates (τ_ind = Gᵀτ for
         spanning-tree joint forces τ) [N m, N].
-    f_ext : optional (nbodies, 6) spatial forces on the bodies (body frame).
+    f_ext : optional (nbodies, 6) spatial forces on the bodies (body frame) [N m, N].{state}
     gravity : include the model's gravity.
 
-    Returns ÿ (nyv,).
+    Returns ÿ (nyv,) [rad/s², m/s²]. A pure function of its arguments.
     """
-    return aba_with(model, None, y, yd, tau_ind, f_ext, gravity, out)
+    return aba_with(model, None, y, yd, tau_ind, f_ext, gravity, out, q, q_guess)
 
 
-def aba_with(model, packed, y, yd, tau_ind, f_ext=None, gravity=True, out=None):
+def aba_with(model, packed, y, yd, tau_ind, f_ext=None, gravity=True, out=None, q=None, q_guess=None):
     """:func:`cluster_aba` with other packed clusters of the model (None: its own)."""
-    packed, cws, y, yd = _prepared(model, y, yd, True, packed)
+    packed, cws, y, yd = _prepared(model, y, yd, True, packed, q, q_guess)
     return _CABA(model, (y, yd, tau_ind, NO_FORCES if f_ext is None else f_ext), (packed.ci, packed.cf, cws, gravity),
                  out)
 
 
-def cluster_rnea(model, y, yd, ydd, f_ext=None, *, gravity=True, out=None):
+def cluster_rnea(model, y, yd, ydd, f_ext=None, *, q=None, q_guess=None, gravity=True, out=None):
     """Constrained inverse dynamics by the cluster-based RNEA, C-RNEA [Chignoli23, §VI]:
     τ_ind = Gᵀ(M(Gÿ + g) + C) computed as S_kᵀ f^J_k per cluster (eq. 31, 35).
 
-    Parameters: y (nyq,), yd, ydd (nyv,); f_ext optional (nbodies, 6). Returns τ_ind (nyv,).
+    Parameters
+    ----------
+    y : (nyq,) [rad, m]; yd, ydd : (nyv,) [rad/s, m/s; rad/s², m/s²].
+    f_ext : optional (nbodies, 6) spatial forces on the bodies (body frame) [N m, N].{state}
+    gravity : include the model's gravity.
+
+    Returns τ_ind (nyv,) [N m, N]. A pure function of its arguments.
     """
-    packed, cws, y, yd = _prepared(model, y, yd, True)
+    packed, cws, y, yd = _prepared(model, y, yd, True, None, q, q_guess)
     return _CRNEA(model, (y, yd, ydd, NO_FORCES if f_ext is None else f_ext), (packed.ci, packed.cf, cws, gravity),
                   out)
 
 
-def cluster_efpa(model, y, frames):
+def cluster_efpa(model, y, frames, *, q=None, q_guess=None):
     """Inverse operational-space inertia Ω = J (GᵀMG)⁻¹ Jᵀ of ``frames`` by the cluster-based
     extended force propagator algorithm, C-EFPA [Chignoli23, §VIII].
 
     J stacks the frames' Jacobians with respect to ẏ, each mapping to the frame's spatial
     velocity [ω; v] in the frame's own axes (``reference="local"``). ``frames`` is a frame
-    name or a list of names. Returns Ω (6m, 6m) for m frames.
+    name or a list of names; y (nyq,) [rad, m].{state}
+
+    Returns Ω (6m, 6m) for m frames [1/kg, 1/(kg m²)]. A pure function of its arguments.
     """
-    return efpa_with(model, None, y, frames)
+    return efpa_with(model, None, y, frames, q, q_guess)
 
 
-def efpa_with(model, packed, y, frames):
+def efpa_with(model, packed, y, frames, q=None, q_guess=None):
     """:func:`cluster_efpa` with other packed clusters of the model (None: its own)."""
     fs = frame_set(model, frames)
     for name, body in zip(fs.names, fs.body):
         if body < 0:
             raise ValueError(f"frames: frame {name!r} is fixed to the world; it has no operational-space inertia")
-    packed, cws, y, _ = _prepared(model, y, None, False, packed)
+    packed, cws, y, _ = _prepared(model, y, None, False, packed, q, q_guess)
     Z = np.empty((len(fs.names), packed.tree.nyv, 6))
     return _CEFPA(model, (y,), (fs.body, fs.rotation, fs.translation, Z, packed.ci, packed.cf, cws))
 
 
-def cluster_mass_matrix(model, y):
-    """The mass matrix of the independent coordinates, H = GᵀMG (nyv, nyv), by composite
-    cluster inertias over the cluster tree ([Jain12, Lemma 7–9]; [Chignoli23, §V])."""
-    packed, cws, y, _ = _prepared(model, y, None, False)
+def cluster_mass_matrix(model, y, *, q=None, q_guess=None):
+    """The mass matrix of the independent coordinates, H = GᵀMG (nyv, nyv) [kg m², kg], by
+    composite cluster inertias over the cluster tree ([Jain12, Lemma 7–9]; [Chignoli23, §V]).
+
+    y : (nyq,) [rad, m].{state}
+
+    A pure function of its arguments.
+    """
+    packed, cws, y, _ = _prepared(model, y, None, False, None, q, q_guess)
     return _CMASS(model, (y,), (packed.ci, packed.cf, cws))
+
+
+for _f in (cluster_aba, cluster_rnea, cluster_efpa, cluster_mass_matrix):
+    _f.__doc__ = _f.__doc__.replace("{state}", _STATE_DOC)
 
 
 def embedding_accelerations(model, q, v, tau, f_ext=None, state=None):
@@ -216,18 +340,16 @@ def embedding_accelerations(model, q, v, tau, f_ext=None, state=None):
     return qdd
 
 
-def cluster_motion_subspaces(model, y, yd=None):
+def cluster_motion_subspaces(model, y, yd=None, *, q=None, q_guess=None):
     """The cluster motion subspaces S_k (6n_k, ny_k) and bias terms c_k = Ṡ_k ẏ_k (6n_k,) as
     the compiled recursion forms them ([Chignoli23, eq. 24–26]), for inspection and tests.
+    y (nyq,), ẏ (nyv,) optional; ``q``, ``q_guess`` as for :func:`cluster_aba`.
     Returns a list of (S_k, c_k) per cluster; c_k is None without ``yd``."""
     with_v = yd is not None
-    packed = packed_clusters(model)
+    packed, cws, y, yd = _prepared(model, y, yd, with_v, None, q, q_guess)
     tree = packed.tree
     y = val.vector(y, tree.nyq, "y", batch_ok=False)
     yd = val.vector(yd, tree.nyv, "yd", batch_ok=False) if with_v else np.zeros(tree.nyv)
-    cws = cluster_workspace_buffer(model, packed)
-    if packed.nonlinear:
-        prepare_clusters(model, packed, cws, y, yd if with_v else None)
     c = model.compiled
     ws = derived(model).buffer()
     st = positions_pass(c.mi, c.mf, ws, packed.ci, packed.cf, cws, y, yd, with_v, with_v)

@@ -24,7 +24,12 @@ revolute joint) are normal.
   g = 0 and γ(y) = G y (``linear``) — the geared rotor and the belt-driven revolute pair.
 * Otherwise γ(y) solves φ(q) = 0 for the dependent coordinates with the Gauss–Newton
   iteration of :func:`soadyn.closed.assembly.gauss_newton` (four-bars, general loops,
-  Tello's differentials).
+  Tello's differentials), from a caller's guess or from the cluster's reference
+  configuration — fixed when the model is built, regular with a margin, never an earlier
+  call's solution (see :class:`ClusterJoint`'s ``reference``). Such a cluster has
+  several assembly branches (a four-bar's open and crossed forms); the solve finds the
+  one nearest its start, and a caller who knows the spanning configuration passes it
+  instead ([Chignoli23, Alg. 1] evaluates G and g at the spanning state).
 
 Independent coordinates: the joints marked ``independent=False`` (URDF+) are dependent,
 or, when none is marked, a pivoted QR of K picks the dependent columns. Where a
@@ -48,7 +53,21 @@ from ..assembly import gauss_newton
 from ..constraint_set import ConstraintSet
 from ..kinematics import evaluate_constraint_set
 
-__all__ = ["ClusterJoint"]
+__all__ = ["ClusterJoint", "REFERENCE_MARGIN", "SINGULAR_TOL"]
+
+#: a cluster's reference configuration must have σ_min/σ_max of ∂φ/∂q_d at least this
+#: (well away from singular configurations such as the branch point of a four-bar)
+REFERENCE_MARGIN = 1e-3
+#: ∂φ/∂q_d counts as singular below this relative singular value (or above the inverse
+#: of it in ‖K_d‖·‖K_d⁻¹‖ for square K_d): γ and G are then not defined
+SINGULAR_TOL = 1e-9
+
+
+def off_manifold_message(constraint, cluster, residual, tol):
+    """The error text for a given spanning configuration that violates ``constraint``."""
+    return (f"q: the spanning configuration is off the constraint manifold: constraint {constraint!r} "
+            f"(cluster {cluster!r}) has residual max |φ| = {residual:.3g} > {tol:g} [m, rad]; assemble q "
+            "first (soadyn.close_loops or soadyn.spanning_state)")
 
 
 def _rank(A, tol=1e-9):
@@ -75,9 +94,17 @@ class ClusterJoint:
         the configuration entries in y / solved by γ in the spanning position vector.
     constrained : the cluster has constraints; linear : G is constant and g = 0.
     G0 : the constant G of a linear cluster (nc, ny), else None.
-    reference : the cluster's spanning coordinates at its reference configuration (a
-        generic assembled configuration chosen when the model is built; the start of the
-        position solve γ(y) when no guess is given), None for linear clusters.
+    reference : the cluster's spanning coordinates (nc_q,) at its reference configuration,
+        the start of the position solve γ(y) when no guess is given; None for linear
+        clusters. Chosen once, when the model is built, and never changed by a call:
+        the cluster is assembled (least-norm Gauss–Newton on all its coordinates) from
+        the ``assembly_guess`` positions of its joints when the model sets any (an
+        optional joint attribute, (nq,) per joint, e.g. to choose an assembly branch),
+        else from the neutral configuration moved by a fixed pseudo-random offset (seed:
+        the cluster's velocity count); γ is then solved at the independent coordinates of
+        the guess (or of fixed offsets from it) from there, and the result accepted only
+        where ∂φ/∂q_d is regular with margin (σ_min/σ_max ≥ ``REFERENCE_MARGIN``), so
+        that no reference is a singular configuration (a four-bar's branch point).
     """
 
     def __init__(self, model, bodies, parent_body, couplings=(), loops=(), constraints=(), independent=None,
@@ -102,7 +129,8 @@ class ClusterJoint:
         self.constraint_set = ConstraintSet(model, loops, couplings, constraints) if self.constrained else None
         self._neutral = neutral(model)
         self._neutral.flags.writeable = False
-        self._periodic = ()  # dependent angles γ wraps to [−π, π), found with the reference
+        self._periodic = ()  # dependent angles γ wraps to (−π, π], found with the reference
+        self._G_ref = None  # G at the reference (vector-joint clusters): γ's first-order start
         self._select_independent(independent)
 
     # ------------------------------------------------------------------ constraint rows
@@ -137,20 +165,20 @@ class ClusterJoint:
         return self.model.bodies[self.cols[c][0]].joint
 
     def _select_independent(self, independent):
-        model, n = self.model, self.n
+        n = self.n
         self.reference = None
         if not self.constrained:
             self._set_partition([])
             self.G0 = np.eye(n)
             return
-        q = neutral(model)
+        q, hinted = self._guess()
         rng = np.random.default_rng(n)
         # K where the constraints hold: away from closure, rows can depend on directions
         # that leave the constraints unchanged on the manifold (a coupler's spin about its axis)
         if self.linear:
             K = self._K(q)
         else:
-            qa = self._assemble(q, rng)
+            qa = self._assemble(q, rng, exact_first=hinted)
             K = self._K(qa)
         nd = _rank(K)
         names = [self._joint_of_column(c).name for c in range(n)]
@@ -177,25 +205,58 @@ class ClusterJoint:
             self.G0 = self._explicit(K, check=True)[0]
             return
         self.G0 = None
+        self._periodic = self._periodic_angles(qa)
         start = qa  # an assembled configuration: the start of the reference solve below
         error = None
-        for attempt in range(6):  # a generic assembled reference configuration
-            qp = self._perturbed(q, rng, 0.3 * attempt)
+        for attempt in range(6):  # a regular assembled reference configuration
+            qp = self._perturbed(q, rng, 0.3 * attempt)  # attempt 0: q itself
             try:
                 qc = self._solve(qp[self.q_index][self.independent_q], qp, start)
                 self._explicit(self._K(qc), check=True)
+                margin = self._regularity(self._K(qc))
+                if margin < REFERENCE_MARGIN:
+                    raise ConstraintError(
+                        f"{self.name}: the reference candidate is nearly singular (σ_min/σ_max of ∂φ/∂q_d "
+                        f"{margin:.3g} < {REFERENCE_MARGIN:g})")
             except ConstraintError as e:
                 error = e
                 continue
             self.reference = qc[self.q_index].copy()
             self.reference.flags.writeable = False
-            self._periodic = self._periodic_angles(qc)
+            # the reference branch's tangent, for the first-order start of γ (vector joints only)
+            js = [self.model.bodies[i].joint for i in self.bodies]
+            if all(j.nq == j.nv for j in js) and not self._locked_v.size and len(self.independent_q) == self.ny:
+                self._G_ref = self._explicit(self._K(qc))[0]
+                self._G_ref.flags.writeable = False
             return
         raise error
 
+    def _guess(self):
+        """The start of the reference assembly (model-sized): the neutral configuration
+        with the ``assembly_guess`` of the cluster's joints that have one, and whether any
+        had one."""
+        q = neutral(self.model)
+        hinted = False
+        for i in self.bodies:
+            j = self.model.bodies[i].joint
+            g = getattr(j, "assembly_guess", None)
+            if g is not None:
+                g = np.asarray(g, dtype=float).reshape(-1)
+                if g.shape != (j.nq,):
+                    raise ValueError(f"joint {j.name!r}: assembly_guess must have {j.nq} entries, got {g.size}")
+                q[j.q_index:j.q_index + j.nq] = g
+                hinted = True
+        return q, hinted
+
+    def _regularity(self, K):
+        """σ_min / σ_max of ∂φ/∂q_d (K's dependent columns): 0 at a singular configuration."""
+        sv = np.linalg.svd(K[:, self.dependent_v], compute_uv=False)
+        nd = len(self.dependent_v)
+        return float(sv[nd - 1] / sv[0]) if nd and sv[0] > 0 else (1.0 if not nd else 0.0)
+
     def _periodic_angles(self, q):
         """The dependent revolute angles (model q indices) in which the constraints are
-        2π-periodic (not those behind a gear): γ wraps them to [−π, π)."""
+        2π-periodic (not those behind a gear): γ wraps them to (−π, π]."""
         out = []
         base = self.residual(q)
         for c in self.dependent_v:
@@ -207,10 +268,11 @@ class ClusterJoint:
                     out.append(j.q_index)
         return tuple(out)
 
-    def _assemble(self, q, rng):
+    def _assemble(self, q, rng, exact_first=False):
         """A configuration near ``q`` (perturbed, to avoid singular ones such as stretched
-        loops) where the cluster's constraints hold, every coordinate free (least-norm
-        Gauss–Newton steps)."""
+        loops; from ``q`` itself first when ``exact_first``: a guess the model gives) where
+        the cluster's constraints hold, every coordinate free (least-norm Gauss–Newton
+        steps)."""
         cols = self.v_index
 
         def rows(x):
@@ -224,8 +286,8 @@ class ClusterJoint:
 
         r = None
         for attempt in range(6):
-            x, r, _, failure = gauss_newton(rows, self._perturbed(q, rng, 0.5 + 0.3 * attempt), move, tol=1e-12,
-                                            max_iter=100)
+            x0 = q if (exact_first and attempt == 0) else self._perturbed(q, rng, 0.5 + 0.3 * attempt)
+            x, r, _, failure = gauss_newton(rows, x0, move, tol=1e-12, max_iter=100)
             if failure is None or np.abs(r).max() < 1e-9:
                 return x
         raise ConstraintError(f"{self.name}: cannot solve the constraints {self.constraint_names} near any "
@@ -302,11 +364,14 @@ class ClusterJoint:
                 Kd_inv = np.linalg.inv(Kd)
             except np.linalg.LinAlgError:
                 pass
+            else:  # ‖K_d‖·‖K_d⁻¹‖ (max norms) bounds the condition number: near-singular → SVD below
+                if np.abs(Kd).max(initial=0.0) * np.abs(Kd_inv).max(initial=0.0) > 1.0 / SINGULAR_TOL:
+                    Kd_inv = None
         if Kd_inv is None:
             U, sv, Vt, info = lapack.dgesdd(Kd, full_matrices=0)  # LAPACK directly: small matrices
             if info:
                 raise np.linalg.LinAlgError(f"{self.name}: SVD of ∂φ/∂q_d did not converge (LAPACK info {info})")
-            rank = int(np.sum(sv > 1e-9 * max(1.0, sv[0]))) if sv.size else 0
+            rank = int(np.sum(sv > SINGULAR_TOL * max(1.0, sv[0]))) if sv.size else 0
             if rank < nd:
                 names = list(dict.fromkeys(self._joint_of_column(c).name for c in self.dependent_v))
                 raise ConstraintError(f"{self.name}: the dependent coordinates {names} cannot be solved from the "
@@ -335,6 +400,20 @@ class ClusterJoint:
         if not self.constrained:
             return np.zeros(0)
         return self._rows(*self._local(q)).residual
+
+    def constraint_violation(self, q, y=None):
+        """[(constraint name, max |φ| [m, rad])] of the cluster's constraints at the model
+        configuration ``q`` (nq,). A linear cluster (gears, belts: φ linear, no offsets) is
+        measured by max |q_c − G y_c| for its independent coordinates ``y`` (nyq,) when
+        given, as one entry named after all its constraints."""
+        if not self.constrained:
+            return []
+        if self.linear:
+            yc = q[self._y_q_model] if y is None else y
+            r = np.abs(q[self.q_index] - self.G0 @ yc).max(initial=0.0)
+            return [(" + ".join(self.constraint_names), float(r))]
+        res = self.residual(q)
+        return [(b.name, float(np.abs(res[b.rows]).max(initial=0.0))) for b in self.constraint_set.blocks]
 
     def _step(self, x, step, alpha):
         if self._moved_q is not None:
@@ -366,12 +445,13 @@ class ClusterJoint:
             r, J = np.concatenate([r, lock]), np.vstack([J, Jl])
         return r, J, None
 
-    def _solve(self, y, q, start, tol=1e-12, max_iter=50):
+    def _solve(self, y, q, start, tol=1e-12, max_iter=50, restarts=True):
         """The model configuration with the cluster's coordinates γ(y) (the rest of ``q``
         kept): Gauss–Newton on φ(q) = 0 for the dependent coordinates
         (:func:`~soadyn.closed.assembly.gauss_newton`), started from ``start``'s dependent
         coordinates, then from perturbed starts (a start at a singular, e.g. stretched,
-        configuration). The assembly branch nearest the start is found."""
+        configuration; not with ``restarts=False``). The assembly branch nearest the
+        start is found; the dependent angles are wrapped to (−π, π]."""
         x0 = self._local(q)[0]
         x0[self._y_q_model] = y
         anchor = x0.copy()
@@ -379,7 +459,7 @@ class ClusterJoint:
             x0[self._moved_q_model] = start[self._moved_q_model]
         rng = np.random.default_rng(0)
         r = None
-        for attempt in range(10):
+        for attempt in range(10 if restarts else 1):
             x = x0
             if attempt > 0:  # perturbed restarts
                 v = np.zeros(self.model.nv)
@@ -391,8 +471,8 @@ class ClusterJoint:
             if failure is None or (np.all(np.isfinite(r)) and np.abs(r).max() < 1e-9):
                 out = q.copy()
                 out[self.q_index] = x[self.q_index]
-                for k in self._periodic:  # angles wrapped to [−π, π)
-                    out[k] = (out[k] + np.pi) % (2 * np.pi) - np.pi
+                for k in self._periodic:  # angles wrapped to (−π, π]
+                    out[k] = np.pi - (np.pi - out[k]) % (2 * np.pi)
                 return out
         raise ConstraintError(f"{self.name}: cannot solve the constraints {self.constraint_names} for the "
                               f"dependent coordinates at independent coordinates y = {np.asarray(y).tolist()} "
@@ -402,8 +482,13 @@ class ClusterJoint:
         """γ(y): the cluster's spanning coordinates (nc_q,) for independent coordinates
         ``y``, written into ``q`` (model-sized, modified in place) and returned.
 
-        Linear clusters: q_c = G y. Others: Gauss–Newton from ``q_guess``'s cluster
-        coordinates (model-sized) when given, else from the reference configuration."""
+        Linear clusters: q_c = G y. Others: Gauss–Newton (:meth:`_solve`) from
+        ``q_guess``'s cluster coordinates (model-sized) when given, else from the
+        reference configuration q_ref moved to y along its branch to first order,
+        q_c ← q_ref + G(q_ref)(y − y_ref) (clusters of vector joints: a parallelogram's
+        branch is followed exactly), then, should that fail, from q_ref itself. The
+        result depends on (y, q_guess) only. Raises ConstraintError when no start
+        converges; the explicit form raises it at a singular solution."""
         qi = self.q_index
         if not self.constrained:
             q[qi] = y
@@ -412,24 +497,50 @@ class ClusterJoint:
             q[qi] = self.G0 @ y
             return q[qi]
         start = self._local(q)[0]
-        start[qi] = self.reference if q_guess is None else q_guess[qi]
+        if q_guess is not None:
+            start[qi] = q_guess[qi]
+            q[qi] = self._solve(y, q, start)[qi]
+            return q[qi]
+        if self._G_ref is not None:
+            start[qi] = self.reference + self._G_ref @ (np.asarray(y) - self.reference[self.independent_q])
+            try:
+                q[qi] = self._solve(y, q, start, restarts=False)[qi]
+                return q[qi]
+            except ConstraintError:
+                pass
+        start[qi] = self.reference
         q[qi] = self._solve(y, q, start)[qi]
         return q[qi]
 
-    def explicit_form(self, q, qd=None):
+    def explicit_form(self, q, qd=None, tol=None):
         """(G (nc, ny), g (nc,) or None) at (q, q̇): q̇_c = G ẏ, q̈_c = G ÿ + g
-        [Chignoli23, eq. 3], from one evaluation of the cluster's constraint rows."""
+        [Chignoli23, eq. 3], from one evaluation of the cluster's constraint rows.
+        ``tol`` (without q̇): check q on the constraint manifold (:meth:`checked_K`)."""
         if self.linear:
             return self.G0, (None if qd is None else np.zeros(self.n))
         if qd is None:
-            return self._explicit(self._K(q))[0], None
+            return self._explicit(self.checked_K(q, tol))[0], None
         st = self._rows(*self._local(q, qd))
         return self.explicit_form_of(st.G[:, self.v_index], st.acceleration_bias)
 
-    def explicit_form_at(self, q, yd):
+    def checked_K(self, q, tol=None):
+        """K(q) (m, nc) of the cluster's constraint rows; with ``tol`` [m, rad], the same
+        evaluation's residual checked first: ConstraintError naming the constraint when
+        max |φ(q)| > tol on any of them."""
+        if tol is None:
+            return self._K(q)
+        st = self._rows(*self._local(q))
+        for b in self.constraint_set.blocks:
+            r = float(np.abs(st.residual[b.rows]).max(initial=0.0))
+            if not r <= tol:
+                raise ConstraintError(off_manifold_message(b.name, self.name, r, tol))
+        return st.G[:, self.v_index]
+
+    def explicit_form_at(self, q, yd, tol=None):
         """(G, g, q̇_c) at q for independent velocities ẏ: G at q, q̇_c = G ẏ, then g at
-        (q, q̇) — the rows at q serve both (K_d⁺ is formed once)."""
-        G, Kd_inv = self._explicit(self._K(q))
+        (q, q̇) — the rows at q serve both (K_d⁺ is formed once). ``tol``: check q on the
+        constraint manifold first (:meth:`checked_K`)."""
+        G, Kd_inv = self._explicit(self.checked_K(q, tol))
         qd_c = G @ yd
         x, _ = self._local(q)
         xd = np.zeros(self.model.nv)

@@ -321,19 +321,30 @@ def independent_state(model, q, v):
 
 
 def spanning_state(model, y, yd, q_guess=None):
-    """``(q, v) = (γ(y), G(q) ẏ)``: spanning-tree state from independent coordinates.
+    """``(q, v) = (γ(y), G(q) ẏ)``: spanning-tree state from independent coordinates
+    ([Chignoli23, eq. 3]).
 
-    Loop clusters are solved by Gauss–Newton iteration from ``q_guess`` (nq,) when given,
-    else from each cluster's reference configuration (fixed when the model is built, the
-    same for every call); raises ConstraintError when a mechanism cannot be assembled at
-    ``y``.
+    Parameters: y (nyq,) [rad, m], ẏ (nyv,) [rad/s, m/s]; ``q_guess`` optional (nq,).
+    Returns q (nq,), v (nv,). A pure function of its arguments.
+
+    Loop clusters are solved by Gauss–Newton iteration from ``q_guess`` when given, else
+    from each cluster's reference configuration — fixed when the model is built, never a
+    singular configuration, never an earlier call's solution (see
+    :class:`~soadyn.closed.embedding.cluster_joints.ClusterJoint`) — moved to y along its
+    branch; the assembly branch nearest the start is found. Dependent revolute angles in
+    which the constraints are 2π-periodic are wrapped to (−π, π]; y is kept as given.
+    Raises ConstraintError when a mechanism cannot be assembled at ``y`` or the solution
+    is a singular configuration (∂φ/∂q_d rank-deficient: G undefined there).
     """
     tree = cluster_tree(model)
     y = val.vector(y, tree.nyq, "y", batch_ok=False)
     yd = val.vector(yd, tree.nyv, "yd", batch_ok=False)
     if q_guess is not None:
         q_guess = val.vector(q_guess, model.nq, "q_guess", batch_ok=False)
-    return tree.spanning_state(y, yd, q_guess)
+    try:
+        return tree.spanning_state(y, yd, q_guess)
+    except ConstraintError as e:
+        raise ConstraintError(f"{e} — at y = {y.tolist()}") from None
 
 
 def random_independent_state(model, rng=None, scale=0.5):
