@@ -1,5 +1,5 @@
 """The compiled direct method (:mod:`soadyn.kernels.direct`, :mod:`soadyn.closed.direct`):
-its factorizations against NumPy, its accelerations against the SVD-based projection
+its rank-revealing factorization against NumPy, its accelerations against the SVD-based projection
 method and the closed-chain equations of motion, batches against single calls."""
 import numpy as np
 import pytest
@@ -7,7 +7,7 @@ import pytest
 import soadyn as sd
 from soadyn import models
 from soadyn.closed.direct import compiled_constraints, direct_outputs, direct_solve, direct_tables
-from soadyn.kernels.direct import dof_parents, ltdl_factor, ltdl_solve, pivoted_cholesky, pivoted_solve
+from soadyn.kernels.direct import pivoted_cholesky, pivoted_solve
 
 from conftest import urdfplus
 
@@ -35,37 +35,6 @@ def _state(case, seed=0):
         guess = sd.random_configuration(model, rng)
     q, v = _closed(model, guess, rng)
     return model, q, v, rng
-
-
-def test_ltdl_solves_the_tree_mass_matrix_like_numpy():
-    rng = np.random.default_rng(1)
-    for model in (models.random_tree(12, 3, floating_base=True), models.four_bar_chain(2, 5)):
-        q = sd.random_configuration(model, rng)
-        M = sd.mass_matrix(model, q)
-        c = model.compiled
-        parents = np.empty(model.nv, dtype=np.int64)
-        dof_parents(c.mi, c.mf, parents)
-        assert all(parents[k] < k for k in range(model.nv))
-        H = M.copy()
-        assert ltdl_factor(H, parents)
-        b = rng.normal(size=model.nv)
-        x = b.copy()
-        ltdl_solve(H, parents, x)
-        assert np.allclose(x, np.linalg.solve(M, b), rtol=0, atol=1e-10 * np.abs(x).max())
-        # L has the sparsity of the tree: entries (k, i) with i not an ancestor dof of k stay untouched
-        ancestors = [set() for _ in range(model.nv)]
-        for k in range(model.nv):
-            if parents[k] >= 0:
-                ancestors[k] = ancestors[parents[k]] | {parents[k]}
-        for k in range(model.nv):
-            for i in range(k):
-                if i not in ancestors[k]:
-                    assert H[k, i] == M[k, i] == 0.0
-
-
-def test_ltdl_reports_a_singular_mass_matrix():
-    H = np.diag([1.0, 0.0, 2.0])
-    assert not ltdl_factor(H, np.array([-1, 0, 1]))
 
 
 def test_pivoted_cholesky_finds_the_rank_and_solves_consistent_systems():

@@ -20,9 +20,9 @@ from .constraint_set import constraint_set
 __all__ = ["DirectTables", "direct_tables", "compiled_constraints", "direct_solve", "direct_outputs",
            "PIVOT_TOL"]
 
-#: relative pivot threshold of the pivoted Cholesky factorization of G_c M⁻¹ G_c*: pivots
-#: are squares of singular values of D^{-1/2}L⁻ᵀG_c*, so 1e-12 drops rows whose
-#: singular value is below ~1e-6 of the largest — redundant rows come out at ~1e-16.
+#: relative pivot threshold of the pivoted Cholesky factorization of A = G_c M⁻¹ G_c*:
+#: pivots are squares of singular values of D^{-1/2}[I − HψK]G_c*, so 1e-12 drops rows
+#: whose singular value is below ~1e-6 of the largest — redundant rows come out at ~1e-16.
 PIVOT_TOL = 1e-12
 
 #: the constraint set of a model packed for the kernel: the loop tables, the coupling rows,

@@ -6,30 +6,34 @@ rows G_c (loop joints and constant couplings) are
 
     M θ̈ + C − G_c*λ = T,        G_c θ̈ = 𝔘̊,
 
-and eliminating θ̈ = M⁻¹(T − C + G_c*λ) leaves the constraint-space system
+and eliminating θ̈ = θ̈_f + M⁻¹G_c*λ, with θ̈_f = M⁻¹(T − C) the tree's forward dynamics,
+leaves the constraint-space system
 
-    A λ = 𝔘̊ − G_c θ̈_f,     A = G_c M⁻¹ G_c*,     θ̈_f = M⁻¹(T − C),
+    A λ = 𝔘̊ − G_c θ̈_f,     A = G_c M⁻¹ G_c*.
 
-(the free accelerations θ̈_f are the tree's forward dynamics), after which
-θ̈ = θ̈_f + M⁻¹G_c*λ. The kernel evaluates everything from (θ, θ̇) in one call:
+M is never formed. The ABA's articulated-body pass leaves the innovations factors of the
+tree in the workspace, M⁻¹ = [I − HψK]* D⁻¹ [I − HψK] ([Jain24, topic 6]), so
+
+    W = [I − HψK] G_c*   (one O(N) tips-to-base gather on the m columns),
+    A = W* D⁻¹ W,        M⁻¹G_c*λ = [I − HψK]* (D⁻¹W λ)   (one base-to-tips scatter).
+
+The kernel runs, from (θ, θ̇):
 
 1. the kinematics the loop rows need and the rows themselves
    (:func:`~soadyn.kernels.loops.loop_rows_pass`), then the constant coupling rows;
-2. C by the RNEA at θ̈ = 0 (gravity and f_ext included) and M by composite rigid
-   bodies, from the same body poses;
-3. M = LᵀDL, the factorization that keeps the sparsity of a tree ([Featherstone08,
-   ch. 6]: L has nonzeros only where a dof is an ancestor of another, so the
-   factorization costs Σ depth² instead of nv³/3) — :func:`ltdl_factor`;
-4. A = Zᵀ D⁻¹ Z with Z = L⁻ᵀ G_c*, and the rank-revealing pivoted Cholesky factorization
-   of A (:func:`pivoted_cholesky`): a redundant constraint row (a planar loop closed by
-   a spatial joint, two loops sharing a constraint) gives a pivot at round-off level,
-   below ``pivot_tol`` times the largest, and its multiplier is set to zero. The
-   generalized constraint force G_c*λ and θ̈ are unique in any case; λ is then one
-   particular solution (the least-norm one is computed from G_c*λ on demand, see
-   :mod:`soadyn.closed.direct`).
+2. the ABA (:func:`~soadyn.kernels.aba.articulated_body_pass` and
+   :func:`~soadyn.kernels.aba.acceleration_pass`): θ̈_f;
+3. W and A by :func:`~soadyn.kernels.innovations.factor_gather` and
+   :func:`~soadyn.kernels.innovations.apply_dinv`, in O(N m);
+4. the rank-revealing pivoted Cholesky factorization of A (:func:`pivoted_cholesky`): a
+   redundant constraint row (a planar loop closed by a spatial joint, two loops sharing a
+   constraint) gives a pivot at round-off level, below ``pivot_tol`` times the largest,
+   and its multiplier is set to zero. θ̈ and the generalized constraint force G_c*λ are
+   unique in any case; λ is one particular solution (the least-norm one is computed from
+   G_c*λ on demand, see :mod:`soadyn.closed.direct`);
+5. θ̈ = θ̈_f + [I − HψK]* (D⁻¹W λ) by :func:`~soadyn.kernels.innovations.factor_scatter`.
 
-No SVD is needed: the pivoted factorization finds the rank of G_c (equal to that of A,
-M being positive definite) at the cost of a Cholesky factorization.
+No SVD and no dense factorization of M: the cost is O(N m + m³).
 """
 from __future__ import annotations
 
@@ -42,86 +46,10 @@ from numba import get_thread_id, njit, prange
 from ..core.layout import carve, model_tables
 from ..core.status import BAD_SHAPE, OK, SINGULAR
 from .batch import BATCH_BLOCK, batch_blocks
-from .crba import mass_matrix_pass
-from .kinematics import (absent, body_accelerations, configuration_status, forces_shape_ok, rates_shape_ok,
-                         state_status)
+from .aba import acceleration_pass, articulated_body_pass
+from .innovations import apply_dinv, factor_gather, factor_scatter
+from .kinematics import configuration_status, forces_shape_ok, rates_shape_ok, state_status
 from .loops import loop_kinematics, loop_row_count, loop_rows_pass
-from .rnea import body_forces_pass, generalized_forces_pass
-
-
-# --------------------------------------------------------------------------- tree-sparse LᵀDL
-@njit(cache=True)
-def dof_parents(mi, mf, lam):
-    """λ(k) (nv,): the dof that precedes dof k on the path to the root (the previous dof
-    of the same joint, else the last dof of the nearest ancestor joint that has one;
-    −1 at the root). Dofs are numbered parent-first, so λ(k) < k."""
-    m = model_tables(mi, mf)
-    for i in range(m.nb):
-        vi = m.v_index[i]
-        n = m.joint_nv[i]
-        if n == 0:
-            continue
-        p = m.parent[i]
-        while p >= 0 and m.joint_nv[p] == 0:
-            p = m.parent[p]
-        lam[vi] = -1 if p < 0 else m.v_index[p] + m.joint_nv[p] - 1
-        for c in range(1, n):
-            lam[vi + c] = vi + c - 1
-
-
-@njit(cache=True)
-def ltdl_factor(H, lam):
-    """H = LᵀDL in place (the sparse LTDL factorization, [Featherstone08, ch. 6]): D on the diagonal, the strictly
-    lower part of L below it (L has a unit diagonal). Only the entries (k, i) with i an
-    ancestor of k are read or written. Returns False when a pivot D(k) is not positive
-    (M singular)."""
-    for k in range(H.shape[0] - 1, -1, -1):
-        d = H[k, k]
-        if not d > 0.0:
-            return False
-        i = lam[k]
-        while i >= 0:
-            a = H[k, i] / d
-            j = i
-            while j >= 0:
-                H[i, j] -= a * H[k, j]
-                j = lam[j]
-            H[k, i] = a
-            i = lam[i]
-    return True
-
-
-@njit(cache=True)
-def ltdl_back(H, lam, x):
-    """x ← L⁻ᵀ x, tips to root."""
-    for i in range(H.shape[0] - 1, -1, -1):
-        xi = x[i]
-        if xi != 0.0:
-            j = lam[i]
-            while j >= 0:
-                x[j] -= H[i, j] * xi
-                j = lam[j]
-
-
-@njit(cache=True)
-def ltdl_forward(H, lam, x):
-    """x ← L⁻¹ x, root to tips."""
-    for i in range(H.shape[0]):
-        j = lam[i]
-        acc = x[i]
-        while j >= 0:
-            acc -= H[i, j] * x[j]
-            j = lam[j]
-        x[i] = acc
-
-
-@njit(cache=True)
-def ltdl_solve(H, lam, x):
-    """x ← M⁻¹x = L⁻¹D⁻¹L⁻ᵀx with H from :func:`ltdl_factor`."""
-    ltdl_back(H, lam, x)
-    for i in range(H.shape[0]):
-        x[i] /= H[i, i]
-    ltdl_forward(H, lam, x)
 
 
 # --------------------------------------------------------------------------- pivoted Cholesky
@@ -243,14 +171,15 @@ def direct_kernel(mi, mf, ws, q, v, tau, fext, li, lf, coupling_v, coupling_q, c
     o = direct_outputs(out, nv, m, m_loop)
     G = o.G
     J = np.empty((2, 6, nv))
-    H = np.empty((nv, nv))
-    Z = np.empty((m, nv))  # row r: L⁻ᵀ G_c*[:, r]
-    A = np.empty((m, m))
-    bias = np.empty(nv)
     x = np.empty(nv)
+    W = np.empty((nv, m))  # [I − HψK] G_c*
+    Y = np.empty((nv, m))  # D⁻¹ W
+    Zs = np.empty((mt.nb, m, 6))  # spatial scratch of the gather
+    corr = np.empty((nv, 1))  # θ̈_δ = M⁻¹G_c*λ
+    Zs1 = np.empty((mt.nb, 1, 6))  # spatial scratch of the scatter
+    A = np.empty((m, m))
     rhs = np.empty(m)
     y = np.empty(m)
-    parents = np.empty(nv, dtype=np.int64)
     perm = np.empty(m, dtype=np.int64)
     has_v = v.shape[0] > 0
 
@@ -267,30 +196,37 @@ def direct_kernel(mi, mf, ws, q, v, tau, fext, li, lf, coupling_v, coupling_q, c
         o.ubias[r] = 0.0
         for k in range(nv):
             G[r, k] = coupling_v[c, k]
-    # 2. C(θ, θ̇) − Σ J_kᵀ f_ext(k) by the RNEA at θ̈ = 0, and M, on the poses of step 1
-    body_accelerations(mi, mf, ws, absent(ws), gravity, has_v)
-    body_forces_pass(mi, mf, ws, fext, has_v)
-    generalized_forces_pass(mi, mf, ws, bias)
-    mass_matrix_pass(mi, mf, ws, H)
-    # 3. M = LᵀDL; the free accelerations θ̈_f = M⁻¹(T − C)
-    dof_parents(mi, mf, parents)
-    if not ltdl_factor(H, parents):
+    # 2. the free accelerations θ̈_f = M⁻¹(T − C) by the ABA, which leaves the innovations
+    #    factors of M in the workspace
+    if not articulated_body_pass(mi, mf, ws, tau, fext, has_v):
         return SINGULAR
-    for k in range(nv):
-        x[k] = tau[k] - bias[k]
-    ltdl_solve(H, parents, x)
+    acceleration_pass(mi, mf, ws, gravity, has_v, x)
     o.rank[0] = 0.0
     qdd = o.qdd
     if m == 0:
         for k in range(nv):
             qdd[k] = x[k]
         return OK
-    # 4. A = G_c M⁻¹ G_c* = Zᵀ D⁻¹ Z and the right-hand side 𝔘̊ − G_c θ̈_f (− Baumgarte terms)
+    # 3. W = [I − HψK] G_c*, A = W* D⁻¹ W = G_c M⁻¹ G_c*, and 𝔘̊ − G_c θ̈_f (− Baumgarte terms)
+    for k in range(nv):
+        for r in range(m):
+            W[k, r] = G[r, k]
+    factor_gather(mi, mf, ws, W, Zs, True)
+    for k in range(nv):
+        for r in range(m):
+            Y[k, r] = W[k, r]
+    apply_dinv(mi, mf, ws, Y, True)
+    for r in range(m):
+        for s in range(r + 1):
+            acc = 0.0
+            for k in range(nv):
+                acc += W[k, r] * Y[k, s]
+            A[r, s] = acc
+            A[s, r] = acc
     alpha, beta = stabilization[0], stabilization[1]
     for r in range(m):
         acc = o.ubias[r]
         for k in range(nv):
-            Z[r, k] = G[r, k]
             acc -= G[r, k] * x[k]
         if alpha != 0.0 and has_v:
             dv = 0.0
@@ -300,27 +236,20 @@ def direct_kernel(mi, mf, ws, q, v, tau, fext, li, lf, coupling_v, coupling_q, c
         if beta != 0.0:
             acc -= beta * beta * o.resid[r]
         rhs[r] = acc
-        ltdl_back(H, parents, Z[r])
-    for r in range(m):
-        for s in range(r + 1):
-            acc = 0.0
-            for k in range(nv):
-                acc += Z[r, k] * Z[s, k] / H[k, k]
-            A[r, s] = acc
-            A[s, r] = acc
-    # 5. λ on the independent rows, then θ̈ = θ̈_f + M⁻¹G_c*λ
+    # 4. λ on the independent rows
     rank = pivoted_cholesky(A, perm, pivot_tol)
     o.rank[0] = rank
     lam = o.lam
     pivoted_solve(A, perm, rank, rhs, lam, y)
+    # 5. θ̈ = θ̈_f + M⁻¹G_c*λ with M⁻¹G_c*λ = [I − HψK]* (D⁻¹W λ)
     for k in range(nv):
         acc = 0.0
         for r in range(m):
-            acc += G[r, k] * lam[r]
-        qdd[k] = acc
-    ltdl_solve(H, parents, qdd)
+            acc += Y[k, r] * lam[r]
+        corr[k, 0] = acc
+    factor_scatter(mi, mf, ws, corr, Zs1, True)
     for k in range(nv):
-        qdd[k] += x[k]
+        qdd[k] = x[k] + corr[k, 0]
     return OK
 
 
