@@ -33,21 +33,24 @@ __all__ = ["constrained_forward_dynamics", "ConstrainedDynamicsResult", "Constra
 class ConstrainedProblem:
     """One constrained forward-dynamics problem: the inputs, the constraint evaluation
     (``state``), the acceleration right-hand side ``rhs`` and, computed on first use, the
-    spanning-tree mass matrix, bias forces and the row space of G_c."""
+    spanning-tree mass matrix, bias forces and the row space of G_c. The methods run the
+    tree algorithms on ``tree``, the explicit spanning tree (``model.spanning_tree()``): the
+    tree functions refuse the constrained model itself."""
 
     def __init__(self, model, q, v, tau, f_ext, t, state, rhs, rank_tol, baumgarte=None):
         self.model, self.q, self.v, self.tau, self.f_ext, self.t = model, q, v, tau, f_ext, t
         self.state, self.rhs, self.rank_tol, self.baumgarte = state, rhs, rank_tol, baumgarte
+        self.tree = model.spanning_tree()
 
     @cached_property
     def mass_matrix(self):
         """M(θ) (nv, nv) of the spanning tree."""
-        return mass_matrix(self.model, self.q)
+        return mass_matrix(self.tree, self.q)
 
     @cached_property
     def bias_force(self):
         """C(θ, θ̇) − Σ J_kᵀ f_ext(k) (gravity included): the RNEA at zero acceleration."""
-        return rnea(self.model, self.q, self.v, np.zeros(self.model.nv), self.f_ext)
+        return rnea(self.tree, self.q, self.v, np.zeros(self.model.nv), self.f_ext)
 
     @cached_property
     def row_space(self):
@@ -61,7 +64,7 @@ def _embedding(p):
         raise ValueError("baumgarte: method='embedding' satisfies G_c q̈ = 𝔘̊ exactly (q̈ = G ÿ + g) and takes "
                          "no Baumgarte terms; use a cut-joint method, or coordinate projection when integrating")
     qdd = embedding_accelerations(p.model, p.q, p.v, p.tau, p.f_ext, p.state)
-    force = rnea(p.model, p.q, p.v, qdd, p.f_ext) - p.tau
+    force = rnea(p.tree, p.q, p.v, qdd, p.f_ext) - p.tau
     return qdd, p.row_space.least_norm_multipliers(force)
 
 

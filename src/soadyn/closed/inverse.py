@@ -107,7 +107,7 @@ def constrained_inverse_dynamics(model, q, v, qdd=None, *, qdd_independent=None,
             act = np.arange(c.nv)
     else:
         act = independent_velocity_indices(model, actuated)
-    tau_tree = rnea(model, q, v, qdd, f_ext)
+    tau_tree = rnea(model.spanning_tree(), q, v, qdd, f_ext)
     X = rs.null
     B = X.T[:, act]
     r = X.T @ tau_tree
