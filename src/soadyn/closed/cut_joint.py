@@ -6,8 +6,10 @@ The spanning-tree equations of motion with Lagrange multipliers ([Jain24],
     M θ̈ + C − G_c* λ = T,      G_c θ̈ = 𝔘̊,
 
 so that G_c*λ is the generalized force the constraints apply. Each method takes one
-:class:`~soadyn.closed.forward.ConstrainedProblem` (the state, the constraint evaluation
-and, on demand, M, C and the rank-revealing SVD of G_c) and returns (θ̈, λ):
+:class:`~soadyn.closed.forward.ConstrainedProblem` (the state, the constraint evaluation,
+the explicit spanning tree and, on demand, M, C and the rank-revealing SVD of G_c) and
+returns (θ̈, λ), λ possibly as a callable evaluated on first read (the protocol of
+:mod:`soadyn.closed.forward`):
 
 * ``"direct"`` — the KKT system [[M, G_c*], [G_c, 0]] [θ̈; −λ] = [T − C; 𝔘̊] ([Jain24],
   "Direct solution method"; [Chignoli23, §II-D], the Lagrange multiplier method),
@@ -123,7 +125,8 @@ def _projection(p):
         qdd = qdd_p + X @ qdd_r
     else:
         qdd = qdd_p
-    return qdd, rs.least_norm_multipliers(M @ qdd - force)
+    a = qdd.copy()  # the caller may edit the result's qdd before reading the multipliers
+    return qdd, lambda: rs.least_norm_multipliers(M @ a - force)
 
 
 def constraint_space_compliance(p):
@@ -215,5 +218,6 @@ def _correction(tree, q, state, lam):
     return aba(tree, q, np.zeros(tree.nv), tau, f_ext=node_body_forces(tree, state, lam), gravity=False)
 
 
-#: the cut-joint forward-dynamics methods: name -> function(ConstrainedProblem) -> (θ̈, λ)
+#: the cut-joint forward-dynamics methods: name -> function(ConstrainedProblem) -> (θ̈, λ or a
+#: callable of no arguments returning λ)
 CUT_JOINT_METHODS = {"augmented": _augmented, "direct": _direct, "projection": _projection}
