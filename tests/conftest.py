@@ -240,7 +240,7 @@ MECHANISMS = ["urdf:revolute_rotor_chain", "urdf:four_bar", "urdf:six_bar", "cra
 
 def tree_mass_matrix(model, q):
     """Spanning-tree mass matrix M(q) (nv, nv)."""
-    return sd.mass_matrix(model, q)
+    return sd.mass_matrix(model.spanning_tree(), q)
 
 
 def random_state(model, rng, scale=0.6):
@@ -256,5 +256,5 @@ def projection(model, y, yd):
     v = G @ yd
     g = tree.explicit_bias(q, v)
     M = tree_mass_matrix(model, q)
-    c = sd.bias_forces(model, q, v)
+    c = sd.bias_forces(model.spanning_tree(), q, v)
     return q, v, G, g, M, c, G.T @ M @ G

@@ -12,6 +12,7 @@ Quick reference (see the README and each function's docstring)::
     Gc = sd.constraint_jacobian(model, q)    # closed chains: loop joints, couplings, ...
     q, v = sd.close_loops(model, q, v)
     res = sd.constrained_forward_dynamics(model, q, v, tau)   # "augmented"; "direct", "projection", "embedding"
+    a = sd.aba(model.spanning_tree(), q, v, tau)  # tree functions refuse constrained models: ask for the tree
     Minv = sd.mass_matrix_inverse(model, q)  # M⁻¹ = [I − HψK]* D⁻¹ [I − HψK], O(N²)
     Lam = sd.operational_space_compliance(model, q, ["foot_l", "foot_r"])  # J M⁻¹ Jᵀ
     ops = sd.operators.sko(model, q, v)      # dense SOA operators (numeric or sympy)
@@ -41,6 +42,7 @@ from .core.configuration import (configuration_rate, difference, integrate, neut
 from .core.constraints import (ConstraintError, HolonomicConstraint, NonholonomicConstraint,  # noqa: E402
                                symbolic_constraint)
 from .core.model import Model  # noqa: E402
+from .core.status import ClosedChainError  # noqa: E402
 from .dynamics.aba import aba  # noqa: E402
 from .dynamics.crba import mass_matrix  # noqa: E402
 from .dynamics.energy import center_of_mass, kinetic_energy, potential_energy  # noqa: E402
@@ -68,5 +70,5 @@ __all__ = [
     "operational_space_compliance", "operational_space_inertia",
     "graph", "cluster_tree", "declare_cluster", "independent_state", "spanning_state", "cluster_aba",
     "cluster_rnea", "cluster_efpa", "cluster_mass_matrix", "approximate_model",
-    "projected_rnea", "projected_forward_dynamics", "projected_efpa", "ConstraintError", "symbolic_constraint",
+    "projected_rnea", "projected_forward_dynamics", "projected_efpa", "ConstraintError", "ClosedChainError", "symbolic_constraint",
 ]

@@ -25,12 +25,24 @@ def _demo(args):
     v = rng.normal(size=model.nv)
     tau = np.zeros(model.nv)
     np.set_printoptions(precision=4, suppress=True, linewidth=110)
-    print(f"\nState: q = {q}\n       v = {v}")
-    print(f"Mass matrix M(q) (CRBA):\n{sd.mass_matrix(model, q)}")
-    print(f"Bias forces C(q, v) = {sd.bias_forces(model, q, v)}")
-    a = sd.aba(model, q, v, tau)
-    print(f"Forward dynamics (ABA), tau = 0: qdd = {a}")
-    print(f"Inverse dynamics check: |rnea(qdd) - tau| = {np.abs(sd.rnea(model, q, v, a) - tau).max():.2e}")
+    if model.has_constraints:  # a closed chain: a consistent state and the closed-chain functions
+        from .closed.embedding.clusters import random_independent_state
+        y, yd = random_independent_state(model, rng)
+        q, v = sd.spanning_state(model, y, yd)
+        print(f"\nState: q = {q}\n       v = {v}")
+        print(f"Mass matrix of the independent coordinates H(y) = GᵀMG:\n{sd.cluster_mass_matrix(model, y)}")
+        res = sd.constrained_forward_dynamics(model, q, v, tau)
+        print(f"Forward dynamics ({res.method} method), tau = 0: qdd = {res.qdd}")
+        ydd = sd.cluster_aba(model, y, yd, np.zeros(yd.size))
+        print(f"Constraint embedding check: |C-ABA - {res.method}| = "
+              f"{np.abs(sd.independent_state(model, q, res.qdd)[1] - ydd).max():.2e}")
+    else:
+        print(f"\nState: q = {q}\n       v = {v}")
+        print(f"Mass matrix M(q) (CRBA):\n{sd.mass_matrix(model, q)}")
+        print(f"Bias forces C(q, v) = {sd.bias_forces(model, q, v)}")
+        a = sd.aba(model, q, v, tau)
+        print(f"Forward dynamics (ABA), tau = 0: qdd = {a}")
+        print(f"Inverse dynamics check: |rnea(qdd) - tau| = {np.abs(sd.rnea(model, q, v, a) - tau).max():.2e}")
     print(f"Energy: kinetic {sd.kinetic_energy(model, q, v):.6f} J, potential {sd.potential_energy(model, q):.6f} J")
     print(f"(compile/cache load and evaluation: {time.perf_counter() - t0:.2f} s)")
 

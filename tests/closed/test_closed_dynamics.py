@@ -56,8 +56,8 @@ def test_methods_agree_and_satisfy_the_equations_of_motion(case):
     st = evaluate_constraints(model, q, v)
     # G_c q̈ = 𝔘̊ and M q̈ + C − G_c*λ = T ([Jain24], closed-chain equations of motion)
     assert np.abs(st.G @ ref.qdd - st.acceleration_bias).max() < 1e-9 * scale
-    M = sd.mass_matrix(model, q, out=np.zeros((model.nv, model.nv)))
-    C = sd.rnea(model, q, v, np.zeros(model.nv), f_ext)
+    M = sd.mass_matrix(model.spanning_tree(), q, out=np.zeros((model.nv, model.nv)))
+    C = sd.rnea(model.spanning_tree(), q, v, np.zeros(model.nv), f_ext)
     assert np.allclose(M @ ref.qdd + C - st.G.T @ ref.multipliers, tau, atol=1e-9 * (1 + np.abs(C).max()))
     # least-norm multipliers: no component along dependent (redundant) row combinations
     U, s, _ = np.linalg.svd(st.G)
@@ -166,16 +166,16 @@ def test_augmented_building_blocks(case):
     r = sd.constrained_forward_dynamics(model, q, v, tau)
     st = r.state
     lam = rng.normal(size=r.n_constraints)  # the identities hold for any λ
-    M = sd.mass_matrix(model, q, out=np.zeros((model.nv, model.nv)))
+    M = sd.mass_matrix(model.spanning_tree(), q, out=np.zeros((model.nv, model.nv)))
     corr = correction_accelerations(model, q, st, lam)
     assert np.allclose(M @ corr, st.G.T @ lam, atol=1e-10 * (1 + np.abs(st.G.T @ lam).max()))
     # the node forces reproduce the loop rows' generalized force: Σ J_bᵀ f_b = G_loop* λ
     f = node_body_forces(model, st, lam)
     m_loop = st.constraints.m_loop
     lam_loop = np.concatenate([lam[:m_loop], np.zeros(r.n_constraints - m_loop)])
-    assert np.allclose(-sd.rnea(model, q, np.zeros(model.nv), np.zeros(model.nv), f, gravity=False),
+    assert np.allclose(-sd.rnea(model.spanning_tree(), q, np.zeros(model.nv), np.zeros(model.nv), f, gravity=False),
                        st.G.T @ lam_loop, atol=1e-10 * (1 + np.abs(lam).max()))
-    assert np.allclose(sd.aba(model, q, v, tau) + correction_accelerations(model, q, st, r.multipliers), r.qdd,
+    assert np.allclose(sd.aba(model.spanning_tree(), q, v, tau) + correction_accelerations(model, q, st, r.multipliers), r.qdd,
                        atol=1e-9 * (1 + np.abs(r.qdd).max()))
 
 
@@ -216,7 +216,7 @@ def test_time_varying_holonomic_constraint_prescribes_the_motion(analytic):
     for method in CUT_JOINT_METHODS:
         r = sd.constrained_forward_dynamics(model, q, v, tau, method=method, t=t)
         assert np.isclose(r.qdd[0], -A * w**2 * np.sin(w * t), rtol=1e-7)
-        drive = sd.rnea(model, q, v, r.qdd)
+        drive = sd.rnea(model.spanning_tree(), q, v, r.qdd)
         assert np.isclose(drive[1], tau[1], atol=1e-9)
         assert np.isclose(r.constraint_forces["prescribed"][0], drive[0], rtol=1e-7)
 
@@ -310,11 +310,11 @@ def test_rotor_chain_projected_rnea_of_seed_004():
     q, v, qdd = Ge @ y, Ge @ yd, Ge @ ydd
     inv = sd.constrained_inverse_dynamics(model, q, v, qdd)
     links = [idx["joint1"], idx["joint2"], idx["joint3"]]
-    assert np.allclose(inv.tau_actuated, Ge.T @ sd.rnea(model, q, v, qdd), atol=1e-10)
+    assert np.allclose(inv.tau_actuated, Ge.T @ sd.rnea(model.spanning_tree(), q, v, qdd), atol=1e-10)
     tau = np.zeros(model.nv)
     tau[links] = rng.normal(size=3)
-    H = sd.mass_matrix(model, q, out=np.zeros((model.nv, model.nv)))
-    yddot = np.linalg.solve(Ge.T @ H @ Ge, Ge.T @ (tau - sd.bias_forces(model, q, v)))
+    H = sd.mass_matrix(model.spanning_tree(), q, out=np.zeros((model.nv, model.nv)))
+    yddot = np.linalg.solve(Ge.T @ H @ Ge, Ge.T @ (tau - sd.bias_forces(model.spanning_tree(), q, v)))
     for method in METHODS:
         assert np.allclose(sd.constrained_forward_dynamics(model, q, v, tau, method=method).qdd, Ge @ yddot,
                            atol=1e-10)

@@ -6,8 +6,10 @@ The spanning-tree equations of motion with Lagrange multipliers ([Jain24],
     M θ̈ + C − G_c* λ = T,      G_c θ̈ = 𝔘̊,
 
 so that G_c*λ is the generalized force the constraints apply. Each method takes one
-:class:`~soadyn.closed.forward.ConstrainedProblem` (the state, the constraint evaluation
-and, on demand, M, C and the rank-revealing SVD of G_c) and returns (θ̈, λ):
+:class:`~soadyn.closed.forward.ConstrainedProblem` (the state, the constraint evaluation,
+the explicit spanning tree and, on demand, M, C and the rank-revealing SVD of G_c) and
+returns (θ̈, λ), λ possibly as a callable evaluated on first read (the protocol of
+:mod:`soadyn.closed.forward`):
 
 * ``"direct"`` — the KKT system [[M, G_c*], [G_c, 0]] [θ̈; −λ] = [T − C; 𝔘̊] ([Jain24],
   "Direct solution method"; [Chignoli23, §II-D], the Lagrange multiplier method),
@@ -123,7 +125,8 @@ def _projection(p):
         qdd = qdd_p + X @ qdd_r
     else:
         qdd = qdd_p
-    return qdd, rs.least_norm_multipliers(M @ qdd - force)
+    a = qdd.copy()  # the caller may edit the result's qdd before reading the multipliers
+    return qdd, lambda: rs.least_norm_multipliers(M @ a - force)
 
 
 def constraint_space_compliance(p):
@@ -134,12 +137,12 @@ def constraint_space_compliance(p):
     m, m_loop = G.shape[0], cs.m_loop
     A = np.empty((m, m))
     if m_loop:
-        Lam = operational_space_compliance(p.model, p.q, cs.node_frames)
+        Lam = operational_space_compliance(p.tree, p.q, cs.node_frames)
         Q = state.loop_selection()
         A[:m_loop, :m_loop] = Q @ Lam @ Q.T
     zero_v = np.zeros(p.model.nv)
     for r in range(m_loop, m):
-        column = G @ aba(p.model, p.q, zero_v, G[r], gravity=False)  # G_c M⁻¹ G_r*
+        column = G @ aba(p.tree, p.q, zero_v, G[r], gravity=False)  # G_c M⁻¹ G_r*
         A[:, r] = column
         A[r, :] = column
     return A
@@ -148,7 +151,7 @@ def constraint_space_compliance(p):
 def _augmented(p):
     """Augmented method ([Jain24]): θ̈ = θ̈_f + M⁻¹G_c*λ, λ = −[G_c M⁻¹ G_c*]⁻¹ 𝔡̈_f."""
     rs = p.row_space
-    qdd_free = aba(p.model, p.q, p.v, p.tau, p.f_ext)
+    qdd_free = aba(p.tree, p.q, p.v, p.tau, p.f_ext)
     if rs.rank == 0:
         return qdd_free, np.zeros(p.state.G.shape[0])
     dd_free = p.state.G @ qdd_free - p.rhs
@@ -160,7 +163,7 @@ def _augmented(p):
         raise np.linalg.LinAlgError(f"augmented method: G_c M⁻¹ G_c* is singular on the row space of G_c "
                                     f"(LAPACK dposv info {info}); increase rank_tol")
     lam = U @ mu
-    return qdd_free + correction_accelerations(p.model, p.q, p.state, lam), lam
+    return qdd_free + _correction(p.tree, p.q, p.state, lam), lam
 
 
 def constraint_forces(state, lam):
@@ -205,11 +208,18 @@ def node_body_forces(model, state, lam):
 def correction_accelerations(model, q, state, lam):
     """θ̈_δ = M⁻¹ G_c*λ ([Jain24]) by one O(N) ABA sweep: the loop multipliers enter as
     node forces (``f_ext``), the other rows as generalized forces G_rows*λ; zero velocity
-    and no gravity leave only the constraint forces."""
+    and no gravity leave only the constraint forces. ``model`` is the closed-chain model (or
+    its spanning tree); the sweep runs on ``model.spanning_tree()``."""
+    return _correction(model.spanning_tree(), q, state, lam)
+
+
+def _correction(tree, q, state, lam):
+    """:func:`correction_accelerations` on the spanning tree ``tree``."""
     m_loop = state.constraints.m_loop
     tau = state.G[m_loop:].T @ lam[m_loop:]
-    return aba(model, q, np.zeros(model.nv), tau, f_ext=node_body_forces(model, state, lam), gravity=False)
+    return aba(tree, q, np.zeros(tree.nv), tau, f_ext=node_body_forces(tree, state, lam), gravity=False)
 
 
-#: the cut-joint forward-dynamics methods: name -> function(ConstrainedProblem) -> (θ̈, λ)
+#: the cut-joint forward-dynamics methods: name -> function(ConstrainedProblem) -> (θ̈, λ or a
+#: callable of no arguments returning λ)
 CUT_JOINT_METHODS = {"augmented": _augmented, "direct": _direct, "projection": _projection}

@@ -12,6 +12,18 @@ needs holonomic, time-invariant constraints whose joints are known (see
 apply (θ̈ = G ÿ + g satisfies G_c θ̈ = 𝔘̊ by construction: project the state instead).
 Every method gives the same θ̈ and λ (the least-norm multipliers, see
 :mod:`soadyn.closed.cut_joint`).
+
+The method protocol. ``METHODS[name](problem)`` returns ``(qdd, multipliers)``: ``qdd``
+(nv,) the accelerations, and ``multipliers`` either the (m,) array λ or a callable of no
+arguments that computes it. A method whose λ costs extra work beyond θ̈ (embedding: an
+RNEA pass and the SVD of G_c; projection: M θ̈) returns the callable, and
+:class:`ConstrainedDynamicsResult` calls it when ``multipliers``, ``constraint_forces`` or
+``generalized_constraint_force`` is first read, so a caller who needs θ̈ only never pays
+for the constraint forces. The callable must depend on the problem's inputs only (the
+problem holds private copies of q, v, τ and f_ext) and on arrays it owns, so that the
+result is the same whenever it is read. Methods run the tree algorithms on the explicit
+spanning tree ``problem.tree`` (``model.spanning_tree()``): the tree functions refuse the
+constrained model itself.
 """
 from __future__ import annotations
 
@@ -24,7 +36,8 @@ from ..dynamics.crba import mass_matrix
 from ..dynamics.rnea import rnea
 from .cut_joint import CUT_JOINT_METHODS, RowSpace, constraint_forces, stabilized_bias
 from .embedding.algorithms import embedding_accelerations
-from .kinematics import evaluate_constraints
+from .embedding.clusters import cluster_tree
+from .kinematics import check_residuals, evaluate_constraints
 
 __all__ = ["constrained_forward_dynamics", "ConstrainedDynamicsResult", "ConstrainedProblem", "METHODS",
            "solve_constrained"]
@@ -32,22 +45,25 @@ __all__ = ["constrained_forward_dynamics", "ConstrainedDynamicsResult", "Constra
 
 class ConstrainedProblem:
     """One constrained forward-dynamics problem: the inputs, the constraint evaluation
-    (``state``), the acceleration right-hand side ``rhs`` and, computed on first use, the
-    spanning-tree mass matrix, bias forces and the row space of G_c."""
+    (``state``), the acceleration right-hand side ``rhs``, the explicit spanning tree
+    ``tree`` (``model.spanning_tree()``, on which the methods run the tree algorithms) and,
+    computed on first use, the spanning-tree mass matrix, bias forces and the row space of
+    G_c."""
 
     def __init__(self, model, q, v, tau, f_ext, t, state, rhs, rank_tol, baumgarte=None):
         self.model, self.q, self.v, self.tau, self.f_ext, self.t = model, q, v, tau, f_ext, t
         self.state, self.rhs, self.rank_tol, self.baumgarte = state, rhs, rank_tol, baumgarte
+        self.tree = model.spanning_tree()
 
     @cached_property
     def mass_matrix(self):
         """M(θ) (nv, nv) of the spanning tree."""
-        return mass_matrix(self.model, self.q)
+        return mass_matrix(self.tree, self.q)
 
     @cached_property
     def bias_force(self):
         """C(θ, θ̇) − Σ J_kᵀ f_ext(k) (gravity included): the RNEA at zero acceleration."""
-        return rnea(self.model, self.q, self.v, np.zeros(self.model.nv), self.f_ext)
+        return rnea(self.tree, self.q, self.v, None, self.f_ext)
 
     @cached_property
     def row_space(self):
@@ -61,12 +77,16 @@ def _embedding(p):
         raise ValueError("baumgarte: method='embedding' satisfies G_c q̈ = 𝔘̊ exactly (q̈ = G ÿ + g) and takes "
                          "no Baumgarte terms; use a cut-joint method, or coordinate projection when integrating")
     qdd = embedding_accelerations(p.model, p.q, p.v, p.tau, p.f_ext, p.state)
-    force = rnea(p.model, p.q, p.v, qdd, p.f_ext) - p.tau
-    return qdd, p.row_space.least_norm_multipliers(force)
+    a = qdd.copy()  # the caller may edit the result's qdd before reading the multipliers
+
+    def multipliers():
+        return p.row_space.least_norm_multipliers(rnea(p.tree, p.q, p.v, a, p.f_ext) - p.tau)
+
+    return qdd, multipliers
 
 
-
-#: forward-dynamics methods: name -> function(ConstrainedProblem) -> (qdd, λ)
+#: forward-dynamics methods: name -> function(ConstrainedProblem) -> (qdd, λ or a callable
+#: of no arguments returning λ, evaluated on first read; see the module docstring)
 METHODS = {**CUT_JOINT_METHODS, "embedding": _embedding}
 
 
@@ -81,17 +101,44 @@ class ConstrainedDynamicsResult:
     generalized_constraint_force : (nv,) G_c*λ.
     n_constraints : m, rows of G_c; n_independent : rank of G_c.
     method : the method used; state : the :class:`ConstraintState`.
+
+    ``multipliers``, ``constraint_forces``, ``generalized_constraint_force`` and
+    ``n_independent`` are computed when first read (then kept): a caller who needs the
+    accelerations only does not pay for the constraint forces. They depend on the call's
+    arguments only (the result holds its own copies).
     """
 
-    def __init__(self, qdd, lam, state, rank, method):
+    def __init__(self, qdd, multipliers, problem, method):
         self.qdd = qdd
-        self.multipliers = lam
-        self.state = state
+        self.state = problem.state
         self.method = method
-        self.n_constraints = state.G.shape[0]
-        self.n_independent = rank
-        self.generalized_constraint_force = state.G.T @ lam
-        self.constraint_forces = constraint_forces(state, lam)
+        self.n_constraints = problem.state.G.shape[0]
+        self._problem = problem
+        if callable(multipliers):
+            self._multipliers = multipliers
+        else:
+            self._multipliers = None
+            self.__dict__["multipliers"] = multipliers  # cached_property's slot: already known
+
+    @cached_property
+    def multipliers(self):
+        """(m,) λ, the least-norm multipliers."""
+        return self._multipliers()
+
+    @cached_property
+    def generalized_constraint_force(self):
+        """(nv,) G_c*λ, the generalized force of the constraints on the spanning tree [N m, N]."""
+        return self.state.G.T @ self.multipliers
+
+    @cached_property
+    def constraint_forces(self):
+        """dict by constraint name, see :func:`soadyn.closed.cut_joint.constraint_forces`."""
+        return constraint_forces(self.state, self.multipliers)
+
+    @cached_property
+    def n_independent(self):
+        """rank of G_c."""
+        return self._problem.row_space.rank
 
     @property
     def degrees_of_freedom(self):
@@ -105,8 +152,10 @@ class ConstrainedDynamicsResult:
 
 def solve_constrained(model, q, v, tau, method="augmented", *, f_ext=None, t=0.0, rank_tol=1e-9,
                       baumgarte=None, state=None):
-    """:func:`constrained_forward_dynamics` without input conversion; ``state`` may be a
-    precomputed evaluation at (q, v, t). Returns the result."""
+    """:func:`constrained_forward_dynamics` without input conversion or residual check;
+    ``state`` may be a precomputed evaluation at (q, v, t). The arrays q, v, tau, f_ext are
+    kept by the result (for its lazy constraint forces): do not edit them afterwards.
+    Returns the result."""
     try:
         solver = METHODS[method]
     except (KeyError, TypeError):
@@ -116,11 +165,16 @@ def solve_constrained(model, q, v, tau, method="augmented", *, f_ext=None, t=0.0
     p = ConstrainedProblem(model, q, v, tau, f_ext, t, state, stabilized_bias(state, v, baumgarte), rank_tol,
                            baumgarte)
     qdd, lam = solver(p)
-    return ConstrainedDynamicsResult(qdd, lam, state, p.row_space.rank, method)
+    return ConstrainedDynamicsResult(qdd, lam, p, method)
 
 
-def constrained_forward_dynamics(model, q, v, tau=None, method="augmented", *, f_ext=None, t=0.0,
-                                 rank_tol=1e-9, baumgarte=None):
+def _copy(x, given):
+    """``x`` (validated from ``given``) as an array the caller cannot edit afterwards."""
+    return x.copy() if x is given else x
+
+
+def constrained_forward_dynamics(model, q, v, tau=None, method="augmented", *, tau_ind=None, f_ext=None, t=0.0,
+                                 rank_tol=1e-9, baumgarte=None, check=True, residual_tol=1e-6):
     """Forward dynamics of a closed-chain system (cut-joint method, [Jain24], or constraint
     embedding, [Chignoli23]: the same result from every method).
 
@@ -134,21 +188,47 @@ def constrained_forward_dynamics(model, q, v, tau=None, method="augmented", *, f
         the cut-joint nodes; M is never formed), ``"direct"`` (KKT), ``"projection"``, or
         ``"embedding"`` (constraint embedding, [Chignoli23]: C-ABA over the cluster tree; for
         holonomic time-invariant constraints, raises ConstraintError otherwise).
+    tau_ind : (nyv,) generalized forces on the independent coordinates ẏ of the cluster
+        tree instead of ``tau`` (not both) [N m, N]; ``soadyn.cluster_tree(model).velocity_names``
+        names its entries. Any spanning τ with Gᵀτ = τ_ind (G the explicit-form Jacobian,
+        q̇ = G ẏ) gives the same motion; the one used is τ_ind on the independent
+        coordinates and zero elsewhere (G's rows there are the identity). Needs a cluster
+        tree (holonomic, time-invariant constraints whose joints are known; ConstraintError
+        otherwise); the result equals ``soadyn.cluster_aba(model, y, ẏ, tau_ind)``.
     f_ext : optional (nbodies, 6) external spatial forces, body frames.
     t : time [s] for time-varying constraints.
     rank_tol : relative singular-value threshold for the rank of G_c.
     baumgarte : optional (α, β) [1/s]: solve G_c θ̈ = 𝔘̊ − 2α𝔡̇ − β²𝔡 instead (drift
         stabilization when integrating).
+    check : check that (q, v) satisfies the constraints (default True): raise
+        ConstraintError naming the constraint and its residual when a position residual
+        |𝔡| (holonomic rows) or a velocity residual |G_c v − 𝔘| exceeds ``residual_tol``
+        (absolute, in each row's units: m, rad; m/s, rad/s). Both come with the constraint
+        evaluation every method needs (one extra product G_c v). ``check=False`` skips it
+        (e.g. a drifting state integrated with Baumgarte terms).
+    residual_tol : the tolerance of the check (default 1e-6).
 
     Returns
     -------
     ConstrainedDynamicsResult with ``qdd``, ``constraint_forces``, ``multipliers``,
-    ``n_constraints``, ``n_independent``.
+    ``n_constraints``, ``n_independent`` (the last four computed when first read).
     """
     c = model.compiled
-    q = val.vector(q, c.nq, "q", batch_ok=False)
-    v = val.vector(v, c.nv, "v", batch_ok=False)
-    tau = np.zeros(c.nv) if tau is None else val.vector(tau, c.nv, "tau", batch_ok=False)
-    f_ext = val.external_forces(f_ext, c.nb, None)
+    q = _copy(val.vector(q, c.nq, "q", batch_ok=False), q)
+    v = _copy(val.vector(v, c.nv, "v", batch_ok=False), v)
+    if tau_ind is not None:
+        if tau is not None:
+            raise ValueError("tau, tau_ind: expected one of them (spanning-tree forces tau, or forces on the "
+                             "independent coordinates tau_ind), got both")
+        tree = cluster_tree(model)
+        tau_ind = val.vector(tau_ind, tree.nyv, "tau_ind", batch_ok=False)
+        tau = np.zeros(c.nv)
+        tau[tree.independent_v_index] = tau_ind
+    else:
+        tau = np.zeros(c.nv) if tau is None else _copy(val.vector(tau, c.nv, "tau", batch_ok=False), tau)
+    f_ext = None if f_ext is None else _copy(val.external_forces(f_ext, c.nb, None), f_ext)
+    state = evaluate_constraints(model, q, v, t)
+    if check:
+        check_residuals(state, v, residual_tol)
     return solve_constrained(model, q, v, tau, method, f_ext=f_ext, t=t, rank_tol=rank_tol,
-                             baumgarte=baumgarte)
+                             baumgarte=baumgarte, state=state)

@@ -27,7 +27,7 @@ from ..core import validation as val
 from ..dynamics.rnea import rnea
 from .assembly import independent_velocity_indices
 from .cut_joint import RowSpace, constraint_forces
-from .kinematics import evaluate_constraints
+from .kinematics import check_residuals, evaluate_constraints
 
 __all__ = ["constrained_inverse_dynamics", "ConstrainedInverseDynamicsResult"]
 
@@ -54,7 +54,8 @@ class ConstrainedInverseDynamicsResult:
 
 
 def constrained_inverse_dynamics(model, q, v, qdd=None, *, qdd_independent=None, independent=None,
-                                 actuated=None, weights=None, f_ext=None, t=0.0, rank_tol=1e-9, tol=1e-8):
+                                 actuated=None, weights=None, f_ext=None, t=0.0, rank_tol=1e-9, tol=1e-8,
+                                 check=True, residual_tol=1e-6):
     """Generalized forces at the actuated joints that produce a constrained motion.
 
     Parameters
@@ -68,7 +69,11 @@ def constrained_inverse_dynamics(model, q, v, qdd=None, *, qdd_independent=None,
         independent coordinates, or every joint when none is marked).
     weights : optional (n_A,) positive weights w: minimise Σ w τ_A² for redundant actuation.
     f_ext : optional (nbodies, 6) external forces; t : time [s].
-    tol : relative tolerance of the consistency checks.
+    tol : relative tolerance of the consistency checks of the accelerations and torques.
+    check : check that (q, v) satisfies the constraints (default True): ConstraintError
+        naming the constraint and its residual when a position residual |𝔡| or a velocity
+        residual |G_c v − 𝔘| exceeds ``residual_tol`` (absolute: m, rad; m/s, rad/s;
+        default 1e-6); ``check=False`` skips it.
 
     Returns
     -------
@@ -79,6 +84,8 @@ def constrained_inverse_dynamics(model, q, v, qdd=None, *, qdd_independent=None,
     v = val.vector(v, c.nv, "v", batch_ok=False)
     f_ext = val.external_forces(f_ext, c.nb, None)
     state = evaluate_constraints(model, q, v, t)
+    if check:
+        check_residuals(state, v, residual_tol)
     G, ub = state.G, state.acceleration_bias
     rs = RowSpace(G, rank_tol)
     if (qdd is None) == (qdd_independent is None):
@@ -107,7 +114,7 @@ def constrained_inverse_dynamics(model, q, v, qdd=None, *, qdd_independent=None,
             act = np.arange(c.nv)
     else:
         act = independent_velocity_indices(model, actuated)
-    tau_tree = rnea(model, q, v, qdd, f_ext)
+    tau_tree = rnea(model.spanning_tree(), q, v, qdd, f_ext)
     X = rs.null
     B = X.T[:, act]
     r = X.T @ tau_tree

@@ -8,11 +8,12 @@ import numpy as np
 from ..core import validation as val
 from ..core.call import ABSENT, Arg, CompiledFunction
 from ..core.compile import derived
+from ..core.constraints import ConstraintError
 from ..kernels.loops import loop_constraints_kernel
 from .constraint_set import constraint_set
 
 __all__ = ["ConstraintState", "evaluate_constraints", "evaluate_constraint_set", "constraint_jacobian",
-           "constraint_residual", "constraint_acceleration_bias"]
+           "constraint_residual", "constraint_acceleration_bias", "check_residuals"]
 
 
 class ConstraintState:
@@ -129,3 +130,48 @@ def constraint_residual(model, q, t=0.0):
 def constraint_acceleration_bias(model, q, v, t=0.0):
     """𝔘̊ (m,) with 𝔡̈ = G_c q̈ − 𝔘̊ ([Jain24]: 𝔘̊ ≜ 𝔘̇ − Ġ_c θ̇)."""
     return evaluate_constraints(model, q, v, t).acceleration_bias
+
+
+def _tolerance(tol):
+    if isinstance(tol, bool) or not isinstance(tol, (int, float, np.floating, np.integer)) or not 0 < tol < np.inf:
+        raise ValueError(f"residual_tol: expected a positive number, got {tol!r}")
+    return float(tol)
+
+
+def check_residuals(state, v=None, tol=1e-6):
+    """Raise ConstraintError unless the state the constraints were evaluated at satisfies
+    them: every position residual |𝔡| (holonomic rows, [m] or [rad]) and, when ``v`` (nv,)
+    is given, every velocity residual |G_c v − 𝔘| ([m/s] or [rad/s]) at most ``tol``
+    (absolute). The error names the worst constraint, its residual and the tolerance.
+
+    Cost: two dot products in the common case (‖r‖₂ ≤ tol implies max |r| ≤ tol); the
+    maximum is searched only when that screen fails."""
+    if type(tol) is not float or not 0.0 < tol < np.inf:
+        tol = _tolerance(tol)
+    tol2 = tol * tol
+    res = state.residual
+    if not res @ res <= tol2:  # also for NaN
+        _check_max(state, res, tol, "q", "position")
+    if v is not None:
+        w = state.G @ v
+        w -= state.velocity_rhs
+        if not w @ w <= tol2:
+            _check_max(state, w, tol, "v", "velocity")
+
+
+def _check_max(state, residual, tol, arg, what):
+    k = int(np.argmax(np.abs(residual)))
+    r = float(residual[k])
+    if abs(r) <= tol and not np.isnan(residual).any():
+        return
+    if np.isnan(residual).any():
+        k = int(np.flatnonzero(np.isnan(residual))[0])
+        r = float(residual[k])
+    block = next(b for b in state.constraints.blocks if b.rows.start <= k < b.rows.stop)
+    fix = "soadyn.close_loops(model, q, v)" if arg == "q" else \
+        "soadyn.close_loops(model, q, v) (it also projects the velocities)"
+    raise ConstraintError(
+        f"{arg}: expected a state on the constraint manifold ({what} residuals at most residual_tol = "
+        f"{tol:g}), got {what} residual {r:.3e} on {block.kind} constraint {block.name!r} (its row "
+        f"{k - block.rows.start} of {block.rows.stop - block.rows.start}); make the state consistent first with "
+        f"{fix}, or pass a larger residual_tol=, or check=False to skip the check")

@@ -128,9 +128,16 @@ class CompiledFunction:
         arrays`` for the fast path (None entries where ``outputs`` has None).
     names : the arguments that the kernel's ``BAD_FIRST``, ``BAD_SECOND``, ... statuses
         refer to (default: the state arguments in order).
+    tree_function : for a function that computes the dynamics of a tree (ABA, RNEA, mass
+        matrix, ...), its public name: it then raises
+        :class:`~soadyn.core.status.ClosedChainError` for a model with loops, couplings or
+        user constraints, whose spanning tree must be asked for explicitly
+        (``model.spanning_tree()``). None (default): kinematics, Jacobians, energies and
+        closed-chain kernels, correct on any model. The test is one attribute of the
+        compiled model (``closed``) per call.
     """
 
-    def __init__(self, kernel, batch, args, outputs, params=(), allocate=None, names=None):
+    def __init__(self, kernel, batch, args, outputs, params=(), allocate=None, names=None, tree_function=None):
         self.exact = ExactCall(kernel)
         self.fast = self.exact.fast
         self.batch = batch
@@ -145,6 +152,7 @@ class CompiledFunction:
         self.params = tuple(params)
         self.allocate = allocate
         self.single = allocate is None
+        self.tree_function = tree_function
 
     def __call__(self, model, state, params=(), out=None, workspace=None):
         """Run the kernel on ``state`` (a tuple in the order of ``args``); returns the
@@ -153,6 +161,9 @@ class CompiledFunction:
         d = model._derived
         if d is None or d.version != model._version:
             d = derived(model)
+        c = d.compiled
+        if c.closed and self.tree_function is not None:
+            raise st.closed_chain_error(model, self.tree_function)
         if workspace is None:
             try:
                 ws = d.threads.buffer
@@ -162,7 +173,6 @@ class CompiledFunction:
             ws = workspace.buffer
         else:
             return self.general(model, state, params, out, workspace)
-        c = d.compiled
         try:
             if self.single:
                 if out is not None:
@@ -186,6 +196,8 @@ class CompiledFunction:
         rejected, or a nonzero status), batches."""
         d = derived(model)
         c = d.compiled
+        if c.closed and self.tree_function is not None:
+            raise st.closed_chain_error(model, self.tree_function)
         if workspace is not None and (type(workspace) is not Workspace or workspace.nb != c.nb
                                       or workspace.nv != c.nv):
             raise ValueError(f"workspace: expected a soadyn.Workspace built for model {model.name!r} "

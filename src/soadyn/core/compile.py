@@ -33,9 +33,11 @@ class CompiledModel:
     """The flat array form of a model for the kernels (see :mod:`soadyn.core.layout`):
     ``mi``, ``mf`` and the sizes ``nb``, ``nq``, ``nv``; ``parents`` (nb,) body parents; the
     output shapes ``q_shape`` (nq,), ``v_shape`` (nv,), ``vv_shape`` (nv, nv) and
-    ``jacobian_shape`` (6, nv)."""
+    ``jacobian_shape`` (6, nv); ``closed``: the model has loops, couplings or user
+    constraints (the tree-dynamics functions refuse it, see :class:`soadyn.core.call.CompiledFunction`)."""
 
-    __slots__ = ("nb", "nq", "nv", "mi", "mf", "parents", "q_shape", "v_shape", "vv_shape", "jacobian_shape")
+    __slots__ = ("nb", "nq", "nv", "mi", "mf", "parents", "q_shape", "v_shape", "vv_shape", "jacobian_shape",
+                 "closed")
 
     def __init__(self, model):
         bodies = model.bodies
@@ -44,6 +46,7 @@ class CompiledModel:
         self.q_shape, self.v_shape, self.vv_shape, self.jacobian_shape = (self.nq,), (self.nv,), (self.nv, self.nv), \
             (6, self.nv)
         self.parents = np.array([b.parent for b in bodies], dtype=np.int64)
+        self.closed = bool(model.has_constraints)
         self.mi, self.mf = pack_model(bodies, model.gravity, self.nq, self.nv)
         self.mi.flags.writeable = False
         self.mf.flags.writeable = False

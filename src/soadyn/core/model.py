@@ -12,6 +12,7 @@ load them with :func:`soadyn.load_urdf`.
 """
 from __future__ import annotations
 
+import copy
 import warnings
 import weakref
 from dataclasses import dataclass
@@ -217,12 +218,20 @@ class Model:
         self.nv = 0
         self._version = 0  # incremented by every edit (see soadyn.core.compile)
         self._derived = None  # the one cache of derived data, managed by soadyn.core.compile
+        self._spanning_tree_of = None  # weak reference to the model whose spanning_tree() this is
         self.gravity = gravity
 
     def _edited(self):
         """Record an edit: everything derived from the model is rebuilt on next use."""
         self._version += 1
         self._derived = None
+        source = self.__dict__.get("_spanning_tree_of")
+        if source is not None:
+            # an edited spanning tree becomes a model of its own; the model it came from
+            # drops its cache (which holds this object) and builds a fresh spanning tree
+            self._spanning_tree_of = None
+            if source() is not None:
+                source()._edited()
 
     @property
     def version(self):
@@ -549,6 +558,51 @@ class Model:
     def has_constraints(self):
         """True when the model has loops, couplings or user constraints (a closed-chain system)."""
         return bool(self.loops or self.couplings or self.user_constraints)
+
+    def spanning_tree(self):
+        """The open spanning tree of a closed-chain model: a :class:`Model` with the same
+        bodies, joints (copies: same names, types, ``q_index``/``v_index``, ``independent``
+        flags), frames (the loops' node frames included, same indices) and gravity, and no
+        loops, couplings, user constraints or declared clusters.
+
+        The tree-dynamics functions (``aba``, ``rnea``, ``mass_matrix``, ...) refuse a model
+        with constraints (:class:`~soadyn.core.status.ClosedChainError`); pass them
+        ``model.spanning_tree()`` to get the dynamics of the open tree — the unconstrained
+        system, in the same q and v. A model without constraints is its own spanning tree
+        (returned as is).
+
+        The spanning tree is built once per model version and shared (it lives in the
+        model's derived cache, :mod:`soadyn.core.compile`): after an edit of the model the
+        next call returns a new one that reflects the edit. Editing the returned tree
+        detaches it (it becomes an independent model; this model then builds a fresh one).
+        """
+        if not (self.loops or self.couplings or self.user_constraints):
+            return self
+        d = self._derived
+        if d is None or d.version != self._version:
+            if self.symbolic:  # the operator layer's models have no compiled cache
+                return self._build_spanning_tree()
+            d = derived(self)
+        return d.memo("spanning_tree", self._build_spanning_tree)
+
+    def _build_spanning_tree(self):
+        tree = Model(f"{self.name} (spanning tree)", self._gravity)
+        for b in self.bodies:
+            joint = copy.copy(b.joint)  # a joint belongs to one model: same state, no owner
+            joint.__dict__.pop("_owner", None)
+            body = Body(b.name, b.index, b.parent, joint, b.placement, b.mass, b.com, b.inertia_com)
+            tree.bodies.append(tree._own(body))
+            tree._own(joint)
+            tree._body_by_name[b.name] = b.index
+            tree._joint_by_name[joint.name] = joint
+        for f in self.frames:
+            frame = Frame(f.name, f.index, f.body, f.rotation, f.translation)
+            tree.frames.append(tree._own(frame))
+            tree._frame_by_name[f.name] = frame
+        tree.nq, tree.nv = self.nq, self.nv
+        tree._edited()
+        tree._spanning_tree_of = weakref.ref(self)
+        return tree
 
     # ----------------------------------------------------------------- queries
     @property

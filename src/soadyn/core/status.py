@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
+__all__ = ["ClosedChainError", "closed_chain_error", "raise_status", "check_batch_status"]
+
 OK, BAD_FIRST, BAD_SECOND, BAD_THIRD, BAD_FEXT, BAD_QUATERNION, SINGULAR, BAD_SHAPE = range(8)
 
 
@@ -43,3 +45,27 @@ def check_batch_status(status, names, model=None):
     bad = np.flatnonzero(status)
     if bad.size:
         raise_status(int(status[bad[0]]), names, int(bad[0]), model)
+
+
+class ClosedChainError(ValueError):
+    """A tree-dynamics function (``aba``, ``rnea``, ``mass_matrix``, ...) was given a model with
+    loops, couplings or user constraints: its open spanning tree's dynamics are not those of
+    the closed system. Use the closed-chain functions, or ask for the spanning tree
+    explicitly with ``model.spanning_tree()``."""
+
+
+def closed_chain_error(model, function):
+    """The :class:`ClosedChainError` for the tree-dynamics ``function`` (its public name)
+    called on ``model``, which has constraints."""
+    parts = []
+    for what, items in (("loops", model.loops), ("couplings", model.couplings),
+                        ("user constraints", model.user_constraints)):
+        if items:
+            names = [c.name for c in items]
+            parts.append(f"{what} {names[:5] + ['...'] if len(names) > 5 else names}")
+    return ClosedChainError(
+        f"model: soadyn.{function} expected a tree (a model without loops, couplings or user constraints), got "
+        f"model {model.name!r} with {' and '.join(parts)}; its result would ignore them. For the closed system "
+        "use soadyn.constrained_forward_dynamics / soadyn.constrained_inverse_dynamics (spanning-tree q, v, tau) "
+        "or the cluster functions soadyn.cluster_aba / soadyn.cluster_rnea (independent coordinates y, yd); for "
+        f"the open spanning tree itself ask for it explicitly: soadyn.{function}(model.spanning_tree(), ...)")

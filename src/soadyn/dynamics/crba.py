@@ -10,8 +10,10 @@ from ..kernels.crba import mass_matrix_batch, mass_matrix_jtmj_kernel, mass_matr
 __all__ = ["mass_matrix"]
 
 
-_CRBA = CompiledFunction(mass_matrix_kernel, mass_matrix_batch, (Arg("q", "nq"),), "vv_shape")
-_JTMJ = CompiledFunction(mass_matrix_jtmj_kernel, "loop", (Arg("q", "nq"),), "vv_shape")
+_CRBA = CompiledFunction(mass_matrix_kernel, mass_matrix_batch, (Arg("q", "nq"),), "vv_shape",
+                         tree_function="mass_matrix")
+_JTMJ = CompiledFunction(mass_matrix_jtmj_kernel, "loop", (Arg("q", "nq"),), "vv_shape",
+                         tree_function="mass_matrix")
 METHODS = ("crba", "jtmj")
 
 

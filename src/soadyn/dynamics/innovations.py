@@ -33,9 +33,11 @@ def _allocate_articulated(c, state):
 
 
 _ARTICULATED = CompiledFunction(articulated_inertias_kernel, "loop", (Arg("q", "nq"),), _articulated_outputs,
-                                allocate=_allocate_articulated)
-_MINV = CompiledFunction(mass_matrix_inverse_kernel, mass_matrix_inverse_batch, (Arg("q", "nq"),), "vv_shape")
-_LOG_DET = CompiledFunction(log_det_kernel, "loop", (Arg("q", "nq"),), lambda c, state, params: ((1,),))
+                                allocate=_allocate_articulated, tree_function="articulated_inertias")
+_MINV = CompiledFunction(mass_matrix_inverse_kernel, mass_matrix_inverse_batch, (Arg("q", "nq"),), "vv_shape",
+                         tree_function="mass_matrix_inverse")
+_LOG_DET = CompiledFunction(log_det_kernel, "loop", (Arg("q", "nq"),), lambda c, state, params: ((1,),),
+                            tree_function="log_det_mass_matrix")
 
 
 def articulated_inertias(model, q, *, workspace=None):
@@ -80,7 +82,8 @@ def log_det_mass_matrix(model, q, *, workspace=None):
 
 
 _FACTOR = CompiledFunction(factor_product_kernel, None, (Arg("q", "nq"),),
-                           lambda c, state, params: ((c.nv, params[0].shape[1]),), names=("q", "x"))
+                           lambda c, state, params: ((c.nv, params[0].shape[1]),), names=("q", "x"),
+                           tree_function="apply_innovations_factor")
 
 
 def apply_innovations_factor(model, q, x, *, inverse=False, adjoint=False, workspace=None):

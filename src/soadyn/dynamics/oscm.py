@@ -12,8 +12,10 @@ from .frames import frame_set
 __all__ = ["operational_space_compliance", "operational_space_inertia", "eoscm_diagonal"]
 
 _OSCM = CompiledFunction(oscm_kernel, "loop", (Arg("q", "nq"),),
-                         lambda c, state, params: ((6 * len(params[0]), 6 * len(params[0])),))
-_EOSCM = CompiledFunction(eoscm_diagonal_kernel, "loop", (Arg("q", "nq"),), lambda c, state, params: ((c.nb, 6, 6),))
+                         lambda c, state, params: ((6 * len(params[0]), 6 * len(params[0])),),
+                         tree_function="operational_space_compliance")
+_EOSCM = CompiledFunction(eoscm_diagonal_kernel, "loop", (Arg("q", "nq"),), lambda c, state, params: ((c.nb, 6, 6),),
+                          tree_function="eoscm_diagonal")
 
 
 def _scratch(model, m):

@@ -29,7 +29,7 @@ from ...graph import AggregationError, aggregation_subgraph, check_aggregation_c
 from ..constraint_set import coupling_bodies, tree_paths
 from .cluster_joints import ClusterJoint
 
-__all__ = ["Cluster", "ClusterTree", "cluster_tree", "declare_cluster", "independent_state", "spanning_state",
+__all__ = ["Cluster", "ClusterTree", "coordinate_names", "cluster_tree", "declare_cluster", "independent_state", "spanning_state",
            "random_independent_state"]
 
 
@@ -65,12 +65,59 @@ class Cluster:
         return list(dict.fromkeys(names))
 
 
+#: names of the coordinates of the multi-dof joints, "<joint>:<coordinate>" (see
+#: :func:`coordinate_names`)
+_FREE_Q = ("x", "y", "z", "qx", "qy", "qz", "qw")
+_FREE_V = ("wx", "wy", "wz", "vx", "vy", "vz")
+_SPHERICAL_Q = ("qx", "qy", "qz", "qw")
+_SPHERICAL_V = ("wx", "wy", "wz")
+_PLANAR = ("x", "y", "theta")
+
+
+def coordinate_names(model):
+    """(position names (nq,), velocity names (nv,)): one string per entry of q and v.
+
+    A 1-dof joint's coordinate is its name (``"knee"``). A multi-dof joint's are
+    ``"<joint>:<coordinate>"``: free joint q = ``x, y, z`` (position in the parent frame) then
+    ``qx, qy, qz, qw`` (quaternion), v = ``wx, wy, wz`` (angular velocity) then ``vx, vy,
+    vz`` (linear velocity), both in the body frame (docs/notation.md); spherical joint
+    q = ``qx, qy, qz, qw``, v = ``wx, wy, wz``; planar joint ``x, y, theta`` (translations
+    along its two in-plane axes, then the angle about the normal); universal and gimbal
+    joints ``1, 2(, 3)``, their successive rotation angles.
+    """
+    qn, vn = [], []
+    for b in model.bodies:
+        j = b.joint
+        if j.nv == 0:
+            continue
+        if j.nq == 1 and j.nv == 1:
+            qn.append(j.name)
+            vn.append(j.name)
+            continue
+        if j.kind == "free":
+            qs, vs = _FREE_Q, _FREE_V
+        elif j.kind == "spherical":
+            qs, vs = _SPHERICAL_Q, _SPHERICAL_V
+        elif j.kind == "planar":
+            qs = vs = _PLANAR
+        else:
+            qs = vs = tuple(str(k + 1) for k in range(j.nv))
+        if len(qs) != j.nq or len(vs) != j.nv:  # a joint type this table does not know
+            qs, vs = tuple(f"q{k + 1}" for k in range(j.nq)), tuple(f"v{k + 1}" for k in range(j.nv))
+        qn += [f"{j.name}:{x}" for x in qs]
+        vn += [f"{j.name}:{x}" for x in vs]
+    return qn, vn
+
+
 class ClusterTree:
     """The cluster connectivity tree of a model (see :func:`cluster_tree`).
 
     ``clusters`` lists :class:`Cluster` objects parent-first; ``nyq``/``nyv`` are the sizes
     of the independent position and velocity vectors y, ẏ (cluster order, independent
-    joints of a cluster in body order).
+    joints of a cluster in body order). ``independent_q_index`` (nyq,) and
+    ``independent_v_index`` (nyv,) give the spanning coordinate of each entry of y and ẏ
+    (y = q[independent_q_index], ẏ = v[independent_v_index]); ``position_names`` and
+    ``velocity_names`` name them (see :func:`coordinate_names`: ``"base:wx"``, ``"knee"``).
     """
 
     def __init__(self, model, clusters):
@@ -78,6 +125,16 @@ class ClusterTree:
         self.clusters = clusters
         self.nyq = sum(c.y_q.stop - c.y_q.start for c in clusters)
         self.nyv = sum(c.y_v.stop - c.y_v.start for c in clusters)
+        self.independent_q_index = np.zeros(self.nyq, dtype=np.int64)
+        self.independent_v_index = np.zeros(self.nyv, dtype=np.int64)
+        for c in clusters:
+            j = c.joint
+            self.independent_q_index[c.y_q] = j.q_index[j.independent_q]
+            self.independent_v_index[c.y_v] = j.v_index[j.independent_v]
+        self.independent_q_index.flags.writeable = self.independent_v_index.flags.writeable = False
+        qn, vn = coordinate_names(model)
+        self.position_names = tuple(qn[i] for i in self.independent_q_index)
+        self.velocity_names = tuple(vn[i] for i in self.independent_v_index)
         self.cluster_of = np.empty(model.nbodies, dtype=np.int64)
         for c in clusters:
             self.cluster_of[list(c.bodies)] = c.index

@@ -149,6 +149,7 @@ class ProjectedMethods:
 
     def __init__(self, model):
         self.model = model
+        self.spanning = model.spanning_tree()  # the tree functions run on the explicit spanning tree
         self.tree = tree = cluster_tree(model)
         self.linear = tree.linear
         self.q0 = neutral(model)
@@ -194,15 +195,15 @@ class ProjectedMethods:
         """Projected RNEA: τ_ind = Gᵀ RNEA(q, q̇, Gÿ + g) ([Chignoli23, §II-C])."""
         q, v, G, g = self.state(y, yd)
         a = G @ ydd if g is None else G @ ydd + g
-        return G.T @ rnea(self.model, q, v, a)
+        return G.T @ rnea(self.spanning, q, v, a)
 
     def forward_dynamics(self, y, yd, tau):
         """Projection method: ÿ = (GᵀMG)⁻¹ Gᵀ(τ − C − M g) ([Chignoli23, §II-D]), one dense
         factorization of GᵀMG (LAPACK through numpy: less call overhead than a separate
         Cholesky factor and solve)."""
         q, v, G, g = self.state(y, yd)
-        M = mass_matrix(self.model, q)
-        c = bias_forces(self.model, q, v)
+        M = mass_matrix(self.spanning, q)
+        c = bias_forces(self.spanning, q, v)
         if g is not None:
             c = c + M @ g
         H = G.T @ M @ G
@@ -211,7 +212,7 @@ class ProjectedMethods:
     def efpa(self, y, frames):
         """Projected EFPA: Ω = JG (GᵀMG)⁻¹ GᵀJᵀ ([Chignoli23, §II-E])."""
         q, _, G, _ = self.state(y, np.zeros(self.tree.nyv), need_bias=False)
-        M = mass_matrix(self.model, q)
+        M = mass_matrix(self.spanning, q)
         H = G.T @ M @ G
         frames = [frames] if isinstance(frames, str) else frames
         JG = np.vstack([frame_jacobian(self.model, q, f) for f in frames]) @ G
