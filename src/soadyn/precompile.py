@@ -75,6 +75,7 @@ def _closed_kernels():
     tau = rng.normal(size=m.nv)
     for method in sd.closed.METHODS:
         sd.constrained_forward_dynamics(m, q, v, tau, method=method)
+    sd.constrained_forward_dynamics(m, q[None], v[None], tau[None])  # the compiled direct method's batch kernel
     robot = sd.models.mini_cheetah()
     y, yd = sd.independent_state(robot, sd.neutral(robot), np.zeros(robot.nv))
     sd.cluster_aba(robot, y, yd, yd)

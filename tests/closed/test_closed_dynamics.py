@@ -354,7 +354,7 @@ def test_forward_dynamics_errors():
     with pytest.raises(ValueError, match=r"method: expected one of \['augmented', 'direct', 'embedding', 'projection'\], "
                                          r"got 'magic'"):
         sd.constrained_forward_dynamics(model, q, v, method="magic")
-    with pytest.raises(ValueError, match=r"tau: expected shape \(3,\), got \(2,\)"):
+    with pytest.raises(ValueError, match=r"tau: expected shape \(3,\) or \(B, 3\), got \(2,\)"):
         sd.constrained_forward_dynamics(model, q, v, np.zeros(2))
 
 

@@ -71,8 +71,9 @@ def test_compiled_direct_agrees_with_projection_and_the_equations_of_motion(case
     assert np.allclose(o.resid, st.residual, rtol=0, atol=1e-14)
     # G_c q̈ = 𝔘̊ and M q̈ + C − G_c*λ = T with its (particular) λ
     assert np.abs(st.G @ o.qdd - st.acceleration_bias).max() < 1e-9 * scale
-    M = sd.mass_matrix(model, q)
-    C = sd.rnea(model, q, v, np.zeros(model.nv), f_ext)
+    tree = model.spanning_tree()
+    M = sd.mass_matrix(tree, q)
+    C = sd.rnea(tree, q, v, np.zeros(model.nv), f_ext)
     assert np.allclose(M @ o.qdd + C - st.G.T @ o.lam, tau, rtol=0, atol=1e-9 * (1 + np.abs(C).max()))
 
 
@@ -82,7 +83,7 @@ def test_compiled_direct_baumgarte_and_gravity_match_the_python_method():
     tau = rng.normal(size=model.nv)
     gains = (3.0, 5.0)
     o = direct_outputs(direct_solve(model, q, v, tau, baumgarte=gains), model.nv, direct_tables(model))
-    ref = sd.constrained_forward_dynamics(model, q, v, tau, method="projection", baumgarte=gains)
+    ref = sd.constrained_forward_dynamics(model, q, v, tau, method="projection", baumgarte=gains, check=False)
     assert np.allclose(o.qdd, ref.qdd, rtol=0, atol=1e-9 * (1 + np.abs(ref.qdd).max()))
     plain = direct_outputs(direct_solve(model, q, v, tau), model.nv, direct_tables(model)).qdd
     assert np.abs(plain - o.qdd).max() > 1e-6
@@ -109,3 +110,64 @@ def test_compiled_direct_errors_name_the_argument():
     bad[0] = np.nan
     with pytest.raises(ValueError, match="v: expected finite"):
         direct_solve(model, q, bad, tau)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_default_method_is_the_compiled_direct_one_and_reports_what_projection_does(case):
+    model, q, v, rng = _state(case)
+    tau = rng.normal(size=model.nv)
+    res = sd.constrained_forward_dynamics(model, q, v, tau)
+    assert res.method == "direct" and sd.closed.default_method(model) == "direct"
+    ref = sd.constrained_forward_dynamics(model, q, v, tau, method="projection")
+    assert res.n_independent == ref.n_independent and res.n_constraints == ref.n_constraints
+    assert np.allclose(res.qdd, ref.qdd, rtol=0, atol=1e-9 * (1 + np.abs(ref.qdd).max()))
+    lam_scale = 1 + np.abs(ref.multipliers).max()
+    assert np.allclose(res.multipliers, ref.multipliers, rtol=0, atol=1e-8 * lam_scale)  # least norm, both
+    for name, f in ref.constraint_forces.items():
+        assert np.allclose(res.constraint_forces[name], f, rtol=0, atol=1e-8 * (1 + np.abs(f).max()))
+    assert np.array_equal(res.state.G, ref.state.G)
+
+
+def test_batched_constrained_forward_dynamics_equals_single_calls():
+    model, q, v, rng = _state("six_bar.urdf")
+    B = 9
+    Q, V = [], []
+    for b in range(B):
+        qb, vb = sd.close_loops(model, q + 0.05 * rng.normal(size=model.nq), rng.normal(size=model.nv))
+        Q.append(qb)
+        V.append(vb)
+    Q, V, T = np.array(Q), np.array(V), rng.normal(size=(B, model.nv))
+    res = sd.constrained_forward_dynamics(model, Q, V, T)
+    assert res.qdd.shape == (B, model.nv) and res.multipliers.shape == (B, res.n_constraints)
+    for b in range(B):
+        one = sd.constrained_forward_dynamics(model, Q[b], V[b], T[b])
+        assert np.array_equal(res.qdd[b], one.qdd)
+        assert np.array_equal(res.multipliers[b], one.multipliers)
+        assert res.n_independent[b] == one.n_independent
+        assert np.array_equal(res.generalized_constraint_force[b], one.generalized_constraint_force)
+
+
+def test_compiled_path_checks_the_residuals():
+    model, q, v, rng = _state("four_bar.urdf")
+    tau = np.zeros(model.nv)
+    with pytest.raises(sd.ConstraintError, match="q: expected a state on the constraint manifold"):
+        sd.constrained_forward_dynamics(model, q + 0.01, v, tau)
+    with pytest.raises(sd.ConstraintError, match="v: expected"):
+        sd.constrained_forward_dynamics(model, q, v + 0.1, tau)
+    # the same state passes with a loose tolerance or without the check, and agrees with projection
+    loose = sd.constrained_forward_dynamics(model, q + 0.01, v, tau, residual_tol=0.1)
+    ref = sd.constrained_forward_dynamics(model, q + 0.01, v, tau, method="projection", check=False)
+    assert np.allclose(loose.qdd, ref.qdd, rtol=0, atol=1e-9 * (1 + np.abs(ref.qdd).max()))
+    Q = np.array([q, q + 0.01])
+    with pytest.raises(sd.ConstraintError, match="batch entry 1"):
+        sd.constrained_forward_dynamics(model, Q, np.array([v, v]), np.zeros((2, model.nv)))
+    with pytest.raises(ValueError, match="residual_tol"):
+        sd.constrained_forward_dynamics(model, q, v, tau, residual_tol=-1.0)
+
+
+def test_user_constraints_fall_back_to_a_python_method():
+    model = models.rolling_disk()
+    assert not compiled_constraints(model)
+    assert sd.closed.default_method(model) == "augmented"
+    with pytest.raises(ValueError, match="user constraints"):
+        direct_solve(model, sd.neutral(model), np.zeros(model.nv), np.zeros(model.nv))

@@ -12,7 +12,7 @@
 from .assembly import LoopClosureError, close_loops, independent_velocity_indices
 from .constraint_set import ConstraintSet, constraint_set
 from .cut_joint import constraint_forces, correction_accelerations, node_body_forces
-from .forward import METHODS, ConstrainedDynamicsResult, constrained_forward_dynamics
+from .forward import METHODS, ConstrainedDynamicsResult, constrained_forward_dynamics, default_method
 from .inverse import ConstrainedInverseDynamicsResult, constrained_inverse_dynamics
 from .kinematics import (ConstraintState, constraint_acceleration_bias, constraint_jacobian,
                          constraint_residual, evaluate_constraints)
@@ -20,5 +20,5 @@ from .kinematics import (ConstraintState, constraint_acceleration_bias, constrai
 __all__ = ["ConstraintSet", "constraint_set", "ConstraintState", "constraint_acceleration_bias",
            "constraint_jacobian", "constraint_residual", "evaluate_constraints", "close_loops", "LoopClosureError",
            "independent_velocity_indices", "METHODS", "constrained_forward_dynamics",
-           "ConstrainedDynamicsResult", "constraint_forces", "node_body_forces",
+           "ConstrainedDynamicsResult", "default_method", "constraint_forces", "node_body_forces",
            "correction_accelerations", "constrained_inverse_dynamics", "ConstrainedInverseDynamicsResult"]

@@ -34,13 +34,15 @@ import numpy as np
 from ..core import validation as val
 from ..dynamics.crba import mass_matrix
 from ..dynamics.rnea import rnea
+from ..core.constraints import ConstraintError
 from .cut_joint import CUT_JOINT_METHODS, RowSpace, constraint_forces, stabilized_bias
+from .direct import direct_outputs, direct_solve, direct_tables, output_state
 from .embedding.algorithms import embedding_accelerations
 from .embedding.clusters import cluster_tree
-from .kinematics import check_residuals, evaluate_constraints
+from .kinematics import check_residuals, evaluate_constraints, residual_tolerance
 
 __all__ = ["constrained_forward_dynamics", "ConstrainedDynamicsResult", "ConstrainedProblem", "METHODS",
-           "solve_constrained"]
+           "solve_constrained", "default_method"]
 
 
 class ConstrainedProblem:
@@ -150,6 +152,89 @@ class ConstrainedDynamicsResult:
                 f"independent={self.n_independent} dof={self.degrees_of_freedom}>")
 
 
+class CompiledDirectResult(ConstrainedDynamicsResult):
+    """:class:`ConstrainedDynamicsResult` of the compiled direct method
+    (:mod:`soadyn.closed.direct`), read from the kernel's output array: θ̈ and the rank
+    come from the kernel; the constraint state, the least-norm multipliers and the
+    constraint forces are made on first read. For a batch of B states, ``qdd`` (B, nv),
+    ``multipliers`` (B, m), ``generalized_constraint_force`` (B, nv), ``n_independent``
+    (B,), and ``state`` and ``constraint_forces`` are lists with one entry per state."""
+
+    def __init__(self, model, out, tables, t, rank_tol):
+        self.method = "direct"
+        self._model, self._out, self._tables, self._t, self._rank_tol = model, out, tables, t, rank_tol
+        self.n_constraints = tables.m
+        self.qdd = out[..., :model.nv]
+
+    def _views(self, row):
+        return direct_outputs(row, self._model.nv, self._tables)
+
+    def _rows(self):
+        return [self._out] if self._out.ndim == 1 else list(self._out)
+
+    def _per_state(self, values):
+        return values[0] if self._out.ndim == 1 else values
+
+    @cached_property
+    def state(self):
+        return self._per_state([output_state(self._model, self._views(r), self._t) for r in self._rows()])
+
+    @cached_property
+    def n_independent(self):
+        rank = self._out[..., self._model.nv + self._tables.m]
+        return int(rank) if self._out.ndim == 1 else rank.astype(np.int64)
+
+    @cached_property
+    def multipliers(self):
+        """(m,) λ, the least-norm multipliers: the kernel's particular λ carried to the row
+        space of G_c through the (unique) generalized constraint force G_c*λ."""
+        lam = []
+        for row in self._rows():
+            o = self._views(row)
+            lam.append(RowSpace(o.G, self._rank_tol).least_norm_multipliers(o.G.T @ o.lam))
+        return self._per_state(lam) if self._out.ndim == 1 else np.array(lam).reshape(len(lam), -1)
+
+    @cached_property
+    def generalized_constraint_force(self):
+        if self._out.ndim == 1:
+            return self.state.G.T @ self.multipliers
+        return np.array([s.G.T @ lam for s, lam in zip(self.state, self.multipliers)])
+
+    @cached_property
+    def constraint_forces(self):
+        if self._out.ndim == 1:
+            return constraint_forces(self.state, self.multipliers)
+        return [constraint_forces(s, lam) for s, lam in zip(self.state, self.multipliers)]
+
+
+def default_method(model):
+    """The method ``constrained_forward_dynamics`` uses when none is named: the compiled
+    ``"direct"`` method when every constraint is compiled (loop joints, couplings,
+    transmissions) — one kernel call, O(N m), the fastest on every mechanism measured
+    (benchmarks/closed_chain_methods.py) — else ``"augmented"`` (O(N) sweeps, no dense M)."""
+    return "direct" if direct_tables(model) is not None else "augmented"
+
+
+def _compiled_direct(model, tables, q, v, tau, f_ext, t, rank_tol, baumgarte, check, residual_tol):
+    out = direct_solve(model, q, v, tau, f_ext, baumgarte=baumgarte, tables=tables)
+    result = CompiledDirectResult(model, out, tables, t, rank_tol)
+    if check:
+        nv, m = model.nv, tables.m
+        worst = out[..., nv + m + 1:nv + m + 3]
+        if not (worst <= residual_tol).all():  # also for NaN
+            bad = 0 if out.ndim == 1 else int(np.flatnonzero(~(worst <= residual_tol).all(axis=1))[0])
+            row = out if out.ndim == 1 else out[bad]
+            state = output_state(model, direct_outputs(row, nv, tables), t)
+            vb = None if v is None else np.asarray(v, dtype=float).reshape(-1, nv)[0 if out.ndim == 1 else bad]
+            try:
+                check_residuals(state, vb, residual_tol)
+            except ConstraintError as e:
+                if out.ndim == 1:
+                    raise
+                raise ConstraintError(f"(batch entry {bad}) {e}") from None
+    return result
+
+
 def solve_constrained(model, q, v, tau, method="augmented", *, f_ext=None, t=0.0, rank_tol=1e-9,
                       baumgarte=None, state=None):
     """:func:`constrained_forward_dynamics` without input conversion or residual check;
@@ -168,12 +253,24 @@ def solve_constrained(model, q, v, tau, method="augmented", *, f_ext=None, t=0.0
     return ConstrainedDynamicsResult(qdd, lam, p, method)
 
 
+def _spanning_forces(model, tau, tau_ind):
+    """Spanning-tree forces with Gᵀτ = τ_ind: τ_ind on the independent coordinates."""
+    if tau is not None:
+        raise ValueError("tau, tau_ind: expected one of them (spanning-tree forces tau, or forces on the "
+                         "independent coordinates tau_ind), got both")
+    tree = cluster_tree(model)
+    tau_ind = val.vector(tau_ind, tree.nyv, "tau_ind", batch_ok=False)
+    tau = np.zeros(model.nv)
+    tau[tree.independent_v_index] = tau_ind
+    return tau
+
+
 def _copy(x, given):
     """``x`` (validated from ``given``) as an array the caller cannot edit afterwards."""
     return x.copy() if x is given else x
 
 
-def constrained_forward_dynamics(model, q, v, tau=None, method="augmented", *, tau_ind=None, f_ext=None, t=0.0,
+def constrained_forward_dynamics(model, q, v, tau=None, method=None, *, tau_ind=None, f_ext=None, t=0.0,
                                  rank_tol=1e-9, baumgarte=None, check=True, residual_tol=1e-6):
     """Forward dynamics of a closed-chain system (cut-joint method, [Jain24], or constraint
     embedding, [Chignoli23]: the same result from every method).
@@ -184,10 +281,14 @@ def constrained_forward_dynamics(model, q, v, tau=None, method="augmented", *, t
     q : (nq,) configuration; v : (nv,) velocity (consistent with the constraints, see
         :func:`soadyn.close_loops`).
     tau : (nv,) generalized forces at the spanning-tree joints [N m, N] (default zero).
-    method : ``"augmented"`` (default, O(N) sweeps and the operational-space compliance of
-        the cut-joint nodes; M is never formed), ``"direct"`` (KKT), ``"projection"``, or
-        ``"embedding"`` (constraint embedding, [Chignoli23]: C-ABA over the cluster tree; for
-        holonomic time-invariant constraints, raises ConstraintError otherwise).
+    method : None (default: :func:`default_method` — the compiled ``"direct"`` method when
+        every constraint is a loop joint, coupling or transmission, else ``"augmented"``),
+        ``"direct"`` (Lagrange multipliers; compiled, one kernel call, when every constraint
+        is, else a KKT system solved in Python), ``"augmented"`` (O(N) sweeps and the
+        operational-space compliance of the cut-joint nodes; M is never formed),
+        ``"projection"``, or ``"embedding"`` (constraint embedding, [Chignoli23]: C-ABA over
+        the cluster tree; for holonomic time-invariant constraints, raises ConstraintError
+        otherwise).
     tau_ind : (nyv,) generalized forces on the independent coordinates ẏ of the cluster
         tree instead of ``tau`` (not both) [N m, N]; ``soadyn.cluster_tree(model).velocity_names``
         names its entries. Any spanning τ with Gᵀτ = τ_ind (G the explicit-form Jacobian,
@@ -208,22 +309,32 @@ def constrained_forward_dynamics(model, q, v, tau=None, method="augmented", *, t
         (e.g. a drifting state integrated with Baumgarte terms).
     residual_tol : the tolerance of the check (default 1e-6).
 
+    Batches: with the compiled direct method, ``q``, ``v``, ``tau`` (and ``f_ext``) may carry
+    a leading batch dimension B; all states are evaluated by one multi-threaded kernel call
+    and the result holds (B, ...) arrays (see :class:`CompiledDirectResult`).
+
     Returns
     -------
     ConstrainedDynamicsResult with ``qdd``, ``constraint_forces``, ``multipliers``,
     ``n_constraints``, ``n_independent`` (the last four computed when first read).
     """
+    if method is None or method == "direct":
+        tables = direct_tables(model)
+        if tables is not None:
+            if tau_ind is not None:
+                tau = _spanning_forces(model, tau, tau_ind)
+            elif tau is None:
+                tau = np.zeros(np.shape(q)[:-1] + (model.nv,))
+            if type(residual_tol) is not float or not 0.0 < residual_tol < np.inf:
+                residual_tol = residual_tolerance(residual_tol)
+            return _compiled_direct(model, tables, q, v, tau, f_ext, t, rank_tol, baumgarte, check, residual_tol)
+        if method is None:
+            method = "augmented"
     c = model.compiled
     q = _copy(val.vector(q, c.nq, "q", batch_ok=False), q)
     v = _copy(val.vector(v, c.nv, "v", batch_ok=False), v)
     if tau_ind is not None:
-        if tau is not None:
-            raise ValueError("tau, tau_ind: expected one of them (spanning-tree forces tau, or forces on the "
-                             "independent coordinates tau_ind), got both")
-        tree = cluster_tree(model)
-        tau_ind = val.vector(tau_ind, tree.nyv, "tau_ind", batch_ok=False)
-        tau = np.zeros(c.nv)
-        tau[tree.independent_v_index] = tau_ind
+        tau = _spanning_forces(model, tau, tau_ind)
     else:
         tau = np.zeros(c.nv) if tau is None else _copy(val.vector(tau, c.nv, "tau", batch_ok=False), tau)
     f_ext = None if f_ext is None else _copy(val.external_forces(f_ext, c.nb, None), f_ext)

@@ -132,7 +132,8 @@ def constraint_acceleration_bias(model, q, v, t=0.0):
     return evaluate_constraints(model, q, v, t).acceleration_bias
 
 
-def _tolerance(tol):
+def residual_tolerance(tol):
+    """``tol`` as a float, checked: a positive finite number (the ``residual_tol`` argument)."""
     if isinstance(tol, bool) or not isinstance(tol, (int, float, np.floating, np.integer)) or not 0 < tol < np.inf:
         raise ValueError(f"residual_tol: expected a positive number, got {tol!r}")
     return float(tol)
@@ -147,7 +148,7 @@ def check_residuals(state, v=None, tol=1e-6):
     Cost: two dot products in the common case (‖r‖₂ ≤ tol implies max |r| ≤ tol); the
     maximum is searched only when that screen fails."""
     if type(tol) is not float or not 0.0 < tol < np.inf:
-        tol = _tolerance(tol)
+        tol = residual_tolerance(tol)
     tol2 = tol * tol
     res = state.residual
     if not res @ res <= tol2:  # also for NaN

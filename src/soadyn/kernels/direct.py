@@ -116,15 +116,17 @@ def pivoted_solve(A, perm, r, b, x, y):
 
 # --------------------------------------------------------------------------- the kernel
 #: Named views of the kernel's one output array (:func:`direct_outputs`): θ̈ (nv,), a
-#: particular λ (m,), the rank of G_c (stored as a float), and the constraint evaluation
-#: G_c (m, nv), 𝔘̊ (m,), 𝔡 (m,) and the loop rows' node selections (m_loop, 12).
-DirectOutputs = namedtuple("DirectOutputs", ["qdd", "lam", "rank", "G", "ubias", "resid", "sel"])
+#: particular λ (m,), the rank of G_c (stored as a float), the largest position and
+#: velocity residuals (max |𝔡|, max |G_c θ̇|) for the caller's consistency check, and the
+#: constraint evaluation G_c (m, nv), 𝔘̊ (m,), 𝔡 (m,) and the loop rows' node selections
+#: (m_loop, 12).
+DirectOutputs = namedtuple("DirectOutputs", ["qdd", "lam", "rank", "worst_residuals", "G", "ubias", "resid", "sel"])
 
 
 @njit(cache=True)
 def direct_output_size(nv, m, m_loop):
     """Length of the kernel's output array for nv coordinates, m rows, m_loop loop rows."""
-    return nv + m + 1 + m * nv + 2 * m + 12 * m_loop
+    return nv + m + 3 + m * nv + 2 * m + 12 * m_loop
 
 
 @njit(inline="always", cache=True)
@@ -134,11 +136,12 @@ def direct_outputs(out, nv, m, m_loop):
     qdd = carve(out, o, nv); o += nv
     lam = carve(out, o, m); o += m
     rank = carve(out, o, 1); o += 1
+    worst_residuals = carve(out, o, 2); o += 2
     G = carve(out, o, (m, nv)); o += m * nv
     ubias = carve(out, o, m); o += m
     resid = carve(out, o, m); o += m
     sel = carve(out, o, (m_loop, 12))
-    return DirectOutputs(qdd, lam, rank, G, ubias, resid, sel)
+    return DirectOutputs(qdd, lam, rank, worst_residuals, G, ubias, resid, sel)
 
 
 @njit(cache=True)
@@ -196,6 +199,18 @@ def direct_kernel(mi, mf, ws, q, v, tau, fext, li, lf, coupling_v, coupling_q, c
         o.ubias[r] = 0.0
         for k in range(nv):
             G[r, k] = coupling_v[c, k]
+    # the largest residuals (loop and coupling rows are holonomic, with 𝔘 = 0)
+    worst_q = 0.0
+    worst_v = 0.0
+    for r in range(m):
+        worst_q = max(worst_q, abs(o.resid[r]))
+        if has_v:
+            acc = 0.0
+            for k in range(nv):
+                acc += G[r, k] * v[k]
+            worst_v = max(worst_v, abs(acc))
+    o.worst_residuals[0] = worst_q
+    o.worst_residuals[1] = worst_v
     # 2. the free accelerations θ̈_f = M⁻¹(T − C) by the ABA, which leaves the innovations
     #    factors of M in the workspace
     if not articulated_body_pass(mi, mf, ws, tau, fext, has_v):

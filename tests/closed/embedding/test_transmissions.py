@@ -93,7 +93,7 @@ def projected_accelerations(model, G, q, v, tau):
     """ÿ = (GᵀMG)⁻¹ Gᵀ(τ − c) from the spanning tree's M and bias forces (g = 0: G is
     constant) — the projection method with a G that is not produced by the code under test."""
     M = tree_mass_matrix(model, q)
-    c = sd.bias_forces(model, q, v)
+    c = sd.bias_forces(model.spanning_tree(), q, v)
     return np.linalg.solve(G.T @ M @ G, G.T @ (tau - c)), G.T @ M @ G
 
 
