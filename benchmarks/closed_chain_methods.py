@@ -134,13 +134,16 @@ def measure_peers(rounds, sample_seconds, rng):
         lc_data = pair.pm.createData()
         pin.computeJointMinimalOrdering(pair.pm, lc_data, cmodels)
         lc_settings = pin.ProximalSettings(1e-12, 1e-3, 20)  # PEERS.md: mu = 1e-3 keeps ≤ 1e-10 error
+        cd_datas = pin.StdVec_RigidConstraintData()  # each solver its own constraint datas
+        for cm in cmodels:
+            cd_datas.append(cm.createData())
         cd_data = pair.pm.createData()
-        pin.initConstraintDynamics(pair.pm, cd_data, cmodels, cdatas)
+        pin.initConstraintDynamics(pair.pm, cd_data, cmodels, cd_datas)
         cd_settings = pin.ProximalSettings(1e-12, 1e-8, 3)  # 2–3 iterations reach round-off (PEERS.md)
-        ns = dict(pin=pin, pm=pair.pm, qp=qp, vp=vp, tp=tp, cm=cmodels, cd=cdatas, lc_data=lc_data,
+        ns = dict(pin=pin, pm=pair.pm, qp=qp, vp=vp, tp=tp, cm=cmodels, cd=cdatas, cd2=cd_datas, lc_data=lc_data,
                   cd_data=cd_data, lc_settings=lc_settings, cd_settings=cd_settings)
         peers_stmt = {"pin_lcaba": "pin.lcaba(pm, lc_data, qp, vp, tp, cm, cd, lc_settings)",
-                      "pin_constraintDynamics": "pin.constraintDynamics(pm, cd_data, qp, vp, tp, cm, cd, cd_settings)"}
+                      "pin_constraintDynamics": "pin.constraintDynamics(pm, cd_data, qp, vp, tp, cm, cd2, cd_settings)"}
         for key, stmt in peers_stmt.items():
             qdd = pair.v_from_pin(eval(stmt, ns))
             err = float(np.abs(qdd - ref).max() / scale)

@@ -7,7 +7,7 @@ import pytest
 import soadyn as sd
 from soadyn import models
 from soadyn.closed.direct import compiled_constraints, direct_outputs, direct_solve, direct_tables
-from soadyn.kernels.direct import pivoted_cholesky, pivoted_solve
+from soadyn.kernels.direct import independent_rows, pivoted_cholesky, pivoted_solve
 
 from conftest import urdfplus
 
@@ -50,6 +50,23 @@ def test_pivoted_cholesky_finds_the_rank_and_solves_consistent_systems():
         x = np.empty(m)
         pivoted_solve(F, perm, rank, b, x, np.empty(m))
         assert np.allclose(A @ x, b, rtol=0, atol=1e-9 * (1 + np.abs(b).max()))
+
+
+def test_independent_rows_span_the_row_space():
+    rng = np.random.default_rng(4)
+    for m, r, nv in ((5, 2, 3), (40, 16, 24), (6, 6, 9), (3, 0, 4)):
+        G = rng.normal(size=(m, r)) @ rng.normal(size=(r, nv))
+        if m == 6:
+            G[2] = 0.0
+            r = np.linalg.matrix_rank(G)
+        rows = np.empty(m, dtype=np.int64)
+        n = independent_rows(G, rows, np.empty((m, nv)))
+        kept = G[rows[:n]]
+        assert n == r == np.linalg.matrix_rank(kept)
+        # every row of G is a combination of the kept ones
+        if n:
+            coef = np.linalg.lstsq(kept.T, G.T, rcond=None)[0]
+            assert np.allclose(kept.T @ coef, G.T, atol=1e-10 * np.abs(G).max())
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

@@ -164,7 +164,7 @@ class CompiledDirectResult(ConstrainedDynamicsResult):
         self.method = "direct"
         self._model, self._out, self._tables, self._t, self._rank_tol = model, out, tables, t, rank_tol
         self.n_constraints = tables.m
-        self.qdd = out[..., :model.nv]
+        self.qdd = out[:model.nv] if out.ndim == 1 else out[:, :model.nv]
 
     def _views(self, row):
         return direct_outputs(row, self._model.nv, self._tables)
@@ -217,22 +217,28 @@ def default_method(model):
 
 def _compiled_direct(model, tables, q, v, tau, f_ext, t, rank_tol, baumgarte, check, residual_tol):
     out = direct_solve(model, q, v, tau, f_ext, baumgarte=baumgarte, tables=tables)
-    result = CompiledDirectResult(model, out, tables, t, rank_tol)
     if check:
-        nv, m = model.nv, tables.m
-        worst = out[..., nv + m + 1:nv + m + 3]
-        if not (worst <= residual_tol).all():  # also for NaN
-            bad = 0 if out.ndim == 1 else int(np.flatnonzero(~(worst <= residual_tol).all(axis=1))[0])
-            row = out if out.ndim == 1 else out[bad]
-            state = output_state(model, direct_outputs(row, nv, tables), t)
-            vb = None if v is None else np.asarray(v, dtype=float).reshape(-1, nv)[0 if out.ndim == 1 else bad]
-            try:
-                check_residuals(state, vb, residual_tol)
-            except ConstraintError as e:
-                if out.ndim == 1:
-                    raise
-                raise ConstraintError(f"(batch entry {bad}) {e}") from None
-    return result
+        k = model.nv + tables.m + 1  # the kernel's worst residuals: max |𝔡|, max |G_c v|
+        if out.ndim == 1:
+            if not (out[k] <= residual_tol and out[k + 1] <= residual_tol):  # also for NaN
+                _residual_error(model, tables, out, v, t, residual_tol, None)
+        else:
+            ok = (out[:, k:k + 2] <= residual_tol).all(axis=1)
+            if not ok.all():
+                bad = int(np.flatnonzero(~ok)[0])
+                _residual_error(model, tables, out[bad], np.asarray(v, dtype=float)[bad], t, residual_tol, bad)
+    return CompiledDirectResult(model, out, tables, t, rank_tol)
+
+
+def _residual_error(model, tables, row, v, t, tol, batch_index):
+    """Raise the ConstraintError of :func:`check_residuals` for one state of the kernel."""
+    state = output_state(model, direct_outputs(row, model.nv, tables), t)
+    try:
+        check_residuals(state, np.asarray(v, dtype=float), tol)
+    except ConstraintError as e:
+        if batch_index is None:
+            raise
+        raise ConstraintError(f"(batch entry {batch_index}) {e}") from None
 
 
 def solve_constrained(model, q, v, tau, method="augmented", *, f_ext=None, t=0.0, rank_tol=1e-9,

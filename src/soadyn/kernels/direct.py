@@ -23,15 +23,17 @@ The kernel runs, from (θ, θ̇):
    (:func:`~soadyn.kernels.loops.loop_rows_pass`), then the constant coupling rows;
 2. the ABA (:func:`~soadyn.kernels.aba.articulated_body_pass` and
    :func:`~soadyn.kernels.aba.acceleration_pass`): θ̈_f;
-3. W and A by :func:`~soadyn.kernels.innovations.factor_gather` and
+3. the rows of G_c that span its row space (:func:`independent_rows`, a Gram–Schmidt
+   pass over G_c's rows: a planar loop closed by a spatial joint has 3 of its 5 rows
+   redundant, and each row costs a column of the gather below);
+4. W and A on those rows by :func:`~soadyn.kernels.innovations.factor_gather` and
    :func:`~soadyn.kernels.innovations.apply_dinv`, in O(N m);
-4. the rank-revealing pivoted Cholesky factorization of A (:func:`pivoted_cholesky`): a
-   redundant constraint row (a planar loop closed by a spatial joint, two loops sharing a
-   constraint) gives a pivot at round-off level, below ``pivot_tol`` times the largest,
-   and its multiplier is set to zero. θ̈ and the generalized constraint force G_c*λ are
-   unique in any case; λ is one particular solution (the least-norm one is computed from
-   G_c*λ on demand, see :mod:`soadyn.closed.direct`);
-5. θ̈ = θ̈_f + [I − HψK]* (D⁻¹W λ) by :func:`~soadyn.kernels.innovations.factor_scatter`.
+5. the pivoted Cholesky factorization of A (:func:`pivoted_cholesky`), which also drops
+   rows that are nearly dependent through M⁻¹ (pivots below ``pivot_tol`` times the
+   largest), and λ on the kept rows, zero on the others. θ̈ and the generalized
+   constraint force G_c*λ are unique in any case; λ is one particular solution (the
+   least-norm one is computed from G_c*λ on demand, see :mod:`soadyn.closed.direct`);
+6. θ̈ = θ̈_f + [I − HψK]* (D⁻¹W λ) by :func:`~soadyn.kernels.innovations.factor_scatter`.
 
 No SVD and no dense factorization of M: the cost is O(N m + m³).
 """
@@ -114,6 +116,53 @@ def pivoted_solve(A, perm, r, b, x, y):
         x[perm[i]] = y[i]
 
 
+#: rows of G_c whose component orthogonal to the rows kept is below this fraction of the
+#: largest row norm are redundant (:func:`independent_rows`)
+ROW_TOL = 1e-9
+
+
+@njit(cache=True)
+def independent_rows(G, rows, work):
+    """Rows of G (m, nv) that span its row space: Gram–Schmidt with pivoting (the QR
+    factorization of G* with column pivoting), each step keeping the row with the largest
+    component orthogonal to the rows kept so far, until that component is below
+    ``ROW_TOL`` times the largest row norm. Returns the number n kept, their indices in
+    ``rows[:n]``; ``work`` (m, nv) scratch. O(m n nv)."""
+    m, nv = G.shape
+    top2 = 0.0
+    for i in range(m):
+        norm2 = 0.0
+        for k in range(nv):
+            work[i, k] = G[i, k]
+            norm2 += G[i, k] * G[i, k]
+        top2 = max(top2, norm2)
+        rows[i] = i
+    threshold2 = ROW_TOL * ROW_TOL * top2
+    for n in range(m):
+        best, best2 = n, -1.0
+        for i in range(n, m):  # rows[n:] are the candidates; work[rows[i]] their residuals
+            r2 = 0.0
+            for k in range(nv):
+                r2 += work[rows[i], k] * work[rows[i], k]
+            if r2 > best2:
+                best, best2 = i, r2
+        if not best2 > threshold2:
+            return n
+        rows[n], rows[best] = rows[best], rows[n]
+        e = work[rows[n]]
+        scale = 1.0 / math.sqrt(best2)
+        for k in range(nv):
+            e[k] *= scale
+        for i in range(n + 1, m):
+            x = work[rows[i]]
+            d = 0.0
+            for k in range(nv):
+                d += e[k] * x[k]
+            for k in range(nv):
+                x[k] -= d * e[k]
+    return m
+
+
 # --------------------------------------------------------------------------- the kernel
 #: Named views of the kernel's one output array (:func:`direct_outputs`): θ̈ (nv,), a
 #: particular λ (m,), the rank of G_c (stored as a float), the largest position and
@@ -175,15 +224,8 @@ def direct_kernel(mi, mf, ws, q, v, tau, fext, li, lf, coupling_v, coupling_q, c
     G = o.G
     J = np.empty((2, 6, nv))
     x = np.empty(nv)
-    W = np.empty((nv, m))  # [I − HψK] G_c*
-    Y = np.empty((nv, m))  # D⁻¹ W
-    Zs = np.empty((mt.nb, m, 6))  # spatial scratch of the gather
     corr = np.empty((nv, 1))  # θ̈_δ = M⁻¹G_c*λ
     Zs1 = np.empty((mt.nb, 1, 6))  # spatial scratch of the scatter
-    A = np.empty((m, m))
-    rhs = np.empty(m)
-    y = np.empty(m)
-    perm = np.empty(m, dtype=np.int64)
     has_v = v.shape[0] > 0
 
     # 1. constraint rows: loops from the kinematics, then the constant couplings
@@ -222,24 +264,39 @@ def direct_kernel(mi, mf, ws, q, v, tau, fext, li, lf, coupling_v, coupling_q, c
         for k in range(nv):
             qdd[k] = x[k]
         return OK
-    # 3. W = [I − HψK] G_c*, A = W* D⁻¹ W = G_c M⁻¹ G_c*, and 𝔘̊ − G_c θ̈_f (− Baumgarte terms)
+    # 3. the rows of G_c that span its row space (redundant rows carry no information and
+    #    would cost a column of the gather each)
+    rows = np.empty(m, dtype=np.int64)
+    basis = np.empty((m, nv))
+    n = independent_rows(G, rows, basis)
+    # 4. W = [I − HψK] Ĝ*, A = W* D⁻¹ W = Ĝ M⁻¹ Ĝ* on those rows Ĝ, and 𝔘̊ − Ĝ θ̈_f
+    #    (− Baumgarte terms)
+    W = np.empty((nv, n))  # [I − HψK] Ĝ*
+    Y = np.empty((nv, n))  # D⁻¹ W
+    Zs = np.empty((mt.nb, n, 6))  # spatial scratch of the gather
+    A = np.empty((n, n))
+    rhs = np.empty(n)
+    y = np.empty(n)
+    mu = np.empty(n)
+    perm = np.empty(n, dtype=np.int64)
     for k in range(nv):
-        for r in range(m):
-            W[k, r] = G[r, k]
+        for j in range(n):
+            W[k, j] = G[rows[j], k]
     factor_gather(mi, mf, ws, W, Zs, True)
     for k in range(nv):
-        for r in range(m):
-            Y[k, r] = W[k, r]
+        for j in range(n):
+            Y[k, j] = W[k, j]
     apply_dinv(mi, mf, ws, Y, True)
-    for r in range(m):
-        for s in range(r + 1):
+    for i in range(n):
+        for j in range(i + 1):
             acc = 0.0
             for k in range(nv):
-                acc += W[k, r] * Y[k, s]
-            A[r, s] = acc
-            A[s, r] = acc
+                acc += W[k, i] * Y[k, j]
+            A[i, j] = acc
+            A[j, i] = acc
     alpha, beta = stabilization[0], stabilization[1]
-    for r in range(m):
+    for j in range(n):
+        r = rows[j]
         acc = o.ubias[r]
         for k in range(nv):
             acc -= G[r, k] * x[k]
@@ -250,17 +307,22 @@ def direct_kernel(mi, mf, ws, q, v, tau, fext, li, lf, coupling_v, coupling_q, c
             acc -= 2.0 * alpha * dv
         if beta != 0.0:
             acc -= beta * beta * o.resid[r]
-        rhs[r] = acc
-    # 4. λ on the independent rows
+        rhs[j] = acc
+    # 5. λ on the independent rows (the pivoted factorization also drops rows that are
+    #    independent in G_c but nearly dependent through M⁻¹), zero on the others
     rank = pivoted_cholesky(A, perm, pivot_tol)
     o.rank[0] = rank
+    pivoted_solve(A, perm, rank, rhs, mu, y)
     lam = o.lam
-    pivoted_solve(A, perm, rank, rhs, lam, y)
-    # 5. θ̈ = θ̈_f + M⁻¹G_c*λ with M⁻¹G_c*λ = [I − HψK]* (D⁻¹W λ)
+    for r in range(m):
+        lam[r] = 0.0
+    for j in range(n):
+        lam[rows[j]] = mu[j]
+    # 6. θ̈ = θ̈_f + M⁻¹G_c*λ with M⁻¹Ĝ*μ = [I − HψK]* (D⁻¹W μ)
     for k in range(nv):
         acc = 0.0
-        for r in range(m):
-            acc += Y[k, r] * lam[r]
+        for j in range(n):
+            acc += Y[k, j] * mu[j]
         corr[k, 0] = acc
     factor_scatter(mi, mf, ws, corr, Zs1, True)
     for k in range(nv):

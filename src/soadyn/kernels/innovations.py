@@ -129,6 +129,21 @@ def _update_rows(X, vi, n, c, d, inverse, h):
         h[r] = y if inverse else x
 
 
+@njit(inline="always", cache=True)
+def _column_is_zero(X, vi, n, c, Zk):
+    """True when column c has no entry at body k's dofs and no force gathered from its
+    children: the gather then leaves it zero there. Columns supported on a few dofs (the
+    identity of M⁻¹, the rows of a loop constraint) stay zero on every body that is not
+    one of their ancestors, so the gather skips those bodies."""
+    for r in range(n):
+        if X[vi + r, c] != 0.0:
+            return False
+    for a in range(6):
+        if Zk[c, a] != 0.0:
+            return False
+    return True
+
+
 @njit(cache=True)
 def factor_gather(mi, mf, ws, X, Z, inverse):
     """X ← [I + HφK] X, or with ``inverse`` X ← [I − HψK] X = [I + HφK]⁻¹ X, in place.
@@ -149,6 +164,8 @@ def factor_gather(mi, mf, ws, X, Z, inverse):
         p = m.parent[k]
         Zk = Z[k]
         for c in range(X.shape[1]):
+            if _column_is_zero(X, vi, n, c, Zk):
+                continue  # nothing enters or leaves body k: r(k) = 0, w(k) = 0
             _rows_times(w.S, vi, n, Zk, c, d)  # H y
             _update_rows(X, vi, n, c, d, inverse, h)
             _dinv_times(w.Dinv, k, n, h, g)
