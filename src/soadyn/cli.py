@@ -13,6 +13,7 @@ import numpy as np
 import soadyn as sd
 
 from . import models, precompile
+from .closed.embedding.clusters import random_independent_state
 from .simulate import simulate
 
 
@@ -26,7 +27,6 @@ def _demo(args):
     tau = np.zeros(model.nv)
     np.set_printoptions(precision=4, suppress=True, linewidth=110)
     if model.has_constraints:  # a closed chain: a consistent state and the closed-chain functions
-        from .closed.embedding.clusters import random_independent_state
         y, yd = random_independent_state(model, rng)
         q, v = sd.spanning_state(model, y, yd)
         print(f"\nState: q = {q}\n       v = {v}")
