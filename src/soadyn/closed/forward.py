@@ -158,7 +158,9 @@ class CompiledDirectResult(ConstrainedDynamicsResult):
     come from the kernel; the constraint state, the least-norm multipliers and the
     constraint forces are made on first read. For a batch of B states, ``qdd`` (B, nv),
     ``multipliers`` (B, m), ``generalized_constraint_force`` (B, nv), ``n_independent``
-    (B,), and ``state`` and ``constraint_forces`` are lists with one entry per state."""
+    (B,), and ``state`` and ``constraint_forces`` are lists with one entry per state. Only θ̈
+    and the rank come from the batched kernel: the other attributes are made state by state
+    in Python (an SVD of G_c each) when first read."""
 
     def __init__(self, model, out, tables, t, rank_tol):
         self.method = "direct"
@@ -192,7 +194,7 @@ class CompiledDirectResult(ConstrainedDynamicsResult):
         for row in self._rows():
             o = self._views(row)
             lam.append(RowSpace(o.G, self._rank_tol).least_norm_multipliers(o.G.T @ o.lam))
-        return self._per_state(lam) if self._out.ndim == 1 else np.array(lam).reshape(len(lam), -1)
+        return lam[0] if self._out.ndim == 1 else np.array(lam).reshape(len(lam), -1)
 
     @cached_property
     def generalized_constraint_force(self):

@@ -17,6 +17,8 @@ cut-joint method) and :mod:`soadyn.closed.embedding` (constraint embedding).
 """
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 import math
 from dataclasses import dataclass, field
 
@@ -78,7 +80,7 @@ class Loop:
             self.axis2 = _unit(self.axis2, f"loop {self.name!r} axis2")
 
 
-class LinearCoupling:
+class LinearCoupling(ABC):
     """A constant linear relation between the rates of 1-dof joints J = (J_1 … J_k):
 
         A q̇_J = 0   (m rows),   and at the position level   A q_J = offset,
@@ -92,10 +94,10 @@ class LinearCoupling:
     Subclasses say how J and A are found: :class:`Coupling` (URDF+, from two links and a
     ratio) and :class:`Transmission` (named joints and a coefficient matrix)."""
 
+    @abstractmethod
     def joint_rows(self, model):
         """``(joints, A, offset)``: the coupled joints (k :class:`~soadyn.core.joints.Joint`
         objects of ``model``, each 1-dof), A (m, k) and offset (m,)."""
-        raise NotImplementedError
 
     @property
     def has_offset(self):
