@@ -363,11 +363,10 @@ def fit_exponents(chain_rows, min_bodies):
 # ============================================================================ batch
 def bench_batch(robots, batch, pin, rounds, progress):
     """Throughput of one batched call against Pinocchio loops and parallel calls."""
-    import numba
-
     import soadyn as sd
     import peers
-    threads = numba.get_num_threads()
+    from soadyn.core.call import batch_threads
+    threads = batch_threads()
     rows = []
     for name in robots:
         try:
@@ -533,8 +532,8 @@ def machine_description():
     except OSError:
         pass
     lines.append(f"cpu: {cpu}")
-    lines.append(f"logical cores: {os.cpu_count()}; Numba threads: {numba.get_num_threads()} "
-                 f"(threading layer chosen at the first batch); OMP_WAIT_POLICY="
+    from soadyn.core.call import batch_threads
+    lines.append(f"logical cores: {os.cpu_count()}; soadyn batch threads: {batch_threads()}; OMP_WAIT_POLICY="
                  f"{os.environ.get('OMP_WAIT_POLICY', 'unset')}")
     if hasattr(os, "getloadavg"):
         lines.append("load average at start (1, 5, 15 min): %.2f %.2f %.2f" % os.getloadavg())
@@ -769,9 +768,10 @@ def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     if args.output is None:
         args.output = time.strftime("soadyn-bench-%Y%m%d-%H%M%S")
-    # Numba's and Pinocchio's OpenMP thread pools take turns here; with the default
-    # active waiting, the idle pool spins on the cores the other one needs (measured:
-    # a 1000-state batch 2.0 ms passive, 7.5 ms active). Set before either pool starts.
+    # Pinocchio's OpenMP pool and soadyn's batch threads take turns here; with OpenMP's
+    # default active waiting, the idle pool spins on the cores the other one needs
+    # (measured with Numba's OpenMP layer: a 1000-state batch 2.0 ms passive, 7.5 ms
+    # active). Set before the pool starts.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     quick = args.quick
     # many short samples: on a shared machine a sample either runs undisturbed or is

@@ -22,8 +22,6 @@ from __future__ import annotations
 import threading
 
 import numpy as np
-from numba import get_num_threads
-
 from .layout import pack_model, workspace_size
 
 __all__ = ["CompiledModel", "Derived", "derived", "compiled", "Workspace"]
@@ -71,14 +69,6 @@ class Derived:
         if buf is None:
             buf = self.threads.buffer = np.zeros(self.workspace_size)
         return buf
-
-    def batch_buffers(self):
-        """This thread's (numba threads, size) buffers for the batched kernels."""
-        n = get_num_threads()
-        bufs = getattr(self.threads, "batch", None)
-        if bufs is None or bufs.shape[0] < n:
-            bufs = self.threads.batch = np.zeros((n, self.workspace_size))
-        return bufs
 
     def per_thread(self, key, build):
         """A per-thread object (scratch buffers of a higher layer), built on first use."""
@@ -131,7 +121,8 @@ class Workspace:
 
     Pass it as ``workspace=`` to the public functions (together with ``out=``) to avoid
     any allocation per call. A workspace must not be used by two threads at the same
-    time; without one, every thread uses its own (see :func:`derived`).
+    time; without one, every thread uses its own (see :func:`derived`). Batched calls
+    ignore it: their worker threads use their own (:func:`soadyn.core.call.run_blocks`).
     """
 
     def __init__(self, model):
@@ -140,14 +131,6 @@ class Workspace:
         self.nb, self.nv = d.compiled.nb, d.compiled.nv
         self.size = d.workspace_size
         self.buffer = np.zeros(self.size)
-        self._batch = None
 
     def __repr__(self):
         return f"<soadyn.Workspace for {self.model_name!r}: {self.nb} bodies, nv = {self.nv}>"
-
-    def batch_buffers(self):
-        """(numba threads, size) buffers for a batched call with this workspace."""
-        n = get_num_threads()
-        if self._batch is None or self._batch.shape[0] < n:
-            self._batch = np.zeros((n, self.size))
-        return self._batch

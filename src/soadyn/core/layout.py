@@ -103,7 +103,7 @@ def model_float_size(nb):
     return nb * (36 + 10 + 9 + 3 + 9 + 1 + 1 + 3) + 3
 
 
-@njit(inline="always", cache=True)
+@njit(forceinline=True, cache=True)
 def model_tables(mi, mf):
     """Named views of a packed model (:class:`ModelTables`; borrowed, see :func:`carve`)."""
     nb = mi[0]
@@ -190,13 +190,13 @@ WorkspaceViews = namedtuple("WorkspaceViews", (
     "eps", "Sw", "crb", "scratch", "scratch_vector"))
 
 
-@njit(inline="always", cache=True)
+@njit(forceinline=True, cache=True)
 def workspace_size(nb, nv):
     """Length of the flat workspace of a model with ``nb`` bodies and ``nv`` velocities."""
     return nb * (6 * 9 + 5 * 6 + 2 * 36 + 10) + nv * (4 * 6 + 1) + 6 * 36
 
 
-@njit(inline="always", cache=True)
+@njit(forceinline=True, cache=True)
 def workspace_views(ws, m):
     """Named views (:class:`WorkspaceViews`; borrowed, see :func:`carve`) of the flat
     workspace ``ws`` for the model tables ``m``."""
@@ -227,7 +227,7 @@ def workspace_views(ws, m):
                           scratch, scratch_vector)
 
 
-@njit(inline="always", cache=True)
+@njit(forceinline=True, cache=True)
 def sizes_match(m, q, ws):
     """True when ``q`` has length nq and ``ws`` is large enough for the model tables
     ``m``: the kernels' own shape check (their callers may skip validating in Python)."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections import namedtuple
 
 import numpy as np
-from numba import get_num_threads
 
 from ..core import validation as val
 from ..core.call import Arg, CompiledFunction
@@ -68,9 +67,7 @@ def mass_matrix_inverse(model, q, *, out=None, workspace=None):
 
     Returns (nv, nv) or (B, nv, nv), symmetric positive definite [1/kg, 1/(kg m²), ...].
     """
-    c = model.compiled
-    batch = () if np.ndim(q) == 1 else (get_num_threads(),)  # one scratch per thread
-    return _MINV(model, (q,), (np.empty(batch + (c.nb, c.nv, 6)),), out, workspace)
+    return _MINV(model, (q,), (), out, workspace)
 
 
 def log_det_mass_matrix(model, q, *, workspace=None):

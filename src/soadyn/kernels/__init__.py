@@ -5,4 +5,11 @@ workspace through :func:`soadyn.core.layout.workspace_views`; the public functio
 :mod:`soadyn.dynamics` and :mod:`soadyn.closed` call them through
 :class:`soadyn.core.call.CompiledFunction`. One algorithm per module; the per-body
 spatial-algebra steps they share are in :mod:`.primitives`.
+
+Small helpers (the per-body steps, the spatial primitives, the named views) are marked
+``@njit(forceinline=True)``: LLVM inlines them into each caller, so a kernel runs as one
+function, as if written by hand. Numba's own ``inline="always"`` gives the same machine
+code but inlines at the level of Numba's IR, re-deriving and deep-copying the helper's IR
+at every call site: measured on the tree kernels, 70 s of cold compilation against 47 s
+with ``forceinline``, run times equal within 7 % (ur5, talos, four-bar, Mini Cheetah).
 """

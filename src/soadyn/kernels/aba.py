@@ -19,11 +19,10 @@ base-to-tips scatter (:func:`acceleration_pass`)::
 """
 from __future__ import annotations
 
-from numba import get_thread_id, njit, prange
+from numba import njit
 
 from ..core.layout import model_tables, workspace_views
 from ..core.status import BAD_SHAPE, OK, SINGULAR
-from .batch import BATCH_BLOCK, batch_blocks
 from .kinematics import (body_velocities, configuration_status, forces_shape_ok, joint_placements, rates_shape_ok,
                          state_status)
 from .primitives import (add_bias_force, add_force_to_parent, add_inertia_to_parent,
@@ -204,10 +203,9 @@ def aba_kernel(mi, mf, ws, q, v, tau, fext, gravity, qdd):
     return OK
 
 
-@njit(parallel=True, cache=True)
-def aba_batch(mi, mf, wss, Q, Vq, T, Fext, gravity, qdd, status):
-    B = Q.shape[0]
-    for blk in prange(batch_blocks(B)):
-        ws = wss[get_thread_id()]
-        for b in range(blk * BATCH_BLOCK, min(B, (blk + 1) * BATCH_BLOCK)):
-            status[b] = aba_kernel(mi, mf, ws, Q[b], Vq[b], T[b], Fext[b], gravity, qdd[b])
+@njit(nogil=True, cache=True)
+def aba_batch(mi, mf, ws, Q, Vq, T, Fext, gravity, qdd, status, start, stop):
+    """:func:`aba_kernel` on states ``start`` to ``stop − 1`` of a batch, with one workspace (a
+    block of a batched call, see :func:`soadyn.core.call.run_blocks`)."""
+    for b in range(start, stop):
+        status[b] = aba_kernel(mi, mf, ws, Q[b], Vq[b], T[b], Fext[b], gravity, qdd[b])

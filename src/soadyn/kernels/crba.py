@@ -10,11 +10,10 @@
 """
 from __future__ import annotations
 
-from numba import get_thread_id, njit, prange
+from numba import njit
 
 from ..core.layout import model_tables, workspace_views
 from ..core.status import BAD_SHAPE, OK
-from .batch import BATCH_BLOCK, batch_blocks
 from .kinematics import configuration_status, joint_placements, world_poses
 from .primitives import (add_rigid_inertia_to_parent, add_rigid_inertia_to_parent_about_axis, force_to_world,
                          joint_column_to_world, motion_to_child, rigid_inertia_matrix,
@@ -115,13 +114,12 @@ def mass_matrix_pass(mi, mf, ws, M):
                 j = m.parent[j]
 
 
-@njit(parallel=True, cache=True)
-def mass_matrix_batch(mi, mf, wss, Q, M, status):
-    B = Q.shape[0]
-    for blk in prange(batch_blocks(B)):
-        ws = wss[get_thread_id()]
-        for b in range(blk * BATCH_BLOCK, min(B, (blk + 1) * BATCH_BLOCK)):
-            status[b] = mass_matrix_kernel(mi, mf, ws, Q[b], M[b])
+@njit(nogil=True, cache=True)
+def mass_matrix_batch(mi, mf, ws, Q, M, status, start, stop):
+    """:func:`mass_matrix_kernel` on states ``start`` to ``stop − 1`` of a batch, with one workspace (a
+    block of a batched call, see :func:`soadyn.core.call.run_blocks`)."""
+    for b in range(start, stop):
+        status[b] = mass_matrix_kernel(mi, mf, ws, Q[b], M[b])
 
 
 @njit(cache=True)

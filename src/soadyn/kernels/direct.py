@@ -43,11 +43,10 @@ import math
 from collections import namedtuple
 
 import numpy as np
-from numba import get_thread_id, njit, prange
+from numba import njit
 
 from ..core.layout import carve, model_tables
 from ..core.status import BAD_SHAPE, OK, SINGULAR
-from .batch import BATCH_BLOCK, batch_blocks
 from .aba import acceleration_pass, articulated_body_pass
 from .innovations import apply_dinv, factor_gather, factor_scatter
 from .kinematics import configuration_status, forces_shape_ok, rates_shape_ok, state_status
@@ -178,7 +177,7 @@ def direct_output_size(nv, m, m_loop):
     return nv + m + 3 + m * nv + 2 * m + 12 * m_loop
 
 
-@njit(inline="always", cache=True)
+@njit(forceinline=True, cache=True)
 def direct_outputs(out, nv, m, m_loop):
     """Named views (:class:`DirectOutputs`) of the output array (also used from Python)."""
     o = 0
@@ -330,13 +329,11 @@ def direct_kernel(mi, mf, ws, q, v, tau, fext, li, lf, coupling_v, coupling_q, c
     return OK
 
 
-@njit(parallel=True, cache=True)
-def direct_batch(mi, mf, wss, Q, Vq, T, Fext, li, lf, coupling_v, coupling_q, coupling_offset, gravity,
-                 stabilization, pivot_tol, out, status):
-    """:func:`direct_kernel` on B states, one workspace per Numba thread."""
-    B = Q.shape[0]
-    for blk in prange(batch_blocks(B)):
-        ws = wss[get_thread_id()]
-        for b in range(blk * BATCH_BLOCK, min(B, (blk + 1) * BATCH_BLOCK)):
-            status[b] = direct_kernel(mi, mf, ws, Q[b], Vq[b], T[b], Fext[b], li, lf, coupling_v, coupling_q,
-                                      coupling_offset, gravity, stabilization, pivot_tol, out[b])
+@njit(nogil=True, cache=True)
+def direct_batch(mi, mf, ws, Q, Vq, T, Fext, li, lf, coupling_v, coupling_q, coupling_offset, gravity,
+                 stabilization, pivot_tol, out, status, start, stop):
+    """:func:`direct_kernel` on states ``start`` to ``stop − 1`` of a batch, with one workspace (a
+    block of a batched call, see :func:`soadyn.core.call.run_blocks`)."""
+    for b in range(start, stop):
+        status[b] = direct_kernel(mi, mf, ws, Q[b], Vq[b], T[b], Fext[b], li, lf, coupling_v, coupling_q,
+                                  coupling_offset, gravity, stabilization, pivot_tol, out[b])

@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import math
 
-from numba import get_thread_id, njit, prange
+import numpy as np
+from numba import njit
 
 from ..core.layout import model_tables, workspace_views
 from ..core.status import BAD_SECOND, BAD_SHAPE, OK, SINGULAR
 from .aba import articulated_body_pass
-from .batch import BATCH_BLOCK, batch_blocks
 from .kinematics import absent, configuration_status, joint_placements, no_forces, nonfinite
 from .primitives import add_force_to_parent, motion_to_child
 
@@ -89,7 +89,7 @@ def spo_adjoint_blocks(mi, mf, ws, psi, A):
 
 
 # --------------------------------------------------------------------------- factor products
-@njit(inline="always", cache=True)
+@njit(forceinline=True, cache=True)
 def _rows_times(rows, vi, n, z, zi, out):
     """out[r] = rows[vi + r] · z[zi] for the n dofs of a body (H z with rows = S, Uᵀz with U)."""
     for r in range(n):
@@ -99,7 +99,7 @@ def _rows_times(rows, vi, n, z, zi, out):
         out[r] = acc
 
 
-@njit(inline="always", cache=True)
+@njit(forceinline=True, cache=True)
 def _dinv_times(Dinv, k, n, h, out):
     """out = D⁻¹(k) h."""
     for r in range(n):
@@ -109,7 +109,7 @@ def _dinv_times(Dinv, k, n, h, out):
         out[r] = acc
 
 
-@njit(inline="always", cache=True)
+@njit(forceinline=True, cache=True)
 def _add_rows_combination(rows, vi, n, g, z, zi):
     """z[zi] += Σ_r g[r] rows[vi + r] (H*g with rows = S, U g with U)."""
     for a in range(6):
@@ -119,7 +119,7 @@ def _add_rows_combination(rows, vi, n, g, z, zi):
         z[zi, a] += acc
 
 
-@njit(inline="always", cache=True)
+@njit(forceinline=True, cache=True)
 def _update_rows(X, vi, n, c, d, inverse, h):
     """X[vi + r, c] ← x ∓ d[r]; h ← the result (``inverse``) or the old x."""
     for r in range(n):
@@ -129,7 +129,7 @@ def _update_rows(X, vi, n, c, d, inverse, h):
         h[r] = y if inverse else x
 
 
-@njit(inline="always", cache=True)
+@njit(forceinline=True, cache=True)
 def _column_is_zero(X, vi, n, c, Zk):
     """True when column c has no entry at body k's dofs and no force gathered from its
     children: the gather then leaves it zero there. Columns supported on a few dofs (the
@@ -248,16 +248,18 @@ def factor_product_kernel(mi, mf, ws, q, Z, inverse, adjoint, X):
 
 # --------------------------------------------------------------------------- M⁻¹, det
 @njit(cache=True)
-def mass_matrix_inverse_kernel(mi, mf, ws, q, Z, Minv):
-    """M⁻¹ = [I − HψK]* D⁻¹ [I − HψK] applied to the identity, O(N²) [Jain24, topic 6].
-    ``Z`` (nb, nv, 6) scratch."""
+def mass_matrix_inverse_kernel(mi, mf, ws, q, Minv):
+    """M⁻¹ = [I − HψK]* D⁻¹ [I − HψK] applied to the identity, O(N²) [Jain24, topic 6]."""
     st = atbi(mi, mf, ws, q)
     if st != OK:
         return st
     m = model_tables(mi, mf)
     nv = m.nv
-    if Minv.shape[0] != nv or Minv.shape[1] != nv or Z.shape[0] != m.nb or Z.shape[1] != nv:
+    if Minv.shape[0] != nv or Minv.shape[1] != nv:
         return BAD_SHAPE
+    # the gather's and scatter's (nb, nv, 6) scratch: O(N²) like M⁻¹, so not in the
+    # workspace (allocating it costs ~1 % of the call)
+    Z = np.empty((m.nb, nv, 6))
     Minv[:] = 0.0
     for c in range(nv):
         Minv[c, c] = 1.0
@@ -273,13 +275,12 @@ def mass_matrix_inverse_kernel(mi, mf, ws, q, Z, Minv):
     return OK
 
 
-@njit(parallel=True, cache=True)
-def mass_matrix_inverse_batch(mi, mf, wss, Q, Zs, Minv, status):
-    B = Q.shape[0]
-    for blk in prange(batch_blocks(B)):
-        tid = get_thread_id()
-        for b in range(blk * BATCH_BLOCK, min(B, (blk + 1) * BATCH_BLOCK)):
-            status[b] = mass_matrix_inverse_kernel(mi, mf, wss[tid], Q[b], Zs[tid], Minv[b])
+@njit(nogil=True, cache=True)
+def mass_matrix_inverse_batch(mi, mf, ws, Q, Minv, status, start, stop):
+    """:func:`mass_matrix_inverse_kernel` on states ``start`` to ``stop − 1`` of a batch, with one workspace (a
+    block of a batched call, see :func:`soadyn.core.call.run_blocks`)."""
+    for b in range(start, stop):
+        status[b] = mass_matrix_inverse_kernel(mi, mf, ws, Q[b], Minv[b])
 
 
 @njit(cache=True)

@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import math
 
-from numba import get_thread_id, njit, prange
+from numba import njit
 
 from ..core.joints import FREE, REVOLUTE, SPHERICAL, joint_pose_and_subspace
 from ..core.layout import carve, model_tables, sizes_match, workspace_views
 from ..core.status import BAD_FEXT, BAD_FIRST, BAD_QUATERNION, BAD_SECOND, BAD_SHAPE, BAD_THIRD, OK
-from .batch import BATCH_BLOCK, batch_blocks
 from .primitives import axis_coriolis_term, compose_pose, coriolis_term, motion_to_child, parent_acceleration
 
 
@@ -31,20 +30,20 @@ from .primitives import axis_coriolis_term, compose_pose, coriolis_term, motion_
 # no external forces) is passed as an empty array rather than None, so that Numba compiles
 # one version of each kernel (each version costs seconds of compile time).
 
-@njit(inline="always", cache=True)
+@njit(forceinline=True, cache=True)
 def absent(ws):
     """An empty vector (0,), the stand-in for an absent rate or force argument."""
     return carve(ws, 0, 0)
 
 
-@njit(inline="always", cache=True)
+@njit(forceinline=True, cache=True)
 def no_forces(ws):
     """An empty (0, 6) array: no external forces."""
     return carve(ws, 0, (0, 6))
 
 
 # --------------------------------------------------------------------------- input checks
-@njit(inline="always", cache=True)
+@njit(forceinline=True, cache=True)
 def nonfinite(x):
     for k in range(x.shape[0]):
         if not math.isfinite(x[k]):
@@ -68,7 +67,7 @@ def state_status(first, second, third, fext):
     return OK
 
 
-@njit(inline="always", cache=True)
+@njit(forceinline=True, cache=True)
 def quaternions_ok(m, q):
     """False when a free or spherical joint's quaternion is zero."""
     for i in range(m.nb):
@@ -80,19 +79,19 @@ def quaternions_ok(m, q):
     return True
 
 
-@njit(inline="always", cache=True)
+@njit(forceinline=True, cache=True)
 def forces_shape_ok(m, fext):
     """``fext`` is an (nb, 6) array, or (0, 6) for no forces."""
     return (fext.shape[0] == 0 or fext.shape[0] == m.nb) and fext.shape[1] == 6
 
 
-@njit(inline="always", cache=True)
+@njit(forceinline=True, cache=True)
 def rates_shape_ok(m, x):
     """A velocity-sized argument: nv entries, or none (absent: zero)."""
     return x.shape[0] == m.nv or x.shape[0] == 0
 
 
-@njit(inline="always", cache=True)
+@njit(forceinline=True, cache=True)
 def configuration_status(m, q, ws):
     """Status of a configuration argument: length, finiteness, nonzero quaternions."""
     if not sizes_match(m, q, ws):
@@ -117,7 +116,7 @@ def joint_placements(mi, mf, ws, q):
         place_body(m, w, i, q)
 
 
-@njit(inline="always", cache=True)
+@njit(forceinline=True, cache=True)
 def place_body(m, w, i, q):
     """Body i's part of :func:`joint_placements`. Revolute joints about a coordinate axis
     and placements without rotation take short paths (no general 3×3 products)."""
@@ -177,7 +176,7 @@ def world_poses(mi, mf, ws):
         world_pose(m, w, i)
 
 
-@njit(inline="always", cache=True)
+@njit(forceinline=True, cache=True)
 def world_pose(m, w, i):
     """Body i's part of :func:`world_poses` (its parent's world pose must be known)."""
     p = m.parent[i]
@@ -290,11 +289,10 @@ def kinematics_kernel(mi, mf, ws, q, v, a, gravity, R_out, p_out, V_out, A_out):
     return OK
 
 
-@njit(parallel=True, cache=True)
-def kinematics_batch(mi, mf, wss, Q, Vq, Aq, gravity, R_out, p_out, V_out, A_out, status):
-    B = Q.shape[0]
-    for blk in prange(batch_blocks(B)):
-        ws = wss[get_thread_id()]
-        for b in range(blk * BATCH_BLOCK, min(B, (blk + 1) * BATCH_BLOCK)):
-            status[b] = kinematics_kernel(mi, mf, ws, Q[b], Vq[b], Aq[b], gravity, R_out[b], p_out[b], V_out[b],
-                                          A_out[b])
+@njit(nogil=True, cache=True)
+def kinematics_batch(mi, mf, ws, Q, Vq, Aq, gravity, R_out, p_out, V_out, A_out, status, start, stop):
+    """:func:`kinematics_kernel` on states ``start`` to ``stop − 1`` of a batch, with one workspace (a
+    block of a batched call, see :func:`soadyn.core.call.run_blocks`)."""
+    for b in range(start, stop):
+        status[b] = kinematics_kernel(mi, mf, ws, Q[b], Vq[b], Aq[b], gravity, R_out[b], p_out[b], V_out[b],
+                                      A_out[b])

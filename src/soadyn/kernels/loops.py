@@ -50,7 +50,7 @@ def loop_float_size(nl):
     return 36 * nl
 
 
-@njit(inline="always", cache=True)
+@njit(forceinline=True, cache=True)
 def loop_tables(li, lf):
     """Named views (:class:`LoopTables`) of the packed loops ``li`` (int) and ``lf`` (float)."""
     n = li[0]
@@ -81,19 +81,19 @@ def loop_row_count(li, lf):
     return L.first_row[L.n - 1] + LOOP_ROWS_BY_KIND[L.kind[L.n - 1]]
 
 
-@njit(inline="always", cache=True)
+@njit(forceinline=True, cache=True)
 def _cross(a, b, out):
     out[0] = a[1] * b[2] - a[2] * b[1]
     out[1] = a[2] * b[0] - a[0] * b[2]
     out[2] = a[0] * b[1] - a[1] * b[0]
 
 
-@njit(inline="always", cache=True)
+@njit(forceinline=True, cache=True)
 def _dot(a, b):
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
 
-@njit(inline="always", cache=True)
+@njit(forceinline=True, cache=True)
 def _matvec(R, x, out, transpose):
     for a in range(3):
         acc = 0.0
@@ -131,7 +131,7 @@ def rotation_vector(R, out):
     out[0], out[1], out[2] = k * w0, k * w1, k * w2
 
 
-@njit(inline="always", cache=True)
+@njit(forceinline=True, cache=True)
 def _node(w, b, Rl, pl, has_v, Rn, on, Vn, An):
     """World pose (Rn, on), velocity Vn and velocity-product acceleration An (local) of
     a node fixed to body ``b`` at the pose (Rl, pl) there (b < 0: the world)."""
@@ -163,7 +163,7 @@ def _node(w, b, Rl, pl, has_v, Rn, on, Vn, An):
     _node_motion(w.alpha, b, Rl, pl, An)
 
 
-@njit(inline="always", cache=True)
+@njit(forceinline=True, cache=True)
 def _node_motion(src, b, Rl, pl, dst):
     """dst = body-``b`` motion vector src[b] expressed at the node (its axes and origin)."""
     w0, w1, w2 = src[b, 0], src[b, 1], src[b, 2]

@@ -11,11 +11,10 @@ subtracted from body k's force balance.
 """
 from __future__ import annotations
 
-from numba import get_thread_id, njit, prange
+from numba import njit
 
 from ..core.layout import model_tables, workspace_views
 from ..core.status import BAD_SHAPE, OK
-from .batch import BATCH_BLOCK, batch_blocks
 from .kinematics import (body_accelerations, body_velocities, configuration_status, forces_shape_ok,
                          joint_placements, rates_shape_ok, state_status)
 from .primitives import add_bias_force, add_force_to_parent, rigid_times_motion
@@ -82,10 +81,9 @@ def rnea_kernel(mi, mf, ws, q, v, a, fext, gravity, tau):
     return OK
 
 
-@njit(parallel=True, cache=True)
-def rnea_batch(mi, mf, wss, Q, Vq, Aq, Fext, gravity, tau, status):
-    B = Q.shape[0]
-    for blk in prange(batch_blocks(B)):
-        ws = wss[get_thread_id()]
-        for b in range(blk * BATCH_BLOCK, min(B, (blk + 1) * BATCH_BLOCK)):
-            status[b] = rnea_kernel(mi, mf, ws, Q[b], Vq[b], Aq[b], Fext[b], gravity, tau[b])
+@njit(nogil=True, cache=True)
+def rnea_batch(mi, mf, ws, Q, Vq, Aq, Fext, gravity, tau, status, start, stop):
+    """:func:`rnea_kernel` on states ``start`` to ``stop − 1`` of a batch, with one workspace (a
+    block of a batched call, see :func:`soadyn.core.call.run_blocks`)."""
+    for b in range(start, stop):
+        status[b] = rnea_kernel(mi, mf, ws, Q[b], Vq[b], Aq[b], Fext[b], gravity, tau[b])

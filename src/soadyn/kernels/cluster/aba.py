@@ -123,7 +123,7 @@ def articulated_cluster_pass(mi, mf, ci, cf, cws, tau, with_bias):
     return True
 
 
-@njit(inline="always", cache=True)
+@njit(forceinline=True, cache=True)
 def _receives(c, bodies, local):
     """Whether some body of ``bodies`` has the parent cluster's body ``local`` as output body."""
     for i in bodies:

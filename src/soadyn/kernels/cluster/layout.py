@@ -53,7 +53,7 @@ def cluster_int_size(ncl, nb, nrows):
     return len(HEADER) + len(CLUSTER_FIELDS) * ncl + len(BODY_FIELDS) * nb + 2 * nrows + nb
 
 
-@njit(inline="always", cache=True)
+@njit(forceinline=True, cache=True)
 def cluster_tables(ci):
     """Named views (:class:`ClusterTables`) of a packed cluster tree."""
     n, nb, n_rows = ci[0], ci[1], ci[2]
@@ -112,7 +112,7 @@ def fixed_workspace_size(nq, nv, nb, max_rows):
     return nq + 2 * nv + nb * 12 + 4 * 36 + 8 * 6 + 2 * max_rows * 6
 
 
-@njit(inline="always", cache=True)
+@njit(forceinline=True, cache=True)
 def cluster_workspace(cws, c, nq, nv):
     """Named views (:class:`ClusterWorkspace`) of the flat cluster workspace."""
     nb, rows = c.nb, c.max_rows
@@ -128,62 +128,62 @@ def cluster_workspace(cws, c, nq, nv):
 
 
 # --------------------------------------------------------------------------- per-cluster views
-@njit(inline="always", cache=True)
+@njit(forceinline=True, cache=True)
 def cluster_bodies(c, k):
     """The bodies of cluster k (n_bodies,), ascending."""
     return carve(c.bodies, c.body_start[k], c.n_bodies[k])
 
 
-@njit(inline="always", cache=True)
+@njit(forceinline=True, cache=True)
 def motion_subspace(c, w, k):
     """S_k (n_y, n_bodies, 6) [Chignoli23, eq. 24]: S[j, a] is body a's motion for ẏ_k = e_j."""
     return carve(w.flat, c.S_offset[k], (c.n_y[k], c.n_bodies[k], 6))
 
 
-@njit(inline="always", cache=True)
+@njit(forceinline=True, cache=True)
 def velocity_product(c, w, k):
     """c_k = Ṡ_k ẏ_k (n_bodies, 6) [Chignoli23, eq. 25–26]."""
     return carve(w.flat, c.c_offset[k], (c.n_bodies[k], 6))
 
 
-@njit(inline="always", cache=True)
+@njit(forceinline=True, cache=True)
 def bias_force(c, w, k):
     """p^A_k (n_bodies, 6), the articulated-cluster bias force [Chignoli23, eq. 34, 56]."""
     return carve(w.flat, c.pA_offset[k], (c.n_bodies[k], 6))
 
 
-@njit(inline="always", cache=True)
+@njit(forceinline=True, cache=True)
 def inertia_subspace(c, w, k):
     """U_k = I^A_k S_k (n_y, n_bodies, 6) [Chignoli23, Alg. 1]."""
     return carve(w.flat, c.U_offset[k], (c.n_y[k], c.n_bodies[k], 6))
 
 
-@njit(inline="always", cache=True)
+@njit(forceinline=True, cache=True)
 def articulated_inertia(c, w, k):
     """I^A_k (n_bodies, n_bodies, 6, 6), the articulated-cluster inertia as body blocks."""
     n = c.n_bodies[k]
     return carve(w.flat, c.IA_offset[k], (n, n, 6, 6))
 
 
-@njit(inline="always", cache=True)
+@njit(forceinline=True, cache=True)
 def inverse_joint_inertia(c, w, k):
     """D_k⁻¹ (n_y, n_y), D_k = S_kᵀ U_k (+ H̃_k)."""
     return carve(w.flat, c.Dinv_offset[k], (c.n_y[k], c.n_y[k]))
 
 
-@njit(inline="always", cache=True)
+@njit(forceinline=True, cache=True)
 def innovation(c, w, k):
     """u_k = τ_k − S_kᵀ p^A_k (n_y,) [Chignoli23, Alg. 1]."""
     return carve(w.flat, c.u_offset[k], c.n_y[k])
 
 
-@njit(inline="always", cache=True)
+@njit(forceinline=True, cache=True)
 def cluster_scratch(c, w, k):
     """Two (n_y,) scratch vectors of cluster k."""
     return carve(w.flat, c.y_offset[k], c.n_y[k]), carve(w.flat, c.t_offset[k], c.n_y[k])
 
 
-@njit(inline="always", cache=True)
+@njit(forceinline=True, cache=True)
 def explicit_map(c, cf, w, k):
     """(G_k (n_spanning, n_y), g_k (n_spanning,)) of a constrained cluster, q̇_k = G_k ẏ_k,
     q̈_k = G_k ÿ_k + g_k [Chignoli23, eq. 3]: constants in ``cf`` for a rigid or linear
@@ -193,13 +193,13 @@ def explicit_map(c, cf, w, k):
     return carve(src, c.G_offset[k], (nc, ny)), carve(src, c.g_offset[k], nc)
 
 
-@njit(inline="always", cache=True)
+@njit(forceinline=True, cache=True)
 def reflected_inertia(c, cf, k):
     """H̃_k (n_y, n_y), added to D_k (the approximate models of [Chignoli23, §II-C])."""
     return carve(cf, c.armature_offset[k], (c.n_y[k], c.n_y[k]))
 
 
-@njit(inline="always", cache=True)
+@njit(forceinline=True, cache=True)
 def force_columns(w, area, ncols, nbodies):
     """A view (ncols, nbodies, 6) of force scratch area ``area`` (0 or 1): ncols force
     columns, one spatial force per body of a cluster."""
