@@ -130,3 +130,22 @@ def test_help_names_the_builtin_models(capsys):
         out = " ".join(capsys.readouterr().out.split())
         assert all(name in out for name in sd.models.BUILTIN), argv
     assert "models" in cli.parser().format_help()
+
+
+def test_bench_writes_to_a_new_folder_by_default(tmp_path, monkeypatch):
+    """``soadyn bench`` without --output (run in the repository root, say) writes to a new
+    folder soadyn-bench-<date>-<time> of the current directory — never into the committed
+    benchmarks/results/bench — and a second run in the same second gets another folder.
+    Every section skipped: only machine.txt and summary.md, in a second or two."""
+    pytest.importorskip("matplotlib")
+    committed = os.path.join(os.path.dirname(__file__), "..", "benchmarks", "results", "bench")
+    before = {f: os.path.getmtime(os.path.join(committed, f)) for f in os.listdir(committed)}
+    monkeypatch.chdir(tmp_path)
+    args = ["bench", "--skip", "robots,overhead,chains,batch,startup", "--no-progress"]
+    assert cli.main(args) == 0 and cli.main(args) == 0
+    folders = sorted(os.listdir(tmp_path))
+    assert len(folders) == 2 and all(f.startswith("soadyn-bench-") for f in folders)
+    for f in folders:
+        assert {"machine.txt", "summary.md"} <= set(os.listdir(tmp_path / f))
+    assert {f: os.path.getmtime(os.path.join(committed, f)) for f in os.listdir(committed)} == before
+    assert cli._bench_module().parse_args([]).output is None  # the default: chosen at run time
