@@ -149,3 +149,21 @@ def test_bench_writes_to_a_new_folder_by_default(tmp_path, monkeypatch):
         assert {"machine.txt", "summary.md"} <= set(os.listdir(tmp_path / f))
     assert {f: os.path.getmtime(os.path.join(committed, f)) for f in os.listdir(committed)} == before
     assert cli._bench_module().parse_args([]).output is None  # the default: chosen at run time
+
+
+def test_models_and_demo_without_an_optional_dependency(monkeypatch, capsys, tmp_path):
+    """tello needs sympy (extra 'symbolic'): without it, soadyn models still lists every
+    model and the demo of tello is a one-line error."""
+    monkeypatch.setitem(sys.modules, "sympy", None)  # import sympy raises ImportError
+    assert cli.main(["models"]) == 0
+    line = next(l for l in capsys.readouterr().out.splitlines() if l.startswith("tello "))
+    assert "needs sympy" in line
+    assert cli.main(["demo", "--model", "tello", "--output", str(tmp_path)]) == 1
+    assert "soadyn[symbolic]" in _one_line_error(capsys, "demo")
+
+
+def test_unwritable_output_is_a_one_line_error(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert cli.main(["demo", "--output", str(blocker / "plots"), "--duration", "0.01"]) == 1
+    assert "--output: cannot create the directory" in _one_line_error(capsys, "demo")

@@ -55,7 +55,12 @@ def _demo(args):
     except OSError as e:
         return _error("demo", f"--output: cannot create the directory {args.output!r} ({e.strerror})", 1)
     t0 = time.perf_counter()
-    model = models.get(args.model)
+    try:
+        model = models.get(args.model)
+    except ImportError as e:  # tello needs sympy (extra 'symbolic')
+        hint = " (pip install 'soadyn[symbolic]')" if e.name == "sympy" else ""
+        return _error("demo", f"--model {args.model}: needs an optional package that cannot be imported{hint}: "
+                              f"{e}", 1)
     print(model.summary())
     rng = np.random.default_rng(0)
     q = sd.random_configuration(model, rng)

@@ -68,8 +68,12 @@ def listing():
     width = max(map(len, BUILTIN))
     lines = []
     for name, factory in BUILTIN.items():
-        m = factory()
-        kind = "closed chain" if m.has_constraints else "tree"
-        lines.append(f"{name:<{width}}  {m.nbodies:>2} bodies, nv = {m.nv:>2}, {kind:<12}  "
-                     f"{DESCRIPTIONS.get(name, '')}")
+        try:
+            m = factory()
+        except ImportError as e:  # an optional dependency (tello needs sympy)
+            size = f"(needs {e.name or 'an optional package'}, not installed)"
+        else:
+            kind = "closed chain" if m.has_constraints else "tree"
+            size = f"{m.nbodies:>2} bodies, nv = {m.nv:>2}, {kind}"
+        lines.append(f"{name:<{width}}  {size:<38}  {DESCRIPTIONS.get(name, '')}")
     return "\n".join(lines)
