@@ -158,8 +158,9 @@ def test_models_and_demo_without_an_optional_dependency(monkeypatch, capsys, tmp
     assert cli.main(["models"]) == 0
     line = next(l for l in capsys.readouterr().out.splitlines() if l.startswith("tello "))
     assert "needs sympy" in line
-    assert cli.main(["demo", "--model", "tello", "--output", str(tmp_path)]) == 1
+    assert cli.main(["demo", "--model", "tello", "--output", str(tmp_path / "plots")]) == 1
     assert "soadyn[symbolic]" in _one_line_error(capsys, "demo")
+    assert not (tmp_path / "plots").exists()  # nothing written before the error
 
 
 def test_unwritable_output_is_a_one_line_error(tmp_path, capsys):

@@ -50,10 +50,6 @@ def _demo(args):
     if args.model not in models.BUILTIN:
         return _error("demo", f"--model: unknown built-in model {args.model!r}; expected one of: "
                               f"{_builtin_names()} (soadyn models describes them)", 2)
-    try:
-        os.makedirs(args.output, exist_ok=True)
-    except OSError as e:
-        return _error("demo", f"--output: cannot create the directory {args.output!r} ({e.strerror})", 1)
     t0 = time.perf_counter()
     try:
         model = models.get(args.model)
@@ -61,6 +57,10 @@ def _demo(args):
         hint = " (pip install 'soadyn[symbolic]')" if e.name == "sympy" else ""
         return _error("demo", f"--model {args.model}: needs an optional package that cannot be imported{hint}: "
                               f"{e}", 1)
+    try:
+        os.makedirs(args.output, exist_ok=True)
+    except OSError as e:
+        return _error("demo", f"--output: cannot create the directory {args.output!r} ({e.strerror})", 1)
     print(model.summary())
     rng = np.random.default_rng(0)
     q = sd.random_configuration(model, rng)
