@@ -764,10 +764,22 @@ def _robot_names():
     return list(ROBOTS)
 
 
+def new_output_folder():
+    """The default --output: a folder soadyn-bench-<date>-<time> in the current directory
+    that does not exist yet (a suffix -2, -3, ... for runs started in the same second), so
+    that a run never writes into an earlier one's files (e.g. the committed results)."""
+    base = time.strftime("soadyn-bench-%Y%m%d-%H%M%S")
+    path, k = base, 1
+    while os.path.exists(path):
+        k += 1
+        path = f"{base}-{k}"
+    return path
+
+
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     if args.output is None:
-        args.output = time.strftime("soadyn-bench-%Y%m%d-%H%M%S")
+        args.output = new_output_folder()
     # Pinocchio's OpenMP pool and soadyn's batch threads take turns here; with OpenMP's
     # default active waiting, the idle pool spins on the cores the other one needs
     # (measured with Numba's OpenMP layer: a 1000-state batch 2.0 ms passive, 7.5 ms

@@ -79,7 +79,7 @@ def measure(k, tail, number, repeat, rng):
     row = {"loops": k, "tail": tail, "bodies": model.nbodies, "nv": model.nv,
            "rows": int(sd.constraint_jacobian(model, q).shape[0])}
     ref = sd.constrained_forward_dynamics(model, q, v, tau, method="direct")
-    row["rank"] = ref.n_independent
+    row["rank"] = ref.constraint_rank
     tree = model.spanning_tree()  # the open tree's ABA, asked for explicitly
     row["aba_us"] = per_call(lambda: sd.aba(tree, q, v, tau), number, repeat)
     row["constraints_us"] = per_call(lambda: evaluate_constraints(model, q, v), number, repeat)

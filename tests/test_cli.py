@@ -1,6 +1,9 @@
-"""Smoke test of ``soadyn bench --quick``: it runs and writes its files (not the times)."""
+"""The ``soadyn`` command: the demo on trees and closed chains, one-line errors, ``soadyn models``,
+the help texts, and ``soadyn bench`` (a smoke test of --quick, and where it writes)."""
 import csv
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -31,11 +34,137 @@ def test_quick_bench_writes_tables_and_plots(tmp_path):
 @pytest.mark.parametrize("model", ["four_bar_linkage", "mini_cheetah"])
 def test_demo_of_a_closed_chain_uses_the_closed_chain_functions(model, tmp_path, capsys):
     """The tree functions refuse closed chains: the demo shows C-ABA and constrained forward
-    dynamics at a consistent state instead, and they agree."""
-    assert cli.main(["demo", "--model", model, "--duration", "0.004", "--dt", "0.002", "--output",
+    dynamics at a consistent state instead, and they agree; the simulation integrates the
+    constrained dynamics with Baumgarte stabilization and says so, and the energy of the
+    closed system stays constant (no tree ABA, labelled or not)."""
+    assert cli.main(["demo", "--model", model, "--duration", "0.02", "--dt", "0.001", "--output",
                      str(tmp_path)]) == 0
     out = capsys.readouterr().out
     method = sd.closed.default_method(getattr(sd.models, model)())  # the compiled direct method
-    assert "GᵀMG" in out and f"Forward dynamics ({method} method)" in out
+    assert "GᵀMG" in out and f"Constrained forward dynamics ({method} method)" in out
+    assert "ABA)" not in out and "State on the constraint manifold" in out
     err = float(out.split(f"Constraint embedding check: |C-ABA - {method}| = ")[1].split()[0])
     assert err < 1e-8
+    assert "constrained forward dynamics (augmented method) with Baumgarte stabilization" in out
+    drift = float(out.split("energy drift max |E(t) - E(0)| = ")[1].split()[0])
+    assert drift < 1e-6  # of several J
+    position = float(out.split("position max |d(q)| = ")[1].split(",")[0])
+    assert position < 1e-8
+    assert (tmp_path / f"{model}_energy.png").exists() or "matplotlib is not installed" in out
+
+
+def test_demo_energy_drift_of_the_four_bar_is_small(tmp_path, capsys):
+    """Issue 11: the demo reported a drift of 5.96 J (of 1.74 J) in 1 s on the four-bar,
+    from a state off the constraint manifold. Now: RK4 dt = 1 ms, 1 s, drift < 1e-8 J."""
+    assert cli.main(["demo", "--model", "four_bar_linkage", "--duration", "1", "--output", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    e0 = float(out.split("energy of the closed system E(0) = ")[1].split()[0])
+    drift = float(out.split("energy drift max |E(t) - E(0)| = ")[1].split()[0])
+    assert abs(e0) > 1.0 and drift < 1e-8
+
+
+def test_demo_of_a_tree(tmp_path, capsys):
+    assert cli.main(["demo", "--model", "double_pendulum", "--duration", "0.01", "--output", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "Forward dynamics (ABA)" in out and "Baumgarte" not in out and "closed system" not in out
+    assert float(out.split("energy drift max |E(t) - E(0)| = ")[1].split()[0]) < 1e-9
+
+
+def _one_line_error(capsys, command):
+    cap = capsys.readouterr()
+    assert cap.out == ""
+    lines = cap.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"soadyn {command}: error: "), cap.err
+    assert "Traceback" not in cap.err
+    return lines[0]
+
+
+def test_unknown_model_is_a_one_line_error_listing_the_builtins(capsys):
+    assert cli.main(["demo", "--model", "nope"]) == 2
+    line = _one_line_error(capsys, "demo")
+    assert "--model" in line and "'nope'" in line
+    assert all(name in line for name in sd.models.BUILTIN)
+
+
+def test_info_on_a_missing_or_broken_file_is_a_one_line_error(tmp_path, capsys):
+    assert cli.main(["info", str(tmp_path / "nope.urdf")]) == 1
+    assert "nope.urdf: cannot read" in _one_line_error(capsys, "info")
+    bad = tmp_path / "bad.urdf"
+    bad.write_text('<robot name="x"><link name="a"/><joint')
+    assert cli.main(["info", str(bad)]) == 1
+    assert "bad.urdf: not well-formed XML" in _one_line_error(capsys, "info")
+
+
+def test_bad_duration_names_the_option(capsys):
+    with pytest.raises(SystemExit) as e:
+        cli.main(["demo", "--duration", "-1"])
+    assert e.value.code == 2
+    assert "argument --duration: expected a positive number of seconds, got '-1'" in capsys.readouterr().err
+
+
+def test_errors_from_the_command_line_have_no_traceback(tmp_path):
+    """The installed command (python -m soadyn): one line on stderr, exit status 1 or 2."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    for argv, status in ((["info", str(tmp_path / "nope.urdf")], 1), (["demo", "--model", "nope"], 2)):
+        r = subprocess.run([sys.executable, "-m", "soadyn", *argv], capture_output=True, text=True, env=env,
+                           cwd=tmp_path)
+        assert r.returncode == status, r.stderr
+        assert r.stdout == "" and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+
+
+def test_models_lists_every_builtin_with_a_description(capsys):
+    assert set(sd.models.DESCRIPTIONS) == set(sd.models.BUILTIN)
+    assert cli.main(["models"]) == 0
+    out = capsys.readouterr().out
+    for name, text in sd.models.DESCRIPTIONS.items():
+        line = next(l for l in out.splitlines() if l.startswith(name + " "))
+        assert text in line and ("closed chain" in line) == sd.models.get(name).has_constraints
+
+
+def test_help_names_the_builtin_models(capsys):
+    for argv in (["--help"], ["demo", "--help"]):
+        with pytest.raises(SystemExit) as e:
+            cli.main(argv)
+        assert e.value.code == 0
+        # argparse wraps the text: compare without line breaks
+        out = " ".join(capsys.readouterr().out.split())
+        assert all(name in out for name in sd.models.BUILTIN), argv
+    assert "models" in cli.parser().format_help()
+
+
+def test_bench_writes_to_a_new_folder_by_default(tmp_path, monkeypatch):
+    """``soadyn bench`` without --output (run in the repository root, say) writes to a new
+    folder soadyn-bench-<date>-<time> of the current directory — never into the committed
+    benchmarks/results/bench — and a second run in the same second gets another folder.
+    Every section skipped: only machine.txt and summary.md, in a second or two."""
+    pytest.importorskip("matplotlib")
+    committed = os.path.join(os.path.dirname(__file__), "..", "benchmarks", "results", "bench")
+    before = {f: os.path.getmtime(os.path.join(committed, f)) for f in os.listdir(committed)}
+    monkeypatch.chdir(tmp_path)
+    args = ["bench", "--skip", "robots,overhead,chains,batch,startup", "--no-progress"]
+    assert cli.main(args) == 0 and cli.main(args) == 0
+    folders = sorted(os.listdir(tmp_path))
+    assert len(folders) == 2 and all(f.startswith("soadyn-bench-") for f in folders)
+    for f in folders:
+        assert {"machine.txt", "summary.md"} <= set(os.listdir(tmp_path / f))
+    assert {f: os.path.getmtime(os.path.join(committed, f)) for f in os.listdir(committed)} == before
+    assert cli._bench_module().parse_args([]).output is None  # the default: chosen at run time
+
+
+def test_models_and_demo_without_an_optional_dependency(monkeypatch, capsys, tmp_path):
+    """tello needs sympy (extra 'symbolic'): without it, soadyn models still lists every
+    model and the demo of tello is a one-line error."""
+    monkeypatch.setitem(sys.modules, "sympy", None)  # import sympy raises ImportError
+    assert cli.main(["models"]) == 0
+    line = next(l for l in capsys.readouterr().out.splitlines() if l.startswith("tello "))
+    assert "needs sympy" in line
+    assert cli.main(["demo", "--model", "tello", "--output", str(tmp_path / "plots")]) == 1
+    assert "soadyn[symbolic]" in _one_line_error(capsys, "demo")
+    assert not (tmp_path / "plots").exists()  # nothing written before the error
+
+
+def test_unwritable_output_is_a_one_line_error(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert cli.main(["demo", "--output", str(blocker / "plots"), "--duration", "0.01"]) == 1
+    assert "--output: cannot create the directory" in _one_line_error(capsys, "demo")

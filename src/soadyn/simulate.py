@@ -28,7 +28,8 @@ from scipy.integrate import solve_ivp
 
 from .closed.assembly import close_loops
 from .closed.forward import METHODS, solve_constrained
-from .closed.kinematics import evaluate_constraints
+from .closed.kinematics import check_residuals, evaluate_constraints
+from .core.constraints import ConstraintError
 from .core.configuration import configuration_rate, integrate, normalize
 from .dynamics.aba import aba
 from .dynamics.energy import kinetic_energy, potential_energy
@@ -118,7 +119,7 @@ def _closed_chain_parts(model, stabilization, baumgarte, constraint_method):
 
 def simulate(model, q0, v0, t_final, dt=1e-3, tau=None, *, method="rk4", rtol=1e-9, atol=1e-9,
              record_every=1, progress=False, stabilization="baumgarte", baumgarte=(10.0, 10.0),
-             constraint_method="augmented"):
+             constraint_method="augmented", check=True, residual_tol=1e-6):
     """Integrate the dynamics from ``(q0, v0)`` over [0, ``t_final``] seconds.
 
     Parameters
@@ -136,6 +137,12 @@ def simulate(model, q0, v0, t_final, dt=1e-3, tau=None, *, method="rk4", rtol=1e
         ``"none"``; ``baumgarte`` = (α, β) [1/s], the gains of 𝔡̈ + 2α𝔡̇ + β²𝔡 = 0.
     constraint_method : closed chains only: the forward-dynamics method
         (``soadyn.closed.METHODS``).
+    check : closed chains only: check that (q0, v0) satisfies the constraints (default
+        True): raise ConstraintError when a position residual |𝔡| or a velocity residual
+        |G_c v − 𝔘| exceeds ``residual_tol`` (absolute, default 1e-6). From an
+        inconsistent start the stabilization first pulls the state onto the constraint
+        manifold, and the energy history then measures that jump, not the integration.
+        ``check=False`` skips it.
 
     Returns
     -------
@@ -155,6 +162,11 @@ def simulate(model, q0, v0, t_final, dt=1e-3, tau=None, *, method="rk4", rtol=1e
     if closed:
         constrained_accel, project, residuals = _closed_chain_parts(model, stabilization, baumgarte,
                                                                     constraint_method)
+        if check:
+            try:
+                check_residuals(evaluate_constraints(model, q, None, 0.0, bias=False), v, residual_tol)
+            except ConstraintError as e:
+                raise ConstraintError(f"q0, v0 (the initial state): {e}") from None
 
         def accel(t, q, v):
             return constrained_accel(t, q, v, _torque(tau, t, q, v, nv))

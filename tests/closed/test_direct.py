@@ -79,7 +79,7 @@ def test_compiled_direct_agrees_with_projection_and_the_equations_of_motion(case
     o = direct_outputs(out, model.nv, direct_tables(model))
     ref = sd.constrained_forward_dynamics(model, q, v, tau, method="projection", f_ext=f_ext)
     scale = 1 + np.abs(ref.qdd).max()
-    assert int(o.rank[0]) == ref.n_independent
+    assert int(o.rank[0]) == ref.constraint_rank
     assert np.allclose(o.qdd, ref.qdd, rtol=0, atol=1e-9 * scale)
     # the constraint evaluation it returns is the Python one
     st = sd.closed.evaluate_constraints(model, q, v)
@@ -136,7 +136,7 @@ def test_default_method_is_the_compiled_direct_one_and_reports_what_projection_d
     res = sd.constrained_forward_dynamics(model, q, v, tau)
     assert res.method == "direct" and sd.closed.default_method(model) == "direct"
     ref = sd.constrained_forward_dynamics(model, q, v, tau, method="projection")
-    assert res.n_independent == ref.n_independent and res.n_constraints == ref.n_constraints
+    assert res.constraint_rank == ref.constraint_rank and res.n_constraints == ref.n_constraints
     assert np.allclose(res.qdd, ref.qdd, rtol=0, atol=1e-9 * (1 + np.abs(ref.qdd).max()))
     lam_scale = 1 + np.abs(ref.multipliers).max()
     assert np.allclose(res.multipliers, ref.multipliers, rtol=0, atol=1e-8 * lam_scale)  # least norm, both
@@ -160,7 +160,7 @@ def test_batched_constrained_forward_dynamics_equals_single_calls():
         one = sd.constrained_forward_dynamics(model, Q[b], V[b], T[b])
         assert np.array_equal(res.qdd[b], one.qdd)
         assert np.array_equal(res.multipliers[b], one.multipliers)
-        assert res.n_independent[b] == one.n_independent
+        assert res.constraint_rank[b] == one.constraint_rank
         assert np.array_equal(res.generalized_constraint_force[b], one.generalized_constraint_force)
 
 

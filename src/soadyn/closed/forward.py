@@ -92,6 +92,10 @@ def _embedding(p):
 METHODS = {**CUT_JOINT_METHODS, "embedding": _embedding}
 
 
+_N_INDEPENDENT_GONE = ("n_independent: removed, it was the rank of G_c; read constraint_rank (rank of G_c, the "
+                       "independent constraint rows) or degrees_of_freedom (nv - rank G_c)")
+
+
 class ConstrainedDynamicsResult:
     """Output of :func:`constrained_forward_dynamics`.
 
@@ -101,13 +105,20 @@ class ConstrainedDynamicsResult:
     multipliers : (m,) λ (least norm when G_c is rank deficient).
     constraint_forces : dict, see :func:`constraint_forces`.
     generalized_constraint_force : (nv,) G_c*λ.
-    n_constraints : m, rows of G_c; n_independent : rank of G_c.
+    n_constraints : m, the rows of G_c (redundant rows included).
+    constraint_rank : rank of G_c, the number of independent constraint rows.
+    degrees_of_freedom : nv − rank G_c, the number of independent velocities the
+        constraints leave (for holonomic constraints, the mechanism's degrees of freedom;
+        e.g. six_bar.urdf: nv = 5, m = 5 rows of rank 2, 3 degrees of freedom).
     method : the method used; state : the :class:`ConstraintState`.
 
-    ``multipliers``, ``constraint_forces``, ``generalized_constraint_force`` and
-    ``n_independent`` are computed when first read (then kept): a caller who needs the
-    accelerations only does not pay for the constraint forces. They depend on the call's
-    arguments only (the result holds its own copies).
+    ``multipliers``, ``constraint_forces``, ``generalized_constraint_force``,
+    ``constraint_rank`` and ``degrees_of_freedom`` are computed when first read (then
+    kept): a caller who needs the accelerations only does not pay for the constraint
+    forces. They depend on the call's arguments only (the result holds its own copies).
+
+    (The former ``n_independent``, the rank of G_c under a name that read like the degrees
+    of freedom, is gone: reading it raises AttributeError naming both replacements.)
     """
 
     def __init__(self, qdd, multipliers, problem, method):
@@ -138,18 +149,22 @@ class ConstrainedDynamicsResult:
         return constraint_forces(self.state, self.multipliers)
 
     @cached_property
-    def n_independent(self):
-        """rank of G_c."""
+    def constraint_rank(self):
+        """rank of G_c: the number of independent constraint rows (≤ ``n_constraints``)."""
         return self._problem.row_space.rank
 
     @property
     def degrees_of_freedom(self):
-        """nv − rank G_c."""
-        return self.qdd.shape[0] - self.n_independent
+        """nv − rank G_c: the number of independent velocities (degrees of freedom)."""
+        return self.qdd.shape[-1] - self.constraint_rank
+
+    @property
+    def n_independent(self):
+        raise AttributeError(_N_INDEPENDENT_GONE)
 
     def __repr__(self):
-        return (f"<ConstrainedDynamicsResult method={self.method!r} m={self.n_constraints} "
-                f"independent={self.n_independent} dof={self.degrees_of_freedom}>")
+        return (f"<{type(self).__name__} method={self.method!r} constraints={self.n_constraints} "
+                f"constraint_rank={self.constraint_rank} degrees_of_freedom={self.degrees_of_freedom}>")
 
 
 class CompiledDirectResult(ConstrainedDynamicsResult):
@@ -157,8 +172,8 @@ class CompiledDirectResult(ConstrainedDynamicsResult):
     (:mod:`soadyn.closed.direct`), read from the kernel's output array: θ̈ and the rank
     come from the kernel; the constraint state, the least-norm multipliers and the
     constraint forces are made on first read. For a batch of B states, ``qdd`` (B, nv),
-    ``multipliers`` (B, m), ``generalized_constraint_force`` (B, nv), ``n_independent``
-    (B,), and ``state`` and ``constraint_forces`` are lists with one entry per state. Only θ̈
+    ``multipliers`` (B, m), ``generalized_constraint_force`` (B, nv), ``constraint_rank``
+    and ``degrees_of_freedom`` (B,), and ``state`` and ``constraint_forces`` are lists with one entry per state. Only θ̈
     and the rank come from the batched kernel: the other attributes are made state by state
     in Python (an SVD of G_c each) when first read."""
 
@@ -182,7 +197,8 @@ class CompiledDirectResult(ConstrainedDynamicsResult):
         return self._per_state([output_state(self._model, self._views(r), self._t) for r in self._rows()])
 
     @cached_property
-    def n_independent(self):
+    def constraint_rank(self):
+        """rank of G_c (the kernel's pivoted Cholesky factorization): an int, or (B,) for a batch."""
         rank = self._out[..., self._model.nv + self._tables.m]
         return int(rank) if self._out.ndim == 1 else rank.astype(np.int64)
 
@@ -324,7 +340,8 @@ def constrained_forward_dynamics(model, q, v, tau=None, method=None, *, tau_ind=
     Returns
     -------
     ConstrainedDynamicsResult with ``qdd``, ``constraint_forces``, ``multipliers``,
-    ``n_constraints``, ``n_independent`` (the last four computed when first read).
+    ``n_constraints``, ``constraint_rank`` (rank of G_c) and ``degrees_of_freedom``
+    (nv − rank G_c) (the constraint forces, multipliers and ranks computed when first read).
     """
     if method is None or method == "direct":
         tables = direct_tables(model)

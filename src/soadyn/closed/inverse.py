@@ -39,7 +39,9 @@ class ConstrainedInverseDynamicsResult:
     coordinates; ``tau_actuated`` (n_A,) and ``actuated`` (n_A,) their velocity indices;
     ``qdd`` (nv,) the accelerations of all coordinates; ``multipliers`` λ (m,);
     ``constraint_forces`` (see :func:`soadyn.closed.forward.constraint_forces`);
-    ``n_independent`` the rank of G_c.
+    ``n_constraints`` the rows of G_c, ``constraint_rank`` its rank and
+    ``degrees_of_freedom`` nv − rank G_c (the former ``n_independent``, the rank, is gone:
+    reading it raises AttributeError naming both).
     """
 
     def __init__(self, tau, actuated, qdd, lam, state, rank):
@@ -49,8 +51,15 @@ class ConstrainedInverseDynamicsResult:
         self.qdd = qdd
         self.multipliers = lam
         self.constraint_forces = constraint_forces(state, lam)
-        self.n_independent = rank
+        self.n_constraints = state.G.shape[0]
+        self.constraint_rank = rank
+        self.degrees_of_freedom = qdd.shape[0] - rank
         self.state = state
+
+    @property
+    def n_independent(self):
+        raise AttributeError("n_independent: removed, it was the rank of G_c; read constraint_rank (rank of G_c, "
+                             "the independent constraint rows) or degrees_of_freedom (nv - rank G_c)")
 
 
 def constrained_inverse_dynamics(model, q, v, qdd=None, *, qdd_independent=None, independent=None,
