@@ -27,6 +27,7 @@ dense operators) < ``simulate``, ``io``, ``models``, ``cli``.
 from . import numba_cache
 
 numba_cache.configure()  # before any kernel is defined: see soadyn/numba_cache.py
+numba_cache.announce_compilations()  # one line on stderr when a kernel compiles (a cache miss)
 
 from . import graph, models  # noqa: E402
 from .closed import (LoopClosureError, close_loops, constrained_forward_dynamics,  # noqa: E402

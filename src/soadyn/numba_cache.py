@@ -9,6 +9,12 @@ them starts a fresh cache, and older directories are removed. Modules without co
 code (the Python front, the command line) can change without a recompilation.
 
 A user who sets ``NUMBA_CACHE_DIR`` keeps full control; nothing is changed then.
+
+The first call of a kernel on a machine compiles it, which takes seconds: so that a first
+call does not look like a hang, :func:`announce_compilations` prints one line on stderr
+when a soadyn kernel starts compiling (a cache miss), naming it, with the time it usually
+takes and the way to do it ahead of time (``soadyn precompile``). Set
+``SOADYN_COMPILE_NOTICE=0`` to silence it.
 """
 from __future__ import annotations
 
@@ -16,8 +22,12 @@ import hashlib
 import os
 import shutil
 
+import sys
+import threading
+import time
+
 import numba
-from numba.core import config
+from numba.core import config, event
 
 
 def _source_tag(root):
@@ -64,3 +74,53 @@ def configure():
         if old.startswith("numba-") and old != os.path.basename(target):
             shutil.rmtree(os.path.join(base, old), ignore_errors=True)
     config.CACHE_DIR = target
+
+
+#: cold compile time of one public function's kernels, measured on a 2-core machine
+#: (range over the tree, operator and closed-chain functions; see ``soadyn precompile``)
+TYPICAL_COMPILE = "5-20 s"
+
+
+class _CompileNotice(event.Listener):
+    """Prints one line on stderr when a soadyn kernel starts compiling; the kernels and
+    helpers it compiles along the way (nested compilations) print nothing."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.depth = threading.local()
+
+    def on_start(self, ev):
+        depth = getattr(self.depth, "value", 0)
+        self.depth.value = depth + 1
+        if depth == 0 and os.environ.get("SOADYN_COMPILE_NOTICE", "1") != "0":
+            func = ev.data["dispatcher"].py_func
+            if func.__module__.startswith("soadyn."):
+                print(f"soadyn: compiling {func.__name__} for this machine ({time.strftime('%H:%M:%S')}; "
+                      f"first use only, usually {TYPICAL_COMPILE}, then cached on disk; `soadyn precompile` "
+                      f"compiles every kernel ahead of time)", file=self.stream, flush=True)
+
+    def on_end(self, ev):
+        self.depth.value -= 1
+
+
+_notice = None
+
+
+def announce_compilations(stream=None):
+    """Register the one-line compile notice (once per process; ``stream`` default
+    ``sys.stderr``, looked up at each message when None)."""
+    global _notice
+    if _notice is None:
+        _notice = _CompileNotice(stream if stream is not None else _Stderr())
+        event.register("numba:compile", _notice)
+    return _notice
+
+
+class _Stderr:
+    """``sys.stderr`` as it is when written to (pytest and notebooks replace it)."""
+
+    def write(self, text):
+        return sys.stderr.write(text)
+
+    def flush(self):
+        sys.stderr.flush()

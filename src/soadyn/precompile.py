@@ -12,7 +12,7 @@ import argparse
 import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_context
 
 import numpy as np
@@ -21,30 +21,20 @@ import soadyn as sd
 
 
 def _tree_kernels():
-    """Tree algorithms, single and batched calls, with and without external forces."""
+    """Tree algorithms on single states, with and without external forces; configuration
+    space."""
     m = sd.models.random_tree(8, 0, floating_base=True)
     rng = np.random.default_rng(0)
     q = sd.random_configuration(m, rng)
     v, a = rng.normal(size=(2, m.nv))
     f = rng.normal(size=(m.nbodies, 6))
-    Q = np.stack([q, q])
-    V, A = np.stack([v, v]), np.stack([a, a])
-    F = np.stack([f, f])
     sd.rnea(m, q, v, a)
     sd.rnea(m, q, v, a, f)
-    sd.bias_forces(m, q, v)
-    sd.generalized_gravity(m, q)
     sd.aba(m, q, v, a)
     sd.aba(m, q, v, a, f)
     sd.mass_matrix(m, q)
     sd.mass_matrix(m, q, method="jtmj")
-    sd.rnea(m, Q, V, A)
-    sd.rnea(m, Q, V, A, F)
-    sd.aba(m, Q, V, A)
-    sd.aba(m, Q, V, A, F)
-    sd.mass_matrix(m, Q)
     sd.forward_kinematics(m, q, v, a)
-    sd.forward_kinematics(m, Q, V, A)
     sd.frame_jacobian(m, q, m.frames[-1].name)
     sd.kinetic_energy(m, q, v)
     sd.center_of_mass(m, q, v)
@@ -54,62 +44,117 @@ def _tree_kernels():
     sd.normalize(m, q)
 
 
+def _tree_batches():
+    """The batched twins of the tree algorithms."""
+    m = sd.models.random_tree(8, 0, floating_base=True)
+    rng = np.random.default_rng(0)
+    Q = np.stack([sd.random_configuration(m, rng) for _ in range(2)])
+    V, A = rng.normal(size=(2, 2, m.nv))
+    F = rng.normal(size=(2, m.nbodies, 6))
+    sd.rnea(m, Q, V, A)
+    sd.rnea(m, Q, V, A, F)
+    sd.aba(m, Q, V, A)
+    sd.aba(m, Q, V, A, F)
+    sd.mass_matrix(m, Q)
+    sd.forward_kinematics(m, Q, V, A)
+    sd.mass_matrix_inverse(m, Q)
+
+
 def _operator_kernels():
     """Innovations factorization, M⁻¹, log det M, SPO products and the OSCM."""
     m = sd.models.random_tree(8, 1, floating_base=True)
     q = sd.random_configuration(m, 1)
     sd.articulated_inertias(m, q)
     sd.mass_matrix_inverse(m, q)
-    sd.mass_matrix_inverse(m, np.stack([q, q]))
     sd.log_det_mass_matrix(m, q)
     frames = [m.frames[-1].name, m.frames[3].name]
     sd.operational_space_compliance(m, q, frames)
     sd.operational_space_inertia(m, q, frames[:1])
 
 
-def _closed_kernels():
-    """Cut-joint constraints and methods, constraint embedding."""
+def _closed_chain_methods():
+    """Loop closure, the cut-joint methods and the compiled direct method (single and
+    batched)."""
     m = sd.models.four_bar_chain(2, 1)
     rng = np.random.default_rng(2)
     q, v = sd.close_loops(m, sd.neutral(m) + 0.1 * rng.normal(size=m.nq), rng.normal(size=m.nv))
     tau = rng.normal(size=m.nv)
     for method in sd.closed.METHODS:
-        sd.constrained_forward_dynamics(m, q, v, tau, method=method)
-    sd.constrained_forward_dynamics(m, q[None], v[None], tau[None])  # the compiled direct method's batch kernel
+        if method != "embedding":  # with the cluster kernels
+            sd.constrained_forward_dynamics(m, q, v, tau, method=method)
+    sd.constrained_forward_dynamics(m, q, v, tau)  # the default: the compiled direct method
+    sd.constrained_forward_dynamics(m, q[None], v[None], tau[None])  # its batched kernel
+
+
+def _cluster_kernels():
+    """Constraint embedding: the cluster algorithms (C-ABA, C-RNEA, C-CRBA, C-EFPA)."""
     robot = sd.models.mini_cheetah()
     y, yd = sd.independent_state(robot, sd.neutral(robot), np.zeros(robot.nv))
     sd.cluster_aba(robot, y, yd, yd)
     sd.cluster_rnea(robot, y, yd, yd)
     sd.cluster_mass_matrix(robot, y)
     sd.cluster_efpa(robot, y, [robot.frames[-1].name])
+    m = sd.models.four_bar_chain(1, 0)
+    q, v = sd.close_loops(m, sd.neutral(m) + 0.1, np.ones(m.nv))
+    sd.constrained_forward_dynamics(m, q, v, np.zeros(m.nv), method="embedding")
 
 
-GROUPS = {"tree": _tree_kernels, "operators": _operator_kernels, "closed": _closed_kernels}
+#: kernel groups, the longest first (cold compile on 2 cores, one process each): the
+#: pool starts them in this order, so the long ones do not end up last
+GROUPS = {"clusters": _cluster_kernels, "closed": _closed_chain_methods, "tree": _tree_kernels,
+          "operators": _operator_kernels, "batches": _tree_batches}
+
+
+def _quiet():
+    # the workers compile on purpose: no first-use notice (soadyn.numba_cache)
+    os.environ["SOADYN_COMPILE_NOTICE"] = "0"
 
 
 def _run(name):
+    _quiet()
     t0 = time.perf_counter()
     GROUPS[name]()
     return name, time.perf_counter() - t0
 
 
+def _progress(done, total, t0, name, stream):
+    width = 24
+    filled = width * done // total
+    stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} groups, {time.perf_counter() - t0:5.1f} s"
+                 f"{'  (' + name + ' done)' if name else ''}   ")
+    stream.flush()
+
+
 def precompile(jobs=1, groups=None, verbose=True):
     """Compile (or load from the cache) the kernels of ``groups`` (default: all) using
-    ``jobs`` processes. Returns {group: seconds}."""
+    ``jobs`` processes, with a progress bar on stderr when ``verbose``. Returns {group:
+    seconds}."""
     names = list(GROUPS) if groups is None else list(groups)
     for n in names:
         if n not in GROUPS:
             raise ValueError(f"groups: unknown group {n!r}; expected some of {list(GROUPS)}")
     t0 = time.perf_counter()
+    stream = sys.stderr
+    results = {}
+    if verbose:
+        _progress(0, len(names), t0, "", stream)
     if jobs <= 1:
-        results = dict(_run(n) for n in names)
+        for n in names:
+            results.update([_run(n)])
+            if verbose:
+                _progress(len(results), len(names), t0, n, stream)
     else:
         # spawn: children import soadyn afresh (no inherited Numba state)
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as pool:
-            results = dict(pool.map(_run, names))
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn"), initializer=_quiet) as pool:
+            for job in as_completed([pool.submit(_run, n) for n in names]):
+                n, seconds = job.result()
+                results[n] = seconds
+                if verbose:
+                    _progress(len(results), len(names), t0, n, stream)
     if verbose:
-        for n, s in results.items():
-            print(f"  {n:<10s} {s:7.1f} s")
+        stream.write("\n")
+        for n in names:
+            print(f"  {n:<10s} {results[n]:7.1f} s")
         print(f"kernels ready in {time.perf_counter() - t0:.1f} s ({jobs} process{'es' if jobs > 1 else ''})")
     return results
 

@@ -38,7 +38,7 @@ def random_configuration(model, rng=None):
 
 
 # =========================================================================== kernels
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _quat_mul(ax, ay, az, aw, bx, by, bz, bw):
     return (aw * bx + ax * bw + ay * bz - az * by,
             aw * by - ax * bz + ay * bw + az * bx,
@@ -46,7 +46,7 @@ def _quat_mul(ax, ay, az, aw, bx, by, bz, bw):
             aw * bw - ax * bx - ay * by - az * bz)
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _quat_exp(wx, wy, wz):
     """Unit quaternion of the rotation vector w."""
     th = math.sqrt(wx * wx + wy * wy + wz * wz)
@@ -57,7 +57,7 @@ def _quat_exp(wx, wy, wz):
     return s * wx, s * wy, s * wz, math.cos(0.5 * th)
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _quat_log(x, y, z, w):
     """Rotation vector (|w| ≤ π) of a quaternion (normalised here)."""
     n = math.sqrt(x * x + y * y + z * z + w * w)
@@ -72,7 +72,7 @@ def _quat_log(x, y, z, w):
     return k * x, k * y, k * z
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _se3_coefficients(th):
     """a = sin θ/θ-free coefficients of V(ω) = I + b[ω]× + c[ω]×² (SE(3) exp):
     returns (b, c) = ((1 − cos θ)/θ², (θ − sin θ)/θ³)."""
@@ -82,7 +82,7 @@ def _se3_coefficients(th):
     return (1.0 - math.cos(th)) / (th * th), (th - math.sin(th)) / (th * th * th)
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _apply_V(wx, wy, wz, b, c, ux, uy, uz):
     """(I + b[ω]× + c[ω]×²) u."""
     cx = wy * uz - wz * uy
@@ -94,7 +94,7 @@ def _apply_V(wx, wy, wz, b, c, ux, uy, uz):
     return ux + b * cx + c * ccx, uy + b * cy + c * ccy, uz + b * cz + c * ccz
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _unit_quaternion(q, o):
     """The quaternion q[o:o+4] normalised; all zeros when it is zero."""
     x, y, z, w = q[o], q[o + 1], q[o + 2], q[o + 3]
@@ -104,7 +104,7 @@ def _unit_quaternion(q, o):
     return x / n, y / n, z / n, w / n
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _configuration_ok(m, q):
     """Status of a configuration: length, finiteness, nonzero quaternions."""
     if q.shape[0] != m.nq:
@@ -121,7 +121,7 @@ def _configuration_ok(m, q):
     return OK
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _state_ok(m, q, v):
     """Status of (q, v): lengths, finiteness, nonzero quaternions."""
     status = _configuration_ok(m, q)

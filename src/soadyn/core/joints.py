@@ -405,7 +405,7 @@ def joint_from_name(kind, **kwargs):
 # arrays: small array-returning helpers inside the body loops cost more in reference
 # counting than the arithmetic they do.
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def axis_rotation(ax, ay, az, angle):
     """Rodrigues: rotation matrix (row-major 9-tuple) of ``angle`` about unit (ax, ay, az)."""
     c = math.cos(angle)
@@ -416,7 +416,7 @@ def axis_rotation(ax, ay, az, angle):
             t * ax * az - s * ay, t * ay * az + s * ax, c + t * az * az)
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def quaternion_rotation(x, y, z, w):
     """Rotation matrix (row-major 9-tuple) of the quaternion (x, y, z, w), normalised."""
     n2 = x * x + y * y + z * z + w * w
@@ -426,7 +426,7 @@ def quaternion_rotation(x, y, z, w):
             s * (x * z - y * w), s * (y * z + x * w), 1.0 - s * (x * x + y * y))
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def joint_pose_and_subspace(i, jtype, nsub, subkinds, axes, pitch, q, qi, S, vi, Rj, pj):
     """Joint transform and joint map of body ``i``'s hinge at configuration ``q``.
 
@@ -484,7 +484,7 @@ def joint_pose_and_subspace(i, jtype, nsub, subkinds, axes, pitch, q, qi, S, vi,
                 Rj[i, a, b] = 1.0 if a == b else 0.0
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _composite_pose_and_subspace(i, nsub, subkinds, axes, q, qi, S, vi, Rj, pj):
     # Tip-to-base accumulation of the pose (R, p) of the child in sub-frame k, which
     # both maps sub-hinge k's axis into the child frame and yields the joint pose.
@@ -539,7 +539,7 @@ def _composite_pose_and_subspace(i, nsub, subkinds, axes, q, qi, S, vi, Rj, pj):
     pj[i, 0], pj[i, 1], pj[i, 2] = p0, p1, p2
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def composite_bias(S, vi, nsub, v, k6):
     """Component ``k6`` of Ḣ* v = Σ_{k<j} (h_k v_k) × (h_j v_j) for a composite joint."""
     out = 0.0

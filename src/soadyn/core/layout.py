@@ -227,7 +227,7 @@ def workspace_views(ws, m):
                           scratch, scratch_vector)
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def sizes_match(m, q, ws):
     """True when ``q`` has length nq and ``ws`` is large enough for the model tables
     ``m``: the kernels' own shape check (their callers may skip validating in Python)."""

@@ -29,7 +29,7 @@ from .primitives import (add_bias_force, add_force_to_parent, add_inertia_to_par
                          add_inertia_to_parent_about_axis, parent_acceleration, spd_inverse)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def articulated_body_pass(mi, mf, ws, tau, fext, has_v):
     """The tips-to-base gather: P, D⁻¹, U = P H*, G* and ε into the workspace, z⁺ into z.
 
@@ -142,7 +142,7 @@ def articulated_body_pass(mi, mf, ws, tau, fext, has_v):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def acceleration_pass(mi, mf, ws, gravity, has_v, qdd):
     """The base-to-tips scatter: θ̈(k) = ν(k) − G*(k)α⁺(k) into ``qdd``, α(k) into
     ``w.alpha`` (ν(k) = D⁻¹(k)ε(k))."""

@@ -20,7 +20,7 @@ from .primitives import (add_rigid_inertia_to_parent, add_rigid_inertia_to_paren
                          rigid_inertia_times_joint_column)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def composite_rigid_inertias(mi, mf, ws):
     """``w.crb[k]`` = R(k), the composite rigid-body inertia of the subtree at k in
     10-parameter form (m, h, I_o; body frame).
@@ -46,7 +46,7 @@ def composite_rigid_inertias(mi, mf, ws):
             add_rigid_inertia_to_parent(w.R, w.t, i, crb, crb, p)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def composite_inertias(mi, mf, ws):
     """``w.P[k]`` = R(k), the composite rigid-body inertia of the subtree at k (body
     frame, 6×6); ``w.crb`` keeps the same in 10-parameter form."""
@@ -72,7 +72,7 @@ def mass_matrix_kernel(mi, mf, ws, q, M):
     return OK
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def mass_matrix_pass(mi, mf, ws, M):
     """M(j, i) = H(j) φ(j, i) R(i) H*(i) for every ancestor j of i (both triangles), given
     the body poses (``joint_placements`` and ``world_poses`` first).

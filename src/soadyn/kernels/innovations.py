@@ -31,7 +31,7 @@ from .primitives import add_force_to_parent, motion_to_child
 
 
 # --------------------------------------------------------------------------- ATBI
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def atbi(mi, mf, ws, q):
     """The ATBI recursion [Jain23p, eq. 7] at ``q`` with zero velocity and forces.
 
@@ -49,7 +49,7 @@ def atbi(mi, mf, ws, q):
     return OK
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def spo_adjoint_blocks(mi, mf, ws, psi, A):
     """A[k] = φ*(℘(k), k) (``psi`` False) or ψ*(℘(k), k) = τ̄*(k)φ*(℘(k), k) (``psi`` True).
 
@@ -89,7 +89,7 @@ def spo_adjoint_blocks(mi, mf, ws, psi, A):
 
 
 # --------------------------------------------------------------------------- factor products
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _rows_times(rows, vi, n, z, zi, out):
     """out[r] = rows[vi + r] · z[zi] for the n dofs of a body (H z with rows = S, Uᵀz with U)."""
     for r in range(n):
@@ -99,7 +99,7 @@ def _rows_times(rows, vi, n, z, zi, out):
         out[r] = acc
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _dinv_times(Dinv, k, n, h, out):
     """out = D⁻¹(k) h."""
     for r in range(n):
@@ -109,7 +109,7 @@ def _dinv_times(Dinv, k, n, h, out):
         out[r] = acc
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _add_rows_combination(rows, vi, n, g, z, zi):
     """z[zi] += Σ_r g[r] rows[vi + r] (H*g with rows = S, U g with U)."""
     for a in range(6):
@@ -119,7 +119,7 @@ def _add_rows_combination(rows, vi, n, g, z, zi):
         z[zi, a] += acc
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _update_rows(X, vi, n, c, d, inverse, h):
     """X[vi + r, c] ← x ∓ d[r]; h ← the result (``inverse``) or the old x."""
     for r in range(n):
@@ -129,7 +129,7 @@ def _update_rows(X, vi, n, c, d, inverse, h):
         h[r] = y if inverse else x
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _column_is_zero(X, vi, n, c, Zk):
     """True when column c has no entry at body k's dofs and no force gathered from its
     children: the gather then leaves it zero there. Columns supported on a few dofs (the
@@ -144,7 +144,7 @@ def _column_is_zero(X, vi, n, c, Zk):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def factor_gather(mi, mf, ws, X, Z, inverse):
     """X ← [I + HφK] X, or with ``inverse`` X ← [I − HψK] X = [I + HφK]⁻¹ X, in place.
 
@@ -174,7 +174,7 @@ def factor_gather(mi, mf, ws, X, Z, inverse):
                 add_force_to_parent(w.R, w.t, k, Zk, c, Z[p], c)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def factor_scatter(mi, mf, ws, X, Z, inverse):
     """X ← [I + HφK]* X, or with ``inverse`` X ← [I − HψK]* X, in place.
 
@@ -202,7 +202,7 @@ def factor_scatter(mi, mf, ws, X, Z, inverse):
             _add_rows_combination(w.S, vi, n, h, Zk, c)  # s = a⁺ + H* h
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def apply_dinv(mi, mf, ws, X, inverse):
     """X ← D⁻¹X (``inverse``) or X ← DX, blockwise, D(k) = H(k)U(k) (D block diagonal)."""
     m = model_tables(mi, mf)

@@ -51,7 +51,7 @@ def frame_jacobian_kernel(mi, mf, ws, q, body, fR, fp, mode, J):
     return OK
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def jacobian_columns(m, w, body, fR, fp, mode, J):
     """The nonzero columns of the Jacobian of the frame at pose (fR, fp) in ``body`` into
     ``J`` (whose other columns are left as they are), from the joint maps ``w.S`` and the

@@ -30,20 +30,20 @@ from .primitives import axis_coriolis_term, compose_pose, coriolis_term, motion_
 # no external forces) is passed as an empty array rather than None, so that Numba compiles
 # one version of each kernel (each version costs seconds of compile time).
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def absent(ws):
     """An empty vector (0,), the stand-in for an absent rate or force argument."""
     return carve(ws, 0, 0)
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def no_forces(ws):
     """An empty (0, 6) array: no external forces."""
     return carve(ws, 0, (0, 6))
 
 
 # --------------------------------------------------------------------------- input checks
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def nonfinite(x):
     for k in range(x.shape[0]):
         if not math.isfinite(x[k]):
@@ -51,7 +51,7 @@ def nonfinite(x):
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def state_status(first, second, third, fext):
     """Status code of the first non-finite state argument, ``OK`` when all are finite.
     Absent arguments are empty arrays (``fext`` (0, 6)), which are finite."""
@@ -67,7 +67,7 @@ def state_status(first, second, third, fext):
     return OK
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def quaternions_ok(m, q):
     """False when a free or spherical joint's quaternion is zero."""
     for i in range(m.nb):
@@ -79,19 +79,19 @@ def quaternions_ok(m, q):
     return True
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def forces_shape_ok(m, fext):
     """``fext`` is an (nb, 6) array, or (0, 6) for no forces."""
     return (fext.shape[0] == 0 or fext.shape[0] == m.nb) and fext.shape[1] == 6
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def rates_shape_ok(m, x):
     """A velocity-sized argument: nv entries, or none (absent: zero)."""
     return x.shape[0] == m.nv or x.shape[0] == 0
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def configuration_status(m, q, ws):
     """Status of a configuration argument: length, finiteness, nonzero quaternions."""
     if not sizes_match(m, q, ws):
@@ -104,7 +104,7 @@ def configuration_status(m, q, ws):
 
 
 # --------------------------------------------------------------------------- passes
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def joint_placements(mi, mf, ws, q):
     """Pose ``(w.R[k], w.t[k])`` of each body in its parent and the joint maps ``w.S``:
     (R, t) = (R_tree R_J(q), p_tree + R_tree p_J(q)), the joint placement followed by the
@@ -116,7 +116,7 @@ def joint_placements(mi, mf, ws, q):
         place_body(m, w, i, q)
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def place_body(m, w, i, q):
     """Body i's part of :func:`joint_placements`. Revolute joints about a coordinate axis
     and placements without rotation take short paths (no general 3×3 products)."""
@@ -167,7 +167,7 @@ def place_body(m, w, i, q):
                 R[i, a, b] = Rj[i, a, b]
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def world_poses(mi, mf, ws):
     """World pose of every body: (Rw, pw)[k] = (Rw, pw)[℘(k)] ∘ (R, t)[k]."""
     m = model_tables(mi, mf)
@@ -176,7 +176,7 @@ def world_poses(mi, mf, ws):
         world_pose(m, w, i)
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def world_pose(m, w, i):
     """Body i's part of :func:`world_poses` (its parent's world pose must be known)."""
     p = m.parent[i]
@@ -189,7 +189,7 @@ def world_pose(m, w, i):
         compose_pose(w.Rw, w.pw, p, w.R, w.t, i, w.Rw, w.pw, i)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def body_velocities(mi, mf, ws, v):
     """V(k) = φ*(℘(k), k) V(℘(k)) + H*(k)θ̇(k) into ``w.V`` and the Coriolis term
     a(k) = V(k) × H*(k)θ̇(k) + Ḣ*(k)θ̇(k) [Jain12, eq. 11] into ``w.coriolis``."""
@@ -219,7 +219,7 @@ def body_velocities(mi, mf, ws, v):
         coriolis_term(m.joint_type[i], i, S, vi, n, v, V, C)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def body_accelerations(mi, mf, ws, qdd, gravity, has_v):
     """α(k) = φ*(℘(k), k) α(℘(k)) + H*(k) θ̈(k) + a(k) [Jain12, eq. 15] into ``w.alpha``.
 

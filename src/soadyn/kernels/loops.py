@@ -81,19 +81,19 @@ def loop_row_count(li, lf):
     return L.first_row[L.n - 1] + LOOP_ROWS_BY_KIND[L.kind[L.n - 1]]
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _cross(a, b, out):
     out[0] = a[1] * b[2] - a[2] * b[1]
     out[1] = a[2] * b[0] - a[0] * b[2]
     out[2] = a[0] * b[1] - a[1] * b[0]
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _dot(a, b):
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _matvec(R, x, out, transpose):
     for a in range(3):
         acc = 0.0
@@ -102,7 +102,7 @@ def _matvec(R, x, out, transpose):
         out[a] = acc
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def rotation_vector(R, out):
     """out = log(R)^∨, the rotation vector of a rotation matrix (angle in [0, π])."""
     c = 0.5 * (R[0, 0] + R[1, 1] + R[2, 2] - 1.0)
@@ -131,7 +131,7 @@ def rotation_vector(R, out):
     out[0], out[1], out[2] = k * w0, k * w1, k * w2
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _node(w, b, Rl, pl, has_v, Rn, on, Vn, An):
     """World pose (Rn, on), velocity Vn and velocity-product acceleration An (local) of
     a node fixed to body ``b`` at the pose (Rl, pl) there (b < 0: the world)."""
@@ -163,7 +163,7 @@ def _node(w, b, Rl, pl, has_v, Rn, on, Vn, An):
     _node_motion(w.alpha, b, Rl, pl, An)
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _node_motion(src, b, Rl, pl, dst):
     """dst = body-``b`` motion vector src[b] expressed at the node (its axes and origin)."""
     w0, w1, w2 = src[b, 0], src[b, 1], src[b, 2]
@@ -176,7 +176,7 @@ def _node_motion(src, b, Rl, pl, dst):
         dst[3 + a] = Rl[0, a] * l0 + Rl[1, a] * l1 + Rl[2, a] * l2
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _emit(r, cP, cS, extra, res, JP, JS, AP, AS, nv, G, ubias, resid, sel):
     """One constraint row: G row = cP·J_P + cS·J_S, 𝔘̊ = −(cP·A_P + cS·A_S + extra)."""
     acc = extra
@@ -193,7 +193,7 @@ def _emit(r, cP, cS, extra, res, JP, JS, AP, AS, nv, G, ubias, resid, sel):
         G[r, k] = s
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _emit_rotation(r, n, extra, res, Rrel, cP, cS, tmp, J, AP, AS, nv, G, ubias, resid, sel):
     """A rotation row n·ω_rel = n·(R_rel ω_S − ω_P): Q = [−n, 0 | R_relᵀ n, 0]."""
     _matvec(Rrel, n, tmp, True)
@@ -230,7 +230,7 @@ def loop_constraints_kernel(mi, mf, ws, q, v, li, lf, J, G, ubias, resid, sel):
     return OK
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def loop_kinematics(mi, mf, ws, q, v):
     """What the loop rows read: body poses (parent and world), and with a nonempty ``v``
     the body velocities and the velocity-product accelerations J̇θ̇ (``w.alpha`` at θ̈ = 0,
@@ -242,7 +242,7 @@ def loop_kinematics(mi, mf, ws, q, v):
         body_accelerations(mi, mf, ws, absent(ws), False, True)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def loop_rows_pass(mi, mf, ws, li, lf, has_v, J, G, ubias, resid, sel):
     """The rows of every loop joint into G, 𝔘̊ (``ubias``), the residuals and the node
     selections, from the state :func:`loop_kinematics` left in the workspace."""

@@ -34,7 +34,7 @@ from ..core.status import BAD_SHAPE, OK
 from .innovations import atbi, spo_adjoint_blocks
 
 # --------------------------------------------------------------------------- 6×6 helpers
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _mul6(A, B, out, transpose_a=False):
     """out = A B, or Aᵀ B with ``transpose_a`` (6×6)."""
     for a in range(6):
@@ -46,7 +46,7 @@ def _mul6(A, B, out, transpose_a=False):
 
 
 # --------------------------------------------------------------------------- Υ
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def upsilon_pass(mi, mf, ws, A, Ups, tmp):
     """Υ(k) = A_k Υ(℘(k)) A_kᵀ + H*(k)D⁻¹(k)H(k) with A_k = ψ*(℘(k), k), base to tips.
 
@@ -97,7 +97,7 @@ def eoscm_diagonal_kernel(mi, mf, ws, q, A, Ups):
 
 
 # --------------------------------------------------------------------------- Λ
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _transfer_group(head, nxt, T, X, tmp):
     """X_f ← T X_f for every frame f of the list starting at ``head``."""
     f = head
@@ -107,7 +107,7 @@ def _transfer_group(head, nxt, T, X, tmp):
         f = nxt[f]
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _set_pair(Lam, f, g, Xf, Wg):
     """Λ(f, g) = X_fᵀ W_g and Λ(g, f) = its transpose."""
     for a in range(6):
@@ -119,7 +119,7 @@ def _set_pair(Lam, f, g, Xf, Wg):
             Lam[6 * g + b, 6 * f + a] = acc
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _meet(Lam, Ups, head, nxt, X, W, new, among_new):
     """Λ(f, g) = X_f* Υ X_g for every frame g of the list ``new`` and f of the list ``head``
     (both anchored at the body of Υ) and, with ``among_new``, for every pair within ``new``."""
@@ -153,7 +153,7 @@ def buffer_sizes(nb, m):
     return 3 * nb * 36 + 2 * m * 36 + 2 * 36, 5 * nb + m
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def oscm_scratch(fbuf, ibuf, nb, m):
     """Named views (:class:`OscmScratch`) of the float and integer scratch."""
     o = 0

@@ -18,7 +18,7 @@ from numba import njit
 from ..core.joints import COMPOSITE, composite_bias
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def motion_to_child(R, t, i, src, si, dst, di):
     """dst[di] = φ*(℘(i), i) src[si]."""
     w0, w1, w2 = src[si, 0], src[si, 1], src[si, 2]
@@ -30,7 +30,7 @@ def motion_to_child(R, t, i, src, si, dst, di):
         dst[di, 3 + a] = R[i, 0, a] * l0 + R[i, 1, a] * l1 + R[i, 2, a] * l2
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def parent_acceleration(R, t, i, p, g, gravity, A):
     """A[i] = α⁺(i) = φ*(℘(i), i) α(℘(i)); for a root (p < 0) α(world) = −g when
     ``gravity`` (the fictitious base acceleration that models gravity), else 0."""
@@ -43,7 +43,7 @@ def parent_acceleration(R, t, i, p, g, gravity, A):
             A[i, k] = 0.0
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def compose_pose(Ra, pa, ia, Rb, pb, ib, Rout, pout, io):
     """(Rout, pout)[io] = (Ra, pa)[ia] ∘ (Rb, pb)[ib] = (Ra Rb, pa + Ra pb).
 
@@ -72,7 +72,7 @@ def compose_pose(Ra, pa, ia, Rb, pb, ib, Rout, pout, io):
     Rout[io, 2, 2] = a20 * b02 + a21 * b12 + a22 * b22
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def gravity_to_child(R, t, i, g, dst, di):
     """dst[di] = φ*(world, i) [0; −g]: the base acceleration that models gravity."""
     for a in range(3):
@@ -80,7 +80,7 @@ def gravity_to_child(R, t, i, g, dst, di):
         dst[di, 3 + a] = -(R[i, 0, a] * g[0] + R[i, 1, a] * g[1] + R[i, 2, a] * g[2])
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def add_force_to_parent(R, t, i, src, si, dst, di):
     """dst[di] += φ(℘(i), i) src[si]."""
     f0 = R[i, 0, 0] * src[si, 3] + R[i, 0, 1] * src[si, 4] + R[i, 0, 2] * src[si, 5]
@@ -97,7 +97,7 @@ def add_force_to_parent(R, t, i, src, si, dst, di):
     dst[di, 5] += f2
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def rotate_symmetric(r00, r01, r02, r10, r11, r12, r20, r21, r22, a00, a01, a02, a11, a12, a22):
     """Upper triangle of R A Rᵀ for a symmetric 3×3 A (given by its upper triangle):
     W = A Rᵀ, then R W (45 multiplications)."""
@@ -115,7 +115,7 @@ def rotate_symmetric(r00, r01, r02, r10, r11, r12, r20, r21, r22, a00, a01, a02,
             r10 * w02 + r11 * w12 + r12 * w22, r20 * w02 + r21 * w12 + r22 * w22)
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def add_inertia_to_parent(R, t, i, src, dst, di, tmp):
     """dst[di] += φ(℘(i), i) src φ*(℘(i), i) for a symmetric 6×6 ``src``.
 
@@ -158,7 +158,7 @@ def add_inertia_to_parent(R, t, i, src, dst, di, tmp):
                          c00, c01, c02, c11, c12, c22)
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def add_inertia_to_parent_about_axis(R, t, i, k, src, dst, di):
     """:func:`add_inertia_to_parent` when R is a rotation about the coordinate axis e_k
     (a revolute joint about e_k with an unrotated placement: R = R_J).
@@ -202,7 +202,7 @@ def add_inertia_to_parent_about_axis(R, t, i, k, src, dst, di):
                          c00, c01, c02, c11, c12, c22)
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _add_shifted_inertia(dst, di, l0, l1, l2, t0, t1, t2, e00, e01, e02, e11, e12, e22,
                          b00, b01, b02, b10, b11, b12, b20, b21, b22, c00, c01, c02, c11, c12, c22):
     """dst[di] += [[A'', B''], [B''ᵀ, C']] for blocks A', B', C' already in the parent's
@@ -252,7 +252,7 @@ def _add_shifted_inertia(dst, di, l0, l1, l2, t0, t1, t2, e00, e01, e02, e11, e1
             d[c, r] = d[r, c]
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _add_symmetric_block(d, r0, r1, r2, c0, c1, c2, x00, x01, x02, x11, x12, x22):
     """d[(r_a, c_b)] += x_ab for a ≤ b (the upper triangle of a 3×3 block); for a
     diagonal block (r = c) also mirror it."""
@@ -268,7 +268,7 @@ def _add_symmetric_block(d, r0, r1, r2, c0, c1, c2, x00, x01, x02, x11, x12, x22
         d[r2, c1] = d[r1, c2]
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def inertia_times_motion(I, i, src, si, dst, di):
     """dst[di] = I[i] src[si] (6×6 times 6)."""
     for a in range(6):
@@ -278,7 +278,7 @@ def inertia_times_motion(I, i, src, si, dst, di):
         dst[di, a] = acc
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def add_cross_force(V, vi, h, hi, dst, di):
     """dst[di] += V[vi] ×* h[hi] (force cross product)."""
     w0, w1, w2, v0, v1, v2 = V[vi, 0], V[vi, 1], V[vi, 2], V[vi, 3], V[vi, 4], V[vi, 5]
@@ -291,7 +291,7 @@ def add_cross_force(V, vi, h, hi, dst, di):
     dst[di, 5] += w0 * f1 - w1 * f0
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def coriolis_term(joint_type, i, S, vi, nv, v, V, C):
     """C[i] = a(k) = V(k) × (H* θ̇)(k) + Ḣ*θ̇ (Coriolis acceleration, [Jain12, eq. 11]).
 
@@ -318,7 +318,7 @@ def coriolis_term(joint_type, i, S, vi, nv, v, V, C):
             C[i, a] += composite_bias(S, vi, nv, v, a)
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def spd_inverse(D, Dinv, i, n, tmp):
     """Dinv[i][:n,:n] = D⁻¹ for a symmetric positive-definite n×n ``D`` (n ≤ 6).
 
@@ -363,7 +363,7 @@ def spd_inverse(D, Dinv, i, n, tmp):
     return True
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def axis_coriolis_term(V, i, k, x, C):
     """C[i] = V(i) × (x e_k): the Coriolis term a(k) of a joint whose map is the unit
     column e_k (k = 0..5, angular-first) moving at rate x ([Jain12, eq. 11]; Ḣ* = 0)."""
@@ -388,7 +388,7 @@ def axis_coriolis_term(V, i, k, x, C):
         C[i, 3 + j2] = -V[i, j1] * x
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def rigid_inertia_matrix(src, i, P, di):
     """P[di] = the 6×6 spatial inertia [[I_o, [h]×], [[h]×ᵀ, m 1]] of the 10 parameters
     src[i] (see ``ModelTables.rigid``)."""
@@ -408,7 +408,7 @@ def rigid_inertia_matrix(src, i, P, di):
     d[5, 3], d[5, 4], d[5, 5] = 0.0, 0.0, m
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def add_rigid_inertia_to_parent(R, t, i, src, dst, di):
     """dst[di] += φ(℘(i), i) src[i] φ*(℘(i), i) for rigid-body inertias in 10-parameter
     form (see ``ModelTables.rigid``): with g = R h,
@@ -432,7 +432,7 @@ def add_rigid_inertia_to_parent(R, t, i, src, dst, di):
     _add_shifted_rigid_inertia(dst, di, 0, 1, 2, t0, t1, t2, m, g0, g1, g2, i00, i01, i02, i11, i12, i22)
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def add_rigid_inertia_to_parent_about_axis(R, t, i, k, src, dst, di):
     """:func:`add_rigid_inertia_to_parent` when R is a rotation about the coordinate
     axis e_k (worked in the cyclically permuted coordinates (k, k + 1, k + 2), see
@@ -453,7 +453,7 @@ def add_rigid_inertia_to_parent_about_axis(R, t, i, k, src, dst, di):
         ss * p11 + 2.0 * cs * p12 + cc * p22)
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def sym_param(a, b):
     """Index of entry (a, b) of I_o in the 10-parameter form (m, h (3), I00, I01, I02,
     I11, I12, I22)."""
@@ -462,7 +462,7 @@ def sym_param(a, b):
     return 4 + a * (5 - a) // 2 + b
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _add_shifted_rigid_inertia(dst, di, l0, l1, l2, t0, t1, t2, m, g0, g1, g2,
                                i00, i01, i02, i11, i12, i22):
     """dst[di] += the rigid inertia (m, g, I) already rotated to the parent's axes and
@@ -481,7 +481,7 @@ def _add_shifted_rigid_inertia(dst, di, l0, l1, l2, t0, t1, t2, m, g0, g1, g2,
     dst[di, sym_param(l2, l2)] += i22 - 2.0 * t2 * g2 - m * t2 * t2 + d2
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def rigid_inertia_times(src, i, w0, w1, w2, l0, l1, l2):
     """The momentum [I_o ω + h × v; m v − h × ω] (6 scalars) of the rigid-body inertia
     src[i] (10-parameter form, see ``ModelTables.rigid``) moving with [ω; v]."""
@@ -495,7 +495,7 @@ def rigid_inertia_times(src, i, w0, w1, w2, l0, l1, l2):
             m * l2 - h0 * w1 + h1 * w0)
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def rigid_inertia_times_joint_column(code, i, src, S, col):
     """src[i] H*(i)[:, col] (6 scalars) for a rigid inertia in 10-parameter form; for a
     unit-column joint (``code`` = its ``axis_code`` ≠ 0) the entries are read, not
@@ -519,7 +519,7 @@ def rigid_inertia_times_joint_column(code, i, src, S, col):
             sg * m if k == 2 else 0.0)
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def joint_column_to_world(code, i, S, col, Rw, pw):
     """Joint-map column ``col`` of body i in world axes at the world origin (6 scalars,
     see :func:`motion_to_world`); a unit-column joint (``code`` = its ``axis_code`` ≠ 0)
@@ -536,7 +536,7 @@ def joint_column_to_world(code, i, S, col, Rw, pw):
     return motion_to_world(Rw, pw, i, S[col, 0], S[col, 1], S[col, 2], S[col, 3], S[col, 4], S[col, 5])
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def motion_to_world(Rw, pw, i, w0, w1, w2, l0, l1, l2):
     """A motion vector [ω; v] of body i (body axes, body origin) in world axes at the
     world origin: [Rw ω; Rw v + pw × Rw ω] (Rw, pw: the body's world pose)."""
@@ -550,7 +550,7 @@ def motion_to_world(Rw, pw, i, w0, w1, w2, l0, l1, l2):
     return a0, a1, a2, b0, b1, b2
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def force_to_world(Rw, pw, i, n0, n1, n2, f0, f1, f2):
     """A force [n; f] on body i (body axes, about the body origin) in world axes about
     the world origin: [Rw n + pw × Rw f; Rw f] (the motion map with the roles of the
@@ -559,7 +559,7 @@ def force_to_world(Rw, pw, i, n0, n1, n2, f0, f1, f2):
     return m0, m1, m2, g0, g1, g2
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def rigid_times_motion(rigid, i, src, si, dst, di):
     """dst[di] = M(i) src[si]: the momentum of body i's rigid inertia (10-parameter form,
     ``ModelTables.rigid``) moving with the motion src[si]."""
@@ -567,7 +567,7 @@ def rigid_times_motion(rigid, i, src, si, dst, di):
         rigid, i, src[si, 0], src[si, 1], src[si, 2], src[si, 3], src[si, 4], src[si, 5])
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def add_bias_force(rigid, i, V, vi, dst, di):
     """dst[di] += b(i) = V ×* M(i) V, the velocity-dependent force of body i moving with
     V[vi] ([Jain12], b(k) in eq. 14), in scalars."""

@@ -20,7 +20,7 @@ from .kinematics import (body_accelerations, body_velocities, configuration_stat
 from .primitives import add_bias_force, add_force_to_parent, rigid_times_motion
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def body_forces_pass(mi, mf, ws, fext, has_v):
     """f(k) = M(k)α(k) + b(k) − f_ext(k) into ``w.f``, b(k) = V(k) ×* M(k)V(k)
     [Jain12, eq. 14]. Needs ``w.alpha`` (and ``w.V`` when ``has_v``)."""
@@ -35,7 +35,7 @@ def body_forces_pass(mi, mf, ws, fext, has_v):
                 w.f[i, k] -= fext[i, k]
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def generalized_forces_pass(mi, mf, ws, tau):
     """The tips-to-base gather f(℘(k)) += φ(℘(k), k) f(k) and T(k) = H(k) f(k) into
     ``tau`` [Jain12, eq. 12]."""

@@ -28,7 +28,7 @@ from .layout import (articulated_inertia, bias_force, cluster_bodies, cluster_sc
                      motion_subspace, velocity_product)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def articulated_cluster_pass(mi, mf, ci, cf, cws, tau, with_bias):
     """The backward pass of C-ABA (module docstring). I^a is projected as
     ^λX* I^A ^kX − (^λX*U) D⁻¹ (^λX*U)ᵀ: the rank-n_y correction is carried by the n_y
@@ -123,7 +123,7 @@ def articulated_cluster_pass(mi, mf, ci, cf, cws, tau, with_bias):
     return True
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _receives(c, bodies, local):
     """Whether some body of ``bodies`` has the parent cluster's body ``local`` as output body."""
     for i in bodies:
@@ -132,7 +132,7 @@ def _receives(c, bodies, local):
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def cluster_acceleration_pass(mi, mf, ws, ci, cws, gravity, ydd, solve):
     """The forward pass over clusters (module docstring): body accelerations into the
     tree workspace's ``alpha``; with ``solve`` ÿ_k = D_k⁻¹(u_k − U_kᵀ a') into ``ydd``,

@@ -19,7 +19,7 @@ from .layout import (articulated_inertia, bias_force, cluster_bodies, cluster_ta
                      inertia_subspace, inverse_joint_inertia, motion_subspace, reflected_inertia)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def init_cluster_inertias(mi, mf, ws, ci, cws, with_bias, fext):
     """I^A_k = block(I_i) [Chignoli23, eq. 14] and, with ``with_bias``,
     p^A_k = stack(v_i ×* I_i v_i − f_ext,i) (eq. 34), for every cluster (needs the body
@@ -45,7 +45,7 @@ def init_cluster_inertias(mi, mf, ws, ci, cws, with_bias, fext):
                         pA[a, r] -= fext[i, r]
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _nonzero(M):
     for r in range(6):
         for e in range(6):
@@ -54,7 +54,7 @@ def _nonzero(M):
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _add_transformed_block(Ro, to, ia, ib, M, dst, tmp):
     """dst += φ(Λ(a), a) M φ*(Λ(b), b) for a 6×6 block M coupling two bodies a ≠ b."""
     for r in range(6):
@@ -73,7 +73,7 @@ def _add_transformed_block(Ro, to, ia, ib, M, dst, tmp):
             dst[r, col] += tmp[2, col, r]
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def project_cluster_inertia(c, w, k):
     """I_λ(k) += ^λX*_k I_k ^kX_λ for the cluster inertia I_k (n × n body blocks) of
     cluster k [Chignoli23, eq. 55]: block (a, b) lands on the output bodies' block
@@ -96,7 +96,7 @@ def project_cluster_inertia(c, w, k):
                 _add_transformed_block(w.Ro, w.to, ia, ib, IA[a, b], IAp[la, c.output_local[ib]], w.tmp)
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def invert_joint_inertia(c, cf, w, k):
     """D_k = S_kᵀ U_k + H̃_k [Chignoli23, eq. 49; H̃_k the optional reflected inertia] and
     D_k⁻¹ into ``inverse_joint_inertia(c, w, k)``. False when D_k is not positive definite."""

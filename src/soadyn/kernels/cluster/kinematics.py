@@ -25,7 +25,7 @@ from .layout import (NONLINEAR, cluster_bodies, cluster_tables, cluster_workspac
                      velocity_product)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def output_poses(mi, mf, ws, ci, cws):
     """(Ro, to)[i]: the pose of body i in its output body Λ(i), composed along the tree
     path inside the cluster [Chignoli23, eq. 17–18]. Needs ``joint_placements``."""
@@ -54,7 +54,7 @@ def output_poses(mi, mf, ws, ci, cws):
                     Ro[i, a, b] = t.R[i, a, b]
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def cluster_subspaces(mi, mf, ws, ci, cf, cws, with_bias):
     """S_k [Chignoli23, eq. 24] and, with ``with_bias``, c_k = Ṡ_k ẏ_k (eq. 25–26) for every
     cluster. Needs ``joint_placements`` (and ``body_velocities`` for c_k)."""

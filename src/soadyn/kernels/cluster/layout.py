@@ -128,7 +128,7 @@ def cluster_workspace(cws, c, nq, nv):
 
 
 # --------------------------------------------------------------------------- per-cluster views
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def cluster_bodies(c, k):
     """The bodies of cluster k (n_bodies,), ascending."""
     return carve(c.bodies, c.body_start[k], c.n_bodies[k])
@@ -146,44 +146,44 @@ def velocity_product(c, w, k):
     return carve(w.flat, c.c_offset[k], (c.n_bodies[k], 6))
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def bias_force(c, w, k):
     """p^A_k (n_bodies, 6), the articulated-cluster bias force [Chignoli23, eq. 34, 56]."""
     return carve(w.flat, c.pA_offset[k], (c.n_bodies[k], 6))
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def inertia_subspace(c, w, k):
     """U_k = I^A_k S_k (n_y, n_bodies, 6) [Chignoli23, Alg. 1]."""
     return carve(w.flat, c.U_offset[k], (c.n_y[k], c.n_bodies[k], 6))
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def articulated_inertia(c, w, k):
     """I^A_k (n_bodies, n_bodies, 6, 6), the articulated-cluster inertia as body blocks."""
     n = c.n_bodies[k]
     return carve(w.flat, c.IA_offset[k], (n, n, 6, 6))
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def inverse_joint_inertia(c, w, k):
     """D_k⁻¹ (n_y, n_y), D_k = S_kᵀ U_k (+ H̃_k)."""
     return carve(w.flat, c.Dinv_offset[k], (c.n_y[k], c.n_y[k]))
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def innovation(c, w, k):
     """u_k = τ_k − S_kᵀ p^A_k (n_y,) [Chignoli23, Alg. 1]."""
     return carve(w.flat, c.u_offset[k], c.n_y[k])
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def cluster_scratch(c, w, k):
     """Two (n_y,) scratch vectors of cluster k."""
     return carve(w.flat, c.y_offset[k], c.n_y[k]), carve(w.flat, c.t_offset[k], c.n_y[k])
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def explicit_map(c, cf, w, k):
     """(G_k (n_spanning, n_y), g_k (n_spanning,)) of a constrained cluster, q̇_k = G_k ẏ_k,
     q̈_k = G_k ÿ_k + g_k [Chignoli23, eq. 3]: constants in ``cf`` for a rigid or linear
@@ -193,13 +193,13 @@ def explicit_map(c, cf, w, k):
     return carve(src, c.G_offset[k], (nc, ny)), carve(src, c.g_offset[k], nc)
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def reflected_inertia(c, cf, k):
     """H̃_k (n_y, n_y), added to D_k (the approximate models of [Chignoli23, §II-C])."""
     return carve(cf, c.armature_offset[k], (c.n_y[k], c.n_y[k]))
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def force_columns(w, area, ncols, nbodies):
     """A view (ncols, nbodies, 6) of force scratch area ``area`` (0 or 1): ncols force
     columns, one spatial force per body of a cluster."""
