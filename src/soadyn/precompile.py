@@ -58,6 +58,11 @@ def _tree_batches():
     sd.mass_matrix(m, Q)
     sd.forward_kinematics(m, Q, V, A)
     sd.mass_matrix_inverse(m, Q)
+    sd.frame_jacobian(m, Q, m.frames[-1].name)
+    sd.kinetic_energy(m, Q, V)
+    sd.log_det_mass_matrix(m, Q)
+    sd.articulated_inertias(m, Q)
+    sd.operational_space_compliance(m, Q, [m.frames[-1].name])
 
 
 def _operator_kernels():
@@ -70,6 +75,11 @@ def _operator_kernels():
     frames = [m.frames[-1].name, m.frames[3].name]
     sd.operational_space_compliance(m, q, frames)
     sd.operational_space_inertia(m, q, frames[:1])
+    sd.dynamics.oscm.eoscm_diagonal(m, q)
+    x = np.ones((m.nv, 2))
+    sd.dynamics.innovations.apply_innovations_factor(m, q, x)
+    sd.dynamics.spo.spo_product(m, q, np.ones((m.nbodies, 6)))
+    sd.dynamics.spo.influence_product(m, np.ones((m.nbodies, 6, 6)), np.ones((m.nbodies, 6)))
 
 
 def _closed_chain_methods():

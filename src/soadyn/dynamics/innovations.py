@@ -8,8 +8,8 @@ import numpy as np
 
 from ..core import validation as val
 from ..core.call import Arg, CompiledFunction
-from ..kernels.innovations import (articulated_inertias_kernel, factor_product_kernel, log_det_kernel,
-                                   mass_matrix_inverse_batch, mass_matrix_inverse_kernel)
+from ..kernels.innovations import (articulated_inertias_batch, articulated_inertias_kernel, factor_product_kernel,
+                                   log_det_batch, log_det_kernel, mass_matrix_inverse_batch, mass_matrix_inverse_kernel)
 
 __all__ = ["articulated_inertias", "mass_matrix_inverse", "log_det_mass_matrix",
            "apply_innovations_factor", "ArticulatedInertias"]
@@ -31,11 +31,11 @@ def _allocate_articulated(c, state):
     return np.empty((c.nb, 6, 6)), np.empty((c.nv, c.nv)), np.empty((6, c.nv))
 
 
-_ARTICULATED = CompiledFunction(articulated_inertias_kernel, "loop", (Arg("q", "nq"),), _articulated_outputs,
+_ARTICULATED = CompiledFunction(articulated_inertias_kernel, articulated_inertias_batch, (Arg("q", "nq"),), _articulated_outputs,
                                 allocate=_allocate_articulated, tree_function="articulated_inertias")
 _MINV = CompiledFunction(mass_matrix_inverse_kernel, mass_matrix_inverse_batch, (Arg("q", "nq"),), "vv_shape",
                          tree_function="mass_matrix_inverse")
-_LOG_DET = CompiledFunction(log_det_kernel, "loop", (Arg("q", "nq"),), lambda c, state, params: ((1,),),
+_LOG_DET = CompiledFunction(log_det_kernel, log_det_batch, (Arg("q", "nq"),), lambda c, state, params: ((1,),),
                             tree_function="log_det_mass_matrix")
 
 

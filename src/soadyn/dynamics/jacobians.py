@@ -2,14 +2,14 @@
 from __future__ import annotations
 
 from ..core.call import Arg, CompiledFunction
-from ..kernels.jacobians import frame_jacobian_kernel
+from ..kernels.jacobians import frame_jacobian_batch, frame_jacobian_kernel
 
 __all__ = ["frame_jacobian", "REFERENCES"]
 
 #: reference frames of a Jacobian (Pinocchio's names)
 REFERENCES = {"local": 0, "local_world_aligned": 1, "world": 2}
 
-_JACOBIAN = CompiledFunction(frame_jacobian_kernel, "loop", (Arg("q", "nq"),), "jacobian_shape")
+_JACOBIAN = CompiledFunction(frame_jacobian_kernel, frame_jacobian_batch, (Arg("q", "nq"),), "jacobian_shape")
 
 
 def frame_jacobian(model, q, frame, reference="local", *, out=None, workspace=None):

@@ -89,62 +89,66 @@ def frame_placement(model, q, frame):
     of a frame fixed to the world). ``q`` may be batched, giving (B, 4, 4)."""
     f = model.frame(frame)
     r = forward_kinematics(model, q)
-    if r.rotations.ndim == 4:
-        return np.stack([_frame_pose(f, R, p) for R, p in zip(r.rotations, r.positions)])
-    return _frame_pose(f, r.rotations, r.positions)
-
-
-def _frame_pose(f, Rs, ps):
-    T = np.eye(4)
+    lead = r.rotations.shape[:-3]  # () or (B,)
+    T = np.zeros(lead + (4, 4))
+    T[..., 3, 3] = 1.0
     if f.body < 0:
-        T[:3, :3] = f.rotation
-        T[:3, 3] = f.translation
+        T[..., :3, :3] = f.rotation
+        T[..., :3, 3] = f.translation
     else:
-        T[:3, :3] = Rs[f.body] @ f.rotation
-        T[:3, 3] = ps[f.body] + Rs[f.body] @ f.translation
+        Rb, pb = r.rotations[..., f.body, :, :], r.positions[..., f.body, :]
+        T[..., :3, :3] = Rb @ f.rotation
+        T[..., :3, 3] = pb + Rb @ f.translation
     return T
 
 
-def _frame_motion(f, Rb, pb_, M, reference):
-    """Express a body-frame motion vector of the frame's body at the frame."""
-    if f.body < 0:
-        return np.zeros(6)
-    w = M[:3]
-    vo = M[3:] + np.cross(w, f.translation)  # velocity of the frame origin, body axes
-    if reference == "local":
-        Rt = f.rotation.T
-        return np.concatenate([Rt @ w, Rt @ vo])
-    ww = Rb @ w
-    if reference == "local_world_aligned":
-        return np.concatenate([ww, Rb @ vo])
-    if reference == "world":
-        origin = pb_ + Rb @ f.translation
-        return np.concatenate([ww, Rb @ vo - np.cross(ww, origin)])
-    raise ValueError(f"reference: expected 'local', 'world' or 'local_world_aligned', got {reference!r}")
+#: reference frames of frame velocities and accelerations (as for Jacobians)
+_MOTION_REFERENCES = ("local", "local_world_aligned", "world")
 
 
 def frame_velocity(model, q, v, frame, reference="local"):
-    """Spatial velocity [ω; v] (6,) of a frame.
+    """Spatial velocity [ω; v] (6,) of a frame, or (B, 6) for batched q (B, nq) and v (B, nv).
 
     ``reference="local"``: frame axes, velocity of the frame origin;
     ``"local_world_aligned"``: world axes, velocity of the frame origin;
     ``"world"``: world axes, velocity of the body point at the world origin
-    (Pinocchio's LOCAL, LOCAL_WORLD_ALIGNED and WORLD).
+    (Pinocchio's LOCAL, LOCAL_WORLD_ALIGNED and WORLD). [rad/s, m/s]
     """
-    f = model.frame(frame)
+    f = _frame_and_reference(model, frame, reference)
     r = forward_kinematics(model, q, v)
-    if r.rotations.ndim == 4:
-        raise ValueError("q: frame_velocity takes a single state; use forward_kinematics for batches")
-    b = max(f.body, 0)
-    return _frame_motion(f, r.rotations[b], r.positions[b], r.velocities[b], reference)
+    return _frame_motion(f, r, r.velocities, reference)
 
 
 def frame_acceleration(model, q, v, a, frame, reference="local"):
     """Spatial acceleration (6,) of a frame (derivative of the spatial velocity, gravity
-    not included); ``reference`` as in :func:`frame_velocity`."""
-    f = model.frame(frame)
+    not included), or (B, 6) for a batch; ``reference`` as in :func:`frame_velocity`.
+    [rad/s², m/s²]"""
+    f = _frame_and_reference(model, frame, reference)
     r = forward_kinematics(model, q, v, a)
-    if r.rotations.ndim == 4:
-        raise ValueError("q: frame_acceleration takes a single state")
-    b = max(f.body, 0)
-    return _frame_motion(f, r.rotations[b], r.positions[b], r.accelerations[b], reference)
+    return _frame_motion(f, r, r.accelerations, reference)
+
+
+def _frame_and_reference(model, frame, reference):
+    if reference not in _MOTION_REFERENCES:
+        raise ValueError(f"reference: expected one of {list(_MOTION_REFERENCES)}, got {reference!r}")
+    return model.frame(frame)
+
+
+def _frame_motion(f, r, motions, reference):
+    """Body-frame motion vectors ``motions`` (..., nb, 6) of the frame's body, expressed
+    at the frame (:func:`frame_velocity`); (..., 6)."""
+    lead = motions.shape[:-2]
+    if f.body < 0:
+        return np.zeros(lead + (6,))
+    M = motions[..., f.body, :]
+    w = M[..., :3]
+    vo = M[..., 3:] + np.cross(w, f.translation)  # velocity of the frame origin, body axes
+    if reference == "local":  # Rᵀx for each row x: x R
+        return np.concatenate([w @ f.rotation, vo @ f.rotation], axis=-1)
+    Rb = r.rotations[..., f.body, :, :]
+    ww = np.einsum("...ij,...j->...i", Rb, w)
+    vw = np.einsum("...ij,...j->...i", Rb, vo)
+    if reference == "local_world_aligned":
+        return np.concatenate([ww, vw], axis=-1)
+    origin = r.positions[..., f.body, :] + Rb @ f.translation
+    return np.concatenate([ww, vw - np.cross(ww, origin)], axis=-1)

@@ -6,12 +6,12 @@ import numpy as np
 
 from ..core.call import Arg, CompiledFunction
 from ..core.compile import derived
-from ..kernels.oscm import buffer_sizes, eoscm_diagonal_kernel, oscm_kernel
+from ..kernels.oscm import buffer_sizes, eoscm_diagonal_kernel, oscm_batch, oscm_kernel
 from .frames import frame_set
 
 __all__ = ["operational_space_compliance", "operational_space_inertia", "eoscm_diagonal"]
 
-_OSCM = CompiledFunction(oscm_kernel, "loop", (Arg("q", "nq"),),
+_OSCM = CompiledFunction(oscm_kernel, oscm_batch, (Arg("q", "nq"),),
                          lambda c, state, params: ((6 * len(params[0]), 6 * len(params[0])),),
                          tree_function="operational_space_compliance")
 _EOSCM = CompiledFunction(eoscm_diagonal_kernel, "loop", (Arg("q", "nq"),), lambda c, state, params: ((c.nb, 6, 6),),
@@ -38,10 +38,10 @@ def operational_space_compliance(model, q, frames, *, out=None, workspace=None):
     Parameters
     ----------
     model : Model
-    q : (nq,) configuration.
+    q : (nq,) configuration, or (B, nq) for a batch (one compiled multi-threaded call).
     frames : a frame name or index, or a sequence of m of them (repeats allowed).
 
-    Returns Λ (6m, 6m), symmetric positive semi-definite: block (f, g) maps a spatial
+    Returns Λ (6m, 6m) (or (B, 6m, 6m)), symmetric positive semi-definite: block (f, g) maps a spatial
     force [n; f] applied at frame g to the spatial acceleration [ω̇; v̇] it induces at
     frame f, both angular first in the frames' own (local) axes — i.e. Λ = J M⁻¹ Jᵀ with
     J the stacked ``frame_jacobian(model, q, f, "local")``. A frame fixed to the world
@@ -61,19 +61,22 @@ def operational_space_inertia(model, q, frames, *, rcond=1e-12, workspace=None):
     ``numpy.linalg.LinAlgError`` is raised, stating the rank. ``rcond``: eigenvalues of Λ
     below ``rcond`` × its largest count as zero.
 
-    Returns (6m, 6m) symmetric positive definite.
+    Returns (6m, 6m) symmetric positive definite, or (B, 6m, 6m) for batched q.
     """
     Lam = operational_space_compliance(model, q, frames, workspace=workspace)
-    w, Vec = np.linalg.eigh(Lam)
-    tol = rcond * max(float(w[-1]), 0.0)
-    if not w[0] > tol:
-        rank = int(np.count_nonzero(w > tol))
+    w, Vec = np.linalg.eigh(Lam)  # also on a stack (B, 6m, 6m)
+    tol = rcond * np.maximum(w[..., -1:], 0.0)
+    singular = ~(w[..., 0] > tol[..., 0])
+    if np.any(singular):
+        bad = int(np.argmax(singular)) if singular.ndim else None
+        rank = int(np.count_nonzero(w[bad] > tol[bad])) if bad is not None else int(np.count_nonzero(w > tol))
         names = frame_set(model, frames).names
+        where = f" (batch entry {bad})" if bad is not None else ""
         raise np.linalg.LinAlgError(
-            f"frames: the operational-space compliance of {names} is singular (rank {rank} of "
-            f"{Lam.shape[0]}): the frames' Jacobian rows are dependent, so the operational-space "
+            f"frames: the operational-space compliance of {names} is singular{where} (rank {rank} of "
+            f"{Lam.shape[-1]}): the frames' Jacobian rows are dependent, so the operational-space "
             "inertia does not exist")
-    return (Vec / w) @ Vec.T
+    return (Vec / w[..., None, :]) @ np.swapaxes(Vec, -1, -2)
 
 
 def eoscm_diagonal(model, q, *, workspace=None):

@@ -62,3 +62,11 @@ def energy_kernel(mi, mf, ws, q, v, out):
             out[3 + a] /= out[2]
             out[6 + a] /= out[2]
     return OK
+
+
+@njit(nogil=True, cache=True)
+def energy_batch(mi, mf, ws, Q, V, out, status, start, stop):
+    """:func:`energy_kernel` on states ``start`` to ``stop − 1`` of a batch, with one workspace (a
+    block of a batched call, see :func:`soadyn.core.call.run_blocks`)."""
+    for b in range(start, stop):
+        status[b] = energy_kernel(mi, mf, ws, Q[b], V[b], out[b])

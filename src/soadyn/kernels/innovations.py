@@ -349,3 +349,19 @@ def articulated_inertias_kernel(mi, mf, ws, q, P_out, D_out, G_out):
                         acc += G_out[a, vi + r] * w.U[vi + r, b]
                 P_out[k, a, b] = acc
     return OK
+
+
+@njit(nogil=True, cache=True)
+def log_det_batch(mi, mf, ws, Q, out, status, start, stop):
+    """:func:`log_det_kernel` on states ``start`` to ``stop − 1`` of a batch, with one workspace (a
+    block of a batched call, see :func:`soadyn.core.call.run_blocks`)."""
+    for b in range(start, stop):
+        status[b] = log_det_kernel(mi, mf, ws, Q[b], out[b])
+
+
+@njit(nogil=True, cache=True)
+def articulated_inertias_batch(mi, mf, ws, Q, P_out, D_out, G_out, status, start, stop):
+    """:func:`articulated_inertias_kernel` on states ``start`` to ``stop − 1`` of a batch, with one workspace (a
+    block of a batched call, see :func:`soadyn.core.call.run_blocks`)."""
+    for b in range(start, stop):
+        status[b] = articulated_inertias_kernel(mi, mf, ws, Q[b], P_out[b], D_out[b], G_out[b])

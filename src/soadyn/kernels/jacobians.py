@@ -98,3 +98,11 @@ def jacobian_columns(m, w, body, fR, fp, mode, J):
                 J[0, col], J[1, col], J[2, col] = w0, w1, w2
                 J[3, col], J[4, col], J[5, col] = l0, l1, l2
         k = m.parent[k]
+
+
+@njit(nogil=True, cache=True)
+def frame_jacobian_batch(mi, mf, ws, Q, body, fR, fp, mode, J, status, start, stop):
+    """:func:`frame_jacobian_kernel` on states ``start`` to ``stop − 1`` of a batch, with one workspace (a
+    block of a batched call, see :func:`soadyn.core.call.run_blocks`)."""
+    for b in range(start, stop):
+        status[b] = frame_jacobian_kernel(mi, mf, ws, Q[b], body, fR, fp, mode, J[b])

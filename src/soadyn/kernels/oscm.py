@@ -98,12 +98,21 @@ def eoscm_diagonal_kernel(mi, mf, ws, q, A, Ups):
 
 # --------------------------------------------------------------------------- Λ
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _copy6(dst, src, transpose=False):
+    """dst ← src (or srcᵀ), 6×6. Element loops, not ``dst[:, :] = src``: Numba compiles
+    the shape-mismatch error path of an array assignment (~4 s per kernel)."""
+    for r in range(6):
+        for c in range(6):
+            dst[r, c] = src[c, r] if transpose else src[r, c]
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _transfer_group(head, nxt, T, X, tmp):
     """X_f ← T X_f for every frame f of the list starting at ``head``."""
     f = head
     while f >= 0:
         _mul6(T, X[f], tmp)
-        X[f, :, :] = tmp
+        _copy6(X[f], tmp)
         f = nxt[f]
 
 
@@ -199,7 +208,7 @@ def oscm_kernel(mi, mf, ws, q, fbody, Bf, fbuf, ibuf, Lam):
             else:
                 nxt[own_tail[b]] = f
             own_tail[b] = f
-            X[f, :, :] = Bf[f]
+            _copy6(X[f], Bf[f])
     Lam[:] = 0.0
     for k in range(nb - 1, -1, -1):
         if own[k] >= 0:
@@ -220,11 +229,11 @@ def oscm_kernel(mi, mf, ws, q, fbody, Bf, fbuf, ibuf, Lam):
         if pending[k]:
             _mul6(A[k], T[k], tmp[1], True)
         else:
-            tmp[1, :, :] = A[k].T
+            _copy6(tmp[1], A[k], True)
         if head[p] < 0:
             head[p] = head[k]
             tail[p] = tail[k]
-            T[p, :, :] = tmp[1]
+            _copy6(T[p], tmp[1])
             pending[p] = 1
             continue
         # two groups meet at p: anchor both there and pair them through Υ(p)
@@ -236,3 +245,14 @@ def oscm_kernel(mi, mf, ws, q, fbody, Bf, fbuf, ibuf, Lam):
         nxt[tail[p]] = head[k]
         tail[p] = tail[k]
     return OK
+
+
+@njit(nogil=True, cache=True)
+def oscm_batch(mi, mf, ws, Q, fbody, Bf, fbuf, ibuf, Lam, status, start, stop):
+    """:func:`oscm_kernel` on states ``start`` to ``stop − 1`` of a batch, with one workspace (a
+    block of a batched call, see :func:`soadyn.core.call.run_blocks`)."""
+    # blocks run concurrently: each works in its own copy of the kernel's scratch
+    fscratch = np.empty_like(fbuf)
+    iscratch = np.empty_like(ibuf)
+    for b in range(start, stop):
+        status[b] = oscm_kernel(mi, mf, ws, Q[b], fbody, Bf, fscratch, iscratch, Lam[b])

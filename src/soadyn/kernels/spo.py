@@ -36,7 +36,9 @@ def influence_product_kernel(parents, A, x, z, transpose):
                         acc += A[i, a, b] * z[p, b]
                 z[i, a] = acc
     else:
-        z[:] = x
+        for i in range(n):  # z = x, as loops (see soadyn.kernels.oscm._copy6)
+            for a in range(k):
+                z[i, a] = x[i, a]
         for i in range(n - 1, -1, -1):
             p = parents[i]
             if p >= 0:

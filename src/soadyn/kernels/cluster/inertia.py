@@ -120,14 +120,12 @@ def invert_joint_inertia(c, cf, w, k):
         for j1 in range(ny):
             for j2 in range(ny):
                 D[j1, j2] += H[j1, j2]
-    if ny <= 6:
-        if not spd_inverse(D, w.tmp, 1, ny, w.tmp):  # D⁻¹ into tmp[1] (tmp[3] holds the factor)
-            return False
-        for j1 in range(ny):
-            for j2 in range(ny):
-                Dinv[j1, j2] = w.tmp[1, j1, j2]
-        return True
-    if np.linalg.eigvalsh(D)[0] <= 0.0:
+    # D⁻¹ into work[1] (work[3] holds the Cholesky factor); numpy's inv and eigvalsh would
+    # do for large clusters but cost ~10 s of compilation
+    work = w.tmp if ny <= 6 else np.empty((4, ny, ny))
+    if not spd_inverse(D, work, 1, ny, work):
         return False
-    Dinv[:, :] = np.linalg.inv(D)
+    for j1 in range(ny):
+        for j2 in range(ny):
+            Dinv[j1, j2] = work[1, j1, j2]
     return True
