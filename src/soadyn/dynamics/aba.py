@@ -29,8 +29,9 @@ def aba(model, q, v, tau, f_ext=None, *, gravity=True, out=None, workspace=None)
     out, workspace : optional preallocated output and :class:`~soadyn.Workspace` (the
         fastest way to call it repeatedly).
 
-    Returns q̈, (nv,) or (B, nv). Raises ``numpy.linalg.LinAlgError`` naming the joints
-    that move no inertia when M is singular.
+    Returns q̈, (nv,) or (B, nv). Raises ``numpy.linalg.LinAlgError`` naming the cause
+    when M is singular or indefinite (``Model.singular_mass_matrix_causes``: a body inertia
+    that is not positive semi-definite, joints that move no inertia, redundant joints).
     """
     return _ABA(model, (q, ABSENT if v is None else v, tau, NO_FORCES if f_ext is None else f_ext), (gravity,), out,
                 workspace)
