@@ -781,8 +781,8 @@ class Model:
                 causes.append(f"body {b.name!r} has no mass or inertia and the joints of its children "
                               f"({', '.join(joints)}) can undo {what} of its {j.kind} joint {j.name!r}, so that "
                               "motion moves nothing (two joints in a row move the same bodies the same way"
-                              + (", e.g. a free joint added above a URDF's own floating joint)" if j.kind == "free"
-                                 else ")"))
+                              + (", e.g. a free joint added above a URDF's own floating joint)"
+                                 if j.kind == "free" and any(c.joint.kind == "free" for c in loaded) else ")"))
         return causes
 
     # ----------------------------------------------------------------- display
