@@ -154,3 +154,17 @@ def test_floating_base_over_a_massless_root_warns_when_M_would_be_singular():
 def test_floating_base_refused_for_urdfplus_robots_with_a_floating_joint(name, joint):
     with pytest.raises(sd.URDFError, match=f"floating joint '{joint}'.*floating_base=False"):
         sd.load_urdf(os.path.join(URDFPLUS, name), floating_base=True)
+
+
+def test_xml_syntax_error_shows_the_parser_message_and_an_excerpt_not_the_document(tmp_path):
+    broken = SIMPLE.replace('<child link="l1"/>', '<child link="l1">', 1) + "<!-- a long tail -->\n" * 500
+    line = next(k for k, s in enumerate(broken.splitlines(), 1) if '<child link="l1">' in s)
+    for source, label in ((broken, "URDF string"), (tmp_path / "broken.urdf", str(tmp_path / "broken.urdf"))):
+        if not isinstance(source, str):
+            source.write_text(broken)
+        with pytest.raises(sd.URDFError) as err:
+            sd.load_urdf(source)
+        msg = str(err.value)
+        assert msg.startswith(f"{label}, line {line + 1}, column ") and "mismatched tag" in msg, msg
+        assert "</joint>" in msg and "^" in msg  # the offending line, with a caret
+        assert len(msg) < 400 + len(label) and "long tail" not in msg and "<robot" not in msg, msg

@@ -143,13 +143,11 @@ def load_urdf(path, floating_base=False, gravity=(0.0, 0.0, -9.81), name=None, s
     Raises :class:`URDFError` for malformed files.
     """
     text = os.fspath(path)
+    is_xml = text.lstrip().startswith("<")
     try:
-        if text.lstrip().startswith("<"):
-            root = ET.fromstring(text)
-        else:
-            root = ET.parse(text).getroot()
+        root = ET.fromstring(text) if is_xml else ET.parse(text).getroot()
     except ET.ParseError as e:
-        raise URDFError(f"{path}: not well-formed XML ({e})") from None
+        raise URDFError(_parse_error(e, text if is_xml else None, "URDF string" if is_xml else text)) from None
     except OSError as e:
         raise URDFError(f"{path}: cannot read ({e.strerror})") from None
     if root.tag != "robot":
@@ -261,6 +259,31 @@ def load_urdf(path, floating_base=False, gravity=(0.0, 0.0, -9.81), name=None, s
                 warnings.warn(f"floating_base=True: the root link {root_link!r} has no mass or inertia, so the "
                               f"mass matrix is singular: {causes[0]}", stacklevel=2)
     return model
+
+
+def _parse_error(e, text, source):
+    """The message for an XML syntax error: the parser's message (with line and column) and
+    the offending line with a caret, never the whole document. ``text``: the XML string,
+    or None to read the line from the file ``source``."""
+    line, column = getattr(e, "position", (0, 0))
+    message = str(e).split(":")[0]
+    try:
+        if text is None:
+            with open(source, encoding="utf-8", errors="replace") as f:
+                lines = f.read().splitlines()
+        else:
+            lines = text.splitlines()
+        snippet = lines[line - 1].expandtabs(1) if 0 < line <= len(lines) else ""
+    except OSError:
+        snippet = ""
+    where = f"{source}, line {line}, column {column + 1}"
+    if not snippet.strip():
+        return f"{where}: not well-formed XML ({message})"
+    start = max(0, min(column - 40, len(snippet) - 80))
+    excerpt = snippet[start:start + 80]
+    prefix, suffix = ("..." if start > 0 else ""), ("..." if start + 80 < len(snippet) else "")
+    caret = " " * (len(prefix) + column - start) + "^"
+    return f"{where}: not well-formed XML ({message})\n    {prefix}{excerpt}{suffix}\n    {caret}"
 
 
 def _check_floating_root(root, root_link, links, children):
