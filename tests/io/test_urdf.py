@@ -168,3 +168,15 @@ def test_xml_syntax_error_shows_the_parser_message_and_an_excerpt_not_the_docume
         assert msg.startswith(f"{label}, line {line + 1}, column ") and "mismatched tag" in msg, msg
         assert "</joint>" in msg and "^" in msg  # the offending line, with a caret
         assert len(msg) < 400 + len(label) and "long tail" not in msg and "<robot" not in msg, msg
+
+
+def test_urdf_text_as_bytes_or_with_a_byte_order_mark_and_clear_errors_for_other_input():
+    assert sd.load_urdf(SIMPLE.encode()).nbodies == 1
+    assert sd.load_urdf("\ufeff" + SIMPLE).nbodies == 1
+    assert sd.load_urdf(("\ufeff" + SIMPLE).encode("utf-8")).nbodies == 1
+    not_xml = SIMPLE.replace("<robot", "robot", 1) * 10  # neither a file name nor XML text
+    with pytest.raises(sd.URDFError, match=r"characters; XML text must start with '<'\): cannot read") as err:
+        sd.load_urdf(not_xml)
+    assert len(str(err.value)) < 300
+    with pytest.raises(TypeError, match="path: expected a file path or the URDF text .* got int"):
+        sd.load_urdf(3)

@@ -127,8 +127,8 @@ def load_urdf(path, floating_base=False, gravity=(0.0, 0.0, -9.81), name=None, s
 
     Parameters
     ----------
-    path : str or os.PathLike
-        File path, or the XML text itself.
+    path : str, bytes or os.PathLike
+        File path, or the XML text itself (text that starts with ``<``).
     floating_base : bool
         Connect the root link to the world with a free joint (q = [p; quaternion]).
         Refused (:class:`URDFError`) when the root link has no mass or inertia and
@@ -142,14 +142,27 @@ def load_urdf(path, floating_base=False, gravity=(0.0, 0.0, -9.81), name=None, s
 
     Raises :class:`URDFError` for malformed files.
     """
-    text = os.fspath(path)
-    is_xml = text.lstrip().startswith("<")
+    try:
+        text = os.fspath(path)
+    except TypeError:
+        raise TypeError(f"path: expected a file path or the URDF text (str, bytes or os.PathLike), "
+                        f"got {type(path).__name__}") from None
+    if isinstance(text, bytes):
+        is_xml = text.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<")  # the parser reads the encoding
+        if not is_xml:
+            text = os.fsdecode(text)
+    else:
+        text = text.lstrip("\ufeff")  # a byte-order mark left by a decoder
+        is_xml = text.lstrip().startswith("<")
     try:
         root = ET.fromstring(text) if is_xml else ET.parse(text).getroot()
     except ET.ParseError as e:
-        raise URDFError(_parse_error(e, text if is_xml else None, "URDF string" if is_xml else text)) from None
+        shown = (text.decode("utf-8", "replace") if isinstance(text, bytes) else text) if is_xml else None
+        raise URDFError(_parse_error(e, shown, "URDF string" if is_xml else text)) from None
     except OSError as e:
-        raise URDFError(f"{path}: cannot read ({e.strerror})") from None
+        shown = text if len(text) <= 200 and "\n" not in text else \
+            f"{text[:60]!r}... ({len(text)} characters; XML text must start with '<')"
+        raise URDFError(f"{shown}: cannot read ({e.strerror})") from None
     if root.tag != "robot":
         raise URDFError(f"<{root.tag}>: expected a <robot> root element")
 
