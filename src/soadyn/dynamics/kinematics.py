@@ -60,8 +60,9 @@ def forward_kinematics(model, q, v=None, a=None, *, gravity=False, workspace=Non
     ----------
     model : Model
     q : (nq,) or (B, nq) configuration.
-    v : (nv,) or (B, nv) velocity, optional.
-    a : (nv,) or (B, nv) joint accelerations, optional (needs ``v``).
+    v : (nv,) or (B, nv) velocity, optional (None: no velocities are computed, or zero
+        velocity when ``a`` is given).
+    a : (nv,) or (B, nv) joint accelerations, optional (None: no accelerations).
     gravity : bool
         When True the accelerations include the fictitious base acceleration −g (the
         convention RNEA uses); default False gives the kinematic accelerations.
@@ -71,9 +72,10 @@ def forward_kinematics(model, q, v=None, a=None, *, gravity=False, workspace=Non
     -------
     KinematicsResult
     """
-    if a is not None and v is None:
-        raise ValueError("a: accelerations need the velocity v as well")
-    R, p, V, A = _KINEMATICS(model, (q, ABSENT if v is None else v, ABSENT if a is None else a), (gravity,), None,
+    vk = v
+    if a is not None and v is None:  # accelerations at zero velocity
+        vk = np.zeros(np.shape(a)[:1] + (model.nv,)) if np.ndim(a) == 2 else np.zeros(model.nv)
+    R, p, V, A = _KINEMATICS(model, (q, ABSENT if vk is None else vk, ABSENT if a is None else a), (gravity,), None,
                              workspace)
     return KinematicsResult(R, p, None if v is None else V, None if a is None else A)
 
@@ -129,10 +131,10 @@ def frame_velocity(model, q, v, frame, reference="local"):
     ``reference="local"``: frame axes, velocity of the frame origin;
     ``"local_world_aligned"``: world axes, velocity of the frame origin;
     ``"world"``: world axes, velocity of the body point at the world origin
-    (Pinocchio's LOCAL, LOCAL_WORLD_ALIGNED and WORLD).
+    (Pinocchio's LOCAL, LOCAL_WORLD_ALIGNED and WORLD). ``v`` (nv,): None means zero.
     """
     f = model.frame(frame)
-    r = forward_kinematics(model, q, v)
+    r = forward_kinematics(model, q, np.zeros(model.nv) if v is None else v)
     if r.rotations.ndim == 4:
         raise ValueError("q: frame_velocity takes a single state; use forward_kinematics for batches")
     b = max(f.body, 0)
@@ -141,9 +143,10 @@ def frame_velocity(model, q, v, frame, reference="local"):
 
 def frame_acceleration(model, q, v, a, frame, reference="local"):
     """Spatial acceleration (6,) of a frame (derivative of the spatial velocity, gravity
-    not included); ``reference`` as in :func:`frame_velocity`."""
+    not included); ``reference`` as in :func:`frame_velocity`. ``v``, ``a`` (nv,): None
+    means zero."""
     f = model.frame(frame)
-    r = forward_kinematics(model, q, v, a)
+    r = forward_kinematics(model, q, np.zeros(model.nv) if v is None else v, np.zeros(model.nv) if a is None else a)
     if r.rotations.ndim == 4:
         raise ValueError("q: frame_acceleration takes a single state")
     b = max(f.body, 0)
