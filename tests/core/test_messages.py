@@ -71,3 +71,63 @@ def test_integrate_and_difference_refuse_non_finite_states(arm, bad):
         sd.difference(m, qb, q)
     with pytest.raises(ValueError, match="q1: expected finite values"):
         sd.difference(m, q, qb)
+
+
+# ----------------------------------------------------------------------------- state arrays
+@pytest.mark.parametrize("q, error, match", [
+    (np.zeros(3, complex), TypeError, r"got complex values \(dtype complex128\)"),
+    (0.0, ValueError, "got the scalar 0.0"),
+    ("abc", TypeError, "got str 'abc'"),
+    ([[0.0, 0.0, 0.0], [0.0, 0.0]], TypeError, "got a ragged nested sequence"),
+    (np.zeros(4), ValueError, r"shape \(3,\) or \(B, 3\), got \(4,\)"),
+    (None, TypeError, "got None"),
+])
+def test_state_errors_say_what_was_received(arm, q, error, match):
+    m, _ = arm
+    with pytest.raises(error, match=rf"q: expected .*{match}"):
+        sd.rnea(m, q, None, None)
+
+
+def test_f_ext_of_complex_numbers_is_refused(arm):
+    m, q = arm
+    with pytest.raises(TypeError, match=r"f_ext: expected an array of spatial forces, got complex values"):
+        sd.rnea(m, q, None, None, np.zeros((3, 6), complex))
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, q, g: sd.rnea(m, q, None, None, gravity=g),
+    lambda m, q, g: sd.aba(m, q, None, np.zeros(3), gravity=g),
+    lambda m, q, g: sd.forward_kinematics(m, q, np.zeros(3), np.zeros(3), gravity=g),
+])
+def test_gravity_must_be_a_boolean(arm, call):
+    """``gravity="no"`` used to mean True and ``gravity=None`` False (their truth values)."""
+    m, q = arm
+    for bad in ("no", None, 0.5):
+        with pytest.raises(TypeError, match=rf"gravity: expected True or False, got {bad!r}"):
+            call(m, q, bad)
+    for a, b in ((True, 1), (False, np.False_)):
+        r0, r1 = call(m, q, a), call(m, q, b)
+        if isinstance(r0, np.ndarray):
+            assert np.array_equal(r0, r1)
+        else:
+            assert np.array_equal(r0.accelerations, r1.accelerations)
+
+
+# ----------------------------------------------------------------------------- model queries and building
+def test_model_queries_name_the_argument(arm):
+    m, _ = arm
+    assert m.body_name(-1) == "world" and m.body_name(2) == "link3"
+    with pytest.raises(ValueError, match=r"index: body index 7 out of range \[-1, 3\)"):
+        m.body_name(7)
+    with pytest.raises(ValueError, match=r"joint: unknown joint 'theta9'; known joints: \['theta1'"):
+        m.joint("theta9")
+    with pytest.raises(ValueError, match="frame: unknown frame 'link' in model 'three_link_arm'; similar"):
+        m.frame("link")
+    with pytest.raises(TypeError, match="body 'a': mass must be a number \\[kg\\], got 'heavy'"):
+        sd.Model("x").add_body("a", jt.Revolute("z"), mass="heavy")
+
+
+def test_a_model_without_bodies():
+    empty = sd.Model("empty")
+    with pytest.raises(ValueError, match=r"model: expected a model with at least one body .* got 'empty' with none"):
+        sd.mass_matrix(empty, np.zeros(0))

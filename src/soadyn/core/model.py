@@ -87,7 +87,10 @@ def check_rigid_inertia(mass, com, inertia_com, where, strict=True):
     """
     if sp.is_symbolic(mass, com, inertia_com):
         return _symbolic_inertia(mass, com, inertia_com, where)
-    mass = float(mass)
+    try:
+        mass = float(mass)
+    except (TypeError, ValueError):
+        raise TypeError(f"{where}: mass must be a number [kg], got {mass!r}") from None
     if not np.isfinite(mass) or mass < 0:
         raise ValueError(f"{where}: mass must be finite and non-negative, got {mass}")
     com = np.asarray(com, dtype=float)
@@ -631,7 +634,7 @@ class Model:
         return self._resolve_body(name, "body")
 
     def body_name(self, index):
-        return "world" if index < 0 else self.bodies[index].name
+        return "world" if index == -1 else self.bodies[self._resolve_body(index, "index")].name
 
     def frame(self, name):
         """The :class:`Frame` called ``name`` (a Frame or frame index also accepted)."""
@@ -680,7 +683,8 @@ class Model:
         """Raise unless the compiled algorithms can run on the model (it has bodies and
         no symbolic parameters)."""
         if not self.bodies:
-            raise ValueError(f"model: {self.name!r} has no bodies")
+            raise ValueError(f"model: expected a model with at least one body (a joint to move), got "
+                             f"{self.name!r} with none (nq = nv = 0)")
         if self.symbolic:
             raise TypeError(f"model: {self.name!r} has symbolic (sympy) parameters: only the operator "
                             "layer (soadyn.operators) accepts it, not the compiled algorithms")

@@ -2,6 +2,7 @@
 (:mod:`soadyn.kernels.aba`, [Jain23p, eq. 7])."""
 from __future__ import annotations
 
+from ..core import validation as val
 from ..core.call import ABSENT, NO_FORCES, Arg, CompiledFunction
 from ..kernels.aba import aba_batch, aba_kernel
 
@@ -9,7 +10,7 @@ __all__ = ["aba"]
 
 _ABA = CompiledFunction(aba_kernel, aba_batch,
                         (Arg("q", "nq"), Arg("v", "nv", optional=True), Arg("tau", "nv"), Arg("f_ext", "forces")),
-                        "v_shape", params=(bool,), tree_function="aba")
+                        "v_shape", params=(val.flag("gravity"),), tree_function="aba")
 
 
 def aba(model, q, v, tau, f_ext=None, *, gravity=True, out=None, workspace=None):

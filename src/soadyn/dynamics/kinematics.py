@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core import validation as val
 from ..core.call import ABSENT, Arg, CompiledFunction
 from ..kernels.kinematics import kinematics_batch, kinematics_kernel
 
@@ -50,7 +51,7 @@ def _allocate_kinematics(c, state):
 
 _KINEMATICS = CompiledFunction(kinematics_kernel, kinematics_batch,
                                (Arg("q", "nq"), Arg("v", "nv", optional=True), Arg("a", "nv", optional=True)),
-                               _kinematics_outputs, params=(bool,), allocate=_allocate_kinematics)
+                               _kinematics_outputs, params=(val.flag("gravity"),), allocate=_allocate_kinematics)
 
 
 def forward_kinematics(model, q, v=None, a=None, *, gravity=False, workspace=None):
