@@ -68,7 +68,7 @@ def _output_shape(c, state, params):
 
 _DIRECT = CompiledFunction(direct_kernel, direct_batch,
                            (Arg("q", "nq"), Arg("v", "nv", optional=True), Arg("tau", "nv"), Arg("f_ext", "forces")),
-                           _output_shape, params=(None, None, None, None, None, val.flag("gravity"), None, float))
+                           _output_shape, params=(None, None, None, None, None, val.GRAVITY, None, float))
 
 
 def direct_outputs(out, nv, tables):

@@ -88,7 +88,7 @@ def constrained_inverse_dynamics(model, q, v, qdd=None, *, qdd_independent=None,
     -------
     ConstrainedInverseDynamicsResult
     """
-    c = model.compiled
+    c = val.model_argument(model).compiled
     q = val.vector(q, c.nq, "q", batch_ok=False)
     v = np.zeros(c.nv) if v is None else val.vector(v, c.nv, "v", batch_ok=False)
     f_ext = val.external_forces(f_ext, c.nb, None)

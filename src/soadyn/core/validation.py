@@ -7,6 +7,8 @@ convert it or raise an error naming the argument, the expected and the received 
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 
@@ -57,6 +59,10 @@ def flag(name):
         raise TypeError(f"{name}: expected True or False, got {x!r}")
     convert.__name__ = f"flag_{name}"
     return convert
+
+
+#: the converter of the ``gravity`` flag of the public functions
+GRAVITY = flag("gravity")
 
 
 def optional_vector(x, n, name, batch_ok=True):
@@ -110,6 +116,23 @@ def output(out, shape, name="out"):
         raise ValueError(f"{name}: expected a C-contiguous, writeable float64 array of shape {shape}, "
                          f"got {', '.join(problems)}")
     return out
+
+
+def not_a_model(model):
+    """The TypeError for a ``model`` argument that is not a :class:`soadyn.Model`."""
+    hint = ""
+    if isinstance(model, (str, bytes, os.PathLike)):
+        hint = " (load one first: soadyn.load_urdf(path) or soadyn.models.get(name))"
+    elif isinstance(model, (np.ndarray, list, tuple)):
+        hint = " (the model is the first argument: soadyn.function(model, q, ...))"
+    return TypeError(f"model: expected a soadyn.Model, got {type(model).__name__}{hint}")
+
+
+def model_argument(model):
+    """``model`` itself, or :func:`not_a_model`'s TypeError when it is not a Model."""
+    if not hasattr(model, "_derived"):
+        raise not_a_model(model)
+    return model
 
 
 def finite_scalar(x, name):

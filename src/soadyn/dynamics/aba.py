@@ -10,7 +10,7 @@ __all__ = ["aba"]
 
 _ABA = CompiledFunction(aba_kernel, aba_batch,
                         (Arg("q", "nq"), Arg("v", "nv", optional=True), Arg("tau", "nv"), Arg("f_ext", "forces")),
-                        "v_shape", params=(val.flag("gravity"),), tree_function="aba")
+                        "v_shape", params=(val.GRAVITY,), tree_function="aba")
 
 
 def aba(model, q, v, tau, f_ext=None, *, gravity=True, out=None, workspace=None):

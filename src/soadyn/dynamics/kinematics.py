@@ -7,6 +7,7 @@ import numpy as np
 from ..core import validation as val
 from ..core.call import ABSENT, Arg, CompiledFunction
 from ..kernels.kinematics import kinematics_batch, kinematics_kernel
+from .frames import model_frame
 
 __all__ = ["forward_kinematics", "frame_placement", "body_placements", "frame_velocity",
            "frame_acceleration", "KinematicsResult"]
@@ -51,7 +52,7 @@ def _allocate_kinematics(c, state):
 
 _KINEMATICS = CompiledFunction(kinematics_kernel, kinematics_batch,
                                (Arg("q", "nq"), Arg("v", "nv", optional=True), Arg("a", "nv", optional=True)),
-                               _kinematics_outputs, params=(val.flag("gravity"),), allocate=_allocate_kinematics)
+                               _kinematics_outputs, params=(val.GRAVITY,), allocate=_allocate_kinematics)
 
 
 def forward_kinematics(model, q, v=None, a=None, *, gravity=False, workspace=None):
@@ -90,7 +91,7 @@ def body_placements(model, q):
 def frame_placement(model, q, frame):
     """4×4 homogeneous world pose of the frame named ``frame`` (or the world frame pose
     of a frame fixed to the world). ``q`` may be batched, giving (B, 4, 4)."""
-    f = model.frame(frame)
+    f = model_frame(model, frame)
     r = forward_kinematics(model, q)
     if r.rotations.ndim == 4:
         return np.stack([_frame_pose(f, R, p) for R, p in zip(r.rotations, r.positions)])
@@ -134,7 +135,7 @@ def frame_velocity(model, q, v, frame, reference="local"):
     ``"world"``: world axes, velocity of the body point at the world origin
     (Pinocchio's LOCAL, LOCAL_WORLD_ALIGNED and WORLD). ``v`` (nv,): None means zero.
     """
-    f = model.frame(frame)
+    f = model_frame(model, frame)
     r = forward_kinematics(model, q, np.zeros(model.nv) if v is None else v)
     if r.rotations.ndim == 4:
         raise ValueError("q: frame_velocity takes a single state; use forward_kinematics for batches")
@@ -146,7 +147,7 @@ def frame_acceleration(model, q, v, a, frame, reference="local"):
     """Spatial acceleration (6,) of a frame (derivative of the spatial velocity, gravity
     not included); ``reference`` as in :func:`frame_velocity`. ``v``, ``a`` (nv,): None
     means zero."""
-    f = model.frame(frame)
+    f = model_frame(model, frame)
     r = forward_kinematics(model, q, np.zeros(model.nv) if v is None else v, np.zeros(model.nv) if a is None else a)
     if r.rotations.ndim == 4:
         raise ValueError("q: frame_acceleration takes a single state")

@@ -11,7 +11,7 @@ __all__ = ["rnea", "bias_forces", "generalized_gravity"]
 _RNEA = CompiledFunction(rnea_kernel, rnea_batch,
                          (Arg("q", "nq"), Arg("v", "nv", optional=True), Arg("a", "nv", optional=True),
                           Arg("f_ext", "forces")),
-                         "v_shape", params=(val.flag("gravity"),), tree_function="rnea")
+                         "v_shape", params=(val.GRAVITY,), tree_function="rnea")
 
 
 def rnea(model, q, v, a, f_ext=None, *, gravity=True, out=None, workspace=None):

@@ -72,9 +72,9 @@ def _operational_square(c, state, params):
 
 _Y, _YD = Arg("y", _nyq), Arg("yd", _nyv)
 _CABA = CompiledFunction(cluster_aba_kernel, None, (_Y, _YD, Arg("tau_ind", _nyv), Arg("f_ext", "forces")),
-                         _independent_vector, params=(None, None, None, val.flag("gravity")))
+                         _independent_vector, params=(None, None, None, val.GRAVITY))
 _CRNEA = CompiledFunction(cluster_rnea_kernel, None, (_Y, _YD, Arg("ydd", _nyv), Arg("f_ext", "forces")),
-                          _independent_vector, params=(None, None, None, val.flag("gravity")))
+                          _independent_vector, params=(None, None, None, val.GRAVITY))
 _CMASS = CompiledFunction(cluster_mass_matrix_kernel, None, (_Y,), _independent_square)
 _CEFPA = CompiledFunction(cluster_efpa_kernel, None, (_Y,), _operational_square)
 

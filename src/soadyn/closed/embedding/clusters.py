@@ -225,7 +225,7 @@ def declare_cluster(model, bodies, name=None, independent=None):
     """Declare a cluster by hand: ``bodies`` (names or indices) must satisfy the
     aggregation condition ([Jain12, Assumption 1]). ``independent`` optionally names the
     independent joints. Automatic clusters overlapping it are merged into it."""
-    idx = sorted({model.body_index(b) for b in bodies})
+    idx = sorted({val.model_argument(model).body_index(b) for b in bodies})
     if not idx:
         raise ValueError("bodies: a cluster needs at least one body")
     T = model_digraph(model)
@@ -372,7 +372,7 @@ def independent_state(model, q, v):
 
     Parameters: q (nq,), v (nv,) (None means zero). Returns y (nyq,), ẏ (nyv,) in cluster order.
     """
-    q = val.vector(q, model.nq, "q", batch_ok=False)
+    q = val.vector(q, val.model_argument(model).nq, "q", batch_ok=False)
     v = np.zeros(model.nv) if v is None else val.vector(v, model.nv, "v", batch_ok=False)
     return cluster_tree(model).independent_state(q, v)
 
