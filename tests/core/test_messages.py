@@ -51,7 +51,10 @@ def test_out_errors_say_what_is_wrong(arm, call, kind):
 # ----------------------------------------------------------------------------- integrate, difference
 @pytest.mark.parametrize("dt", [np.nan, np.inf, -np.inf])
 def test_integrate_refuses_a_non_finite_time_step(arm, dt):
+    """Also on the fast path (a float dt is the compiled signature's type): integrate used
+    to return NaN silently once a first call had compiled it."""
     m, q = arm
+    assert np.all(np.isfinite(sd.integrate(m, q, np.ones(3), 0.1)))  # the fast path is ready
     with pytest.raises(ValueError, match=rf"dt: expected a finite number, got {dt}"):
         sd.integrate(m, q, np.ones(3), dt)
     with pytest.raises(TypeError, match=r"dt: expected a real number, got 'x'"):
@@ -100,9 +103,11 @@ def test_f_ext_of_complex_numbers_is_refused(arm):
     lambda m, q, g: sd.forward_kinematics(m, q, np.zeros(3), np.zeros(3), gravity=g),
 ])
 def test_gravity_must_be_a_boolean(arm, call):
-    """``gravity="no"`` used to mean True and ``gravity=None`` False (their truth values)."""
+    """``gravity="no"`` used to mean True, ``gravity=None`` False and, on the fast path,
+    ``gravity=0.5`` True."""
     m, q = arm
-    for bad in ("no", None):
+    call(m, q, True)  # the fast path is ready
+    for bad in ("no", None, 0.5, 2):
         with pytest.raises(TypeError, match=rf"gravity: expected True or False, got {bad!r}"):
             call(m, q, bad)
     for a, b in ((True, 1), (False, np.False_)):
@@ -176,8 +181,9 @@ def test_cluster_functions_gravity_must_be_a_boolean():
     model = sd.models.four_bar_linkage()
     q, v = sd.close_loops(model, [0.4, 0.3, -0.2], np.zeros(3))
     y, yd = sd.independent_state(model, q, v)
+    sd.cluster_rnea(model, y, yd, yd, gravity=False)
     for call in (lambda g: sd.cluster_rnea(model, y, yd, yd, gravity=g),
                  lambda g: sd.cluster_aba(model, y, yd, yd, gravity=g)):
-        for bad in ("no", None):
+        for bad in ("no", None, 0.5):
             with pytest.raises(TypeError, match=rf"gravity: expected True or False, got {bad!r}"):
                 call(bad)

@@ -294,6 +294,8 @@ def integrate(model, q, v, dt=1.0, *, out=None):
     Parameters: q (nq,) or (B, nq); v (nv,) or (B, nv), required (not None); dt a finite
     number [s]. Returns (nq,) or (B, nq).
     """
+    if type(dt) is not float or not math.isfinite(dt):  # the fast path takes any float, NaN too
+        dt = _time_step(dt)
     return _INTEGRATE(model, (q, v), (dt,), out)
 
 

@@ -34,5 +34,7 @@ def aba(model, q, v, tau, f_ext=None, *, gravity=True, out=None, workspace=None)
     when M is singular or indefinite (``Model.singular_mass_matrix_causes``: a body inertia
     that is not positive semi-definite, joints that move no inertia, redundant joints).
     """
+    if gravity is not True and gravity is not False:  # the fast path would read its truth value
+        gravity = val.GRAVITY(gravity)
     return _ABA(model, (q, ABSENT if v is None else v, tau, NO_FORCES if f_ext is None else f_ext), (gravity,), out,
                 workspace)

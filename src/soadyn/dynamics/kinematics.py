@@ -74,6 +74,8 @@ def forward_kinematics(model, q, v=None, a=None, *, gravity=False, workspace=Non
     -------
     KinematicsResult
     """
+    if gravity is not True and gravity is not False:  # the fast path would read its truth value
+        gravity = val.GRAVITY(gravity)
     vk = v
     if a is not None and v is None:  # accelerations at zero velocity
         vk = np.zeros(np.shape(a)[:1] + (model.nv,)) if np.ndim(a) == 2 else np.zeros(model.nv)

@@ -31,6 +31,8 @@ def rnea(model, q, v, a, f_ext=None, *, gravity=True, out=None, workspace=None):
 
     Returns τ, (nv,) or (B, nv) [N m, N].
     """
+    if gravity is not True and gravity is not False:  # the fast path would read its truth value
+        gravity = val.GRAVITY(gravity)
     return _RNEA(model, (q, ABSENT if v is None else v, ABSENT if a is None else a,
                          NO_FORCES if f_ext is None else f_ext), (gravity,), out, workspace)
 

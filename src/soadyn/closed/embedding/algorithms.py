@@ -252,6 +252,8 @@ def cluster_aba(model, y, yd, tau_ind, f_ext=None, *, q=None, q_guess=None, grav
 
 def aba_with(model, packed, y, yd, tau_ind, f_ext=None, gravity=True, out=None, q=None, q_guess=None):
     """:func:`cluster_aba` with other packed clusters of the model (None: its own)."""
+    if gravity is not True and gravity is not False:  # the fast path would read its truth value
+        gravity = val.GRAVITY(gravity)
     packed, cws, y, yd = _prepared(model, y, np.zeros(_nyv(model)) if yd is None else yd, True, packed, q, q_guess)
     return _CABA(model, (y, yd, tau_ind, NO_FORCES if f_ext is None else f_ext), (packed.ci, packed.cf, cws, gravity),
                  out)
@@ -269,6 +271,8 @@ def cluster_rnea(model, y, yd, ydd, f_ext=None, *, q=None, q_guess=None, gravity
 
     Returns τ_ind (nyv,) [N m, N]. A pure function of its arguments.
     """
+    if gravity is not True and gravity is not False:  # the fast path would read its truth value
+        gravity = val.GRAVITY(gravity)
     if yd is None or ydd is None:
         nyv = _nyv(model)
         yd = np.zeros(nyv) if yd is None else yd
