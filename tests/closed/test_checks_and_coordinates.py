@@ -242,7 +242,7 @@ def test_closed_chain_functions_take_none_for_zero_rates(method):
         assert np.allclose(r0.tau, r1.tau, atol=1e-12)
         y, yd = sd.independent_state(model, q, None)
         assert np.array_equal(yd, np.zeros_like(yd))
-        qs, vs = sd.spanning_state(model, y, None)
+        _, vs = sd.spanning_state(model, y, None)
         assert np.array_equal(vs, z)
         zy, t_ind = np.zeros(len(yd)), np.array([0.5])
         for absent, zeros in [(sd.cluster_aba(model, y, None, t_ind), sd.cluster_aba(model, y, zy, t_ind)),

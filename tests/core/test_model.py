@@ -96,8 +96,8 @@ def test_indefinite_inertia_is_named_where_M_is_inverted():
     # a mass-less free root over a single hinge: rotating the root about the hinge axis is undone by the hinge
     (lambda m: (m.add_body("root", jt.Free()),
                 m.add_body("arm", jt.Revolute("x"), "root", mass=1.0, com=(0, 0, -1), inertia=BOX)),
-     r"body 'root' has no mass or inertia and the joints of its children \(revolute joint 'arm' of 'arm'\) "
-     r"can undo 1 of the 6 directions of motion of its free joint 'root'"),
+     (r"body 'root' has no mass or inertia and the joints of its children \(revolute joint 'arm' of 'arm'\) "
+      r"can undo 1 of the 6 directions of motion of its free joint 'root'")),
     # two free joints in a row (what floating_base=True on a URDF with its own floating joint built)
     (lambda m: (m.add_body("base", jt.Free()), m.add_body("trunk", jt.Free(), "base", mass=1.0, inertia=BOX)),
      r"body 'base' has no mass or inertia .* can undo every motion of its free joint 'base'"),
