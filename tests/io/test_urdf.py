@@ -165,7 +165,7 @@ def test_xml_syntax_error_shows_the_parser_message_and_an_excerpt_not_the_docume
         with pytest.raises(sd.URDFError) as err:
             sd.load_urdf(source)
         msg = str(err.value)
-        assert msg.startswith(f"{label}, line {line + 1}, column ") and "mismatched tag" in msg, msg
+        assert msg.startswith(f"{label}: not well-formed XML (mismatched tag: line {line + 1}, column "), msg
         assert "</joint>" in msg and "^" in msg  # the offending line, with a caret
         assert len(msg) < 400 + len(label) and "long tail" not in msg and "<robot" not in msg, msg
 

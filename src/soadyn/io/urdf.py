@@ -275,11 +275,10 @@ def load_urdf(path, floating_base=False, gravity=(0.0, 0.0, -9.81), name=None, s
 
 
 def _parse_error(e, text, source):
-    """The message for an XML syntax error: the parser's message (with line and column) and
-    the offending line with a caret, never the whole document. ``text``: the XML string,
-    or None to read the line from the file ``source``."""
+    """The message for an XML syntax error: the parser's message (with line and column,
+    counted from 0) and the offending line with a caret, never the whole document.
+    ``text``: the XML string, or None to read the line from the file ``source``."""
     line, column = getattr(e, "position", (0, 0))
-    message = str(e).split(":")[0]
     try:
         if text is None:
             with open(source, encoding="utf-8", errors="replace") as f:
@@ -289,14 +288,14 @@ def _parse_error(e, text, source):
         snippet = lines[line - 1].expandtabs(1) if 0 < line <= len(lines) else ""
     except OSError:
         snippet = ""
-    where = f"{source}, line {line}, column {column + 1}"
+    head = f"{source}: not well-formed XML ({e})"
     if not snippet.strip():
-        return f"{where}: not well-formed XML ({message})"
+        return head
     start = max(0, min(column - 40, len(snippet) - 80))
     excerpt = snippet[start:start + 80]
     prefix, suffix = ("..." if start > 0 else ""), ("..." if start + 80 < len(snippet) else "")
     caret = " " * (len(prefix) + column - start) + "^"
-    return f"{where}: not well-formed XML ({message})\n    {prefix}{excerpt}{suffix}\n    {caret}"
+    return f"{head}\n    {prefix}{excerpt}{suffix}\n    {caret}"
 
 
 def _check_floating_root(root, root_link, links, children):
