@@ -93,3 +93,11 @@ def test_inconsistent_initial_state_is_refused():
         simulate(model, q, v + 0.1, 0.01)
     res = simulate(model, q + 0.1, v, 0.01, check=False)
     assert res.constraint_residual[0] > 1e-3
+
+
+def test_v0_none_starts_at_rest():
+    model = models.three_link_arm()
+    q0 = np.array([0.3, -0.2, 0.5])
+    a = simulate(model, q0, None, 0.01, dt=1e-3)
+    b = simulate(model, q0, np.zeros(model.nv), 0.01, dt=1e-3)
+    assert np.array_equal(a.q, b.q) and np.array_equal(a.v, b.v)

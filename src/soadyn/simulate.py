@@ -126,7 +126,7 @@ def simulate(model, q0, v0, t_final, dt=1e-3, tau=None, *, method="rk4", rtol=1e
     ----------
     model : Model (a tree, or a closed chain with constraints).
     q0 : (nq,), v0 : (nv,) initial state (consistent with the constraints, see
-        :func:`soadyn.close_loops`).
+        :func:`soadyn.close_loops`); v0 None means zero.
     t_final : float [s]; dt : float, step [s] (RK4) or output spacing (adaptive).
     tau : None (zero), an (nv,) array, or a function ``tau(t, q, v) -> (nv,)``.
     method : ``"rk4"`` (fixed step) or a ``scipy.integrate.solve_ivp`` method name
@@ -154,7 +154,7 @@ def simulate(model, q0, v0, t_final, dt=1e-3, tau=None, *, method="rk4", rtol=1e
     if not (np.isfinite(dt) and dt > 0):
         raise ValueError(f"dt: expected a positive step, got {dt!r}")
     q = np.array(q0, dtype=float)
-    v = np.array(v0, dtype=float)
+    v = np.zeros(model.nv) if v0 is None else np.array(v0, dtype=float)
     if q.shape != (model.nq,) or v.shape != (model.nv,):
         raise ValueError(f"q0, v0: expected shapes ({model.nq},) and ({model.nv},), got {q.shape} and {v.shape}")
     nv = model.nv

@@ -224,3 +224,30 @@ def test_constraint_forces_are_computed_on_first_read_and_equal_the_least_norm_s
         assert r.multipliers is r.multipliers  # computed once
         assert r.constraint_rank == np.linalg.matrix_rank(st.G)
         r.qdd[...] = qdd
+
+
+# =========================================================================== None means zero
+@pytest.mark.parametrize("method", METHODS)
+def test_closed_chain_functions_take_none_for_zero_rates(method):
+    """Every method of constrained_forward_dynamics, constrained_inverse_dynamics and the
+    cluster / projected functions read v (ẏ, ÿ) = None as zero, like aba and rnea."""
+    model = sd.models.four_bar_linkage()
+    q, _ = sd.close_loops(model, [0.4, 0.3, -0.2], np.zeros(3))
+    z, tau = np.zeros(model.nv), np.array([0.3, -0.2, 0.1])
+    a = sd.constrained_forward_dynamics(model, q, None, tau, method=method).qdd
+    assert np.allclose(a, sd.constrained_forward_dynamics(model, q, z, tau, method=method).qdd, atol=1e-12)
+    if method == "direct":
+        r0 = sd.constrained_inverse_dynamics(model, q, None, a)
+        r1 = sd.constrained_inverse_dynamics(model, q, z, a)
+        assert np.allclose(r0.tau, r1.tau, atol=1e-12)
+        y, yd = sd.independent_state(model, q, None)
+        assert np.array_equal(yd, np.zeros_like(yd))
+        _, vs = sd.spanning_state(model, y, None)
+        assert np.array_equal(vs, z)
+        zy, t_ind = np.zeros(len(yd)), np.array([0.5])
+        for absent, zeros in [(sd.cluster_aba(model, y, None, t_ind), sd.cluster_aba(model, y, zy, t_ind)),
+                              (sd.cluster_rnea(model, y, None, None), sd.cluster_rnea(model, y, zy, zy)),
+                              (sd.projected_rnea(model, y, None, None), sd.projected_rnea(model, y, zy, zy)),
+                              (sd.projected_forward_dynamics(model, y, None, t_ind),
+                               sd.projected_forward_dynamics(model, y, zy, t_ind))]:
+            assert np.allclose(absent, zeros, atol=1e-12)

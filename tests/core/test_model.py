@@ -71,6 +71,67 @@ def test_massless_bodies_allowed_and_singular_models_refused_only_where_M_is_inv
         sd.aba(bad, np.zeros(2), np.zeros(2), np.zeros(2))
 
 
+def test_indefinite_inertia_is_named_where_M_is_inverted():
+    """A rotational inertia with a negative principal moment (accepted with a warning when
+    not strict, or assigned directly) makes M indefinite: the error names that body, not
+    joints moving no inertia."""
+    m = two_link()
+    with pytest.warns(UserWarning, match="body 'c'.*not positive semi-definite.*indefinite"):
+        m.add_body("c", jt.Revolute("x"), "b", mass=1.0, inertia=np.diag([-1.0, 0.1, 0.1]), strict_inertia=False)
+    q = np.zeros(3)
+    assert np.linalg.eigvalsh(sd.mass_matrix(m, q)).min() < 0  # M itself is still computed
+    for call in (lambda: sd.aba(m, q, None, np.zeros(3)), lambda: sd.mass_matrix_inverse(m, q)):
+        with pytest.raises(np.linalg.LinAlgError) as err:
+            call()
+        msg = str(err.value)
+        assert "body 'c'" in msg and "not positive semi-definite" in msg and "-1" in msg, msg
+        assert "move no mass" not in msg
+    edited = two_link()
+    edited.bodies[1].inertia_com = -BOX  # assigned directly, unchecked
+    with pytest.raises(np.linalg.LinAlgError, match="body 'b' has a rotational inertia .* not positive semi-definite"):
+        sd.aba(edited, np.zeros(2), None, np.zeros(2))
+
+
+@pytest.mark.parametrize("build, match", [
+    # a mass-less free root over a single hinge: rotating the root about the hinge axis is undone by the hinge
+    (lambda m: (m.add_body("root", jt.Free()),
+                m.add_body("arm", jt.Revolute("x"), "root", mass=1.0, com=(0, 0, -1), inertia=BOX)),
+     (r"body 'root' has no mass or inertia and the joints of its children \(revolute joint 'arm' of 'arm'\) "
+      r"can undo 1 of the 6 directions of motion of its free joint 'root'")),
+    # two free joints in a row (what floating_base=True on a URDF with its own floating joint built)
+    (lambda m: (m.add_body("base", jt.Free()), m.add_body("trunk", jt.Free(), "base", mass=1.0, inertia=BOX)),
+     r"body 'base' has no mass or inertia .* can undo every motion of its free joint 'base'"),
+    # coaxial hinges with a mass-less body between them
+    (lambda m: (m.add_body("a", jt.Revolute("z")),
+                m.add_body("b", jt.Revolute("z"), "a", (np.eye(3), np.array([0, 0, 1.0])), mass=1.0, inertia=BOX)),
+     r"can undo every motion of its revolute joint 'a'"),
+    # a body with rotational inertia but no mass on a free joint: translating it moves nothing
+    (lambda m: m.add_body("spinner", jt.Free(), inertia=BOX),
+     r"the free joint 'spinner' can translate the bodies \['spinner'\], which have rotational inertia but no mass"),
+])
+def test_redundant_and_massless_motions_are_named_where_M_is_inverted(build, match):
+    m = sd.Model("singular")
+    build(m)
+    q = sd.random_configuration(m, 3)
+    assert np.linalg.eigvalsh(sd.mass_matrix(m, q)).min() < 1e-9  # singular, and still computed
+    with pytest.raises(np.linalg.LinAlgError, match=match):
+        sd.aba(m, q, None, np.zeros(m.nv))
+
+
+def test_no_singularity_cause_is_reported_for_regular_models():
+    for name in ("double_pendulum", "satellite_with_arrays", "three_link_arm", "branched_tree"):
+        assert sd.models.get(name).singular_mass_matrix_causes() == []
+    for seed in range(10):
+        assert sd.models.random_tree(8, seed, floating_base=True).singular_mass_matrix_causes() == []
+    # a mass-less free root whose two hinges cannot undo a common motion is regular
+    m = sd.Model("two arms")
+    m.add_body("root", jt.Free())
+    m.add_body("arm1", jt.Revolute("x"), "root", mass=1.0, com=(0, 0, -1), inertia=BOX)
+    m.add_body("arm2", jt.Revolute("y"), "root", mass=1.0, com=(0, 0, -1), inertia=BOX)
+    assert m.singular_mass_matrix_causes() == []
+    assert np.linalg.eigvalsh(sd.mass_matrix(m, sd.random_configuration(m, 1))).min() > 1e-6
+
+
 # ----------------------------------------------------------------------------- bad algorithm input
 @pytest.fixture(scope="module")
 def tree():

@@ -104,3 +104,79 @@ def test_malformed_urdf_errors_name_the_element(text, match):
 def test_missing_file():
     with pytest.raises(sd.URDFError, match="cannot read"):
         sd.load_urdf("/nonexistent/robot.urdf")
+
+
+# ----------------------------------------------------------------------------- floating_base=True
+_OWN_FLOATING = """<robot name="floater">
+  <link name="base"/>
+  <link name="dummy"/>
+  <link name="trunk"><inertial><mass value="3"/><inertia ixx="0.1" iyy="0.2" izz="0.25" ixy="0" ixz="0" iyz="0"/>
+    </inertial></link>
+  <joint name="fix" type="fixed"><parent link="base"/><child link="dummy"/></joint>
+  <joint name="base_to_trunk" type="floating"><parent link="dummy"/><child link="trunk"/></joint>
+</robot>"""
+
+
+@pytest.mark.parametrize("text", [_OWN_FLOATING,  # through a fixed, mass-less link, or directly
+                                  _OWN_FLOATING.replace('<link name="dummy"/>', "").replace(
+                                      '<joint name="fix" type="fixed"><parent link="base"/><child link="dummy"/></joint>',
+                                      "").replace('parent link="dummy"', 'parent link="base"')])
+def test_floating_base_refused_when_the_urdf_already_floats(text):
+    """A mass-less root link with its own floating joint: a free joint added above it would
+    make two free joints in a row (M singular). The error says so at load time."""
+    with pytest.raises(sd.URDFError) as err:
+        sd.load_urdf(text, floating_base=True)
+    msg = str(err.value)
+    for part in ("floating_base=True", "root link 'base'", "no mass or inertia", "floating joint 'base_to_trunk'",
+                 "floating_base=False"):
+        assert part in msg, (part, msg)
+    m = sd.load_urdf(text)  # the URDF's own floating joint is the free base
+    assert [j.kind for j in m.joints] == ["free"] and m.joints[0].name == "base_to_trunk"
+    assert np.linalg.eigvalsh(sd.mass_matrix(m, sd.neutral(m))).min() > 0
+
+
+def test_floating_base_over_a_massless_root_warns_when_M_would_be_singular():
+    text = """<robot name="arm"><link name="world"/>
+      <link name="a"><inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/>
+        </inertial></link>
+      <joint name="j" type="revolute"><parent link="world"/><child link="a"/><axis xyz="0 0 1"/></joint></robot>"""
+    with pytest.warns(UserWarning, match=r"floating_base=True: the root link 'world' has no mass or inertia, so the "
+                                         r"mass matrix is singular: .*revolute joint 'j'"):
+        m = sd.load_urdf(text, floating_base=True)
+    with pytest.raises(np.linalg.LinAlgError, match="body 'world' has no mass or inertia"):
+        sd.aba(m, sd.neutral(m), None, np.zeros(m.nv))
+
+
+@needs_urdfplus
+@pytest.mark.filterwarnings("ignore:body .* violate the triangle inequality")
+@pytest.mark.parametrize("name, joint", [("mini_cheetah.urdf", "base_to_floating_base"),
+                                         ("mit_humanoid.urdf", "world_to_base")])
+def test_floating_base_refused_for_urdfplus_robots_with_a_floating_joint(name, joint):
+    with pytest.raises(sd.URDFError, match=f"floating joint '{joint}'.*floating_base=False"):
+        sd.load_urdf(os.path.join(URDFPLUS, name), floating_base=True)
+
+
+def test_xml_syntax_error_shows_the_parser_message_and_an_excerpt_not_the_document(tmp_path):
+    broken = SIMPLE.replace('<child link="l1"/>', '<child link="l1">', 1) + "<!-- a long tail -->\n" * 500
+    line = next(k for k, s in enumerate(broken.splitlines(), 1) if '<child link="l1">' in s)
+    for source, label in ((broken, "URDF string"), (tmp_path / "broken.urdf", str(tmp_path / "broken.urdf"))):
+        if not isinstance(source, str):
+            source.write_text(broken)
+        with pytest.raises(sd.URDFError) as err:
+            sd.load_urdf(source)
+        msg = str(err.value)
+        assert msg.startswith(f"{label}: not well-formed XML (mismatched tag: line {line + 1}, column "), msg
+        assert "</joint>" in msg and "^" in msg  # the offending line, with a caret
+        assert len(msg) < 400 + len(label) and "long tail" not in msg and "<robot" not in msg, msg
+
+
+def test_urdf_text_as_bytes_or_with_a_byte_order_mark_and_clear_errors_for_other_input():
+    assert sd.load_urdf(SIMPLE.encode()).nbodies == 1
+    assert sd.load_urdf("\ufeff" + SIMPLE).nbodies == 1
+    assert sd.load_urdf(("\ufeff" + SIMPLE).encode("utf-8")).nbodies == 1
+    not_xml = SIMPLE.replace("<robot", "robot", 1) * 10  # neither a file name nor XML text
+    with pytest.raises(sd.URDFError, match=r"characters; XML text must start with '<'\): cannot read") as err:
+        sd.load_urdf(not_xml)
+    assert len(str(err.value)) < 300
+    with pytest.raises(TypeError, match="path: expected a file path or the URDF text .* got int"):
+        sd.load_urdf(3)

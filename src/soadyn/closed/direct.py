@@ -14,6 +14,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from ..core import validation as val
 from ..core.call import ABSENT, NO_FORCES, Arg, CompiledFunction
 from ..core.compile import derived
 from ..kernels.direct import DirectOutputs, direct_batch, direct_kernel, direct_output_size
@@ -67,7 +68,7 @@ def _output_shape(c, state, params):
 
 _DIRECT = CompiledFunction(direct_kernel, direct_batch,
                            (Arg("q", "nq"), Arg("v", "nv", optional=True), Arg("tau", "nv"), Arg("f_ext", "forces")),
-                           _output_shape, params=(None, None, None, None, None, bool, None, float))
+                           _output_shape, params=(None, None, None, None, None, val.GRAVITY, None, float))
 
 
 def direct_outputs(out, nv, tables):

@@ -303,7 +303,7 @@ def constrained_forward_dynamics(model, q, v, tau=None, method=None, *, tau_ind=
     ----------
     model : Model with loop joints, couplings and/or user constraints.
     q : (nq,) configuration; v : (nv,) velocity (consistent with the constraints, see
-        :func:`soadyn.close_loops`).
+        :func:`soadyn.close_loops`); None means zero.
     tau : (nv,) generalized forces at the spanning-tree joints [N m, N] (default zero).
     method : None (default: :func:`default_method` — the compiled ``"direct"`` method when
         every constraint is a loop joint, coupling or transmission, else ``"augmented"``),
@@ -357,7 +357,7 @@ def constrained_forward_dynamics(model, q, v, tau=None, method=None, *, tau_ind=
             method = "augmented"
     c = model.compiled
     q = _copy(val.vector(q, c.nq, "q", batch_ok=False), q)
-    v = _copy(val.vector(v, c.nv, "v", batch_ok=False), v)
+    v = np.zeros(c.nv) if v is None else _copy(val.vector(v, c.nv, "v", batch_ok=False), v)
     if tau_ind is not None:
         tau = _spanning_forces(model, tau, tau_ind)
     else:

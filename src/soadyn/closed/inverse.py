@@ -69,7 +69,7 @@ def constrained_inverse_dynamics(model, q, v, qdd=None, *, qdd_independent=None,
 
     Parameters
     ----------
-    model : Model with constraints; q (nq,), v (nv,) a consistent state.
+    model : Model with constraints; q (nq,), v (nv,) a consistent state (v None means zero).
     qdd : (nv,) accelerations of all coordinates, consistent with G_c q̈ = 𝔘̊; or
     qdd_independent : accelerations of the ``independent`` coordinates (joint names or
         velocity indices, default the URDF+ independent joints); the others follow from
@@ -88,9 +88,9 @@ def constrained_inverse_dynamics(model, q, v, qdd=None, *, qdd_independent=None,
     -------
     ConstrainedInverseDynamicsResult
     """
-    c = model.compiled
+    c = val.model_argument(model).compiled
     q = val.vector(q, c.nq, "q", batch_ok=False)
-    v = val.vector(v, c.nv, "v", batch_ok=False)
+    v = np.zeros(c.nv) if v is None else val.vector(v, c.nv, "v", batch_ok=False)
     f_ext = val.external_forces(f_ext, c.nb, None)
     state = evaluate_constraints(model, q, v, t)
     if check:

@@ -219,7 +219,10 @@ class CompiledFunction:
         """Run the kernel on ``state`` (a tuple in the order of ``args``); returns the
         output array, or the tuple of outputs when there are several. ``out``: the
         output array (a tuple of them for several outputs), or None to allocate."""
-        d = model._derived
+        try:
+            d = model._derived
+        except AttributeError:
+            raise val.not_a_model(model) from None
         if d is None or d.version != model._version:
             d = derived(model)
         c = d.compiled

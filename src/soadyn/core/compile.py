@@ -22,6 +22,8 @@ from __future__ import annotations
 import threading
 
 import numpy as np
+
+from . import validation as val
 from .layout import pack_model, workspace_size
 
 __all__ = ["CompiledModel", "Derived", "derived", "compiled", "Workspace"]
@@ -98,7 +100,10 @@ _build_lock = threading.Lock()
 
 def derived(model):
     """The :class:`Derived` store of ``model``'s current version (built on first use)."""
-    d = model._derived
+    try:
+        d = model._derived
+    except AttributeError:
+        raise val.not_a_model(model) from None
     if d is not None and d.version == model._version:
         return d
     with _build_lock:

@@ -22,19 +22,30 @@ from .status import BAD_FIRST, BAD_QUATERNION, BAD_SECOND, BAD_SHAPE, OK
 __all__ = ["neutral", "random_configuration", "integrate", "difference", "configuration_rate", "normalize"]
 
 
+def _bodies(model):
+    try:
+        return model.bodies
+    except AttributeError:
+        raise val.not_a_model(model) from None
+
+
 def neutral(model):
-    """Neutral configuration (nq,): zero angles and displacements, identity quaternions."""
-    return np.concatenate([b.joint.neutral() for b in model.bodies]) if model.bodies else np.zeros(0)
+    """Neutral configuration (nq,): zero angles and displacements, identity quaternions
+    (empty for a model without bodies)."""
+    bodies = _bodies(model)
+    return np.concatenate([b.joint.neutral() for b in bodies]) if bodies else np.zeros(0)
 
 
 def random_configuration(model, rng=None):
     """A random configuration (nq,): joints within finite limits, angles in [−π, π] and
-    translations in [−1, 1] m otherwise, uniformly random unit quaternions. ``rng`` is a
-    numpy Generator or a seed."""
-    if not model.bodies:
-        raise ValueError(f"model: {model.name!r} has no bodies, so it has no configuration")
-    rng = np.random.default_rng(rng)
-    return np.concatenate([b.joint.random(rng) for b in model.bodies])
+    translations in [−1, 1] m otherwise, uniformly random unit quaternions (empty for a
+    model without bodies). ``rng`` is a numpy Generator, a seed or None."""
+    bodies = _bodies(model)
+    try:
+        rng = np.random.default_rng(rng)
+    except (TypeError, ValueError):
+        raise TypeError(f"rng: expected a numpy Generator, a seed (non-negative int) or None, got {rng!r}") from None
+    return np.concatenate([b.joint.random(rng) for b in bodies]) if bodies else np.zeros(0)
 
 
 # =========================================================================== kernels
@@ -280,9 +291,11 @@ def integrate(model, q, v, dt=1.0, *, out=None):
     free joints follow the body-frame screw motion exp([ω; v] dt) (SE(3)), the same
     convention as Pinocchio. Quaternions are renormalised.
 
-    Parameters: q (nq,) or (B, nq); v (nv,) or (B, nv); dt a finite number [s].
-    Returns (nq,) or (B, nq).
+    Parameters: q (nq,) or (B, nq); v (nv,) or (B, nv), required (not None); dt a finite
+    number [s]. Returns (nq,) or (B, nq).
     """
+    if type(dt) is not float or not math.isfinite(dt):  # the fast path takes any float, NaN too
+        dt = _time_step(dt)
     return _INTEGRATE(model, (q, v), (dt,), out)
 
 
@@ -293,7 +306,8 @@ def difference(model, q0, q1, *, out=None):
 
 
 def configuration_rate(model, q, v, *, out=None):
-    """Time derivative q̇ (nq,) of the configuration ``q`` moving with velocity ``v`` (nv,)."""
+    """Time derivative q̇ (nq,) of the configuration ``q`` moving with velocity ``v`` (nv,),
+    required (not None)."""
     return _RATE(model, (q, v), (), out)
 
 

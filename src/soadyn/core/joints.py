@@ -101,9 +101,10 @@ class Joint:
         lo = -np.inf * np.ones(self.nv) if lower is None else np.asarray(lower, dtype=float).reshape(-1)
         hi = np.inf * np.ones(self.nv) if upper is None else np.asarray(upper, dtype=float).reshape(-1)
         if lo.shape != (self.nv,) or hi.shape != (self.nv,):
-            raise ValueError(f"limits of a {self.kind} joint must have {self.nv} entries")
+            raise ValueError(f"lower, upper: a {self.kind} joint expected {self.nv} limits each, got "
+                             f"{lo.size} and {hi.size}")
         if np.any(lo > hi):
-            raise ValueError(f"lower limit {lo} exceeds upper limit {hi}")
+            raise ValueError(f"lower, upper: the lower limit {lo} exceeds the upper limit {hi}")
         lo.flags.writeable = hi.flags.writeable = False  # edit a joint by assignment, never in place
         self.lower, self.upper = lo, hi
 

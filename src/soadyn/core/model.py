@@ -87,7 +87,10 @@ def check_rigid_inertia(mass, com, inertia_com, where, strict=True):
     """
     if sp.is_symbolic(mass, com, inertia_com):
         return _symbolic_inertia(mass, com, inertia_com, where)
-    mass = float(mass)
+    try:
+        mass = float(mass)
+    except (TypeError, ValueError):
+        raise TypeError(f"{where}: mass must be a number [kg], got {mass!r}") from None
     if not np.isfinite(mass) or mass < 0:
         raise ValueError(f"{where}: mass must be finite and non-negative, got {mass}")
     com = np.asarray(com, dtype=float)
@@ -103,7 +106,8 @@ def check_rigid_inertia(mass, com, inertia_com, where, strict=True):
     tol = 1e-9 * scale
     problem = None
     if lam[0] < -tol:
-        problem = f"{where}: rotational inertia is not positive semi-definite (principal moments {lam})"
+        problem = (f"{where}: rotational inertia is not positive semi-definite (principal moments {lam}); "
+                   "the mass matrix is then indefinite and the functions that need M⁻¹ (aba, ...) refuse the model")
     elif lam[0] + lam[1] < lam[2] - tol:
         problem = (f"{where}: principal moments {lam} violate the triangle inequality I1 + I2 >= I3 "
                    "(no rigid body has this inertia)")
@@ -630,7 +634,7 @@ class Model:
         return self._resolve_body(name, "body")
 
     def body_name(self, index):
-        return "world" if index < 0 else self.bodies[index].name
+        return "world" if index == -1 else self.bodies[self._resolve_body(index, "index")].name
 
     def frame(self, name):
         """The :class:`Frame` called ``name`` (a Frame or frame index also accepted)."""
@@ -679,7 +683,8 @@ class Model:
         """Raise unless the compiled algorithms can run on the model (it has bodies and
         no symbolic parameters)."""
         if not self.bodies:
-            raise ValueError(f"model: {self.name!r} has no bodies")
+            raise ValueError(f"model: expected a model with at least one body (a joint to move), got "
+                             f"{self.name!r} with none (nq = nv = 0)")
         if self.symbolic:
             raise TypeError(f"model: {self.name!r} has symbolic (sympy) parameters: only the operator "
                             "layer (soadyn.operators) accepts it, not the compiled algorithms")
@@ -702,6 +707,87 @@ class Model:
             if b.parent >= 0:
                 moving[b.parent] = moving[b.parent] or moving[b.index]
         return [b.joint.name for b in self.bodies if b.joint.nv and not moving[b.index]]
+
+    def singular_mass_matrix_causes(self):
+        """Reasons, found in the model's structure and parameters, why its mass matrix can
+        be singular or indefinite: a list of sentences naming the bodies and joints (empty
+        when none is found; M can still be singular at particular configurations).
+
+        * a body whose spatial inertia is not positive semi-definite (negative mass, or a
+          rotational inertia about the centre of mass with a negative principal moment —
+          loaded with ``strict_inertia=False``, or assigned directly): M is indefinite;
+        * joints that move no mass and no rotational inertia
+          (:meth:`joints_moving_no_inertia`);
+        * a joint that can translate a subtree without mass;
+        * a body without mass or inertia whose joint's motion its children's joints can
+          undo (e.g. two free joints in a row, as when ``load_urdf(..., floating_base=True)``
+          is given a URDF whose mass-less root link already has a floating joint).
+
+        Joint motion subspaces are taken at the neutral configuration.
+        """
+        if self.symbolic:
+            return []
+        causes = []
+        for b in self.bodies:
+            lam = np.linalg.eigvalsh(0.5 * (b.inertia_com + np.transpose(b.inertia_com)))
+            if b.mass < 0:
+                causes.append(f"body {b.name!r} has a negative mass ({b.mass:g} kg), so M is indefinite")
+            elif lam[0] < -1e-9 * max(1.0, float(np.abs(lam).max())):
+                causes.append(f"body {b.name!r} has a rotational inertia about its centre of mass that is not "
+                              f"positive semi-definite (principal moments {_fmt_list(lam)} kg m²), so M is "
+                              "indefinite")
+        dead = self.joints_moving_no_inertia()
+        if dead:
+            causes.append(f"the joints {dead} move no mass or inertia")
+        subtree_mass = [b.mass for b in self.bodies]
+        inert = [b.mass != 0 or bool(np.any(b.inertia_com)) for b in self.bodies]
+        moving = list(inert)  # the body's subtree holds mass or inertia
+        for b in reversed(self.bodies):
+            if b.parent >= 0:
+                subtree_mass[b.parent] += subtree_mass[b.index]
+                moving[b.parent] = moving[b.parent] or moving[b.index]
+        children = [[] for _ in self.bodies]
+        for b in self.bodies:
+            if b.parent >= 0:
+                children[b.parent].append(b)
+        for b in self.bodies:
+            j = b.joint
+            if not j.nv or not moving[b.index]:
+                continue  # no motion, or already reported as moving nothing
+            S = np.asarray(j.motion_subspace(j.neutral()), dtype=float)
+            if subtree_mass[b.index] == 0 and np.linalg.matrix_rank(S[:3], 1e-9) < j.nv:
+                bodies = [c.name for c in self.bodies if b.index in self.ancestors(c.index)]
+                causes.append(f"the {j.kind} joint {j.name!r} can translate the bodies {bodies}, which have "
+                              "rotational inertia but no mass")
+                continue
+            if inert[b.index]:
+                continue
+            # body b has no inertia: which motions of its joint can the children's joints undo?
+            loaded = [c for c in children[b.index] if moving[c.index]]
+            stack = []
+            for c in loaded:
+                cj = c.joint
+                R, p = sp.compose_poses(*c.placement, *cj.pose(cj.neutral()))
+                X = sp.motion_transform(R, p)  # body b → child c
+                A = np.linalg.solve(X, np.asarray(cj.motion_subspace(cj.neutral()), dtype=float))
+                if A.shape[1]:
+                    Q_, _ = np.linalg.qr(A)
+                    stack.append(S - Q_ @ (Q_.T @ S))  # the part of S that child c cannot undo
+                else:
+                    stack.append(S)
+            if not stack:
+                continue
+            sv = np.linalg.svd(np.vstack(stack), compute_uv=False)
+            lost = j.nv - int(np.sum(sv > 1e-9 * max(1.0, sv[0] if sv.size else 0.0)))
+            if lost > 0:
+                joints = [f"{c.joint.kind} joint {c.joint.name!r} of {c.name!r}" for c in loaded]
+                what = "every motion" if lost == j.nv else f"{lost} of the {j.nv} directions of motion"
+                causes.append(f"body {b.name!r} has no mass or inertia and the joints of its children "
+                              f"({', '.join(joints)}) can undo {what} of its {j.kind} joint {j.name!r}, so that "
+                              "motion moves nothing (two joints in a row move the same bodies the same way"
+                              + (", e.g. a free joint added above a URDF's own floating joint)"
+                                 if j.kind == "free" and any(c.joint.kind == "free" for c in loaded) else ")"))
+        return causes
 
     # ----------------------------------------------------------------- display
     def summary(self):
@@ -732,3 +818,7 @@ class Model:
 
 def _fmt(x):
     return str(x) if sp.is_symbolic(x) else f"{x:.4g}"
+
+
+def _fmt_list(values):
+    return "[" + ", ".join(f"{v:.4g}" for v in values) + "]"

@@ -17,7 +17,8 @@ def raise_status(status, names, batch_index=None, model=None):
 
     ``names`` are the kernel's state arguments in order (``BAD_FIRST`` names
     ``names[0]``, ...); ``model``, when given, lets a ``SINGULAR`` status name the
-    joints that move no inertia.
+    cause (:meth:`~soadyn.Model.singular_mass_matrix_causes`: an inertia that is not positive
+    semi-definite, joints that move no inertia, redundant joints on an inertia-free body).
     """
     where = "" if batch_index is None else f" (batch entry {batch_index})"
     if status in (BAD_FIRST, BAD_SECOND, BAD_THIRD):
@@ -29,13 +30,17 @@ def raise_status(status, names, batch_index=None, model=None):
     if status == BAD_SHAPE:
         raise ValueError(f"workspace: it was built for a different model{where}")
     if status == SINGULAR:
-        cause = "some joint drives only mass-less bodies with no rotational inertia"
-        if model is not None:
-            joints = model.joints_moving_no_inertia()
-            if joints:
-                cause = f"the joints {joints} move no mass or inertia"
+        causes = [] if model is None else model.singular_mass_matrix_causes()
+        if causes:
+            cause = "; ".join(causes)
+        elif model is None:
+            cause = "the cause was not looked for"
+        else:
+            cause = (f"no structural cause found in model {model.name!r} (every inertia is positive "
+                     "semi-definite, every joint moves mass or inertia, no joint's motion is undone by "
+                     "another's), so the configuration itself is singular for this model")
         raise np.linalg.LinAlgError(
-            f"the mass matrix is singular at this configuration{where}: {cause}; this function "
+            f"the mass matrix is singular or indefinite at this configuration{where}: {cause}; this function "
             "needs M⁻¹ (kinematics, rnea and mass_matrix work on such a model)")
     raise RuntimeError(f"kernel status {status}{where}")
 

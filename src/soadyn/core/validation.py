@@ -7,18 +7,15 @@ convert it or raise an error naming the argument, the expected and the received 
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 
 def vector(x, n, name, batch_ok=True):
     """``x`` as a C-contiguous, writeable float64 array of shape (n,) or (B, n)."""
     if type(x) is not np.ndarray or x.dtype != np.float64 or not x.flags.c_contiguous:
-        if x is None:
-            raise TypeError(f"{name}: expected an array of {n} real numbers, got None")
-        try:
-            x = np.ascontiguousarray(x, dtype=np.float64)
-        except (TypeError, ValueError) as e:
-            raise TypeError(f"{name}: expected an array of {n} real numbers ({e})") from None
+        x = _real_array(x, f"an array of {n} real numbers", name)
     if not x.flags.writeable:  # one compiled version per argument type: use the mutable one
         x = x.copy()
     shape = x.shape
@@ -28,6 +25,44 @@ def vector(x, n, name, batch_ok=True):
         return x
     want = f"({n},) or (B, {n})" if batch_ok else f"({n},)"
     raise ValueError(f"{name}: expected shape {want}, got {shape}")
+
+
+def _real_array(x, expected, name):
+    """``x`` as a C-contiguous float64 array of at least one dimension, or a TypeError /
+    ValueError saying what it is instead (None, a scalar, complex numbers, text, a ragged
+    list)."""
+    if x is None:
+        raise TypeError(f"{name}: expected {expected}, got None")
+    try:
+        a = np.asarray(x)
+    except ValueError:  # numpy refuses ragged nested sequences
+        raise TypeError(f"{name}: expected {expected}, got a ragged nested sequence") from None
+    if a.dtype.kind == "c":
+        raise TypeError(f"{name}: expected {expected}, got complex values (dtype {a.dtype})")
+    if a.ndim == 0:
+        if a.dtype.kind in "biuf":
+            raise ValueError(f"{name}: expected {expected}, got the scalar {x!r}")
+        raise TypeError(f"{name}: expected {expected}, got {type(x).__name__} {x!r}")
+    try:
+        return np.ascontiguousarray(a, dtype=np.float64)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"{name}: expected {expected}, got {type(x).__name__} with dtype {a.dtype} ({e})") from None
+
+
+def flag(name):
+    """A converter for a boolean parameter ``name``: True/False (numpy booleans and the
+    integers 0 and 1 too); anything else — None, a string — raises TypeError instead of
+    being read by its truth value (``bool("no")`` is True)."""
+    def convert(x):
+        if isinstance(x, (bool, np.bool_)) or (isinstance(x, (int, np.integer)) and x in (0, 1)):
+            return bool(x)
+        raise TypeError(f"{name}: expected True or False, got {x!r}")
+    convert.__name__ = f"flag_{name}"
+    return convert
+
+
+#: the converter of the ``gravity`` flag of the public functions
+GRAVITY = flag("gravity")
 
 
 def optional_vector(x, n, name, batch_ok=True):
@@ -52,10 +87,7 @@ def external_forces(f_ext, nb, batch):
     if f_ext is None:
         return None
     if type(f_ext) is not np.ndarray or f_ext.dtype != np.float64 or not f_ext.flags.c_contiguous:
-        try:
-            f_ext = np.ascontiguousarray(f_ext, dtype=np.float64)
-        except (TypeError, ValueError) as e:
-            raise TypeError(f"f_ext: expected an array of spatial forces ({e})") from None
+        f_ext = _real_array(f_ext, "an array of spatial forces", "f_ext")
     if not f_ext.flags.writeable:
         f_ext = f_ext.copy()
     want = (nb, 6) if batch is None else (batch, nb, 6)
@@ -84,6 +116,23 @@ def output(out, shape, name="out"):
         raise ValueError(f"{name}: expected a C-contiguous, writeable float64 array of shape {shape}, "
                          f"got {', '.join(problems)}")
     return out
+
+
+def not_a_model(model):
+    """The TypeError for a ``model`` argument that is not a :class:`soadyn.Model`."""
+    hint = ""
+    if isinstance(model, (str, bytes, os.PathLike)):
+        hint = " (load one first: soadyn.load_urdf(path) or soadyn.models.get(name))"
+    elif isinstance(model, (np.ndarray, list, tuple)):
+        hint = " (the model is the first argument: soadyn.function(model, q, ...))"
+    return TypeError(f"model: expected a soadyn.Model, got {type(model).__name__}{hint}")
+
+
+def model_argument(model):
+    """``model`` itself, or :func:`not_a_model`'s TypeError when it is not a Model."""
+    if not hasattr(model, "_derived"):
+        raise not_a_model(model)
+    return model
 
 
 def finite_scalar(x, name):

@@ -2,6 +2,7 @@
 (:mod:`soadyn.kernels.aba`, [Jain23p, eq. 7])."""
 from __future__ import annotations
 
+from ..core import validation as val
 from ..core.call import ABSENT, NO_FORCES, Arg, CompiledFunction
 from ..kernels.aba import aba_batch, aba_kernel
 
@@ -9,7 +10,7 @@ __all__ = ["aba"]
 
 _ABA = CompiledFunction(aba_kernel, aba_batch,
                         (Arg("q", "nq"), Arg("v", "nv", optional=True), Arg("tau", "nv"), Arg("f_ext", "forces")),
-                        "v_shape", params=(bool,), tree_function="aba")
+                        "v_shape", params=(val.GRAVITY,), tree_function="aba")
 
 
 def aba(model, q, v, tau, f_ext=None, *, gravity=True, out=None, workspace=None):
@@ -29,8 +30,11 @@ def aba(model, q, v, tau, f_ext=None, *, gravity=True, out=None, workspace=None)
     out, workspace : optional preallocated output and :class:`~soadyn.Workspace` (the
         fastest way to call it repeatedly).
 
-    Returns q̈, (nv,) or (B, nv). Raises ``numpy.linalg.LinAlgError`` naming the joints
-    that move no inertia when M is singular.
+    Returns q̈, (nv,) or (B, nv). Raises ``numpy.linalg.LinAlgError`` naming the cause
+    when M is singular or indefinite (``Model.singular_mass_matrix_causes``: a body inertia
+    that is not positive semi-definite, joints that move no inertia, redundant joints).
     """
+    if gravity is not True and gravity is not False:  # the fast path would read its truth value
+        gravity = val.GRAVITY(gravity)
     return _ABA(model, (q, ABSENT if v is None else v, tau, NO_FORCES if f_ext is None else f_ext), (gravity,), out,
                 workspace)

@@ -30,7 +30,8 @@ def mass_matrix(model, q, method="crba", *, out=None, workspace=None):
         :class:`~soadyn.Workspace` (the fastest way to call it repeatedly).
 
     Returns (nv, nv) or (B, nv, nv), symmetric positive semi-definite (singular when
-    some joint moves no mass or inertia, see ``Model.joints_moving_no_inertia``).
+    some joint moves no mass or inertia, or indefinite when a body's inertia is not
+    positive semi-definite: see ``Model.singular_mass_matrix_causes``).
     """
     if method == "crba":
         return _CRBA(model, (q,), (), out, workspace)

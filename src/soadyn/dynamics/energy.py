@@ -16,7 +16,7 @@ def _column(e, k):
 
 def kinetic_energy(model, q, v):
     """Kinetic energy T = ½ Σ V(k)ᵀ M(k) V(k) = ½ vᵀ M v [J]: a float, or (B,) for
-    batched q (B, nq) and v (B, nv)."""
+    batched q (B, nq) and v (B, nv) (v None means zero)."""
     return _column(_ENERGY(model, (q, v)), 0)
 
 

@@ -7,16 +7,26 @@ from collections import namedtuple
 import numpy as np
 
 from ..core import spatial as sp
+from ..core import validation as val
 from ..core.compile import derived
 from ..core.model import Frame
 
-__all__ = ["FrameSet", "frame_set"]
+__all__ = ["FrameSet", "frame_set", "model_frame"]
 
 FrameSet = namedtuple("FrameSet", ["names", "body", "rotation", "translation", "pickoff"])
 FrameSet.__doc__ = """Frames resolved for the kernels: ``names`` (m,), ``body`` (m,) the body
 each is fixed to (−1: the world), ``rotation`` (m, 3, 3) and ``translation`` (m, 3) its pose
 in that body, ``pickoff`` (m, 6, 6) the force transform φ(body, frame) (the pick-off
 operator ℬ of [Jain24]; zero for frames on the world)."""
+
+
+def model_frame(model, frame):
+    """``model.frame(frame)``, or the TypeError for a ``model`` that is not a Model."""
+    try:
+        lookup = model.frame
+    except AttributeError:
+        raise val.not_a_model(model) from None
+    return lookup(frame)
 
 
 def _key(frames):

@@ -2,7 +2,12 @@
 from __future__ import annotations
 
 from ..core.call import Arg, CompiledFunction
+<<<<<<< HEAD
 from ..kernels.jacobians import frame_jacobian_batch, frame_jacobian_kernel
+=======
+from ..kernels.jacobians import frame_jacobian_kernel
+from .frames import model_frame
+>>>>>>> messages
 
 __all__ = ["frame_jacobian", "REFERENCES"]
 
@@ -26,9 +31,9 @@ def frame_jacobian(model, q, frame, reference="local", *, out=None, workspace=No
         LOCAL, LOCAL_WORLD_ALIGNED and WORLD.
     out : optional (6, nv) output; workspace : optional :class:`~soadyn.Workspace`.
     """
-    f = model._frame_by_name.get(frame) if type(frame) is str else None
+    f = getattr(model, "_frame_by_name", {}).get(frame) if type(frame) is str else None
     if f is None:
-        f = model.frame(frame)
+        f = model_frame(model, frame)
     try:
         mode = REFERENCES[reference]
     except (KeyError, TypeError):

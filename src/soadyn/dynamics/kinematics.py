@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core import validation as val
 from ..core.call import ABSENT, Arg, CompiledFunction
 from ..kernels.kinematics import kinematics_batch, kinematics_kernel
+from .frames import model_frame
 
 __all__ = ["forward_kinematics", "frame_placement", "body_placements", "frame_velocity",
            "frame_acceleration", "KinematicsResult"]
@@ -50,7 +52,7 @@ def _allocate_kinematics(c, state):
 
 _KINEMATICS = CompiledFunction(kinematics_kernel, kinematics_batch,
                                (Arg("q", "nq"), Arg("v", "nv", optional=True), Arg("a", "nv", optional=True)),
-                               _kinematics_outputs, params=(bool,), allocate=_allocate_kinematics)
+                               _kinematics_outputs, params=(val.GRAVITY,), allocate=_allocate_kinematics)
 
 
 def forward_kinematics(model, q, v=None, a=None, *, gravity=False, workspace=None):
@@ -60,8 +62,9 @@ def forward_kinematics(model, q, v=None, a=None, *, gravity=False, workspace=Non
     ----------
     model : Model
     q : (nq,) or (B, nq) configuration.
-    v : (nv,) or (B, nv) velocity, optional.
-    a : (nv,) or (B, nv) joint accelerations, optional (needs ``v``).
+    v : (nv,) or (B, nv) velocity, optional (None: no velocities are computed, or zero
+        velocity when ``a`` is given).
+    a : (nv,) or (B, nv) joint accelerations, optional (None: no accelerations).
     gravity : bool
         When True the accelerations include the fictitious base acceleration −g (the
         convention RNEA uses); default False gives the kinematic accelerations.
@@ -71,9 +74,12 @@ def forward_kinematics(model, q, v=None, a=None, *, gravity=False, workspace=Non
     -------
     KinematicsResult
     """
-    if a is not None and v is None:
-        raise ValueError("a: accelerations need the velocity v as well")
-    R, p, V, A = _KINEMATICS(model, (q, ABSENT if v is None else v, ABSENT if a is None else a), (gravity,), None,
+    if gravity is not True and gravity is not False:  # the fast path would read its truth value
+        gravity = val.GRAVITY(gravity)
+    vk = v
+    if a is not None and v is None:  # accelerations at zero velocity
+        vk = np.zeros(np.shape(a)[:1] + (model.nv,)) if np.ndim(a) == 2 else np.zeros(model.nv)
+    R, p, V, A = _KINEMATICS(model, (q, ABSENT if vk is None else vk, ABSENT if a is None else a), (gravity,), None,
                              workspace)
     return KinematicsResult(R, p, None if v is None else V, None if a is None else A)
 
@@ -87,7 +93,7 @@ def body_placements(model, q):
 def frame_placement(model, q, frame):
     """4×4 homogeneous world pose of the frame named ``frame`` (or the world frame pose
     of a frame fixed to the world). ``q`` may be batched, giving (B, 4, 4)."""
-    f = model.frame(frame)
+    f = model_frame(model, frame)
     r = forward_kinematics(model, q)
     lead = r.rotations.shape[:-3]  # () or (B,)
     T = np.zeros(lead + (4, 4))
@@ -112,26 +118,31 @@ def frame_velocity(model, q, v, frame, reference="local"):
     ``reference="local"``: frame axes, velocity of the frame origin;
     ``"local_world_aligned"``: world axes, velocity of the frame origin;
     ``"world"``: world axes, velocity of the body point at the world origin
-    (Pinocchio's LOCAL, LOCAL_WORLD_ALIGNED and WORLD). [rad/s, m/s]
+    (Pinocchio's LOCAL, LOCAL_WORLD_ALIGNED and WORLD). ``v``: None means zero. [rad/s, m/s]
     """
     f = _frame_and_reference(model, frame, reference)
-    r = forward_kinematics(model, q, v)
+    r = forward_kinematics(model, q, _zero_if_none(model, q, v))
     return _frame_motion(f, r, r.velocities, reference)
 
 
 def frame_acceleration(model, q, v, a, frame, reference="local"):
     """Spatial acceleration (6,) of a frame (derivative of the spatial velocity, gravity
     not included), or (B, 6) for a batch; ``reference`` as in :func:`frame_velocity`.
-    [rad/s², m/s²]"""
+    ``v``, ``a``: None means zero. [rad/s², m/s²]"""
     f = _frame_and_reference(model, frame, reference)
-    r = forward_kinematics(model, q, v, a)
+    r = forward_kinematics(model, q, _zero_if_none(model, q, v), _zero_if_none(model, q, a))
     return _frame_motion(f, r, r.accelerations, reference)
 
 
 def _frame_and_reference(model, frame, reference):
     if reference not in _MOTION_REFERENCES:
         raise ValueError(f"reference: expected one of {list(_MOTION_REFERENCES)}, got {reference!r}")
-    return model.frame(frame)
+    return model_frame(model, frame)
+
+
+def _zero_if_none(model, q, rate):
+    """``rate``, or zero rates (nv,) / (B, nv) shaped like ``q``'s batch when None."""
+    return np.zeros(np.shape(q)[:-1] + (model.nv,)) if rate is None else rate
 
 
 def _frame_motion(f, r, motions, reference):

@@ -2,6 +2,7 @@
 (:mod:`soadyn.kernels.rnea`, [Jain12, eq. 14–15])."""
 from __future__ import annotations
 
+from ..core import validation as val
 from ..core.call import ABSENT, NO_FORCES, Arg, CompiledFunction
 from ..kernels.rnea import rnea_batch, rnea_kernel
 
@@ -10,7 +11,7 @@ __all__ = ["rnea", "bias_forces", "generalized_gravity"]
 _RNEA = CompiledFunction(rnea_kernel, rnea_batch,
                          (Arg("q", "nq"), Arg("v", "nv", optional=True), Arg("a", "nv", optional=True),
                           Arg("f_ext", "forces")),
-                         "v_shape", params=(bool,), tree_function="rnea")
+                         "v_shape", params=(val.GRAVITY,), tree_function="rnea")
 
 
 def rnea(model, q, v, a, f_ext=None, *, gravity=True, out=None, workspace=None):
@@ -30,6 +31,8 @@ def rnea(model, q, v, a, f_ext=None, *, gravity=True, out=None, workspace=None):
 
     Returns τ, (nv,) or (B, nv) [N m, N].
     """
+    if gravity is not True and gravity is not False:  # the fast path would read its truth value
+        gravity = val.GRAVITY(gravity)
     return _RNEA(model, (q, ABSENT if v is None else v, ABSENT if a is None else a,
                          NO_FORCES if f_ext is None else f_ext), (gravity,), out, workspace)
 

@@ -127,10 +127,14 @@ def load_urdf(path, floating_base=False, gravity=(0.0, 0.0, -9.81), name=None, s
 
     Parameters
     ----------
-    path : str or os.PathLike
-        File path, or the XML text itself.
+    path : str, bytes or os.PathLike
+        File path, or the XML text itself (text that starts with ``<``).
     floating_base : bool
         Connect the root link to the world with a free joint (q = [p; quaternion]).
+        Refused (:class:`URDFError`) when the root link has no mass or inertia and
+        already has a ``floating`` joint to a child (the URDF floats by itself: load it
+        with ``floating_base=False``); a warning when a mass-less root would make the
+        mass matrix singular otherwise.
     gravity : (3,) world-frame gravity [m/s²].
     name : model name (default: the robot's name).
     strict_inertia : raise on physically impossible link inertias (default: warn, as
@@ -138,16 +142,27 @@ def load_urdf(path, floating_base=False, gravity=(0.0, 0.0, -9.81), name=None, s
 
     Raises :class:`URDFError` for malformed files.
     """
-    text = os.fspath(path)
     try:
-        if text.lstrip().startswith("<"):
-            root = ET.fromstring(text)
-        else:
-            root = ET.parse(text).getroot()
+        text = os.fspath(path)
+    except TypeError:
+        raise TypeError(f"path: expected a file path or the URDF text (str, bytes or os.PathLike), "
+                        f"got {type(path).__name__}") from None
+    if isinstance(text, bytes):
+        is_xml = text.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<")  # the parser reads the encoding
+        if not is_xml:
+            text = os.fsdecode(text)
+    else:
+        text = text.lstrip("\ufeff")  # a byte-order mark left by a decoder
+        is_xml = text.lstrip().startswith("<")
+    try:
+        root = ET.fromstring(text) if is_xml else ET.parse(text).getroot()
     except ET.ParseError as e:
-        raise URDFError(f"{path}: not well-formed XML ({e})") from None
+        shown = (text.decode("utf-8", "replace") if isinstance(text, bytes) else text) if is_xml else None
+        raise URDFError(_parse_error(e, shown, "URDF string" if is_xml else text)) from None
     except OSError as e:
-        raise URDFError(f"{path}: cannot read ({e.strerror})") from None
+        shown = text if len(text) <= 200 and "\n" not in text else \
+            f"{text[:60]!r}... ({len(text)} characters; XML text must start with '<')"
+        raise URDFError(f"{shown}: cannot read ({e.strerror})") from None
     if root.tag != "robot":
         raise URDFError(f"<{root.tag}>: expected a <robot> root element")
 
@@ -205,6 +220,7 @@ def load_urdf(path, floating_base=False, gravity=(0.0, 0.0, -9.81), name=None, s
     root_link = roots[0]
     m, c, Ic = _link_inertia(links[root_link])
     if floating_base:
+        _check_floating_root(root, root_link, links, children)
         model.add_body(root_link, jt.Free(), None, None, mass=m, com=c, inertia=Ic, joint_name="root_joint",
                        strict_inertia=strict_inertia)
         where_is[root_link] = (0, np.eye(3), np.zeros(3))
@@ -248,7 +264,66 @@ def load_urdf(path, floating_base=False, gravity=(0.0, 0.0, -9.81), name=None, s
         model.loops.append(_parse_loop(lp, model, where_is))
     for cp in root.findall("coupling"):
         model.couplings.append(_parse_coupling(cp, links))
+    if floating_base:
+        b = model.bodies[0]
+        if b.mass == 0 and not np.any(b.inertia_com):
+            causes = [cause for cause in model.singular_mass_matrix_causes() if cause.startswith(f"body {b.name!r}")]
+            if causes:
+                warnings.warn(f"floating_base=True: the root link {root_link!r} has no mass or inertia, so the "
+                              f"mass matrix is singular: {causes[0]}", stacklevel=2)
     return model
+
+
+def _parse_error(e, text, source):
+    """The message for an XML syntax error: the parser's message (with line and column,
+    counted from 0) and the offending line with a caret, never the whole document.
+    ``text``: the XML string, or None to read the line from the file ``source``."""
+    line, column = getattr(e, "position", (0, 0))
+    try:
+        if text is None:
+            with open(source, encoding="utf-8", errors="replace") as f:
+                lines = f.read().splitlines()
+        else:
+            lines = text.splitlines()
+        snippet = lines[line - 1].expandtabs(1) if 0 < line <= len(lines) else ""
+    except OSError:
+        snippet = ""
+    head = f"{source}: not well-formed XML ({e})"
+    if not snippet.strip():
+        return head
+    start = max(0, min(column - 40, len(snippet) - 80))
+    excerpt = snippet[start:start + 80]
+    prefix, suffix = ("..." if start > 0 else ""), ("..." if start + 80 < len(snippet) else "")
+    caret = " " * (len(prefix) + column - start) + "^"
+    return f"{head}\n    {prefix}{excerpt}{suffix}\n    {caret}"
+
+
+def _check_floating_root(root, root_link, links, children):
+    """Refuse ``floating_base=True`` when the root link (with the links fixed to it, which
+    form the body the added free joint moves) has no mass or inertia and already has a
+    floating joint to a child: the added free joint and the URDF's would move the robot the
+    same way, and the mass matrix would be singular."""
+    group, stack = [root_link], list(children[root_link])
+    floating = []
+    while stack:
+        j = stack.pop()
+        if j.get("type") == "fixed":
+            child = j.find("child").get("link")
+            group.append(child)
+            stack.extend(children[child])
+        elif j.get("type") == "floating":
+            floating.append(j)
+    if not floating:
+        return
+    inertias = [_link_inertia(links[n]) for n in group]
+    if all(mass == 0 and not np.any(Ic) for mass, _, Ic in inertias):
+        j = floating[0]
+        raise URDFError(
+            f"<robot name={root.get('name')!r}>: floating_base=True adds a free joint above the root link "
+            f"{root_link!r}, but that link has no mass or inertia and already connects to "
+            f"{j.find('child').get('link')!r} through the floating joint {j.get('name')!r}: the two free joints "
+            "would move the robot the same way and the mass matrix would be singular. Load it with "
+            "floating_base=False; the URDF's own floating joint already makes the robot free-floating")
 
 
 def _end(elem, tag, where, links):

@@ -72,9 +72,9 @@ def _operational_square(c, state, params):
 
 _Y, _YD = Arg("y", _nyq), Arg("yd", _nyv)
 _CABA = CompiledFunction(cluster_aba_kernel, None, (_Y, _YD, Arg("tau_ind", _nyv), Arg("f_ext", "forces")),
-                         _independent_vector, params=(None, None, None, bool))
+                         _independent_vector, params=(None, None, None, val.GRAVITY))
 _CRNEA = CompiledFunction(cluster_rnea_kernel, None, (_Y, _YD, Arg("ydd", _nyv), Arg("f_ext", "forces")),
-                          _independent_vector, params=(None, None, None, bool))
+                          _independent_vector, params=(None, None, None, val.GRAVITY))
 _CMASS = CompiledFunction(cluster_mass_matrix_kernel, None, (_Y,), _independent_square)
 _CEFPA = CompiledFunction(cluster_efpa_kernel, None, (_Y,), _operational_square)
 
@@ -238,7 +238,8 @@ def cluster_aba(model, y, yd, tau_ind, f_ext=None, *, q=None, q_guess=None, grav
     Parameters
     ----------
     model : Model with loops, couplings or holonomic user constraints (see :func:`cluster_tree`).
-    y : (nyq,) independent coordinates [rad, m]; yd : (nyv,) independent velocities [rad/s, m/s].
+    y : (nyq,) independent coordinates [rad, m]; yd : (nyv,) independent velocities
+        [rad/s, m/s]; None means zero.
     tau_ind : (nyv,) generalized forces on the independent coordinates (τ_ind = Gᵀτ for
         spanning-tree joint forces τ) [N m, N].
     f_ext : optional (nbodies, 6) spatial forces on the bodies (body frame) [N m, N].{state}
@@ -251,7 +252,9 @@ def cluster_aba(model, y, yd, tau_ind, f_ext=None, *, q=None, q_guess=None, grav
 
 def aba_with(model, packed, y, yd, tau_ind, f_ext=None, gravity=True, out=None, q=None, q_guess=None):
     """:func:`cluster_aba` with other packed clusters of the model (None: its own)."""
-    packed, cws, y, yd = _prepared(model, y, yd, True, packed, q, q_guess)
+    if gravity is not True and gravity is not False:  # the fast path would read its truth value
+        gravity = val.GRAVITY(gravity)
+    packed, cws, y, yd = _prepared(model, y, np.zeros(_nyv(model)) if yd is None else yd, True, packed, q, q_guess)
     return _CABA(model, (y, yd, tau_ind, NO_FORCES if f_ext is None else f_ext), (packed.ci, packed.cf, cws, gravity),
                  out)
 
@@ -262,12 +265,18 @@ def cluster_rnea(model, y, yd, ydd, f_ext=None, *, q=None, q_guess=None, gravity
 
     Parameters
     ----------
-    y : (nyq,) [rad, m]; yd, ydd : (nyv,) [rad/s, m/s; rad/s², m/s²].
+    y : (nyq,) [rad, m]; yd, ydd : (nyv,) [rad/s, m/s; rad/s², m/s²]; None means zero.
     f_ext : optional (nbodies, 6) spatial forces on the bodies (body frame) [N m, N].{state}
     gravity : include the model's gravity.
 
     Returns τ_ind (nyv,) [N m, N]. A pure function of its arguments.
     """
+    if gravity is not True and gravity is not False:  # the fast path would read its truth value
+        gravity = val.GRAVITY(gravity)
+    if yd is None or ydd is None:
+        nyv = _nyv(model)
+        yd = np.zeros(nyv) if yd is None else yd
+        ydd = np.zeros(nyv) if ydd is None else ydd
     packed, cws, y, yd = _prepared(model, y, yd, True, None, q, q_guess)
     return _CRNEA(model, (y, yd, ydd, NO_FORCES if f_ext is None else f_ext), (packed.ci, packed.cf, cws, gravity),
                   out)

@@ -225,7 +225,7 @@ def declare_cluster(model, bodies, name=None, independent=None):
     """Declare a cluster by hand: ``bodies`` (names or indices) must satisfy the
     aggregation condition ([Jain12, Assumption 1]). ``independent`` optionally names the
     independent joints. Automatic clusters overlapping it are merged into it."""
-    idx = sorted({model.body_index(b) for b in bodies})
+    idx = sorted({val.model_argument(model).body_index(b) for b in bodies})
     if not idx:
         raise ValueError("bodies: a cluster needs at least one body")
     T = model_digraph(model)
@@ -370,10 +370,10 @@ def cluster_tree(model):
 def independent_state(model, q, v):
     """``(y, ẏ)``: the independent coordinates and velocities of ``(q, v)`` ([Chignoli23, eq. 3]).
 
-    Parameters: q (nq,), v (nv,). Returns y (nyq,), ẏ (nyv,) in cluster order.
+    Parameters: q (nq,), v (nv,) (None means zero). Returns y (nyq,), ẏ (nyv,) in cluster order.
     """
-    q = val.vector(q, model.nq, "q", batch_ok=False)
-    v = val.vector(v, model.nv, "v", batch_ok=False)
+    q = val.vector(q, val.model_argument(model).nq, "q", batch_ok=False)
+    v = np.zeros(model.nv) if v is None else val.vector(v, model.nv, "v", batch_ok=False)
     return cluster_tree(model).independent_state(q, v)
 
 
@@ -381,7 +381,8 @@ def spanning_state(model, y, yd, q_guess=None):
     """``(q, v) = (γ(y), G(q) ẏ)``: spanning-tree state from independent coordinates
     ([Chignoli23, eq. 3]).
 
-    Parameters: y (nyq,) [rad, m], ẏ (nyv,) [rad/s, m/s]; ``q_guess`` optional (nq,).
+    Parameters: y (nyq,) [rad, m], ẏ (nyv,) [rad/s, m/s] (None means zero); ``q_guess``
+    optional (nq,).
     Returns q (nq,), v (nv,). A pure function of its arguments.
 
     Loop clusters are solved by Gauss–Newton iteration from ``q_guess`` when given, else
@@ -395,7 +396,7 @@ def spanning_state(model, y, yd, q_guess=None):
     """
     tree = cluster_tree(model)
     y = val.vector(y, tree.nyq, "y", batch_ok=False)
-    yd = val.vector(yd, tree.nyv, "yd", batch_ok=False)
+    yd = np.zeros(tree.nyv) if yd is None else val.vector(yd, tree.nyv, "yd", batch_ok=False)
     if q_guess is not None:
         q_guess = val.vector(q_guess, model.nq, "q_guess", batch_ok=False)
     try:

@@ -224,15 +224,20 @@ def _projected(model):
 
 
 def projected_rnea(model, y, yd, ydd):
-    """Projected RNEA ([Chignoli23, §II-C]): τ_ind = Gᵀ RNEA(q, q̇, Gÿ + g), (nyv,)."""
+    """Projected RNEA ([Chignoli23, §II-C]): τ_ind = Gᵀ RNEA(q, q̇, Gÿ + g), (nyv,).
+    ``yd``, ``ydd`` (nyv,): None means zero."""
     tree = cluster_tree(model)
+    yd = np.zeros(tree.nyv) if yd is None else yd
+    ydd = np.zeros(tree.nyv) if ydd is None else ydd
     return _projected(model).rnea(val.vector(y, tree.nyq, "y", False), val.vector(yd, tree.nyv, "yd", False),
                                   val.vector(ydd, tree.nyv, "ydd", False))
 
 
 def projected_forward_dynamics(model, y, yd, tau_ind):
-    """Projection method ([Chignoli23, §II-D]): ÿ = (GᵀMG)⁻¹ Gᵀ(τ − C − M g), (nyv,)."""
+    """Projection method ([Chignoli23, §II-D]): ÿ = (GᵀMG)⁻¹ Gᵀ(τ − C − M g), (nyv,).
+    ``yd`` (nyv,): None means zero."""
     tree = cluster_tree(model)
+    yd = np.zeros(tree.nyv) if yd is None else yd
     return _projected(model).forward_dynamics(val.vector(y, tree.nyq, "y", False),
                                               val.vector(yd, tree.nyv, "yd", False),
                                               val.vector(tau_ind, tree.nyv, "tau_ind", False))
