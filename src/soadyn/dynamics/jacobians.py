@@ -2,12 +2,8 @@
 from __future__ import annotations
 
 from ..core.call import Arg, CompiledFunction
-<<<<<<< HEAD
 from ..kernels.jacobians import frame_jacobian_batch, frame_jacobian_kernel
-=======
-from ..kernels.jacobians import frame_jacobian_kernel
 from .frames import model_frame
->>>>>>> messages
 
 __all__ = ["frame_jacobian", "REFERENCES"]
 
