@@ -18,6 +18,7 @@ from multiprocessing import get_context
 import numpy as np
 
 import soadyn as sd
+from soadyn.dynamics import innovations, oscm, spo
 
 
 def _tree_kernels():
@@ -75,11 +76,11 @@ def _operator_kernels():
     frames = [m.frames[-1].name, m.frames[3].name]
     sd.operational_space_compliance(m, q, frames)
     sd.operational_space_inertia(m, q, frames[:1])
-    sd.dynamics.oscm.eoscm_diagonal(m, q)
+    oscm.eoscm_diagonal(m, q)
     x = np.ones((m.nv, 2))
-    sd.dynamics.innovations.apply_innovations_factor(m, q, x)
-    sd.dynamics.spo.spo_product(m, q, np.ones((m.nbodies, 6)))
-    sd.dynamics.spo.influence_product(m, np.ones((m.nbodies, 6, 6)), np.ones((m.nbodies, 6)))
+    innovations.apply_innovations_factor(m, q, x)
+    spo.spo_product(m, q, np.ones((m.nbodies, 6)))
+    spo.influence_product(m, np.ones((m.nbodies, 6, 6)), np.ones((m.nbodies, 6)))
 
 
 def _closed_chain_methods():
@@ -128,10 +129,15 @@ def _run(name):
 
 
 def _progress(done, total, t0, name, stream):
+    """A progress bar redrawn in place on a terminal, one line per finished group in a log."""
     width = 24
     filled = width * done // total
-    stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} groups, {time.perf_counter() - t0:5.1f} s"
-                 f"{'  (' + name + ' done)' if name else ''}   ")
+    line = (f"[{'#' * filled}{'.' * (width - filled)}] {done}/{total} groups, {time.perf_counter() - t0:5.1f} s"
+            f"{'  (' + name + ' done)' if name else ''}")
+    if stream.isatty():
+        stream.write("\r" + line + "   ")
+    elif name:
+        stream.write(line + "\n")
     stream.flush()
 
 
@@ -162,7 +168,8 @@ def precompile(jobs=1, groups=None, verbose=True):
                 if verbose:
                     _progress(len(results), len(names), t0, n, stream)
     if verbose:
-        stream.write("\n")
+        if stream.isatty():
+            stream.write("\n")
         for n in names:
             print(f"  {n:<10s} {results[n]:7.1f} s")
         print(f"kernels ready in {time.perf_counter() - t0:.1f} s ({jobs} process{'es' if jobs > 1 else ''})")
