@@ -99,15 +99,20 @@ def _pinocchio():
     return pinocchio
 
 
+def _type_name(x):
+    t = type(x)
+    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+
+
 def _check_model(model, name="model"):
     if not isinstance(model, Model):
-        raise TypeError(f"{name}: expected a soadyn.Model, got {type(model).__name__}")
+        raise TypeError(f"{name}: expected a soadyn.Model, got {_type_name(model)}")
 
 
 def _check_pin_model(pin_model, name="pin_model"):
     pin = _pinocchio()
     if not isinstance(pin_model, pin.Model):
-        raise TypeError(f"{name}: expected a pinocchio.Model (not its Data), got {type(pin_model).__name__}")
+        raise TypeError(f"{name}: expected a pinocchio.Model (not its Data), got {_type_name(pin_model)}")
     return pin
 
 
@@ -115,13 +120,12 @@ def _real_array(x, name):
     """``x`` as a float array (a copy only when a conversion is needed)."""
     if isinstance(x, np.ndarray) and x.dtype == np.float64:
         return x
-    hint = " (for a pinocchio.Force or Motion pass its .vector)" if hasattr(x, "vector") else ""
     try:
         a = np.asarray(x)
     except (TypeError, ValueError) as e:
-        raise TypeError(f"{name}: expected an array of real numbers ({e}){hint}") from None
+        raise TypeError(f"{name}: expected an array of real numbers ({e})") from None
     if a.dtype.kind not in "iuf":
-        raise TypeError(f"{name}: expected an array of real numbers, got {type(x).__name__} of dtype {a.dtype}{hint}")
+        raise TypeError(f"{name}: expected an array of real numbers, got {_type_name(x)} of dtype {a.dtype}")
     return a.astype(np.float64)
 
 
@@ -310,8 +314,12 @@ def force_to_pinocchio(f):
     -------
     (6,) or (..., 6) array [f; n] — ``pin.Force(force_to_pinocchio(f))`` is the Pinocchio
     object. Spatial motions (velocities, accelerations) swap the same way: ours [ω; v],
-    Pinocchio's [v; ω]. Does not need Pinocchio.
+    Pinocchio's [v; ω]. Does not need Pinocchio. A pinocchio.Force or Motion is refused
+    (TypeError): it is in Pinocchio's order already.
     """
+    if hasattr(f, "linear") and hasattr(f, "angular"):
+        raise TypeError(f"f: got a {_type_name(f)}, which is in Pinocchio's order [linear; angular] already; "
+                        "force_to_pinocchio takes soadyn's [n; f]")
     return _vectors(f, 6, "f", "spatial force [n; f]")[..., _SWAP]
 
 
@@ -321,7 +329,8 @@ def force_from_pinocchio(f_pin):
 
     Parameters
     ----------
-    f_pin : (6,) or (..., 6) spatial force(s) [f (N); n (N m)].
+    f_pin : (6,) or (..., 6) spatial force(s) [f (N); n (N m)], or a pinocchio.Force (read
+        as its ``.vector``).
 
     Returns
     -------
@@ -596,10 +605,12 @@ def to_pinocchio(model):
       or PrismaticUnaligned; helical → HX/HY/HZ or HelicalUnaligned; free → FreeFlyer;
       spherical → Spherical; universal → Universal; gimbal about z, y, x → SphericalZYX);
       other types (planar, other gimbals) raise a ValueError naming the joint;
-    * each body gets a JOINT frame (the joint's name) and a BODY frame (the body's name)
-      at the joint frame; a body on a fixed joint is welded to its moving ancestor's
-      joint (its inertia appended there) with a BODY frame; every other soadyn frame
-      becomes an OP_FRAME of the same name and placement;
+    * each body gets a BODY frame (the body's name) and a JOINT frame (the joint's name,
+      unless a soadyn frame has that name: Pinocchio's ``getFrameId`` refuses a name that
+      several frames share) at the joint frame; a body on a fixed joint is welded to its
+      moving ancestor's joint (its inertia appended there) with a BODY frame; every other
+      soadyn frame becomes an OP_FRAME of the same name and placement — so every frame
+      name is unique;
     * finite position limits of joints with one q per v are copied; other limits keep
       Pinocchio's defaults; gravity is ``model.gravity``.
 
@@ -647,8 +658,10 @@ def to_pinocchio(model):
         else:
             jid = pm.addJoint(jid, pin_joints[i], pin.SE3(R, p), b.joint.name)
             pm.appendBodyToJoint(jid, inertia, pin.SE3.Identity())
-            joint_frame = pm.addJointFrame(jid, frame_of[b.parent])
-            frame_of[i] = pm.addBodyFrame(b.name, jid, pin.SE3.Identity(), joint_frame)
+            previous = frame_of[b.parent]
+            if b.joint.name not in model._frame_by_name:  # else the name would match two frames
+                previous = pm.addJointFrame(jid, previous)
+            frame_of[i] = pm.addBodyFrame(b.name, jid, pin.SE3.Identity(), previous)
             where[i] = (jid, np.eye(3), np.zeros(3))
         stack.extend(reversed(children[i]))
     for f in model.frames:
