@@ -8,9 +8,10 @@ hide the library itself)::
 
     pm = pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer())
     model = sd.load_urdf(path, floating_base=True)         # or sdpin.from_pinocchio(pm)
-    q_pin = sdpin.q_to_pinocchio(model, q, pm)
-    v_pin = sdpin.v_to_pinocchio(model, v, pm)
+    q_pin = sdpin.q_to_pinocchio(model, q, pm)           # joints matched by name
+    v_pin, a_pin = sdpin.v_to_pinocchio(model, v, pm), sdpin.v_to_pinocchio(model, a, pm)
     tau = sdpin.v_from_pinocchio(model, pin.rnea(pm, pm.createData(), q_pin, v_pin, a_pin), pm)
+    # tau == sd.rnea(model, q, v, a)
 
 The two libraries describe the same things differently — same shapes, different meaning:
 
@@ -37,8 +38,9 @@ layout of ``v``: convert them with :func:`v_to_pinocchio` / :func:`v_from_pinocc
 A body frame is its joint's child frame in both libraries (Pinocchio's joint frame, where
 ``data.oMi``, ``data.v``, ``data.f`` and the LOCAL Jacobians live). So:
 
-* external forces: soadyn's ``f_ext[k]`` (body ``k``, body frame) is Pinocchio's
-  ``fext[pm.getJointId(model.bodies[k].joint.name)] = pin.Force(force_to_pinocchio(f_ext[k]))``;
+* external forces: soadyn's ``f_ext[k]`` (body ``k`` on a moving joint, body frame) is
+  Pinocchio's ``fext[pm.getJointId(model.bodies[k].joint.name)] =
+  pin.Force(force_to_pinocchio(f_ext[k]))``;
 * (nv, nv) matrices (mass matrix, its inverse): convert rows and columns, e.g.
   ``M = v_from_pinocchio(model, v_from_pinocchio(model, M_pin, pm).T, pm).T``
   (fill Pinocchio's lower triangle first: ``pin.crba`` writes the upper one).
