@@ -590,6 +590,18 @@ def _pin_joint(pin, joint):
                      f"q and v{'; ' + why if why else ''}")
 
 
+def _pin_inertia(pin, body):
+    """``body``'s inertia as a pinocchio.Inertia, set field by field: the constructor refuses
+    a rotational inertia with eigenvalues rounded just below zero (iCub's links have zero
+    rotational inertia, which soadyn's frame changes leave at -1e-20), Pinocchio's URDF
+    parser does not."""
+    Y = pin.Inertia.Zero()
+    Y.mass = float(body.mass)
+    Y.lever = np.array(body.com, dtype=float)
+    Y.inertia = np.array(body.inertia_com, dtype=float)
+    return Y
+
+
 def to_pinocchio(model):
     """A Pinocchio model with the bodies, joints, frames and gravity of a soadyn model.
 
@@ -652,7 +664,7 @@ def to_pinocchio(model):
         b = model.bodies[i]
         jid, R0, p0 = where[b.parent]
         R, p = sp.compose_poses(R0, p0, *b.placement)
-        inertia = pin.Inertia(float(b.mass), np.array(b.com, dtype=float), np.array(b.inertia_com, dtype=float))
+        inertia = _pin_inertia(pin, b)
         if b.joint.nv == 0:
             pm.appendBodyToJoint(jid, inertia, pin.SE3(R, p))
             frame_of[i] = pm.addBodyFrame(b.name, jid, pin.SE3(R, p), frame_of[b.parent])
