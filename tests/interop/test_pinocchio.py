@@ -2,14 +2,18 @@
 
 The truths are Pinocchio's: its rnea, aba, crba, frame placements and frame Jacobians on
 the same URDF file loaded by Pinocchio (``pin.buildModelFromUrdf``) and by soadyn
-(``sd.load_urdf``), whose joint orders differ on some robots (HyQ, Talos). soadyn's results
-converted with the module must equal them to 1e-10 (relative); the models built by
+(``sd.load_urdf``), which give the joints in the same order (checked on every
+example-robot-data URDF). soadyn's results converted with the module — without
+``pin_model`` (Pinocchio's order assumed to be ``to_pinocchio``'s) and with it (joints
+matched by name) — must equal them to 1e-10 (relative); the models built by
 ``from_pinocchio`` and ``to_pinocchio`` must reproduce Pinocchio's (resp. soadyn's) dynamics.
 """
+import glob
 import os
 import subprocess
 import sys
 import warnings
+import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
@@ -27,8 +31,9 @@ TOL = 1e-10
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 #: example-robot-data robots: (path under robots/, floating base). kinova has continuous
-#: joints (Pinocchio q = (cos θ, sin θ)); hyq and talos are ordered differently by the two
-#: URDF loaders; panda has an unaligned prismatic joint and fixed links.
+#: joints (Pinocchio q = (cos θ, sin θ)); hyq and talos list a link's child joints in their
+#: files in an order other than by name (so soadyn's URDF order before it followed
+#: Pinocchio's differed); panda has an unaligned prismatic joint and fixed links.
 ROBOTS = {
     "ur5": ("ur_description/urdf/ur5_robot.urdf", False),
     "panda": ("panda_description/urdf/panda.urdf", False),
@@ -58,7 +63,7 @@ def full(M):
     return np.triu(M) + np.triu(M, 1).T
 
 
-def matrix_from_pinocchio(model, M_pin, pm):
+def matrix_from_pinocchio(model, M_pin, pm=None):
     """An (nv, nv) matrix in soadyn's v order (the module docstring's recipe)."""
     return sdpin.v_from_pinocchio(model, sdpin.v_from_pinocchio(model, M_pin, pm).T, pm).T
 
@@ -98,28 +103,31 @@ def pin_fext(model, pm, f_ext):
     return fext
 
 
-def check_dynamics(model, pm, pd, q, v, a, f_ext):
+def check_dynamics(model, pm, pd, q, v, a, f_ext, named=True):
     """soadyn's rnea (with external forces), aba and mass matrix against Pinocchio's, converted
-    both ways. Bodies on fixed joints get no external force (Pinocchio welds them into their
-    parent's joint: it has no such body)."""
+    both ways, passing ``pm`` to the converters (``named``) or not (then ``pm`` must have
+    ``to_pinocchio(model)``'s joint order). Bodies on fixed joints get no external force
+    (Pinocchio welds them into their parent's joint: it has no such body)."""
+    conv = pm if named else None
     f_ext = np.array(f_ext)
     f_ext[[b.index for b in model.bodies if b.joint.nv == 0]] = 0.0
-    qp = sdpin.q_to_pinocchio(model, q, pm)
-    vp, ap = sdpin.v_to_pinocchio(model, v, pm), sdpin.v_to_pinocchio(model, a, pm)
+    qp = sdpin.q_to_pinocchio(model, q, conv)
+    vp, ap = sdpin.v_to_pinocchio(model, v, conv), sdpin.v_to_pinocchio(model, a, conv)
     tau_pin = pin.rnea(pm, pd, qp, vp, ap, pin_fext(model, pm, f_ext)).copy()
     tau = sd.rnea(model, q, v, a, f_ext)
-    assert rel(tau, sdpin.v_from_pinocchio(model, tau_pin, pm)) < TOL
-    assert rel(sdpin.v_to_pinocchio(model, tau, pm), tau_pin) < TOL
-    qdd_pin = pin.aba(pm, pd, qp, vp, sdpin.v_to_pinocchio(model, tau, pm)).copy()
-    assert rel(sd.aba(model, q, v, tau), sdpin.v_from_pinocchio(model, qdd_pin, pm)) < TOL
+    assert rel(tau, sdpin.v_from_pinocchio(model, tau_pin, conv)) < TOL
+    assert rel(sdpin.v_to_pinocchio(model, tau, conv), tau_pin) < TOL
+    qdd_pin = pin.aba(pm, pd, qp, vp, sdpin.v_to_pinocchio(model, tau, conv)).copy()
+    assert rel(sd.aba(model, q, v, tau), sdpin.v_from_pinocchio(model, qdd_pin, conv)) < TOL
     M_pin = full(pin.crba(pm, pd, qp))
-    assert rel(sd.mass_matrix(model, q), matrix_from_pinocchio(model, M_pin, pm)) < TOL
+    assert rel(sd.mass_matrix(model, q), matrix_from_pinocchio(model, M_pin, conv)) < TOL
 
 
-def check_frames(model, pm, pd, q, frames=None):
+def check_frames(model, pm, pd, q, frames=None, named=True):
     """Placements and the three kinds of frame Jacobian of soadyn's frames against Pinocchio's
-    frames of the same name."""
-    qp = sdpin.q_to_pinocchio(model, q, pm)
+    frames of the same name (``named``: as in check_dynamics)."""
+    conv = pm if named else None
+    qp = sdpin.q_to_pinocchio(model, q, conv)
     pin.framesForwardKinematics(pm, pd, qp)
     pin.computeJointJacobians(pm, pd, qp)
     for f in model.frames if frames is None else frames:
@@ -129,31 +137,123 @@ def check_frames(model, pm, pd, q, frames=None):
         for ref, pref in (("local", pin.LOCAL), ("world", pin.WORLD), ("local_world_aligned", pin.LOCAL_WORLD_ALIGNED)):
             J = sd.frame_jacobian(model, q, f.name, ref)
             Jp = pin.getFrameJacobian(pm, pd, fid, pref)
-            assert rel(J, sdpin.jacobian_from_pinocchio(model, Jp, pm)) < TOL, (f.name, ref)
-            assert rel(sdpin.jacobian_to_pinocchio(model, J, pm), Jp) < TOL, (f.name, ref)
+            assert rel(J, sdpin.jacobian_from_pinocchio(model, Jp, conv)) < TOL, (f.name, ref)
+            assert rel(sdpin.jacobian_to_pinocchio(model, J, conv), Jp) < TOL, (f.name, ref)
 
 
-# =========================================================================== the robots
+# =========================================================================== URDF joint order
+def file_joint_order(path):
+    """The moving joints of a URDF file in the order the file lists them."""
+    root = ET.parse(path).getroot()
+    return [j.get("name") for j in root.findall("joint") if j.get("type") != "fixed"]
+
+
+@pytest.fixture(scope="module")
+def every_urdf():
+    """(file under robots/, floating base, soadyn model, Pinocchio model) for every
+    example-robot-data URDF both libraries load, fixed and floating base."""
+    directory = peers.robots_dir()
+    if directory is None:
+        pytest.skip("example-robot-data is not installed")
+    out = []
+    for path in sorted(glob.glob(os.path.join(directory, "**", "*.urdf"), recursive=True)):
+        for floating in (False, True):
+            try:
+                pm = quiet(pin.buildModelFromUrdf, path, *([pin.JointModelFreeFlyer()] if floating else []))
+            except (ValueError, RuntimeError):  # e.g. ur3.urdf: no robot name
+                continue
+            out.append((os.path.relpath(path, directory), floating,
+                        quiet(sd.load_urdf, path, floating_base=floating), pm))
+    assert len(out) >= 120, len(out)  # 68 files of example-robot-data 6.0, twice
+    return out
+
+
+def test_urdf_joint_order_is_pinocchios_on_every_example_robot(every_urdf):
+    """sd.load_urdf and pin.buildModelFromUrdf: the same joints in the same order, q and v laid
+    out alike apart from continuous joints' (cos θ, sin θ) and the free flyer's [v; ω]; and
+    to_pinocchio gives Pinocchio's URDF order back. The rule is not the files' order."""
+    not_file_order = []
+    for name, floating, m, pm in every_urdf:
+        moving = [j for j in m.joints if j.nv]
+        assert [j.name for j in moving] == list(pm.names)[1:], (name, floating)
+        continuous = 0
+        for jid, j in enumerate(moving, start=1):
+            unbounded = j.kind == "continuous"
+            assert pm.nqs[jid] == j.nq + unbounded and pm.nvs[jid] == j.nv, (name, j.name)
+            assert pm.idx_qs[jid] == j.q_index + continuous and pm.idx_vs[jid] == j.v_index, (name, j.name)
+            continuous += unbounded
+        if floating:
+            assert pm.names[1] == "root_joint" and m.joints[0].kind == "free" and pm.joints[1].shortname() == \
+                "JointModelFreeFlyer"
+            v = np.arange(float(m.nv))
+            assert sdpin.v_to_pinocchio(m, v)[:6].tolist() == [3, 4, 5, 0, 1, 2]
+        if moving and not floating:
+            assert list(sdpin.to_pinocchio(m).names) == list(pm.names), name
+            if file_joint_order(os.path.join(peers.robots_dir(), name)) != list(pm.names)[1:]:
+                not_file_order.append(name)
+    assert len(not_file_order) >= 20, not_file_order  # 33 of 68 files
+
+
+def test_two_argument_converters_on_every_example_robot(every_urdf):
+    """rnea and aba of each URDF model equal Pinocchio's through q_to_pinocchio(model, q) and
+    friends, without pin_model, fixed and floating base (aba where the mass matrix is regular:
+    Pinocchio's is NaN for models with massless leaves, such as romeo's fingers)."""
+    rng = np.random.default_rng(11)
+    singular = []
+    for name, floating, m, pm in every_urdf:
+        if m.nv == 0:  # hector, iris without a floating base
+            continue
+        pd = pm.createData()
+        q = sd.random_configuration(m, rng)
+        v, a = rng.normal(size=(2, m.nv))
+        qp, vp = sdpin.q_to_pinocchio(m, q), sdpin.v_to_pinocchio(m, v)
+        tau = sd.rnea(m, q, v, a)
+        assert rel(sdpin.v_from_pinocchio(m, pin.rnea(pm, pd, qp, vp, sdpin.v_to_pinocchio(m, a))), tau) < TOL, \
+            (name, floating)
+        qdd = sdpin.v_from_pinocchio(m, pin.aba(pm, pd, qp, vp, sdpin.v_to_pinocchio(m, tau)))
+        if not np.all(np.isfinite(qdd)):
+            singular.append((name, floating))
+            continue
+        assert rel(qdd, a) < 1e-8 and rel(sd.aba(m, q, v, tau), qdd) < 1e-8, (name, floating)
+    assert {name.split("/")[0] for name, _ in singular} <= {"romeo_description"}, singular
+
+
 def test_the_robots_cover_reordered_joints_and_continuous_joints():
-    """The facts the converters exist for hold on these robots (else the tests below prove less)."""
+    """The facts the tests below rely on hold on these robots (else they prove less): hyq's
+    and talos's files list joints in another order than Pinocchio's; kinova has continuous
+    joints."""
     cases = {name: Case(name) for name in ("hyq", "talos", "kinova")}
     for name in ("hyq", "talos"):
         c = cases[name]
-        assert [j.name for j in c.m.joints if j.nv] != list(c.pm.names)[1:], name
+        assert file_joint_order(c.path) != list(c.pm.names)[2:], name  # [1] is the root joint
     k = cases["kinova"]
     assert k.pm.nq > k.m.nq and "JointModelRUBZ" in {j.shortname() for j in k.pm.joints}
 
 
 def test_dynamics_through_the_converters(case):
     for q, v, a, f in case.states(3, seed=0):
+        check_dynamics(case.m, case.pm, case.pd, q, v, a, f, named=False)
         check_dynamics(case.m, case.pm, case.pd, q, v, a, f)
+
+
+def test_without_pin_model_the_same_numbers(case):
+    """For URDF models the converters give the same arrays with and without pin_model."""
+    m, pm = case.m, case.pm
+    rng = np.random.default_rng(12)
+    q, v = sd.random_configuration(m, rng), rng.normal(size=m.nv)
+    qp, vp = pin.randomConfiguration(pm), rng.normal(size=pm.nv)
+    J, Jp = rng.normal(size=(6, m.nv)), rng.normal(size=(6, pm.nv))
+    for f, x in ((sdpin.q_to_pinocchio, q), (sdpin.q_from_pinocchio, qp), (sdpin.v_to_pinocchio, v),
+                 (sdpin.v_from_pinocchio, vp), (sdpin.jacobian_to_pinocchio, J), (sdpin.jacobian_from_pinocchio, Jp)):
+        assert np.array_equal(f(m, x), f(m, x, pm)), f.__name__
 
 
 def test_frames_through_the_converters(case):
     m = case.m
     frames = m.frames[:: max(1, len(m.frames) // 10)]
     for q, _, _, _ in case.states(2, seed=1):
-        check_frames(m, case.pm, case.pd, q, frames)
+        check_frames(m, case.pm, case.pd, q, frames, named=False)
+        check_frames(m, case.pm, case.pd, q, frames[::2])
 
 
 def test_free_flyer_velocity_is_swapped(case):
@@ -163,7 +263,7 @@ def test_free_flyer_velocity_is_swapped(case):
         pytest.skip("fixed base")
     m, pm, pd = case.m, case.pm, case.pd
     for q, v, _, _ in case.states(2, seed=2):
-        pin.forwardKinematics(pm, pd, sdpin.q_to_pinocchio(m, q, pm), sdpin.v_to_pinocchio(m, v, pm))
+        pin.forwardKinematics(pm, pd, sdpin.q_to_pinocchio(m, q), sdpin.v_to_pinocchio(m, v))
         V = sd.forward_kinematics(m, q, v).velocities[0]
         assert rel(V[3:], pd.v[pm.getJointId("root_joint")].linear) < TOL
         assert rel(V[:3], pd.v[pm.getJointId("root_joint")].angular) < TOL
@@ -175,14 +275,17 @@ def test_round_trips(case):
     for _ in range(3):
         q = sd.random_configuration(m, rng)  # continuous angles in [-π, π]
         assert rel(sdpin.q_from_pinocchio(m, sdpin.q_to_pinocchio(m, q, pm), pm), q) < 1e-14
+        assert rel(sdpin.q_from_pinocchio(m, sdpin.q_to_pinocchio(m, q)), q) < 1e-14
         qp = pin.normalize(pm, rng.normal(size=pm.nq))  # Pinocchio's own configuration
         assert rel(sdpin.q_to_pinocchio(m, sdpin.q_from_pinocchio(m, qp, pm), pm), qp) < 1e-14
         v, vp = rng.normal(size=m.nv), rng.normal(size=pm.nv)
         assert np.array_equal(sdpin.v_from_pinocchio(m, sdpin.v_to_pinocchio(m, v, pm), pm), v)
         assert np.array_equal(sdpin.v_to_pinocchio(m, sdpin.v_from_pinocchio(m, vp, pm), pm), vp)
+        assert np.array_equal(sdpin.v_to_pinocchio(m, sdpin.v_from_pinocchio(m, vp)), vp)
         J, Jp = rng.normal(size=(6, m.nv)), rng.normal(size=(6, pm.nv))
         assert np.array_equal(sdpin.jacobian_from_pinocchio(m, sdpin.jacobian_to_pinocchio(m, J, pm), pm), J)
         assert np.array_equal(sdpin.jacobian_to_pinocchio(m, sdpin.jacobian_from_pinocchio(m, Jp, pm), pm), Jp)
+        assert np.array_equal(sdpin.jacobian_to_pinocchio(m, sdpin.jacobian_from_pinocchio(m, Jp)), Jp)
         f = rng.normal(size=(m.nbodies, 6))
         assert np.array_equal(sdpin.force_from_pinocchio(sdpin.force_to_pinocchio(f)), f)
 
@@ -201,19 +304,24 @@ def test_batches_convert_row_by_row(case):
             assert np.array_equal(sdpin.v_to_pinocchio(m, V, pm)[i, k], sdpin.v_to_pinocchio(m, V[i, k], pm))
         assert np.array_equal(sdpin.jacobian_to_pinocchio(m, J, pm)[i], sdpin.jacobian_to_pinocchio(m, J[i], pm))
     assert np.array_equal(sdpin.q_from_pinocchio(m, Qp, pm)[1, 2], sdpin.q_from_pinocchio(m, Qp[1, 2], pm))
+    assert np.array_equal(sdpin.q_to_pinocchio(m, Q), Qp) and np.array_equal(sdpin.q_from_pinocchio(m, Qp)[0, 1],
+                                                                             sdpin.q_from_pinocchio(m, Qp[0, 1]))
 
 
 def test_from_pinocchio_has_pinocchios_dynamics_and_frames(case):
     m, pm, pd = case.m, case.pm, case.pd
     m2 = quiet(sdpin.from_pinocchio, pm)
     assert [j.name for j in m2.joints] == list(pm.names)[1:]  # Pinocchio's joint order
+    assert [b.name for b in m2.bodies] == [b.name for b in m.bodies if b.joint.nv]  # and the URDF loader's
     assert m2.nv == pm.nv and np.allclose(m2.gravity, pm.gravity.linear)
     pin_frames = [f.name for f in pm.frames][1:]  # every frame but the universe
     assert set(m2.frame_names) == set(pin_frames)
     for q, v, a, f in case.states(2, seed=5):
         q2 = sdpin.q_from_pinocchio(m2, sdpin.q_to_pinocchio(m, q, pm), pm)
-        check_dynamics(m2, pm, pd, q2, sdpin.v_from_pinocchio(m2, sdpin.v_to_pinocchio(m, v, pm), pm),
-                       sdpin.v_from_pinocchio(m2, sdpin.v_to_pinocchio(m, a, pm), pm), f)
+        v2, a2 = (sdpin.v_from_pinocchio(m2, sdpin.v_to_pinocchio(m, x, pm), pm) for x in (v, a))
+        assert np.array_equal(v2, v) and np.array_equal(a2, a)  # the same v layout: m2's bodies are m's moving ones
+        check_dynamics(m2, pm, pd, q2, v2, a2, f)
+        check_dynamics(m2, pm, pd, q2, v2, a2, f, named=False)
         check_frames(m2, pm, pd, q2, m2.frames[:: max(1, len(m2.frames) // 10)])
         for fr in m.frames:  # soadyn's own URDF frames are there, in the same places
             assert rel(sd.frame_placement(m2, q2, fr.name), sd.frame_placement(m, q, fr.name)) < TOL, fr.name
@@ -224,6 +332,7 @@ def test_to_pinocchio_has_soadyns_dynamics_and_the_urdf_parsers_joints(case):
     pm3 = sdpin.to_pinocchio(m)
     pd3 = pm3.createData()
     assert pm3.nq == pm.nq and pm3.nv == pm.nv and np.allclose(pm3.gravity.linear, m.gravity)
+    assert list(pm3.names) == list(pm.names)  # in the URDF parser's order
     for name in list(pm.names)[1:]:  # the joints Pinocchio's URDF parser makes, in the same places
         j, j3 = pm.getJointId(name), pm3.getJointId(name)
         assert pm3.joints[j3].shortname() == pm.joints[j].shortname(), name
@@ -231,8 +340,8 @@ def test_to_pinocchio_has_soadyns_dynamics_and_the_urdf_parsers_joints(case):
         assert pm3.jointPlacements[j3].isApprox(pm.jointPlacements[j], 1e-12), name
         assert pm3.inertias[j3].isApprox(pm.inertias[j], 1e-10), name
     for q, v, a, f in case.states(2, seed=6):
-        check_dynamics(m, pm3, pd3, q, v, a, f)
-        check_frames(m, pm3, pd3, q, m.frames[:: max(1, len(m.frames) // 10)])
+        check_dynamics(m, pm3, pd3, q, v, a, f, named=False)
+        check_frames(m, pm3, pd3, q, m.frames[:: max(1, len(m.frames) // 10)], named=False)
 
 
 # =========================================================================== every joint type
@@ -269,14 +378,19 @@ def test_every_joint_type_both_ways():
     pm = sdpin.to_pinocchio(m)
     pd = pm.createData()
     assert [pm.joints[pm.getJointId(f"{n}_joint")].shortname() for n in "abcdeghik"] == [
-        "JointModelRUBY", "JointModelRevoluteUnaligned", "JointModelHelicalUnaligned", "JointModelUniversal",
+        "JointModelRUBY", "JointModelRevoluteUnboundedUnaligned", "JointModelHelicalUnaligned", "JointModelUniversal",
         "JointModelSphericalZYX", "JointModelPrismaticUnaligned", "JointModelSpherical", "JointModelFreeFlyer",
         "JointModelHX"]
     assert list(pm.names)[1:5] == ["base_joint", "a_joint", "c_joint", "e_joint"]  # depth-first
+    # ... so the converters without pin_model reorder this model's v (bodies not depth-first)
+    assert not np.array_equal(sdpin.v_to_pinocchio(m, np.arange(float(m.nv))), np.arange(m.nv))
+    axis = np.asarray(m.joint("b_joint").axis)  # the unaligned continuous joint's, through Pinocchio's URDF parser
+    assert np.allclose(sdpin._subspace_axis(pm.joints[pm.getJointId("b_joint")]), axis / np.linalg.norm(axis),
+                       rtol=0.0, atol=1e-14)
     assert pm.lowerPositionLimit[pm.joints[1].idx_q] == -1.0 and pm.upperPositionLimit[pm.joints[1].idx_q] == 2.0
     m2 = sdpin.from_pinocchio(pm)
     assert [b.name for b in m2.bodies] == ["base", "a", "c", "e", "h", "b", "d", "g", "i", "k"]  # f: a frame on d
-    assert [j.kind for j in m2.joints] == ["revolute", "continuous", "helical", "gimbal", "spherical", "revolute",
+    assert [j.kind for j in m2.joints] == ["revolute", "continuous", "helical", "gimbal", "spherical", "continuous",
                                            "universal", "prismatic", "free", "helical"]
     rng = np.random.default_rng(8)
     for _ in range(3):
@@ -285,6 +399,8 @@ def test_every_joint_type_both_ways():
         f = rng.normal(size=(m.nbodies, 6))
         check_dynamics(m, pm, pd, q, v, a, f)
         check_frames(m, pm, pd, q)
+        check_dynamics(m, pm, pd, q, v, a, f, named=False)
+        check_frames(m, pm, pd, q, named=False)
         q2 = sdpin.q_from_pinocchio(m2, sdpin.q_to_pinocchio(m, q, pm), pm)
         v2, a2 = (sdpin.v_from_pinocchio(m2, sdpin.v_to_pinocchio(m, x, pm), pm) for x in (v, a))
         f2 = np.zeros((m2.nbodies, 6))  # the same forces on the same bodies (none on f: see check_dynamics)
@@ -292,6 +408,8 @@ def test_every_joint_type_both_ways():
             f2[b.index] = f[m.body_index(b.name)]
         check_dynamics(m2, pm, pd, q2, v2, a2, f2)
         check_frames(m2, pm, pd, q2)
+        check_dynamics(m2, pm, pd, q2, v2, a2, f2, named=False)  # m2's bodies: pm's depth-first order
+        check_frames(m2, pm, pd, q2, named=False)
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -304,8 +422,10 @@ def test_random_trees_to_pinocchio(seed):
     for _ in range(2):
         q = sd.random_configuration(m, rng)
         v, a = rng.normal(size=(2, m.nv))
-        check_dynamics(m, pm, pd, q, v, a, rng.normal(size=(m.nbodies, 6)))
+        f = rng.normal(size=(m.nbodies, 6))
+        check_dynamics(m, pm, pd, q, v, a, f)
         check_frames(m, pm, pd, q)
+        check_dynamics(m, pm, pd, q, v, a, f, named=False)
 
 
 def test_pinocchio_joints_without_a_python_axis():
@@ -325,11 +445,37 @@ def test_pinocchio_joints_without_a_python_axis():
     m = sdpin.from_pinocchio(pm)
     assert [j.kind for j in m.joints] == ["continuous", "continuous", "helical", "universal", "gimbal", "spherical"]
     assert m.body_names == [f"j{k}" for k in range(6)]  # no body frames: named after the joints
-    pd = pm.createData()
+    assert np.array_equal(m.joints[0].axis, [1.0, 0.0, 0.0])  # Pinocchio's default axis
+    pm2 = sdpin.to_pinocchio(m)  # and back: the same joint models, a continuous joint about x being a RUBX
+    assert [j.shortname() for j in pm2.joints] == [j.shortname() for j in pm.joints][:1] + ["JointModelRUBX"] + [
+        j.shortname() for j in pm.joints][2:]
+    pd, pd2 = pm.createData(), pm2.createData()
     for _ in range(3):
         q = sd.random_configuration(m, rng)
         v, a = rng.normal(size=(2, m.nv))
-        check_dynamics(m, pm, pd, q, v, a, rng.normal(size=(m.nbodies, 6)))
+        f = rng.normal(size=(m.nbodies, 6))
+        check_dynamics(m, pm, pd, q, v, a, f)
+        check_dynamics(m, pm, pd, q, v, a, f, named=False)
+        check_dynamics(m, pm2, pd2, q, v, a, f, named=False)
+
+
+def test_pinocchio_joints_not_numbered_depth_first_need_pin_model():
+    """A Pinocchio model whose joints are not numbered depth-first (its crba then is wrong, so
+    only rnea and aba are compared): from_pinocchio keeps its order, the converters need it."""
+    rng = np.random.default_rng(13)
+    pm = pin.Model()
+    for name, parent in (("a", 0), ("b", 0), ("c", 1)):  # c is a's child, after a's sibling b
+        mass, com, Ic = random_rigid_inertia(rng)
+        jid = pm.addJoint(parent, pin.JointModelRX(), pin.SE3(sp.exp3(rng.normal(size=3)), rng.normal(size=3)), name)
+        pm.appendBodyToJoint(jid, pin.Inertia(mass, com, Ic), pin.SE3.Identity())
+    m = sdpin.from_pinocchio(pm)
+    assert m.body_names == ["a", "b", "c"]
+    assert sdpin.v_to_pinocchio(m, np.arange(3.0)).tolist() == [0, 2, 1]  # to_pinocchio's order: a, c, b
+    assert list(sdpin.to_pinocchio(m).names)[1:] == ["a", "c", "b"]
+    pd = pm.createData()
+    q, v, a = rng.normal(size=(3, 3))
+    tau_pin = pin.rnea(pm, pd, *(sdpin.v_to_pinocchio(m, x, pm) for x in (q, v, a)))
+    assert rel(sdpin.v_from_pinocchio(m, tau_pin, pm), sd.rnea(m, q, v, a)) < TOL
 
 
 # =========================================================================== errors
@@ -342,6 +488,8 @@ def test_unsupported_joints_are_named():
     m.add_body("p", jt.Planar("z"), None, mass=1.0, inertia=np.eye(3), joint_name="table")
     with pytest.raises(ValueError, match=r"joint 'table' is a planar joint.*JointModelPlanar"):
         sdpin.to_pinocchio(m)
+    with pytest.raises(ValueError, match=r"joint 'table' is a planar joint.*JointModelPlanar"):
+        sdpin.q_to_pinocchio(m, sd.neutral(m))  # no Pinocchio joint order to assume
     m = sd.Model("gimbal")
     m.add_body("g", jt.Gimbal(("x", "y", "z")), None, mass=1.0, inertia=np.eye(3), joint_name="wrist")
     with pytest.raises(ValueError, match=r"joint 'wrist' is a gimbal joint.*z, y, x"):
@@ -367,6 +515,11 @@ def test_argument_errors():
         sdpin.v_to_pinocchio(m, 1.0, pm)
     with pytest.raises(ValueError, match=r"v_pin: expected shape"):
         sdpin.v_from_pinocchio(m, np.zeros(4), pm)
+    k = Case("kinova").m  # continuous joints: Pinocchio's nq is larger
+    with pytest.raises(ValueError, match=rf"q_pin: expected shape \({k.nq + 3},\) .*nq = {k.nq + 3}\), got \({k.nq},\)"):
+        sdpin.q_from_pinocchio(k, sd.neutral(k))
+    with pytest.raises(ValueError, match=r"v: expected shape \(6,\) or \(\.\.\., 6\) .* got \(5,\)"):
+        sdpin.v_to_pinocchio(m, np.zeros(5))
     with pytest.raises(ValueError, match=r"J: expected shape \(6, 6\) or \(\.\.\., 6, 6\) .* got \(3, 6\)"):
         sdpin.jacobian_to_pinocchio(m, np.zeros((3, 6)), pm)
     with pytest.raises(ValueError, match=r"J_pin: expected shape \(6, 6\)"):
@@ -445,6 +598,11 @@ def test_soadyn_imports_without_pinocchio():
         "sys.modules['pinocchio'] = None  # now as if it were not installed",
         "import numpy as np",
         "assert sdpin.force_to_pinocchio(np.arange(6.0)).tolist() == [3, 4, 5, 0, 1, 2]",
+        ("m = soadyn.load_urdf('<robot name=\"r\"><link name=\"a\"/><link name=\"b\"/><joint name=\"j\" "
+         "type=\"continuous\"><parent link=\"a\"/><child link=\"b\"/></joint></robot>', floating_base=True)"),
+        "qp = sdpin.q_to_pinocchio(m, np.r_[0, 0, 0, 0, 0, 0, 1, np.pi / 2])  # without pin_model: no Pinocchio",
+        "assert np.allclose(qp, [0, 0, 0, 0, 0, 0, 1, 0, 1]) and np.allclose(sdpin.q_from_pinocchio(m, qp)[7], np.pi / 2)",
+        "assert sdpin.v_from_pinocchio(m, np.arange(7.0)).tolist() == [3, 4, 5, 0, 1, 2, 6]",
         "try:",
         "    sdpin.to_pinocchio(soadyn.models.serial_chain(2))",
         "except ImportError as e:",
@@ -464,7 +622,7 @@ def test_readme_example():
     readme = open(os.path.join(HERE, "..", "..", "README.md"), encoding="utf-8").read()
     section = readme.split("## Pinocchio interop", 1)[1]
     code = section.split("```python", 1)[1].split("```", 1)[0]
-    c = Case("hyq")  # joint orders differ between the two loaders
+    c = Case("hyq")  # its file lists joints in another order than Pinocchio's
     ns = {"np": np, "sd": sd, "path": c.path, "rng": np.random.default_rng(10)}
     quiet(exec, code, ns)
     model, q, v, a = ns["model"], ns["q"], ns["v"], ns["a"]

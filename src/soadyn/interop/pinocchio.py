@@ -1,16 +1,17 @@
 """Pinocchio interop: models, states and results between soadyn and Pinocchio (PyPI ``pin``).
 
 Pinocchio is an optional dependency: this module imports it only inside the functions
-that build or read a Pinocchio model; the force converters do not need it.
+that build or read a Pinocchio model; the force converters, and the q, v and Jacobian
+converters called without ``pin_model``, do not need it.
 
 Use it as ``from soadyn.interop import pinocchio as sdpin`` (the name ``pinocchio`` would
 hide the library itself)::
 
     pm = pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer())
-    model = sd.load_urdf(path, floating_base=True)         # or sdpin.from_pinocchio(pm)
-    q_pin = sdpin.q_to_pinocchio(model, q, pm)           # joints matched by name
-    v_pin, a_pin = sdpin.v_to_pinocchio(model, v, pm), sdpin.v_to_pinocchio(model, a, pm)
-    tau = sdpin.v_from_pinocchio(model, pin.rnea(pm, pm.createData(), q_pin, v_pin, a_pin), pm)
+    model = sd.load_urdf(path, floating_base=True)       # the same joint order
+    q_pin = sdpin.q_to_pinocchio(model, q)
+    v_pin, a_pin = sdpin.v_to_pinocchio(model, v), sdpin.v_to_pinocchio(model, a)
+    tau = sdpin.v_from_pinocchio(model, pin.rnea(pm, pm.createData(), q_pin, v_pin, a_pin))
     # tau == sd.rnea(model, q, v, a)
 
 The two libraries describe the same things differently — same shapes, different meaning:
@@ -28,12 +29,31 @@ Jacobian rows          angular first                         linear first
 joint order in q, v    soadyn's body order                   Pinocchio's joint order
 =====================  ====================================  =================================
 
-Pinocchio's joint order is not soadyn's even for the same URDF file: ``pin.buildModelFromUrdf``
-and :func:`soadyn.load_urdf` visit a link's children in different orders on many robots
-(Talos, HyQ, ANYmal, ...). The state converters therefore take the Pinocchio model as an
-argument and match joints **by name**; they check that every moving joint has a partner
-of the same kind and raise otherwise. Accelerations ``a`` and joint forces ``τ`` have the
-layout of ``v``: convert them with :func:`v_to_pinocchio` / :func:`v_from_pinocchio`.
+Joint order. The q, v and Jacobian converters take an optional last argument
+``pin_model``:
+
+* ``pin_model=None`` (the default; Pinocchio is not needed): Pinocchio's joint order is
+  taken to be that of :func:`to_pinocchio` ``(model)``: the moving joints depth-first
+  from the world (a body's whole subtree before its next sibling, a body's children in
+  soadyn's body order, through bodies on fixed joints), every continuous joint
+  (cos θ, sin θ). When soadyn's body order is depth-first this is soadyn's own joint
+  order. :func:`soadyn.load_urdf` numbers bodies depth-first with a link's child joints
+  in order of joint name, which is the order of Pinocchio's URDF parser (urdfdom keeps
+  the joints in a ``std::map``): ``sd.load_urdf(path)`` and ``pin.buildModelFromUrdf(path)``
+  have the same joints in the same order, and so have
+  ``sd.load_urdf(path, floating_base=True)`` and
+  ``pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer())`` (root joint
+  ``"root_joint"`` first) — checked on every URDF of example-robot-data. So do a model
+  from :func:`from_pinocchio` ``(pm)`` and ``pm`` when ``pm``'s joints are numbered
+  depth-first (as Pinocchio's parsers number them). A model with a joint Pinocchio
+  cannot represent (planar, gimbals other than z-y-x) raises a ValueError naming it.
+* ``pin_model`` given (a ``pinocchio.Model``): its joint order, joints matched **by
+  name**; every moving joint needs a partner of the same name and kind (else a
+  ValueError). Use it for models built in code (bodies not numbered depth-first), for
+  Pinocchio models built otherwise, or to check that two models match.
+
+Accelerations ``a`` and joint forces ``τ`` have the layout of ``v``: convert them with
+:func:`v_to_pinocchio` / :func:`v_from_pinocchio`.
 
 A body frame is its joint's child frame in both libraries (Pinocchio's joint frame, where
 ``data.oMi``, ``data.v``, ``data.f`` and the LOCAL Jacobians live). So:
@@ -42,7 +62,7 @@ A body frame is its joint's child frame in both libraries (Pinocchio's joint fra
   Pinocchio's ``fext[pm.getJointId(model.bodies[k].joint.name)] =
   pin.Force(force_to_pinocchio(f_ext[k]))``;
 * (nv, nv) matrices (mass matrix, its inverse): convert rows and columns, e.g.
-  ``M = v_from_pinocchio(model, v_from_pinocchio(model, M_pin, pm).T, pm).T``
+  ``M = v_from_pinocchio(model, v_from_pinocchio(model, M_pin).T).T``
   (fill Pinocchio's lower triangle first: ``pin.crba`` writes the upper one).
 
 Units are SI throughout (m, rad, kg, s, N, N m); the converters change the order (and, for
@@ -152,80 +172,141 @@ def _short(joint_model):
 
 
 # =========================================================================== layouts
-class _Layout:
-    """Index maps between a soadyn model's q, v and a Pinocchio model's, joints matched by name.
+def _depth_first(model):
+    """soadyn body indices depth-first from the world (a body's whole subtree before its
+    next sibling), a body's children in body order: the order of :func:`to_pinocchio`."""
+    children = {-1: []}
+    for b in model.bodies:
+        children[b.index] = []
+        children[b.parent].append(b.index)
+    order, stack = [], list(reversed(children[-1]))
+    while stack:
+        i = stack.pop()
+        order.append(i)
+        stack.extend(reversed(children[i]))
+    return order
 
+
+def _check_convertible(joint):
+    """ValueError naming ``joint`` when Pinocchio has no joint with its q and v."""
+    if joint.kind in ("fixed", "revolute", "continuous", "prismatic", "helical", "free", "spherical",
+                      "universal"):
+        return
+    if joint.kind == "gimbal" and np.array_equal(joint.axes(), [[0.0, 0.0, 1.0], [0.0, 1.0, 0.0],
+                                                                [1.0, 0.0, 0.0]]):
+        return
+    why = {"gimbal": "only a gimbal about z, y, x has one (JointModelSphericalZYX)",
+           "planar": "Pinocchio's JointModelPlanar has q = (x, y, cos θ, sin θ) and v in the body frame, soadyn's "
+                     "q = (x, y, θ) and v = their rates"}.get(joint.kind, "")
+    raise ValueError(f"model: joint {joint.name!r} is a {joint.kind} joint, for which Pinocchio has no joint with the "
+                     f"same q and v{'; ' + why if why else ''}")
+
+
+class _Layout:
+    """Index maps between a soadyn model's q, v and Pinocchio's.
+
+    ``entries``: for each moving soadyn joint, (joint, its first index in Pinocchio's q and
+    in Pinocchio's v, whether Pinocchio's q of it is (cos θ, sin θ)). Then
     ``q_pin[q_pin_idx] = q[q_sd_idx]``; continuous joints: ``q_pin[cs_pin] = cos q[cs_sd]``,
     ``q_pin[cs_pin + 1] = sin q[cs_sd]``; ``v_pin = v[v_src]`` and ``v = v_pin[v_dst]``.
+    ``v_src`` is -1 where no soadyn joint lands (the caller checks).
     """
 
-    def __init__(self, model, pm):
+    def __init__(self, model, entries, nq_pin, nv_pin):
         q_sd, q_pin, cs_sd, cs_pin = [], [], [], []
-        v_src = [-1] * pm.nv
-        names, shorts = list(pm.names), [_short(jm) for jm in pm.joints]
-        idx_q, idx_v, nqs, nvs = list(pm.idx_qs), list(pm.idx_vs), list(pm.nqs), list(pm.nvs)
-        jid_of = {name: jid for jid, name in enumerate(names) if jid > 0}
-        moving = set()
-        for j in model.joints:
-            if j.nv == 0:
-                continue
-            moving.add(j.name)
-            jid = jid_of.get(j.name)
-            if jid is None:
-                raise ValueError(f"pin_model: has no joint named {j.name!r}, the {j.kind} joint of soadyn model "
-                                 f"{model.name!r} (joints are matched by name)")
-            short = shorts[jid]
-            if _PIN_FAMILY.get(short) is None or _PIN_FAMILY.get(short) != _FAMILY.get(j.kind) or nvs[jid] != j.nv:
-                raise ValueError(f"pin_model: joint {j.name!r} is a JointModel{short} (nq = {nqs[jid]}, nv = "
-                                 f"{nvs[jid]}) in Pinocchio but a {j.kind} joint (nq = {j.nq}, nv = {j.nv}) in soadyn "
-                                 f"model {model.name!r}")
-            if short in _UNBOUNDED:
+        v_src = np.full(nv_pin, -1, dtype=np.intp)
+        for j, iq, iv, unbounded in entries:
+            if unbounded:
                 cs_sd.append(j.q_index)
-                cs_pin.append(idx_q[jid])
+                cs_pin.append(iq)
             else:
                 q_sd.extend(range(j.q_index, j.q_index + j.nq))
-                q_pin.extend(range(idx_q[jid], idx_q[jid] + nqs[jid]))
-            pv = idx_v[jid]
+                q_pin.extend(range(iq, iq + j.nq))
             if j.kind == "free":
-                v_src[pv:pv + 6] = [j.v_index + k for k in _SWAP.tolist()]
+                v_src[iv:iv + 6] = j.v_index + _SWAP
             else:
-                v_src[pv:pv + j.nv] = range(j.v_index, j.v_index + j.nv)
-        v_src = np.array(v_src, dtype=np.intp)
-        if pm.nv != model.nv or np.any(v_src < 0):
-            extra = [names[i] for i in range(1, len(names)) if nvs[i] and names[i] not in moving]
-            raise ValueError(f"pin_model: nv = {pm.nv}, soadyn model {model.name!r} has nv = {model.nv}; Pinocchio "
-                             f"joints without a moving soadyn joint of the same name: {extra}")
-        self.nq, self.nv, self.nq_pin, self.nv_pin = model.nq, model.nv, pm.nq, pm.nv
+                v_src[iv:iv + j.nv] = np.arange(j.v_index, j.v_index + j.nv)
+        self.nq, self.nv, self.nq_pin, self.nv_pin = model.nq, model.nv, nq_pin, nv_pin
         self.q_sd, self.q_pin = np.array(q_sd, dtype=np.intp), np.array(q_pin, dtype=np.intp)
         self.cs_sd, self.cs_pin = np.array(cs_sd, dtype=np.intp), np.array(cs_pin, dtype=np.intp)
         self.v_src = v_src
         self.v_dst = np.argsort(v_src)
 
 
+def _depth_first_layout(model):
+    """Pinocchio's q and v as :func:`to_pinocchio` lays them out (no Pinocchio needed):
+    moving joints depth-first, continuous joints (cos θ, sin θ)."""
+    entries, iq, iv = [], 0, 0
+    for i in _depth_first(model):
+        j = model.bodies[i].joint
+        if j.nv == 0:
+            continue
+        _check_convertible(j)
+        unbounded = j.kind == "continuous"
+        entries.append((j, iq, iv, unbounded))
+        iq += j.nq + unbounded
+        iv += j.nv
+    return _Layout(model, entries, iq, iv)
+
+
+def _named_layout(model, pm):
+    """Pinocchio's q and v as ``pm`` lays them out, joints matched by name."""
+    names, shorts = list(pm.names), [_short(jm) for jm in pm.joints]
+    idx_q, idx_v, nqs, nvs = list(pm.idx_qs), list(pm.idx_vs), list(pm.nqs), list(pm.nvs)
+    jid_of = {name: jid for jid, name in enumerate(names) if jid > 0}
+    entries, moving = [], set()
+    for j in model.joints:
+        if j.nv == 0:
+            continue
+        moving.add(j.name)
+        jid = jid_of.get(j.name)
+        if jid is None:
+            raise ValueError(f"pin_model: has no joint named {j.name!r}, the {j.kind} joint of soadyn model "
+                             f"{model.name!r} (joints are matched by name)")
+        short = shorts[jid]
+        if _PIN_FAMILY.get(short) is None or _PIN_FAMILY.get(short) != _FAMILY.get(j.kind) or nvs[jid] != j.nv:
+            raise ValueError(f"pin_model: joint {j.name!r} is a JointModel{short} (nq = {nqs[jid]}, nv = "
+                             f"{nvs[jid]}) in Pinocchio but a {j.kind} joint (nq = {j.nq}, nv = {j.nv}) in soadyn "
+                             f"model {model.name!r}")
+        entries.append((j, idx_q[jid], idx_v[jid], short in _UNBOUNDED))
+    if pm.nv != model.nv:
+        extra = [names[i] for i in range(1, len(names)) if nvs[i] and names[i] not in moving]
+        raise ValueError(f"pin_model: nv = {pm.nv}, soadyn model {model.name!r} has nv = {model.nv}; Pinocchio "
+                         f"joints without a moving soadyn joint of the same name: {extra}")
+    return _Layout(model, entries, pm.nq, pm.nv)
+
+
 def _layout(model, pin_model):
     _check_model(model)
+    if pin_model is None:
+        return _depth_first_layout(model)
     _check_pin_model(pin_model)
-    return _Layout(model, pin_model)
+    return _named_layout(model, pin_model)
 
 
 # =========================================================================== states
-def q_to_pinocchio(model, q, pin_model):
+def q_to_pinocchio(model, q, pin_model=None):
     """Pinocchio's configuration for soadyn's ``q``.
 
     Parameters
     ----------
     model : soadyn.Model
     q : (nq,) or (..., nq) soadyn configuration(s) [m, rad; quaternions (x, y, z, w)].
-    pin_model : pinocchio.Model with the same moving joints (matched by name; any joint
-        order, e.g. from ``pin.buildModelFromUrdf`` or :func:`to_pinocchio`).
+    pin_model : pinocchio.Model or None
+        None (default): Pinocchio's joints in the depth-first order of
+        :func:`to_pinocchio`, which for a model from :func:`soadyn.load_urdf` is
+        ``pin.buildModelFromUrdf``'s (see "Joint order" in the module docstring).
+        A pinocchio.Model: its joint order, joints matched by name.
 
     Returns
     -------
-    (pin_model.nq,) or (..., pin_model.nq) array: entries copied to the joint's place in
-    Pinocchio's q (free-flyer and spherical q are laid out alike, quaternions (x, y, z, w)
-    in both), except that a joint which is a continuous (unbounded) revolute joint in
-    Pinocchio (JointModelRUBX/Y/Z, RevoluteUnboundedUnaligned) gets (cos θ, sin θ) for
-    soadyn's angle θ. Quaternions are copied as given (not normalised).
+    (nq_pin,) or (..., nq_pin) array, ``nq_pin`` Pinocchio's nq (``pin_model.nq``; for
+    None, ``model.nq`` plus the number of continuous joints): entries copied to the
+    joint's place in Pinocchio's q (free-flyer and spherical q are laid out alike,
+    quaternions (x, y, z, w) in both), except that a joint which is a continuous
+    (unbounded) revolute joint in Pinocchio (JointModelRUBX/Y/Z,
+    RevoluteUnboundedUnaligned; for None, every soadyn continuous joint) gets
+    (cos θ, sin θ) for soadyn's angle θ. Quaternions are copied as given (not normalised).
     """
     L = _layout(model, pin_model)
     q = _vectors(q, L.nq, "q", "soadyn configuration, nq = model.nq")
@@ -237,14 +318,19 @@ def q_to_pinocchio(model, q, pin_model):
     return out
 
 
-def q_from_pinocchio(model, q_pin, pin_model):
+def q_from_pinocchio(model, q_pin, pin_model=None):
     """soadyn's configuration for Pinocchio's ``q_pin`` (the inverse of :func:`q_to_pinocchio`).
 
     Parameters
     ----------
     model : soadyn.Model
-    q_pin : (pin_model.nq,) or (..., pin_model.nq) Pinocchio configuration(s).
-    pin_model : pinocchio.Model with the same moving joints (matched by name).
+    q_pin : (nq_pin,) or (..., nq_pin) Pinocchio configuration(s) (``nq_pin`` as in
+        :func:`q_to_pinocchio`).
+    pin_model : pinocchio.Model or None
+        None (default): Pinocchio's joints in the depth-first order of
+        :func:`to_pinocchio`, which for a model from :func:`soadyn.load_urdf` is
+        ``pin.buildModelFromUrdf``'s (see "Joint order" in the module docstring).
+        A pinocchio.Model: its joint order, joints matched by name.
 
     Returns
     -------
@@ -254,14 +340,14 @@ def q_from_pinocchio(model, q_pin, pin_model):
     entry is copied.
     """
     L = _layout(model, pin_model)
-    q_pin = _vectors(q_pin, L.nq_pin, "q_pin", "Pinocchio configuration, nq = pin_model.nq")
+    q_pin = _vectors(q_pin, L.nq_pin, "q_pin", f"Pinocchio configuration, nq = {L.nq_pin}")
     out = np.empty(q_pin.shape[:-1] + (L.nq,))
     out[..., L.q_sd] = q_pin[..., L.q_pin]
     out[..., L.cs_sd] = np.arctan2(q_pin[..., L.cs_pin + 1], q_pin[..., L.cs_pin])
     return out
 
 
-def v_to_pinocchio(model, v, pin_model):
+def v_to_pinocchio(model, v, pin_model=None):
     """Pinocchio's velocity for soadyn's ``v`` — also for accelerations and joint forces τ,
     which share v's layout.
 
@@ -270,7 +356,11 @@ def v_to_pinocchio(model, v, pin_model):
     model : soadyn.Model
     v : (nv,) or (..., nv) soadyn velocity [rad/s, m/s] (or acceleration [rad/s², m/s²],
         or joint forces [N m, N]).
-    pin_model : pinocchio.Model with the same moving joints (matched by name).
+    pin_model : pinocchio.Model or None
+        None (default): Pinocchio's joints in the depth-first order of
+        :func:`to_pinocchio`, which for a model from :func:`soadyn.load_urdf` is
+        ``pin.buildModelFromUrdf``'s (see "Joint order" in the module docstring).
+        A pinocchio.Model: its joint order, joints matched by name.
 
     Returns
     -------
@@ -283,7 +373,7 @@ def v_to_pinocchio(model, v, pin_model):
     return v[..., L.v_src]
 
 
-def v_from_pinocchio(model, v_pin, pin_model):
+def v_from_pinocchio(model, v_pin, pin_model=None):
     """soadyn's velocity (or acceleration, or joint forces τ) for Pinocchio's ``v_pin``:
     the inverse of :func:`v_to_pinocchio`.
 
@@ -292,14 +382,18 @@ def v_from_pinocchio(model, v_pin, pin_model):
     model : soadyn.Model
     v_pin : (nv,) or (..., nv) Pinocchio velocity, acceleration or joint forces (e.g. the
         result of ``pin.rnea`` or ``pin.aba``).
-    pin_model : pinocchio.Model with the same moving joints (matched by name).
+    pin_model : pinocchio.Model or None
+        None (default): Pinocchio's joints in the depth-first order of
+        :func:`to_pinocchio`, which for a model from :func:`soadyn.load_urdf` is
+        ``pin.buildModelFromUrdf``'s (see "Joint order" in the module docstring).
+        A pinocchio.Model: its joint order, joints matched by name.
 
     Returns
     -------
     (nv,) or (..., nv) array in soadyn's joint order, free joints [ω; v] ([n; f] for τ).
     """
     L = _layout(model, pin_model)
-    v_pin = _vectors(v_pin, L.nv_pin, "v_pin", "Pinocchio velocity, nv = pin_model.nv")
+    v_pin = _vectors(v_pin, L.nv_pin, "v_pin", f"Pinocchio velocity, nv = {L.nv_pin}")
     return v_pin[..., L.v_dst]
 
 
@@ -342,7 +436,7 @@ def force_from_pinocchio(f_pin):
 
 
 # =========================================================================== Jacobians
-def jacobian_to_pinocchio(model, J, pin_model):
+def jacobian_to_pinocchio(model, J, pin_model=None):
     """Pinocchio's Jacobian for a soadyn Jacobian: rows [ω; v] → [v; ω], columns in
     Pinocchio's v order (a free joint's columns [ω; v] → [v; ω]).
 
@@ -360,11 +454,15 @@ def jacobian_to_pinocchio(model, J, pin_model):
     model : soadyn.Model
     J : (6, nv) or (..., 6, nv) Jacobian(s), ``J @ v`` a spatial velocity [ω; v]
         [rad/s, m/s] (any (6, nv) map from v to a spatial motion converts the same way).
-    pin_model : pinocchio.Model with the same moving joints (matched by name).
+    pin_model : pinocchio.Model or None
+        None (default): Pinocchio's joints in the depth-first order of
+        :func:`to_pinocchio`, which for a model from :func:`soadyn.load_urdf` is
+        ``pin.buildModelFromUrdf``'s (see "Joint order" in the module docstring).
+        A pinocchio.Model: its joint order, joints matched by name.
 
     Returns
     -------
-    (6, pin_model.nv) or (..., 6, pin_model.nv) array ``J_pin`` with
+    (6, nv) or (..., 6, nv) array ``J_pin`` with
     ``J_pin @ v_to_pinocchio(model, v, pin_model) = force_to_pinocchio(J @ v)``.
     """
     L = _layout(model, pin_model)
@@ -372,7 +470,7 @@ def jacobian_to_pinocchio(model, J, pin_model):
     return J[..., _SWAP, :][..., L.v_src]
 
 
-def jacobian_from_pinocchio(model, J_pin, pin_model):
+def jacobian_from_pinocchio(model, J_pin, pin_model=None):
     """soadyn's Jacobian for a Pinocchio Jacobian: rows [v; ω] → [ω; v], columns in
     soadyn's v order; the inverse of :func:`jacobian_to_pinocchio` (which states the
     matching reference frames: pin.LOCAL is ``"local"``, pin.WORLD ``"world"``,
@@ -381,15 +479,19 @@ def jacobian_from_pinocchio(model, J_pin, pin_model):
     Parameters
     ----------
     model : soadyn.Model
-    J_pin : (6, pin_model.nv) or (..., 6, pin_model.nv) Pinocchio Jacobian(s).
-    pin_model : pinocchio.Model with the same moving joints (matched by name).
+    J_pin : (6, nv) or (..., 6, nv) Pinocchio Jacobian(s).
+    pin_model : pinocchio.Model or None
+        None (default): Pinocchio's joints in the depth-first order of
+        :func:`to_pinocchio`, which for a model from :func:`soadyn.load_urdf` is
+        ``pin.buildModelFromUrdf``'s (see "Joint order" in the module docstring).
+        A pinocchio.Model: its joint order, joints matched by name.
 
     Returns
     -------
     (6, nv) or (..., 6, nv) array.
     """
     L = _layout(model, pin_model)
-    J_pin = _matrices(J_pin, L.nv_pin, "J_pin", "Pinocchio Jacobian, nv = pin_model.nv")
+    J_pin = _matrices(J_pin, L.nv_pin, "J_pin", f"Pinocchio Jacobian, nv = {L.nv_pin}")
     return J_pin[..., _SWAP, :][..., L.v_dst]
 
 
@@ -510,8 +612,11 @@ def from_pinocchio(pin_model):
 
     Returns
     -------
-    soadyn.Model (named ``pin_model.name``); convert states with :func:`q_to_pinocchio`
-    and friends, passing ``pin_model``.
+    soadyn.Model (named ``pin_model.name``). Its bodies are in Pinocchio's joint order, so
+    when ``pin_model``'s joints are numbered depth-first (as Pinocchio's parsers and
+    :func:`to_pinocchio` number them; Pinocchio's ``crba`` needs it) the converters
+    (:func:`q_to_pinocchio` and friends) need no ``pin_model`` for this model; for other
+    joint numberings pass ``pin_model`` to them (joints matched by name).
     """
     pin = _check_pin_model(pin_model)
     pm = pin_model
@@ -560,6 +665,7 @@ def from_pinocchio(pin_model):
 def _pin_joint(pin, joint):
     """The Pinocchio joint model with soadyn ``joint``'s q and v (a ValueError naming the
     joint for types Pinocchio has no such joint for)."""
+    _check_convertible(joint)
     kind = joint.kind
     if kind in ("revolute", "continuous", "prismatic", "helical"):
         axis = np.array(joint.axis, dtype=float)
@@ -567,9 +673,7 @@ def _pin_joint(pin, joint):
         if kind == "revolute":
             return getattr(pin, f"JointModelR{xyz}")() if xyz else pin.JointModelRevoluteUnaligned(axis)
         if kind == "continuous":
-            # Pinocchio's Python bindings cannot set a JointModelRevoluteUnboundedUnaligned's
-            # axis: such a joint becomes a RevoluteUnaligned (q = the angle there too)
-            return getattr(pin, f"JointModelRUB{xyz}")() if xyz else pin.JointModelRevoluteUnaligned(axis)
+            return getattr(pin, f"JointModelRUB{xyz}")() if xyz else _revolute_unbounded_unaligned(pin, joint)
         if kind == "prismatic":
             return getattr(pin, f"JointModelP{xyz}")() if xyz else pin.JointModelPrismaticUnaligned(axis)
         return getattr(pin, f"JointModelH{xyz}")(joint.pitch) if xyz else \
@@ -581,13 +685,23 @@ def _pin_joint(pin, joint):
     if kind == "universal":
         a = joint.axes()
         return pin.JointModelUniversal(np.array(a[0]), np.array(a[1]))
-    if kind == "gimbal" and np.array_equal(joint.axes(), [[0.0, 0.0, 1.0], [0.0, 1.0, 0.0], [1.0, 0.0, 0.0]]):
-        return pin.JointModelSphericalZYX()
-    why = {"gimbal": "only a gimbal about z, y, x has one (JointModelSphericalZYX)",
-           "planar": "Pinocchio's JointModelPlanar has q = (x, y, cos θ, sin θ) and v in the body frame, soadyn's "
-                     "q = (x, y, θ) and v = their rates"}.get(kind, "")
-    raise ValueError(f"model: joint {joint.name!r} is a {kind} joint, for which Pinocchio has no joint with the same "
-                     f"q and v{'; ' + why if why else ''}")
+    return pin.JointModelSphericalZYX()  # the one convertible gimbal (_check_convertible)
+
+
+def _revolute_unbounded_unaligned(pin, joint):
+    """A JointModelRevoluteUnboundedUnaligned about ``joint.axis``, q = (cos θ, sin θ) as in
+    ``pin.buildModelFromUrdf`` for a continuous joint with such an axis. Pinocchio's Python
+    bindings cannot set this joint's axis: its URDF parser builds it from a one-joint file."""
+    axis = np.array(joint.axis, dtype=float)
+    xyz = " ".join(repr(float(x)) for x in axis)
+    jm = pin.buildModelFromXML(
+        f'<robot name="axis"><link name="a"/><link name="b"/><joint name="j" type="continuous"><parent link="a"/>'
+        f'<child link="b"/><axis xyz="{xyz}"/></joint></robot>').joints[1]
+    unit = axis / np.linalg.norm(axis)
+    if _short(jm) != "RevoluteUnboundedUnaligned" or not np.allclose(_subspace_axis(jm), unit, rtol=0.0, atol=1e-14):
+        raise RuntimeError(f"model: joint {joint.name!r}: Pinocchio built a {jm.shortname()} about "
+                           f"{_subspace_axis(jm).tolist()} for a continuous joint about {unit.tolist()}")
+    return jm
 
 
 def _pin_inertia(pin, body):
@@ -608,15 +722,17 @@ def to_pinocchio(model):
     Built with ``pin.Model.addJoint``, ``appendBodyToJoint``, ``addJointFrame``,
     ``addBodyFrame`` and ``addFrame``:
 
-    * joints are added depth-first (a body's whole subtree before its next sibling, the
-      order Pinocchio's own parsers use; siblings in soadyn's body order), so Pinocchio's
-      joint order can differ from soadyn's body order when that is not depth-first —
-      convert states with :func:`q_to_pinocchio` and friends, which match joints by name;
+    * joints are added depth-first (a body's whole subtree before its next sibling, as
+      Pinocchio's own parsers do; a body's children in soadyn's body order, through bodies
+      on fixed joints). This is the joint order the converters (:func:`q_to_pinocchio`
+      and friends) assume when they are given no ``pin_model``; it is soadyn's body order
+      itself when that is depth-first, as :func:`soadyn.load_urdf` numbers bodies (then
+      the joints are also in ``pin.buildModelFromUrdf``'s order);
     * each moving soadyn joint becomes a Pinocchio joint of the same name (revolute →
-      RX/RY/RZ or RevoluteUnaligned; continuous → RUBX/RUBY/RUBZ, q = (cos θ, sin θ), or,
-      for an axis other than x, y, z, RevoluteUnaligned, q = θ, because Pinocchio's Python
-      bindings cannot set the axis of a RevoluteUnboundedUnaligned; prismatic → PX/PY/PZ
-      or PrismaticUnaligned; helical → HX/HY/HZ or HelicalUnaligned; free → FreeFlyer;
+      RX/RY/RZ or RevoluteUnaligned; continuous → RUBX/RUBY/RUBZ or
+      RevoluteUnboundedUnaligned, q = (cos θ, sin θ), as Pinocchio's URDF parser makes
+      them; prismatic → PX/PY/PZ or PrismaticUnaligned; helical → HX/HY/HZ or
+      HelicalUnaligned; free → FreeFlyer;
       spherical → Spherical; universal → Universal; gimbal about z, y, x → SphericalZYX);
       other types (planar, other gimbals) raise a ValueError naming the joint;
     * each body gets a BODY frame (the body's name) and a JOINT frame (the joint's name,
@@ -651,16 +767,10 @@ def to_pinocchio(model):
     pm = pin.Model()
     pm.name = model.name
     pm.gravity = pin.Motion(model.gravity, np.zeros(3))
-    children = {-1: []}
-    for b in model.bodies:
-        children[b.index] = []
-        children[b.parent].append(b.index)
     # body -> (Pinocchio joint it moves with, pose of the body frame in that joint's frame)
     where = {-1: (0, np.eye(3), np.zeros(3))}
     frame_of = {-1: 0}  # body -> index of its BODY frame (the universe frame for the world)
-    stack = list(reversed(children[-1]))
-    while stack:
-        i = stack.pop()
+    for i in _depth_first(model):  # the order the converters assume when given no pin_model
         b = model.bodies[i]
         jid, R0, p0 = where[b.parent]
         R, p = sp.compose_poses(R0, p0, *b.placement)
@@ -677,7 +787,6 @@ def to_pinocchio(model):
                 previous = pm.addJointFrame(jid, previous)
             frame_of[i] = pm.addBodyFrame(b.name, jid, pin.SE3.Identity(), previous)
             where[i] = (jid, np.eye(3), np.zeros(3))
-        stack.extend(reversed(children[i]))
     for f in model.frames:
         if f.body >= 0 and model.bodies[f.body].name == f.name:
             continue  # a body's own frame: its BODY frame above
