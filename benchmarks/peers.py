@@ -3,7 +3,8 @@
 Pinocchio (PyPI ``pin``) orders spatial vectors linear-first and a free-flyer velocity
 as [v; ω]; URDF continuous joints are (cos θ, sin θ) there. :class:`PinPair` holds a
 soadyn model and the equivalent Pinocchio model and maps states and results between
-them by joint name. Nothing here is needed to use soadyn.
+them by joint name with the public :mod:`soadyn.interop.pinocchio`. Nothing here is
+needed to use soadyn.
 """
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ import sysconfig
 import warnings
 
 import numpy as np
+
+from soadyn.interop import pinocchio as sdpin
 
 __all__ = ["ROBOTS", "robots_dir", "robot_path", "swap_lin_ang", "PinPair", "load_pair",
            "pinocchio_model"]
@@ -49,52 +52,26 @@ def swap_lin_ang(x, axis=0):
 
 
 class PinPair:
-    """A soadyn model and the matching Pinocchio model with index maps."""
+    """A soadyn model and the matching Pinocchio model; the state maps are those of
+    :mod:`soadyn.interop.pinocchio` (joints matched by name)."""
 
     def __init__(self, sd_model, pin_model):
         self.sd, self.pm = sd_model, pin_model
         self.pd = pin_model.createData()
-        self.joints = []  # (kind, sd_q, sd_v, pin_q, pin_v, nq_sd, nv, nq_pin)
-        for j in sd_model.joints:
-            if j.nv == 0:
-                continue
-            jid = pin_model.getJointId(j.name)
-            if jid >= pin_model.njoints:
-                raise KeyError(f"joint {j.name} not in the Pinocchio model")
-            pj = pin_model.joints[jid]
-            self.joints.append((j.kind, j.q_index, j.v_index, pj.idx_q, pj.idx_v, j.nq, j.nv, pj.nq))
+        sdpin.v_to_pinocchio(sd_model, np.zeros(sd_model.nv), pin_model)  # raises for unmatched joints
 
     def q_to_pin(self, q):
-        out = np.zeros(self.pm.nq)
-        for kind, sq, sv, pq, pv, nq, nv, pnq in self.joints:
-            if pnq == 2 and nq == 1:  # continuous: (cos, sin)
-                out[pq], out[pq + 1] = np.cos(q[sq]), np.sin(q[sq])
-            else:
-                out[pq:pq + pnq] = q[sq:sq + nq]
-        return out
+        return sdpin.q_to_pinocchio(self.sd, q, self.pm)
 
     def v_to_pin(self, v):
-        out = np.zeros(self.pm.nv)
-        for kind, sq, sv, pq, pv, nq, nv, pnq in self.joints:
-            blk = v[sv:sv + nv]
-            out[pv:pv + nv] = np.concatenate([blk[3:], blk[:3]]) if kind == "free" else blk
-        return out
+        return sdpin.v_to_pinocchio(self.sd, v, self.pm)
 
     def v_from_pin(self, vp):
-        out = np.zeros(self.sd.nv)
-        for kind, sq, sv, pq, pv, nq, nv, pnq in self.joints:
-            blk = vp[pv:pv + nv]
-            out[sv:sv + nv] = np.concatenate([blk[3:], blk[:3]]) if kind == "free" else blk
-        return out
+        return sdpin.v_from_pinocchio(self.sd, vp, self.pm)
 
     def v_permutation(self):
         """Matrix T with v_pin = T v_sd."""
-        T = np.zeros((self.pm.nv, self.sd.nv))
-        for k in range(self.sd.nv):
-            e = np.zeros(self.sd.nv)
-            e[k] = 1.0
-            T[:, k] = self.v_to_pin(e)
-        return T
+        return self.v_to_pin(np.eye(self.sd.nv)).T
 
 
 def load_pair(name, floating=None):
@@ -113,27 +90,10 @@ def load_pair(name, floating=None):
 
 
 def pinocchio_model(model):
-    """A Pinocchio model equivalent to a soadyn ``model`` built in code (revolute,
-    prismatic and free joints), for generated models such as serial chains."""
-    import pinocchio as pin
-    pm = pin.Model()
-    pm.gravity = pin.Motion(np.asarray(model.gravity), np.zeros(3))
-    joint_ids = {}
-    for b in model.bodies:
-        j = b.joint
-        if j.kind in ("revolute", "continuous"):
-            jm = pin.JointModelRevoluteUnaligned(*j.axis)
-        elif j.kind == "prismatic":
-            jm = pin.JointModelPrismaticUnaligned(*j.axis)
-        elif j.kind == "free":
-            jm = pin.JointModelFreeFlyer()
-        else:
-            raise ValueError(f"model: no Pinocchio joint for a {j.kind} joint ({j.name!r})")
-        parent = 0 if b.parent < 0 else joint_ids[b.parent]
-        jid = pm.addJoint(parent, jm, pin.SE3(b.placement[0], b.placement[1]), j.name)
-        pm.appendBodyToJoint(jid, pin.Inertia(b.mass, b.com, b.inertia_com), pin.SE3.Identity())
-        joint_ids[b.index] = jid
-    return PinPair(model, pm)
+    """A Pinocchio model equivalent to a soadyn ``model`` built in code, for generated
+    models such as serial chains (:func:`soadyn.interop.pinocchio.to_pinocchio`; for a
+    closed-chain model, of its spanning tree — see :func:`pinocchio_loop_constraints`)."""
+    return PinPair(model, sdpin.to_pinocchio(model.spanning_tree()))
 
 
 def pinocchio_loop_constraints(pair):

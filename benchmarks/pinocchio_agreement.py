@@ -9,9 +9,12 @@ import timeit
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
+import pinocchio as pin
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import soadyn as sd  # noqa: E402
-from peers import ROBOTS, load_pair, pin, swap_lin_ang  # noqa: E402
+from peers import ROBOTS, load_pair  # noqa: E402
+from soadyn.interop import pinocchio as sdpin  # noqa: E402
 
 
 def rel(x, y):
@@ -44,7 +47,7 @@ def main(states=10):
                 for f in m.frames:
                     fid = pm.getFrameId(f.name)
                     ep = max(ep, rel(sd.frame_placement(m, q, f.name), pd.oMf[fid].homogeneous))
-                    Jp = swap_lin_ang(pin.getFrameJacobian(pm, pd, fid, pin.LOCAL)) @ T
+                    Jp = sdpin.jacobian_from_pinocchio(m, pin.getFrameJacobian(pm, pd, fid, pin.LOCAL), pm)
                     ej = max(ej, rel(sd.frame_jacobian(m, q, f.name), Jp))
                 errs["frame_placement"] = ep
                 errs["frame_jacobian"] = ej

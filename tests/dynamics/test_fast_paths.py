@@ -16,7 +16,8 @@ from soadyn import spatial as sp
 from soadyn.models import random_rigid_inertia
 
 pin = pytest.importorskip("pinocchio")
-from conftest import pinocchio_model, swap_lin_ang  # noqa: E402
+from conftest import pinocchio_model  # noqa: E402
+from soadyn.interop import pinocchio as sdpin  # noqa: E402
 
 TOL = 1e-10
 UNIT_AXES = [s * np.eye(3)[k] for k in range(3) for s in (1.0, -1.0)]
@@ -61,9 +62,10 @@ def test_unit_axis_paths_match_pinocchio(seed):
     fext = rng.normal(size=(m.nbodies, 6))
     qp, vp, ap = P.q_to_pin(q), P.v_to_pin(v), P.v_to_pin(a)
     fp = pin.StdVec_Force()
-    fp.append(pin.Force.Zero())
-    for f in fext:  # body frame = joint frame here; Pinocchio is linear-first
-        fp.append(pin.Force(f[3:], f[:3]))
+    for _ in range(pm.njoints):
+        fp.append(pin.Force.Zero())
+    for b, f in zip(m.bodies, fext):  # body frame = joint frame in both libraries; Pinocchio is linear-first
+        fp[pm.getJointId(b.joint.name)] = pin.Force(sdpin.force_to_pinocchio(f))
     tau = sd.rnea(m, q, v, a, fext)
     assert rel(P.v_to_pin(tau), pin.rnea(pm, pd, qp, vp, ap, fp)) < TOL
     assert rel(P.v_to_pin(sd.aba(m, q, v, tau, fext)), pin.aba(pm, pd, qp, vp, P.v_to_pin(tau), fp)) < TOL
@@ -72,8 +74,8 @@ def test_unit_axis_paths_match_pinocchio(seed):
     assert rel(T @ sd.mass_matrix(m, q) @ T.T, Mp) < TOL
     pin.computeJointJacobians(pm, pd, qp)
     for b in m.bodies:
-        Jp = swap_lin_ang(pin.getJointJacobian(pm, pd, pm.getJointId(b.joint.name), pin.LOCAL))
-        assert rel(sd.frame_jacobian(m, q, b.name) @ T.T, Jp) < TOL
+        Jp = pin.getJointJacobian(pm, pd, pm.getJointId(b.joint.name), pin.LOCAL)
+        assert rel(sd.frame_jacobian(m, q, b.name), sdpin.jacobian_from_pinocchio(m, Jp, pm)) < TOL
 
 
 @pytest.fixture(scope="module")

@@ -1,13 +1,15 @@
 """Cross-check against Pinocchio on example-robot-data robots, fixed and floating base.
 
-Pinocchio is linear-first and its free-flyer velocity is [v; ω]; the benchmark peers (benchmarks/peers.py) map
-states and results by joint name. Agreement is required to 1e-10 relative.
+Pinocchio is linear-first and its free-flyer velocity is [v; ω]; states, forces and Jacobians are converted with
+soadyn.interop.pinocchio (through the benchmark peers' PinPair, benchmarks/peers.py), joints matched by name.
+Agreement is required to 1e-10 relative.
 """
 import numpy as np
 import pytest
 
 import soadyn as sd
 from conftest import ROBOTS, load_pair, swap_lin_ang
+from soadyn.interop import pinocchio as sdpin
 
 pin = pytest.importorskip("pinocchio")
 
@@ -46,7 +48,7 @@ def test_rnea_with_external_forces(pair):
         tau = sd.rnea(m, q, v, a, f)
         fp = [pin.Force.Zero() for _ in range(pm.njoints)]
         for k, j in enumerate(m.joints):  # body frame = joint frame in both libraries
-            fp[pm.getJointId(j.name)] = pin.Force(f[k, 3:], f[k, :3])
+            fp[pm.getJointId(j.name)] = pin.Force(sdpin.force_to_pinocchio(f[k]))
         ref = pair.v_from_pin(pin.rnea(pm, pd, pair.q_to_pin(q), pair.v_to_pin(v), pair.v_to_pin(a), fp))
         assert rel(tau, ref) < TOL
 
@@ -72,7 +74,6 @@ def test_mass_matrix(pair):
 
 def test_frame_placements_and_jacobians(pair):
     m, pm, pd = pair.sd, pair.pm, pair.pd
-    T = pair.v_permutation()
     refs = {"local": pin.LOCAL, "world": pin.WORLD, "local_world_aligned": pin.LOCAL_WORLD_ALIGNED}
     for q, v, _, _ in states(pair, count=2, seed=3):
         qp = pair.q_to_pin(q)
@@ -85,7 +86,7 @@ def test_frame_placements_and_jacobians(pair):
             fid = pm.getFrameId(f.name)
             for ref, pref in refs.items():
                 J = sd.frame_jacobian(m, q, f.name, ref)
-                Jp = swap_lin_ang(pin.getFrameJacobian(pm, pd, fid, pref)) @ T
+                Jp = sdpin.jacobian_from_pinocchio(m, pin.getFrameJacobian(pm, pd, fid, pref), pm)
                 assert rel(J, Jp) < TOL, (f.name, ref)
 
 

@@ -47,6 +47,37 @@ def test_urdf_fixed_joint_merge_keeps_link_as_frame():
     assert fl.nbodies == 2 and fl.joints[0].kind == "free" and fl.nq == 8
 
 
+def tree_urdf():
+    """A tree whose joints are listed in the file neither by name nor depth-first: base has
+    child joints "z_hip" (a chain via a fixed link), "B_arm" and "a_leg" (sorted by name:
+    B before a before z, code-point order), "a_leg" has children "knee2" and "knee10".
+    Valid for urdfdom too (tests/interop checks Pinocchio's order on it)."""
+    link = lambda n: (f'<link name="{n}"><inertial><mass value="1"/>'
+                      '<inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link>')
+
+    def joint(name, parent, child, kind="continuous"):
+        return (f'<joint name="{name}" type="{kind}"><parent link="{parent}"/><child link="{child}"/>'
+                f'<axis xyz="0 0 1"/></joint>')
+    links = "".join(link(n) for n in ("base", "hip", "hip_fixed", "foot", "arm", "leg", "shin", "calf"))
+    joints = "".join([joint("z_hip", "base", "hip"), joint("knee2", "leg", "shin"), joint("B_arm", "base", "arm"),
+                      joint("hip_fix", "hip", "hip_fixed", "fixed"), joint("ankle", "hip_fixed", "foot"),
+                      joint("knee10", "leg", "calf"), joint("a_leg", "base", "leg")])
+    return f'<robot name="tree">{links}{joints}</robot>'
+
+
+def test_urdf_bodies_are_depth_first_children_by_joint_name():
+    """Pinocchio's URDF order (see soadyn.io.urdf): depth-first, a link's child joints by name
+    (urdfdom's std::map), through fixed joints; parent-first."""
+    for floating in (False, True):
+        m = sd.load_urdf(tree_urdf(), floating_base=floating)
+        names = [j.name for j in m.joints]
+        expected = ["B_arm", "a_leg", "knee10", "knee2", "z_hip", "ankle"]
+        assert names == (["root_joint"] if floating else []) + expected
+        assert [b.name for b in m.bodies][-6:] == ["arm", "leg", "calf", "shin", "hip", "foot"]
+        assert all(b.parent < b.index for b in m.bodies)
+        assert m.frame("hip_fixed").body == m.body_index("hip")
+
+
 @needs_urdfplus
 @pytest.mark.filterwarnings("ignore:body .* violate the triangle inequality")
 def test_urdfplus_loops_couplings_and_independence():

@@ -14,6 +14,15 @@ floating and planar) plus the URDF+ extensions used for closed chains:
 
 Fixed joints are merged: the child link's inertia is added to its parent body and
 the link stays addressable as a frame. Every link is a frame of the model.
+
+Body order (hence the order of the joints in q and v) is Pinocchio's for the same file
+(``pin.buildModelFromUrdf``): depth-first from the root link, a link's whole subtree
+before its next sibling, the child joints of a link in order of joint name (code-point
+order: for UTF-8 names, the byte order of urdfdom's ``std::map`` of joints; not the
+order in the file), descending through fixed joints in the same way. Depth-first
+numbering is parent-first. With ``floating_base=True`` the free joint ``"root_joint"``
+comes first, as Pinocchio's ``JointModelFreeFlyer`` root joint does. Checked on every
+URDF of example-robot-data 6.0 with Pinocchio 4.1 (tests/interop/test_pinocchio.py).
 """
 from __future__ import annotations
 
@@ -140,6 +149,12 @@ def load_urdf(path, floating_base=False, gravity=(0.0, 0.0, -9.81), name=None, s
     strict_inertia : raise on physically impossible link inertias (default: warn, as
         placeholder inertias are common in published files).
 
+    Bodies are numbered depth-first from the root link, a link's child joints in order
+    of joint name, so that q and v list the joints in the order of
+    ``pin.buildModelFromUrdf(path)`` (``floating_base=True``: of
+    ``pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer())``, root joint first); see
+    the module docstring.
+
     Raises :class:`URDFError` for malformed files.
     """
     try:
@@ -228,6 +243,9 @@ def load_urdf(path, floating_base=False, gravity=(0.0, 0.0, -9.81), name=None, s
         model.add_frame(root_link, "world")
         where_is[root_link] = (-1, np.eye(3), np.zeros(3))
 
+    # depth-first, a link's child joints by name: Pinocchio's URDF joint order (module docstring)
+    for js in children.values():
+        js.sort(key=lambda j: j.get("name"))
     stack = list(reversed(children[root_link]))
     visited = {root_link}
     while stack:
