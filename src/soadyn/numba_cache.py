@@ -4,7 +4,7 @@ Numba invalidates a cached kernel only when the source file that defines it chan
 soadyn's kernels inline helpers from other modules (the spatial primitives, the
 workspace layout), so editing one of those would leave stale machine code behind. The
 cache therefore lives in a directory named after a hash of every module that defines
-compiled code (those that import numba) and of the Numba version: a change to any of
+compiled code (a ``@njit`` or ``@intrinsic`` function) and of the Numba version: a change to any of
 them starts a fresh cache, and older directories are removed. Modules without compiled
 code (the Python front, the command line) can change without a recompilation.
 
@@ -12,8 +12,8 @@ A user who sets ``NUMBA_CACHE_DIR`` keeps full control; nothing is changed then.
 
 The first call of a kernel on a machine compiles it, which takes seconds: so that a first
 call does not look like a hang, :func:`announce_compilations` prints one line on stderr
-when a soadyn kernel starts compiling (a cache miss), naming it, with the time it usually
-takes and the way to do it ahead of time (``soadyn precompile``). Set
+when the first soadyn kernel of a process starts compiling (a cache miss), with the time
+it usually takes and the way to do it ahead of time (``soadyn precompile``). Set
 ``SOADYN_COMPILE_NOTICE=0`` to silence it.
 """
 from __future__ import annotations
@@ -23,11 +23,15 @@ import os
 import shutil
 
 import sys
-import threading
 import time
 
 import numba
 from numba.core import config, event
+
+
+#: what a module that defines compiled code contains (this module names them but defines
+#: none: it is skipped, so editing it keeps the cache)
+_COMPILED_CODE = (b"@njit", b"@intrinsic", b"@overload", b"@register_jitable")
 
 
 def _source_tag(root):
@@ -35,11 +39,11 @@ def _source_tag(root):
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
         for name in sorted(filenames):
-            if name.endswith(".py"):
+            if name.endswith(".py") and not (dirpath == root and name == "numba_cache.py"):
                 path = os.path.join(dirpath, name)
                 with open(path, "rb") as f:
                     source = f.read()
-                if b"numba" in source:
+                if any(mark in source for mark in _COMPILED_CODE):
                     h.update(os.path.relpath(path, root).encode())
                     h.update(source)
     return h.hexdigest()[:16]
@@ -82,25 +86,24 @@ TYPICAL_COMPILE = "5-20 s"
 
 
 class _CompileNotice(event.Listener):
-    """Prints one line on stderr when a soadyn kernel starts compiling; the kernels and
-    helpers it compiles along the way (nested compilations) print nothing."""
+    """Prints one line on stderr when the first soadyn kernel of the process starts
+    compiling (a cache miss); later compilations print nothing."""
 
     def __init__(self, stream):
         self.stream = stream
-        self.depth = threading.local()
+        self.said = False
 
     def on_start(self, ev):
-        depth = getattr(self.depth, "value", 0)
-        self.depth.value = depth + 1
-        if depth == 0 and os.environ.get("SOADYN_COMPILE_NOTICE", "1") != "0":
-            func = ev.data["dispatcher"].py_func
-            if func.__module__.startswith("soadyn."):
-                print(f"soadyn: compiling {func.__name__} for this machine ({time.strftime('%H:%M:%S')}; "
-                      f"first use only, usually {TYPICAL_COMPILE}, then cached on disk; `soadyn precompile` "
-                      f"compiles every kernel ahead of time)", file=self.stream, flush=True)
+        if self.said or os.environ.get("SOADYN_COMPILE_NOTICE", "1") == "0":
+            return
+        if ev.data["dispatcher"].py_func.__module__.startswith("soadyn."):
+            self.said = True
+            print(f"soadyn: compiling kernels for this machine ({time.strftime('%H:%M:%S')}; first use only: usually "
+                  f"{TYPICAL_COMPILE} per public function, then cached on disk; `soadyn precompile` compiles every "
+                  "kernel ahead of time)", file=self.stream, flush=True)
 
     def on_end(self, ev):
-        self.depth.value -= 1
+        pass
 
 
 _notice = None
