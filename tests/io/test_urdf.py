@@ -1,11 +1,13 @@
 """Model building, URDF/URDF+ loading, and clear errors on bad input."""
+import glob
 import os
+import warnings
 
 import numpy as np
 import pytest
 
 import soadyn as sd
-from conftest import URDFPLUS
+from conftest import URDFPLUS, peers
 from soadyn import joints as jt
 
 needs_urdfplus = pytest.mark.skipif(not os.path.isdir(URDFPLUS), reason="../shared/models/urdfplus not present")
@@ -211,3 +213,28 @@ def test_urdf_text_as_bytes_or_with_a_byte_order_mark_and_clear_errors_for_other
     assert len(str(err.value)) < 300
     with pytest.raises(TypeError, match="path: expected a file path or the URDF text .* got int"):
         sd.load_urdf(3)
+
+
+@pytest.mark.parametrize("name", ["romeo.urdf", "romeo_laas_small.urdf"])
+def test_romeo_loads_and_everything_but_the_inverse_of_M_works(name):
+    """Romeo's grippers and fingers move no mass (and romeo_laas_small has inertias that are
+    not positive semi-definite): the model loads; kinematics, Jacobians, RNEA, the (singular)
+    mass matrix and energies work; only the calls that need M⁻¹ refuse, naming the cause."""
+    if peers.robots_dir() is None:
+        pytest.skip("example-robot-data is not installed")
+    paths = glob.glob(os.path.join(peers.robots_dir(), "**", name), recursive=True)
+    if not paths:
+        pytest.skip(f"{name} is not in this example-robot-data")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the inertia warnings of romeo_laas_small
+        m = sd.load_urdf(paths[0], floating_base=True)
+    q, v = sd.neutral(m), np.ones(m.nv)
+    frame = m.frame_names[-1]
+    assert np.isfinite(sd.frame_placement(m, q, frame)).all()
+    J = sd.frame_jacobian(m, q, frame)
+    assert np.allclose(J @ v, sd.frame_velocity(m, q, v, frame))
+    M = sd.mass_matrix(m, q)
+    assert np.isclose(sd.kinetic_energy(m, q, v), 0.5 * v @ M @ v)
+    assert np.allclose(sd.rnea(m, q, v, v) - sd.rnea(m, q, v, None), M @ v)
+    with pytest.raises(np.linalg.LinAlgError, match="singular or indefinite"):
+        sd.aba(m, q, v, np.zeros(m.nv))
