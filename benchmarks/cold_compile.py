@@ -1,0 +1,107 @@
+"""Cold compilation: the first call of each public function in a fresh process with an
+empty Numba cache, and ``soadyn precompile --jobs 2`` from an empty cache.
+
+Run from a source checkout: ``python benchmarks/cold_compile.py [--output DIR]``; writes
+``cold_compile.md`` (default ``benchmarks/results/``). Each first call runs in its own
+process with its own empty cache, so it includes everything that call compiles (the
+kernel, its helpers and Numba's own start-up), not what an earlier call left behind. The
+state a closed-chain call needs (``close_loops``) is made before the timer starts.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+#: setup (not timed) and the timed first call, per public function
+CALLS = {
+    "rnea": ("tree", "sd.rnea(tree, q, v, v)"),
+    "aba": ("tree", "sd.aba(tree, q, v, v)"),
+    "mass_matrix": ("tree", "sd.mass_matrix(tree, q)"),
+    "forward_kinematics": ("tree", "sd.forward_kinematics(tree, q, v)"),
+    "frame_jacobian": ("tree", "sd.frame_jacobian(tree, q, tree.frames[-1].name)"),
+    "kinetic_energy": ("tree", "sd.kinetic_energy(tree, q, v)"),
+    "mass_matrix_inverse": ("tree", "sd.mass_matrix_inverse(tree, q)"),
+    "operational_space_compliance": ("tree", "sd.operational_space_compliance(tree, q, [tree.frames[-1].name])"),
+    "aba (batch of 2)": ("tree", "sd.aba(tree, np.stack([q, q]), np.stack([v, v]), np.stack([v, v]))"),
+    "close_loops": ("closed", "sd.close_loops(fb, sd.neutral(fb) + 0.1, None)"),
+    "constrained_forward_dynamics (default)": ("closed_state", "sd.constrained_forward_dynamics(fb, qc, vc, vc)"),
+    "constrained_forward_dynamics (augmented)": ("closed_state",
+                                                 "sd.constrained_forward_dynamics(fb, qc, vc, vc, method='augmented')"),
+    "constrained_forward_dynamics (embedding)": ("closed_state",
+                                                 "sd.constrained_forward_dynamics(fb, qc, vc, vc, method='embedding')"),
+    "cluster_aba": ("cluster", "sd.cluster_aba(robot, y, yd, yd)"),
+    "cluster_rnea": ("cluster", "sd.cluster_rnea(robot, y, yd, yd)"),
+    "cluster_mass_matrix": ("cluster", "sd.cluster_mass_matrix(robot, y)"),
+}
+
+SETUP = {
+    "tree": "tree = sd.models.random_tree(8, 1, floating_base=True)\n"
+            "q = sd.random_configuration(tree, rng); v = rng.normal(size=tree.nv)",
+    "closed": "fb = sd.models.four_bar_chain(2, 1)",
+    "closed_state": "fb = sd.models.four_bar_chain(2, 1)\n"
+                    "qc, vc = sd.close_loops(fb, sd.neutral(fb) + 0.1 * rng.normal(size=fb.nq), rng.normal(size=fb.nv))",
+    "cluster": "robot = sd.models.mini_cheetah()\n"
+               "y, yd = sd.independent_state(robot, sd.neutral(robot), np.zeros(robot.nv))",
+}
+
+SCRIPT = """
+import time
+import numpy as np
+import soadyn as sd
+rng = np.random.default_rng(0)
+{setup}
+t0 = time.perf_counter()
+{call}
+print(time.perf_counter() - t0)
+"""
+
+
+def first_call(name, env):
+    kind, call = CALLS[name]
+    with tempfile.TemporaryDirectory() as cache:
+        out = subprocess.run([sys.executable, "-c", SCRIPT.format(setup=SETUP[kind], call=call)],
+                             env=dict(env, NUMBA_CACHE_DIR=cache), capture_output=True, text=True, check=True)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def precompile_time(env):
+    with tempfile.TemporaryDirectory() as cache:
+        t0 = time.perf_counter()
+        out = subprocess.run([sys.executable, "-m", "soadyn", "precompile", "--jobs", "2"],
+                             env=dict(env, NUMBA_CACHE_DIR=cache), capture_output=True, text=True, check=True)
+        return time.perf_counter() - t0, out.stdout
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--output", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
+    args = ap.parse_args(argv)
+    src = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
+    env = dict(os.environ, PYTHONPATH=src + os.pathsep + os.environ.get("PYTHONPATH", ""), SOADYN_COMPILE_NOTICE="0")
+    rows = []
+    for name in CALLS:
+        seconds = first_call(name, env)
+        rows.append((name, seconds))
+        print(f"{name:42s} {seconds:6.1f} s", flush=True)
+    total, report = precompile_time(env)
+    print(report)
+    load = os.getloadavg() if hasattr(os, "getloadavg") else None
+    lines = ["# Cold compilation", "",
+             f"{time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} logical cores"
+             + (f", load average at the end {load[0]:.2f}" if load else "") + ".", "",
+             "First call of each public function in a fresh process with an empty Numba cache "
+             "(target: 20 s):", "", "| function | first call [s] |", "|---|---|"]
+    lines += [f"| {n} | {s:.1f}{'' if s <= 20 else ' ✗'} |" for n, s in rows]
+    lines += ["", f"`soadyn precompile --jobs 2` from an empty cache: {total:.1f} s (target: 90 s)", "", "```",
+              report.rstrip(), "```", ""]
+    os.makedirs(args.output, exist_ok=True)
+    with open(os.path.join(args.output, "cold_compile.md"), "w") as f:
+        f.write("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
