@@ -28,6 +28,7 @@ from . import numba_cache
 
 numba_cache.configure()  # before any kernel is defined: see soadyn/numba_cache.py
 numba_cache.announce_compilations()  # one line on stderr when a kernel compiles (a cache miss)
+numba_cache.compile_for_plain_types()  # one version of a helper, whatever constants it is called with
 
 from . import graph, models  # noqa: E402
 from .closed import (LoopClosureError, close_loops, constrained_forward_dynamics,  # noqa: E402
