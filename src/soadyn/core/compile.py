@@ -47,9 +47,10 @@ class CompiledModel:
             (6, self.nv)
         self.parents = np.array([b.parent for b in bodies], dtype=np.int64)
         self.closed = bool(model.has_constraints)
+        # left writable although nothing writes them after packing: Numba compiles separate
+        # versions for read-only arrays, and pack_model fills them through the same compiled
+        # view builder (model_tables) that every kernel inlines, which would compile twice
         self.mi, self.mf = pack_model(bodies, model.gravity, self.nq, self.nv)
-        self.mi.flags.writeable = False
-        self.mf.flags.writeable = False
 
 
 class Derived:

@@ -94,9 +94,9 @@ class PackedClusters:
             self.model_rows[cl.index] = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
         self.ci[3] = ws
         self.tables = c  # views of ci, valid while this object lives
-        self.ci.flags.writeable = False
+        # ci and cf stay writable (nothing writes them): read-only arrays would make Numba
+        # compile the view builder cluster_tables, which filled ci above, a second time
         self.cf = np.array(cf, dtype=float)
-        self.cf.flags.writeable = False
         self.workspace_size = ws
         self.tree = tree
 
