@@ -86,7 +86,7 @@ def configure():
 
 #: cold compile time of one public function's kernels, measured on a 2-core machine
 #: (range over the tree, operator and closed-chain functions; see ``soadyn precompile``)
-TYPICAL_COMPILE = "5-30 s"
+TYPICAL_COMPILE = "5-25 s"
 
 
 class _CompileNotice(event.Listener):
