@@ -196,7 +196,7 @@ def workspace_size(nb, nv):
     return nb * (6 * 9 + 5 * 6 + 2 * 36 + 10) + nv * (4 * 6 + 1) + 6 * 36
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def workspace_views(ws, m):
     """Named views (:class:`WorkspaceViews`; borrowed, see :func:`carve`) of the flat
     workspace ``ws`` for the model tables ``m``."""

@@ -33,9 +33,8 @@ from ...dynamics.frames import frame_set
 from ...kernels.cluster.aba import cluster_aba_kernel
 from ...kernels.cluster.crba import cluster_mass_matrix_kernel
 from ...kernels.cluster.efpa import cluster_efpa_kernel
-from ...kernels.cluster.explicit import apply_explicit_map, apply_explicit_map_transpose
-from ...kernels.cluster.kinematics import positions_pass
-from ...kernels.cluster.layout import cluster_workspace, motion_subspace, velocity_product
+from ...kernels.cluster.explicit import apply_explicit_map_transpose, explicit_map_kernel
+from ...kernels.cluster.kinematics import cluster_subspaces_kernel
 from ...kernels.cluster.rnea import cluster_rnea_kernel
 from .cluster_joints import off_manifold_message
 from .clusters import cluster_tree
@@ -345,7 +344,7 @@ def embedding_accelerations(model, q, v, tau, f_ext=None, state=None):
     apply_explicit_map_transpose(c.mi, c.mf, packed.ci, packed.cf, cws, tau, tau_ind)
     ydd = _CABA(model, (y, yd, tau_ind, NO_FORCES if f_ext is None else f_ext), (packed.ci, packed.cf, cws, True))
     qdd = np.empty(model.nv)
-    apply_explicit_map(c.mi, c.mf, packed.ci, packed.cf, cws, ydd, qdd, False, True)
+    explicit_map_kernel(c.mi, c.mf, packed.ci, packed.cf, cws, ydd, qdd, False, True)
     return qdd
 
 
@@ -361,13 +360,12 @@ def cluster_motion_subspaces(model, y, yd=None, *, q=None, q_guess=None):
     yd = val.vector(yd, tree.nyv, "yd", batch_ok=False) if with_v else np.zeros(tree.nyv)
     c = model.compiled
     ws = derived(model).buffer()
-    st = positions_pass(c.mi, c.mf, ws, packed.ci, packed.cf, cws, y, yd, with_v, with_v)
-    if st:
-        raise ValueError("y: the spanning state has a zero quaternion")
-    w = cluster_workspace(cws, packed.tables, model.nq, model.nv)
     out = []
     for k, cl in enumerate(tree.clusters):
-        S = motion_subspace(packed.tables, w, k)  # (ny, n_bodies, 6)
-        ck = velocity_product(packed.tables, w, k).reshape(-1).copy() if with_v else None
-        out.append((S.reshape(S.shape[0], -1).T.copy(), ck))
+        nbk = len(cl.bodies)
+        S = np.empty((cl.joint.ny, nbk, 6))  # S[j, a]: body a's motion for ẏ_k = e_j
+        ck = np.empty((nbk, 6))
+        if cluster_subspaces_kernel(c.mi, c.mf, ws, packed.ci, packed.cf, cws, y, yd, with_v, k, S, ck):
+            raise ValueError("y: the spanning state has a zero quaternion")
+        out.append((S.reshape(S.shape[0], -1).T.copy(), ck.reshape(-1) if with_v else None))
     return out

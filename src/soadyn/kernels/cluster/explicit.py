@@ -10,10 +10,11 @@ from __future__ import annotations
 from numba import njit
 
 from ...core.layout import model_tables
+from ...core.status import OK
 from .layout import RIGID, LINEAR, cluster_bodies, cluster_tables, cluster_workspace, explicit_map
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def apply_explicit_map(mi, mf, ci, cf, cws, x, out, positions, with_bias):
     """out = G x (+ g with ``with_bias``), cluster by cluster: spanning velocities or
     accelerations from independent ones, q̇ = G ẏ, q̈ = G ÿ + g. With ``positions``, the
@@ -68,3 +69,11 @@ def apply_explicit_map_transpose(mi, mf, ci, cf, cws, f, out):
             for r in range(c.n_spanning[k]):
                 acc += G[r, j] * f[c.rows_v[r0 + r]]
             out[y0 + j] = acc
+
+
+@njit(cache=True)
+def explicit_map_kernel(mi, mf, ci, cf, cws, x, out, positions, with_bias):
+    """:func:`apply_explicit_map` called from Python (the helper itself has no Python
+    entry point: see :mod:`soadyn.kernels`); returns OK."""
+    apply_explicit_map(mi, mf, ci, cf, cws, x, out, positions, with_bias)
+    return OK

@@ -95,7 +95,7 @@ def cluster_subspaces(mi, mf, ws, ci, cf, cws, with_bias):
                             ck[a, d] += t.S[vi + e, d] * x
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def positions_pass(mi, mf, ws, ci, cf, cws, y, yd, with_velocity, with_bias):
     """The spanning state (q, q̇) = (γ(y), G ẏ), the joint placements, body velocities,
     output poses and S_k (and c_k). The positions of nonlinear clusters and their G, g
@@ -113,4 +113,28 @@ def positions_pass(mi, mf, ws, ci, cf, cws, y, yd, with_velocity, with_bias):
         body_velocities(mi, mf, ws, w.qd)
     output_poses(mi, mf, ws, ci, cws)
     cluster_subspaces(mi, mf, ws, ci, cf, cws, with_bias)
+    return OK
+
+
+@njit(cache=True)
+def cluster_subspaces_kernel(mi, mf, ws, ci, cf, cws, y, yd, with_velocity, k, S, c_k):
+    """:func:`positions_pass`, then S_k into ``S`` (n_y, n_bodies, 6) and c_k into ``c_k``
+    (n_bodies, 6) (when ``with_velocity``) for cluster k: the compiled quantities, for
+    inspection from Python; returns a status."""
+    st = positions_pass(mi, mf, ws, ci, cf, cws, y, yd, with_velocity, with_velocity)
+    if st != OK:
+        return st
+    m = model_tables(mi, mf)
+    c = cluster_tables(ci)
+    w = cluster_workspace(cws, c, m.nq, m.nv)
+    Sk = motion_subspace(c, w, k)
+    for j in range(Sk.shape[0]):
+        for a in range(Sk.shape[1]):
+            for r in range(6):
+                S[j, a, r] = Sk[j, a, r]
+    if with_velocity:
+        ck = velocity_product(c, w, k)
+        for a in range(ck.shape[0]):
+            for r in range(6):
+                c_k[a, r] = ck[a, r]
     return OK

@@ -112,7 +112,7 @@ def fixed_workspace_size(nq, nv, nb, max_rows):
     return nq + 2 * nv + nb * 12 + 4 * 36 + 8 * 6 + 2 * max_rows * 6
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def cluster_workspace(cws, c, nq, nv):
     """Named views (:class:`ClusterWorkspace`) of the flat cluster workspace."""
     nb, rows = c.nb, c.max_rows
@@ -134,13 +134,13 @@ def cluster_bodies(c, k):
     return carve(c.bodies, c.body_start[k], c.n_bodies[k])
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def motion_subspace(c, w, k):
     """S_k (n_y, n_bodies, 6) [Chignoli23, eq. 24]: S[j, a] is body a's motion for ẏ_k = e_j."""
     return carve(w.flat, c.S_offset[k], (c.n_y[k], c.n_bodies[k], 6))
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def velocity_product(c, w, k):
     """c_k = Ṡ_k ẏ_k (n_bodies, 6) [Chignoli23, eq. 25–26]."""
     return carve(w.flat, c.c_offset[k], (c.n_bodies[k], 6))
