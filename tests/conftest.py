@@ -86,6 +86,18 @@ def urdfplus(name, **kw):
         return sd.load_urdf(path, **kw)
 
 
+#: closed chains with a guess of their closed configuration (None: a random one), shared by
+#: the cut-joint and direct-method tests: ``CLOSED_CHAINS[name](rng) -> (model, guess)``
+CLOSED_CHAINS = {
+    "four_bar.urdf": lambda rng: (urdfplus("four_bar.urdf", gravity=(0.0, -9.81, 0.0)), rng.normal(size=3)),
+    "six_bar.urdf": lambda rng: (urdfplus("six_bar.urdf", gravity=(0.0, -9.81, 0.0)), rng.normal(size=5)),
+    "revolute_rotor_chain.urdf": lambda rng: (urdfplus("revolute_rotor_chain.urdf", gravity=(0.0, -9.81, 0.0)),
+                                              rng.normal(size=6)),
+    "rssr": lambda rng: (sd.models.rssr_linkage(), np.concatenate([[0.3], [0, 0, 0, 1], [0.2]])),
+    "four_bar_chain": lambda rng: (sd.models.four_bar_chain(3, 2), rng.normal(size=11)),
+}
+
+
 # =========================================================================== random trees
 #: (number of bodies, seed, floating base) of a random tree (all joint types appear
 #: once the tree has 8 or more bodies; see soadyn.models.random_tree)

@@ -153,8 +153,8 @@ def compile_for_plain_types():
     """Numba compiles a separate version of a function for every constant argument it is
     called with from compiled code: ``f(x, True)`` and ``f(x, False)``, or ``g(a, 0)`` and
     ``g(a, i)``, are two compilations each (the constant's type is a literal type). No soadyn
-    kernel or helper needs a literal argument, and these versions made 43 of the ~200
-    compilations of ``soadyn precompile``; with this, a call from compiled code to a soadyn
+    kernel or helper needs a literal argument, and these versions were 43 extra
+    compilations in ``soadyn precompile``. With this, a call from compiled code to a soadyn
     function is compiled for the plain types (bool, int64) of its arguments. Calls to
     Numba's and numpy's functions are unchanged."""
     CPUDispatcher.get_call_template = _call_template

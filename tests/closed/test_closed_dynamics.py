@@ -7,7 +7,7 @@ from soadyn import models
 from soadyn import spatial as sp
 from soadyn.closed import METHODS, correction_accelerations, evaluate_constraints, node_body_forces
 
-from conftest import KINDS, cut_joint_pair, leaf_joint_force, map_state, urdfplus
+from conftest import CLOSED_CHAINS, KINDS, cut_joint_pair, leaf_joint_force, map_state, urdfplus
 
 
 def _disk_state(rng):
@@ -16,15 +16,7 @@ def _disk_state(rng):
     return model, q
 
 
-CASES = {
-    "four_bar.urdf": lambda rng: (urdfplus("four_bar.urdf", gravity=(0.0, -9.81, 0.0)), rng.normal(size=3)),
-    "six_bar.urdf": lambda rng: (urdfplus("six_bar.urdf", gravity=(0.0, -9.81, 0.0)), rng.normal(size=5)),
-    "revolute_rotor_chain.urdf": lambda rng: (urdfplus("revolute_rotor_chain.urdf", gravity=(0.0, -9.81, 0.0)),
-                                              rng.normal(size=6)),
-    "rssr": lambda rng: (models.rssr_linkage(), np.concatenate([[0.3], [0, 0, 0, 1], [0.2]])),
-    "rolling_disk": _disk_state,
-    "four_bar_chain": lambda rng: (models.four_bar_chain(3, 2), rng.normal(size=11)),
-}
+CASES = dict(CLOSED_CHAINS, rolling_disk=_disk_state)
 CUT_JOINT_METHODS = ("augmented", "direct", "projection")
 RANKS = {"four_bar.urdf": 2, "six_bar.urdf": 2, "revolute_rotor_chain.urdf": 3, "rssr": 3, "rolling_disk": 3,
          "four_bar_chain": 6}

@@ -9,23 +9,9 @@ from soadyn import models
 from soadyn.closed.direct import compiled_constraints, direct_outputs, direct_solve, direct_tables
 from soadyn.kernels.direct import independent_rows, pivoted_cholesky, pivoted_solve
 
-from conftest import urdfplus
+from conftest import CLOSED_CHAINS
 
-
-def _closed(model, guess, rng):
-    q, v = sd.close_loops(model, guess, rng.normal(size=model.nv))
-    return q, v
-
-
-CASES = {
-    "four_bar.urdf": lambda rng: (urdfplus("four_bar.urdf", gravity=(0.0, -9.81, 0.0)), rng.normal(size=3)),
-    "six_bar.urdf": lambda rng: (urdfplus("six_bar.urdf", gravity=(0.0, -9.81, 0.0)), rng.normal(size=5)),
-    "revolute_rotor_chain.urdf": lambda rng: (urdfplus("revolute_rotor_chain.urdf", gravity=(0.0, -9.81, 0.0)),
-                                              rng.normal(size=6)),
-    "rssr": lambda rng: (models.rssr_linkage(), np.concatenate([[0.3], [0, 0, 0, 1], [0.2]])),
-    "four_bar_chain": lambda rng: (models.four_bar_chain(3, 2), rng.normal(size=11)),
-    "geared_chain": lambda rng: (models.geared_chain(4), None),
-}
+CASES = dict(CLOSED_CHAINS, geared_chain=lambda rng: (models.geared_chain(4), None))
 
 
 def _state(case, seed=0):
@@ -33,7 +19,7 @@ def _state(case, seed=0):
     model, guess = CASES[case](rng)
     if guess is None:
         guess = sd.random_configuration(model, rng)
-    q, v = _closed(model, guess, rng)
+    q, v = sd.close_loops(model, guess, rng.normal(size=model.nv))
     return model, q, v, rng
 
 

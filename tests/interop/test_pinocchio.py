@@ -123,6 +123,14 @@ def check_dynamics(model, pm, pd, q, v, a, f_ext, named=True):
     assert rel(sd.mass_matrix(model, q), matrix_from_pinocchio(model, M_pin, conv)) < TOL
 
 
+def check_both_ways(model, pm, pd, q, v, a, f_ext):
+    """check_dynamics and check_frames, converting with ``pm`` (by joint name) and without
+    (``pm`` in ``to_pinocchio(model)``'s order)."""
+    for named in (True, False):
+        check_dynamics(model, pm, pd, q, v, a, f_ext, named=named)
+        check_frames(model, pm, pd, q, named=named)
+
+
 def check_frames(model, pm, pd, q, frames=None, named=True):
     """Placements and the three kinds of frame Jacobian of soadyn's frames against Pinocchio's
     frames of the same name (``named``: as in check_dynamics)."""
@@ -397,19 +405,13 @@ def test_every_joint_type_both_ways():
         q = sd.random_configuration(m, rng)
         v, a = rng.normal(size=(2, m.nv))
         f = rng.normal(size=(m.nbodies, 6))
-        check_dynamics(m, pm, pd, q, v, a, f)
-        check_frames(m, pm, pd, q)
-        check_dynamics(m, pm, pd, q, v, a, f, named=False)
-        check_frames(m, pm, pd, q, named=False)
+        check_both_ways(m, pm, pd, q, v, a, f)
         q2 = sdpin.q_from_pinocchio(m2, sdpin.q_to_pinocchio(m, q, pm), pm)
         v2, a2 = (sdpin.v_from_pinocchio(m2, sdpin.v_to_pinocchio(m, x, pm), pm) for x in (v, a))
         f2 = np.zeros((m2.nbodies, 6))  # the same forces on the same bodies (none on f: see check_dynamics)
         for b in m2.bodies:
             f2[b.index] = f[m.body_index(b.name)]
-        check_dynamics(m2, pm, pd, q2, v2, a2, f2)
-        check_frames(m2, pm, pd, q2)
-        check_dynamics(m2, pm, pd, q2, v2, a2, f2, named=False)  # m2's bodies: pm's depth-first order
-        check_frames(m2, pm, pd, q2, named=False)
+        check_both_ways(m2, pm, pd, q2, v2, a2, f2)  # without pm: m2's bodies are in pm's depth-first order
 
 
 @pytest.mark.parametrize("seed", range(3))

@@ -258,7 +258,7 @@ def mass_matrix_inverse_kernel(mi, mf, ws, q, Minv):
     if Minv.shape[0] != nv or Minv.shape[1] != nv:
         return BAD_SHAPE
     # the gather's and scatter's (nb, nv, 6) scratch: O(N²) like M⁻¹, so not in the
-    # workspace (allocating it costs ~1 % of the call)
+    # workspace (one allocation per call, as the Python front made before)
     Z = np.empty((m.nb, nv, 6))
     Minv[:] = 0.0
     for c in range(nv):
