@@ -31,8 +31,8 @@ import timeit
 import numpy as np
 
 import soadyn as sd
-import soadyn.closed.clusters  # noqa: F401  (random_independent_state)
-from soadyn.closed.comparison import approximate_model, projected_efpa, projected_forward_dynamics, projected_rnea
+import soadyn.closed.embedding.clusters  # noqa: F401  (random_independent_state)
+from soadyn.closed.embedding.comparison import approximate_model, projected_efpa, projected_forward_dynamics, projected_rnea
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
@@ -64,7 +64,7 @@ def robots():
 def state(model, seed=0, scale=0.5):
     """(y, ẏ, ÿ, τ_ind) of a random state."""
     rng = np.random.default_rng(seed)
-    y, yd = sd.closed.clusters.random_independent_state(model, rng, scale)
+    y, yd = sd.closed.embedding.clusters.random_independent_state(model, rng, scale)
     return y, yd, rng.normal(size=len(yd)), rng.normal(size=len(yd))
 
 
