@@ -110,10 +110,20 @@ def _cluster_kernels():
     sd.constrained_forward_dynamics(m, q, v, np.zeros(m.nv), method="embedding")
 
 
+def _cluster_batches():
+    """The batched C-ABA and C-RNEA (the implicit clusters' preparation included)."""
+    m = sd.models.four_bar_chain(1, 0)
+    q, v = sd.close_loops(m, sd.neutral(m) + 0.1, np.ones(m.nv))
+    y, yd = sd.independent_state(m, q, v)
+    Y, YD = y[None], yd[None]
+    sd.cluster_aba(m, Y, YD, YD)
+    sd.cluster_rnea(m, Y, YD, YD)
+
+
 #: kernel groups, the longest first (cold compile on 2 cores, one process each): the
 #: pool starts them in this order, so the long ones do not end up last
 GROUPS = {"clusters": _cluster_kernels, "closed": _closed_chain_methods, "tree": _tree_kernels,
-          "operators": _operator_kernels, "batches": _tree_batches}
+          "cluster_batches": _cluster_batches, "operators": _operator_kernels, "batches": _tree_batches}
 
 
 def _quiet():

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .configuration import integrate, neutral
+from .expression_tape import NotCompilable, build_tape
 from .joints import axis_argument
 
 __all__ = ["LOOP_KINDS", "LOOP_KIND_ALIASES", "Loop", "LinearCoupling", "Coupling", "Transmission",
@@ -270,6 +271,10 @@ class UserConstraint:
 
     holonomic = False
     joints = None  # names of the 1-dof joints the functions take, or None: the whole configuration
+    #: (tape of φ and K, tape of the acceleration bias) for the compiled kernels
+    #: (:mod:`soadyn.core.expression_tape`; made by :func:`symbolic_constraint`), or None:
+    #: the constraint is evaluated in Python
+    tapes = None
 
     def __init__(self, name, time_dependent):
         if not isinstance(name, str) or not name:
@@ -479,11 +484,18 @@ def symbolic_constraint(name, joints, expressions, symbols):
     f_phi = sympy.lambdify([list(q)], list(phi), "math", cse=True)
     f_K = sympy.lambdify([list(q)], K.tolist(), "math", cse=True)
     f_b = sympy.lambdify([list(q), list(qd)], list(bias), "math", cse=True)
-    return HolonomicConstraint(
+    c = HolonomicConstraint(
         name, lambda x, t: np.array(f_phi(x.tolist()), dtype=float),
         jacobian=lambda x, t: np.array(f_K(x.tolist()), dtype=float),
         bias=lambda x, xd, t: np.array(f_b(x.tolist(), xd.tolist()), dtype=float),
         joints=list(joints))
+    # the same expressions as tapes for the compiled kernels: (φ, K row-major) from q_J,
+    # the bias from (q_J, q̇_J); None when an operation has no compiled form
+    try:
+        c.tapes = (build_tape(list(q), list(phi) + list(K)), build_tape(list(q) + list(qd), list(bias)))
+    except NotCompilable:
+        c.tapes = None
+    return c
 
 
 class NonholonomicConstraint(UserConstraint):

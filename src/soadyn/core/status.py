@@ -7,9 +7,16 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["ClosedChainError", "closed_chain_error", "raise_status", "check_batch_status"]
+__all__ = ["ClosedChainError", "closed_chain_error", "raise_status", "check_batch_status", "Unsolved"]
 
-OK, BAD_FIRST, BAD_SECOND, BAD_THIRD, BAD_FEXT, BAD_QUATERNION, SINGULAR, BAD_SHAPE = range(8)
+
+class Unsolved(Exception):
+    """A cluster kernel's compiled position solve or explicit form did not succeed
+    (``UNSOLVED``): no convergence from its starts, a singular configuration, or a given
+    spanning configuration that fails its checks. Internal: the cluster functions catch
+    it and take the Python path, which tries further starts and names the cause."""
+
+OK, BAD_FIRST, BAD_SECOND, BAD_THIRD, BAD_FEXT, BAD_QUATERNION, SINGULAR, BAD_SHAPE, UNSOLVED = range(9)
 
 
 def raise_status(status, names, batch_index=None, model=None):
@@ -21,6 +28,8 @@ def raise_status(status, names, batch_index=None, model=None):
     semi-definite, joints that move no inertia, redundant joints on an inertia-free body).
     """
     where = "" if batch_index is None else f" (batch entry {batch_index})"
+    if status == UNSOLVED:
+        raise Unsolved(batch_index)
     if status in (BAD_FIRST, BAD_SECOND, BAD_THIRD):
         raise ValueError(f"{names[status - 1]}: expected finite values, got NaN or inf{where}")
     if status == BAD_FEXT:

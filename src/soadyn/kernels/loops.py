@@ -246,6 +246,13 @@ def loop_kinematics(mi, mf, ws, q, v):
 def loop_rows_pass(mi, mf, ws, li, lf, has_v, J, G, ubias, resid, sel):
     """The rows of every loop joint into G, 𝔘̊ (``ubias``), the residuals and the node
     selections, from the state :func:`loop_kinematics` left in the workspace."""
+    for l in range(loop_tables(li, lf).n):
+        loop_rows(mi, mf, ws, li, lf, l, has_v, J, G, ubias, resid, sel)
+
+
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def loop_rows(mi, mf, ws, li, lf, l, has_v, J, G, ubias, resid, sel):
+    """The rows of loop joint ``l`` (at its ``first_row``), as :func:`loop_rows_pass`."""
     m = model_tables(mi, mf)
     nv = m.nv
     L = loop_tables(li, lf)
@@ -278,108 +285,107 @@ def loop_rows_pass(mi, mf, ws, li, lf, has_v, J, G, ubias, resid, sel):
     t2 = carve(buf, o, 3); o += 3
     t3 = carve(buf, o, 3); o += 3
     rv = carve(buf, o, 3)
-    for l in range(L.n):
-        bP, bS, kind, row = L.pred_body[l], L.succ_body[l], L.kind[l], L.first_row[l]
-        _node(w, bP, L.R_pred[l], L.p_pred[l], has_v, RP, oP, VP, AP)
-        _node(w, bS, L.R_succ[l], L.p_succ[l], has_v, RS, oS, VS, AS)
-        J[:] = 0.0
-        if bP >= 0:
-            jacobian_columns(m, w, bP, L.R_pred[l], L.p_pred[l], 0, J[0])
-        if bS >= 0:
-            jacobian_columns(m, w, bS, L.R_succ[l], L.p_succ[l], 0, J[1])
+    bP, bS, kind, row = L.pred_body[l], L.succ_body[l], L.kind[l], L.first_row[l]
+    _node(w, bP, L.R_pred[l], L.p_pred[l], has_v, RP, oP, VP, AP)
+    _node(w, bS, L.R_succ[l], L.p_succ[l], has_v, RS, oS, VS, AS)
+    J[:] = 0.0
+    if bP >= 0:
+        jacobian_columns(m, w, bP, L.R_pred[l], L.p_pred[l], 0, J[0])
+    if bS >= 0:
+        jacobian_columns(m, w, bS, L.R_succ[l], L.p_succ[l], 0, J[1])
+    for a in range(3):
+        d[a] = oS[a] - oP[a]
+        for c in range(3):
+            acc = 0.0
+            for k in range(3):
+                acc += RP[k, a] * RS[k, c]
+            Rrel[a, c] = acc
+    _matvec(RP, d, prel, True)
+    wP = VP[0:3]
+    vP = VP[3:6]
+    wS = VS[0:3]
+    vS = VS[3:6]
+    ax = L.axis[l]
+    b1 = L.b1[l]
+    b2 = L.b2[l]
+    c2 = L.axis2[l]
+    _matvec(Rrel, wS, RwS, False)
+    _matvec(Rrel, vS, RvS, False)
+    _cross(wP, RwS, t1)
+    for a in range(3):
+        dRwS[a] = -t1[a]
+    _cross(wS, vS, t2)
+    _matvec(Rrel, t2, t3, False)
+    _cross(wP, RvS, t1)
+    for a in range(3):
+        dRvS[a] = t3[a] - t1[a]
+    _cross(wP, prel, t1)
+    for a in range(3):
+        dprel[a] = RvS[a] - vP[a] - t1[a]
+    # ---- rotation rows
+    nrot = 0
+    if kind == WELD or kind == PRISMATIC:
+        rotation_vector(Rrel, rv)
+        for i in range(3):
+            for a in range(3):
+                dirs[i, a] = 1.0 if a == i else 0.0
+        nrot = 3
+    elif kind == REVOLUTE or kind == CYLINDRICAL or kind == PLANAR:
+        _matvec(Rrel, ax, t1, False)
+        _cross(ax, t1, t2)  # a × R_rel a: the tilt of the successor's axis
         for a in range(3):
-            d[a] = oS[a] - oP[a]
-            for c in range(3):
-                acc = 0.0
-                for k in range(3):
-                    acc += RP[k, a] * RS[k, c]
-                Rrel[a, c] = acc
-        _matvec(RP, d, prel, True)
-        wP = VP[0:3]
-        vP = VP[3:6]
-        wS = VS[0:3]
-        vS = VS[3:6]
-        ax = L.axis[l]
-        b1 = L.b1[l]
-        b2 = L.b2[l]
-        c2 = L.axis2[l]
-        _matvec(Rrel, wS, RwS, False)
-        _matvec(Rrel, vS, RvS, False)
-        _cross(wP, RwS, t1)
+            dirs[0, a] = b1[a]
+            dirs[1, a] = b2[a]
+        rv[0] = _dot(b1, t2)
+        rv[1] = _dot(b2, t2)
+        nrot = 2
+    for i in range(nrot):
+        _emit_rotation(row, dirs[i], _dot(dirs[i], dRwS), rv[i], Rrel, cP, cS, t1, J, AP, AS, nv,
+                       G, ubias, resid, sel)
+        row += 1
+    if kind == UNIVERSAL:
+        _matvec(Rrel, c2, t1, False)  # successor's axis in P
+        _cross(t1, ax, t2)  # n = (R_rel c) × a
+        _cross(wS, c2, t3)
+        _matvec(Rrel, t3, rv, False)
+        _cross(wP, t1, t3)
         for a in range(3):
-            dRwS[a] = -t1[a]
-        _cross(wS, vS, t2)
-        _matvec(Rrel, t2, t3, False)
-        _cross(wP, RvS, t1)
+            rv[a] -= t3[a]  # Ṙ_rel c
+        _cross(rv, ax, t3)  # ṅ
+        extra = _dot(t2, dRwS)
         for a in range(3):
-            dRvS[a] = t3[a] - t1[a]
-        _cross(wP, prel, t1)
+            extra += t3[a] * (RwS[a] - wP[a])
+        _emit_rotation(row, t2, extra, _dot(ax, t1), Rrel, cP, cS, t3, J, AP, AS, nv, G, ubias, resid, sel)
+        row += 1
+    # ---- translation rows
+    if kind == PRISMATIC or kind == CYLINDRICAL:
+        ntr = 2
         for a in range(3):
-            dprel[a] = RvS[a] - vP[a] - t1[a]
-        # ---- rotation rows
-        nrot = 0
-        if kind == WELD or kind == PRISMATIC:
-            rotation_vector(Rrel, rv)
-            for i in range(3):
-                for a in range(3):
-                    dirs[i, a] = 1.0 if a == i else 0.0
-            nrot = 3
-        elif kind == REVOLUTE or kind == CYLINDRICAL or kind == PLANAR:
-            _matvec(Rrel, ax, t1, False)
-            _cross(ax, t1, t2)  # a × R_rel a: the tilt of the successor's axis
-            for a in range(3):
-                dirs[0, a] = b1[a]
-                dirs[1, a] = b2[a]
-            rv[0] = _dot(b1, t2)
-            rv[1] = _dot(b2, t2)
-            nrot = 2
-        for i in range(nrot):
-            _emit_rotation(row, dirs[i], _dot(dirs[i], dRwS), rv[i], Rrel, cP, cS, t1, J, AP, AS, nv,
-                           G, ubias, resid, sel)
-            row += 1
-        if kind == UNIVERSAL:
-            _matvec(Rrel, c2, t1, False)  # successor's axis in P
-            _cross(t1, ax, t2)  # n = (R_rel c) × a
-            _cross(wS, c2, t3)
-            _matvec(Rrel, t3, rv, False)
-            _cross(wP, t1, t3)
-            for a in range(3):
-                rv[a] -= t3[a]  # Ṙ_rel c
-            _cross(rv, ax, t3)  # ṅ
-            extra = _dot(t2, dRwS)
-            for a in range(3):
-                extra += t3[a] * (RwS[a] - wP[a])
-            _emit_rotation(row, t2, extra, _dot(ax, t1), Rrel, cP, cS, t3, J, AP, AS, nv, G, ubias, resid, sel)
-            row += 1
-        # ---- translation rows
-        if kind == PRISMATIC or kind == CYLINDRICAL:
-            ntr = 2
-            for a in range(3):
-                dirs[0, a] = b1[a]
-                dirs[1, a] = b2[a]
-        elif kind == PLANAR:
-            ntr = 1
-            for a in range(3):
-                dirs[0, a] = ax[a]
-        else:
-            ntr = 3
-            for i in range(3):
-                for a in range(3):
-                    dirs[i, a] = 1.0 if a == i else 0.0
-        _cross(dprel, wP, t2)
+            dirs[0, a] = b1[a]
+            dirs[1, a] = b2[a]
+    elif kind == PLANAR:
+        ntr = 1
         for a in range(3):
-            t2[a] += dRvS[a]  # Ṙ_rel v_S + ṗ_rel × ω_P
-        for i in range(ntr):
-            T = dirs[i]
-            _cross(T, prel, t1)
-            _matvec(Rrel, T, t3, True)
+            dirs[0, a] = ax[a]
+    else:
+        ntr = 3
+        for i in range(3):
             for a in range(3):
-                cP[a] = t1[a]
-                cP[3 + a] = -T[a]
-                cS[a] = 0.0
-                cS[3 + a] = t3[a]
-            _emit(row, cP, cS, _dot(T, t2), _dot(T, prel), J[0], J[1], AP, AS, nv, G, ubias, resid, sel)
-            row += 1
+                dirs[i, a] = 1.0 if a == i else 0.0
+    _cross(dprel, wP, t2)
+    for a in range(3):
+        t2[a] += dRvS[a]  # Ṙ_rel v_S + ṗ_rel × ω_P
+    for i in range(ntr):
+        T = dirs[i]
+        _cross(T, prel, t1)
+        _matvec(Rrel, T, t3, True)
+        for a in range(3):
+            cP[a] = t1[a]
+            cP[3 + a] = -T[a]
+            cS[a] = 0.0
+            cS[3 + a] = t3[a]
+        _emit(row, cP, cS, _dot(T, t2), _dot(T, prel), J[0], J[1], AP, AS, nv, G, ubias, resid, sel)
+        row += 1
 
 
 @njit(cache=True)

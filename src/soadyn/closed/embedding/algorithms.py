@@ -26,16 +26,18 @@ from __future__ import annotations
 import numpy as np
 
 from ...core import validation as val
-from ...core.call import NO_FORCES, Arg, CompiledFunction
+from ...core.call import ABSENT, NO_FORCES, Arg, CompiledFunction
 from ...core.compile import derived
 from ...core.constraints import ConstraintError
+from ...core.status import Unsolved, raise_status
 from ...dynamics.frames import frame_set
-from ...kernels.cluster.aba import cluster_aba_kernel
+from ...kernels.cluster.aba import cluster_aba_batch, cluster_aba_kernel
 from ...kernels.cluster.crba import cluster_mass_matrix_kernel
 from ...kernels.cluster.efpa import cluster_efpa_kernel
-from ...kernels.cluster.explicit import apply_explicit_map_transpose, explicit_map_kernel
+from ...kernels.cluster.embedding import embedding_forward_batch, embedding_forward_kernel
+from ...kernels.cluster.implicit import GIVEN, GUESS, PREPARED, SOLVE
 from ...kernels.cluster.kinematics import cluster_subspaces_kernel
-from ...kernels.cluster.rnea import cluster_rnea_kernel
+from ...kernels.cluster.rnea import cluster_rnea_batch, cluster_rnea_kernel
 from .cluster_joints import off_manifold_message
 from .clusters import cluster_tree
 from .compiled import cluster_workspace_buffer, packed_clusters
@@ -69,31 +71,36 @@ def _operational_square(c, state, params):
     return ((m, m),)
 
 
-_Y, _YD = Arg("y", _nyq), Arg("yd", _nyv)
-_CABA = CompiledFunction(cluster_aba_kernel, None, (_Y, _YD, Arg("tau_ind", _nyv), Arg("f_ext", "forces")),
+_Y, _YD, _Q = Arg("y", _nyq), Arg("yd", _nyv), Arg("q", "nq", optional=True)
+_CABA = CompiledFunction(cluster_aba_kernel, cluster_aba_batch,
+                         (_Y, _YD, Arg("tau_ind", _nyv), Arg("f_ext", "forces"), _Q),
                          _independent_vector, params=(None, None, None, val.GRAVITY))
-_CRNEA = CompiledFunction(cluster_rnea_kernel, None, (_Y, _YD, Arg("ydd", _nyv), Arg("f_ext", "forces")),
+_CRNEA = CompiledFunction(cluster_rnea_kernel, cluster_rnea_batch,
+                          (_Y, _YD, Arg("ydd", _nyv), Arg("f_ext", "forces"), _Q),
                           _independent_vector, params=(None, None, None, val.GRAVITY))
-_CMASS = CompiledFunction(cluster_mass_matrix_kernel, None, (_Y,), _independent_square)
-_CEFPA = CompiledFunction(cluster_efpa_kernel, None, (_Y,), _operational_square)
+_CMASS = CompiledFunction(cluster_mass_matrix_kernel, None, (_Y, _Q), _independent_square)
+_CEFPA = CompiledFunction(cluster_efpa_kernel, None, (_Y, _Q), _operational_square)
+_EMBED = CompiledFunction(embedding_forward_kernel, embedding_forward_batch,
+                          (Arg("q", "nq"), Arg("v", "nv"), Arg("tau", "nv"), Arg("f_ext", "forces")), "v_shape")
 
 
 # --------------------------------------------------------------------------- per-call state
-def prepare_clusters(model, packed, cws, y, yd=None, q_guess=None, q=None):
+def prepare_clusters(model, packed, cws, y, yd=None, q_guess=None, q=None, clusters=None):
     """Evaluate the nonlinear clusters' G — and g at q̇ = G ẏ when ``yd`` is given — into
     the cluster workspace ``cws``, where the kernels read them, at the spanning
     configuration ``q`` (nq,) when given — no position solve; each nonlinear cluster
     checks q on its constraint manifold (``MANIFOLD_TOL``) from the rows it evaluates for
     K, the rest is :func:`check_spanning_configuration`'s job — else at γ(y) solved from
     ``q_guess`` (nq,) or from each cluster's reference configuration. Nothing is kept
-    between calls: every entry the kernels read is written here."""
+    between calls: every entry the kernels read is written here. ``clusters``: the
+    nonlinear clusters to prepare (default: all of them)."""
     c = packed.tables
     tol = None
     if q is not None:
         cws[:model.nq] = q
         tol = MANIFOLD_TOL  # the nonlinear clusters check q on the manifold from the rows they evaluate anyway
     qw = cws[:model.nq]
-    for cl in packed.nonlinear:
+    for cl in packed.nonlinear if clusters is None else clusters:
         j = cl.joint
         if q is None:
             j.solve_positions(y[cl.y_q], qw, q_guess)
@@ -164,14 +171,15 @@ def check_spanning_configuration(model, tree, y, q, tol=MANIFOLD_TOL, nonlinear=
                 raise ConstraintError(off_manifold_message(name, cl.name, r, tol))
 
 
-def prepare_clusters_at(model, packed, cws, q, v, state=None):
+def prepare_clusters_at(model, packed, cws, q, v, state=None, clusters=None):
     """The nonlinear clusters' G and g at a spanning state (q, v) that satisfies the
     constraints, without solving γ (the cut-joint methods' input). ``state``: the model's
     constraints evaluated at (q, v) (:class:`~soadyn.closed.kinematics.ConstraintState`),
-    whose rows the clusters then take instead of evaluating their own."""
+    whose rows the clusters then take instead of evaluating their own. ``clusters``: the
+    nonlinear clusters to prepare (default: all of them)."""
     c = packed.tables
     cws[:model.nq] = q
-    for cl in packed.nonlinear:
+    for cl in packed.nonlinear if clusters is None else clusters:
         j = cl.joint
         if state is None:
             G, g = j.explicit_form(q, v)
@@ -188,31 +196,79 @@ def _write_explicit_form(c, cws, cl, G, g):
     cws[ob:ob + cl.joint.n] = 0.0 if g is None else g
 
 
-def _prepared(model, y, yd, with_bias, packed=None, q=None, q_guess=None):
-    """(packed clusters, this thread's cluster workspace with the nonlinear clusters
-    prepared for (y, ẏ), y, ẏ); y and ẏ are validated first when clusters need it or
-    ``q`` is given. ``packed``: other packed clusters of the model (the approximate
-    models' H̃). ``q``: the spanning configuration (checked, no solve); ``q_guess``: the
-    start of the solve."""
+def _checked_state(model, tree, y, yd, q, q_guess):
+    """y, ẏ and q or q_guess validated (single states: the Python path)."""
+    y = val.vector(y, tree.nyq, "y", batch_ok=False)
+    if yd is not None:
+        yd = val.vector(yd, tree.nyv, "yd", batch_ok=False)
+    for name in ("q", "q_guess"):
+        x = q if name == "q" else q_guess
+        if x is None:
+            continue
+        x = val.vector(x, model.nq, name, batch_ok=False)
+        if not np.all(np.isfinite(x)):
+            raise ValueError(f"{name}: expected finite values, got NaN or inf at entries "
+                             f"{np.flatnonzero(~np.isfinite(x)).tolist()}")
+        q, q_guess = (x, q_guess) if name == "q" else (q, x)
+    return y, yd, q, q_guess
+
+
+def _run(model, y, yd, with_bias, packed, q, q_guess, call, single=None):
+    """Run a cluster kernel. ``call(packed, cws, q_arg, mode)`` makes the kernel call through
+    its :class:`~soadyn.core.call.CompiledFunction` with this thread's cluster workspace;
+    ``single(b)``, for functions that take batches, evaluates state b of a batch alone.
+
+    The kernel prepares the implicit clusters itself (mode SOLVE, GIVEN with ``q`` or GUESS
+    with ``q_guess``; :mod:`soadyn.kernels.cluster.implicit`); clusters whose constraints
+    are Python callables are prepared here first. When the compiled preparation does not
+    succeed (``Unsolved``: no convergence from its starts, a singular configuration, a
+    given q that fails its checks) every nonlinear cluster is prepared in Python — more
+    starts, errors that name the cause — and the kernel runs in mode PREPARED. A batch
+    (leading dimension on y) is one kernel call; should a state of it need the Python
+    path, the batch is evaluated state by state."""
+    if q is not None and q_guess is not None:
+        raise ValueError("q, q_guess: give the spanning configuration q (no solve) or a guess for the solve, "
+                         "not both")
     key = "cluster_workspace" if packed is None else ("cluster_workspace", id(packed))
     packed = packed_clusters(model) if packed is None else packed
     cws = cluster_workspace_buffer(model, packed, key)
-    if packed.nonlinear or q is not None:
-        tree = packed.tree
-        y = val.vector(y, tree.nyq, "y", batch_ok=False)
-        if yd is not None:
-            yd = val.vector(yd, tree.nyv, "yd", batch_ok=False)
+    mode = GIVEN if q is not None else GUESS if q_guess is not None else SOLVE
+    q_arg = q if q is not None else q_guess if q_guess is not None else ABSENT
+    batched = np.ndim(y) == 2
+    if packed.python_prepared:
+        if batched:
+            return _state_by_state(single, len(y))
+        y, yd, q, q_guess = _checked_state(model, packed.tree, y, yd, q, q_guess)
+        q_arg = q if q is not None else q_guess if q_guess is not None else ABSENT
         if q is not None:
-            if q_guess is not None:
-                raise ValueError("q, q_guess: give the spanning configuration q (no solve) or a guess for the "
-                                 "solve, not both")
-            q = val.vector(q, model.nq, "q", batch_ok=False)
-            check_spanning_configuration(model, tree, y, q, nonlinear=False)
-        elif q_guess is not None:
-            q_guess = val.vector(q_guess, model.nq, "q_guess", batch_ok=False)
-        if packed.nonlinear:
-            prepare_clusters(model, packed, cws, y, yd if with_bias else None, q_guess, q)
-    return packed, cws, y, yd
+            check_spanning_configuration(model, packed.tree, y, q, nonlinear=False)
+        prepare_clusters(model, packed, cws, y, yd if with_bias else None, q_guess, q, packed.python_prepared)
+    try:
+        return call(packed, cws, q_arg, mode)
+    except Unsolved:
+        if batched:
+            return _state_by_state(single, len(y))
+    # the Python path (module docstring)
+    tree = packed.tree
+    y, yd, q, q_guess = _checked_state(model, tree, y, yd, q, q_guess)
+    if q is not None:
+        check_spanning_configuration(model, tree, y, q, nonlinear=False)
+    prepare_clusters(model, packed, cws, y, yd if with_bias else None, q_guess, q)
+    try:
+        return call(packed, cws, ABSENT, PREPARED)
+    except Unsolved:  # pragma: no cover - mode PREPARED never reports it
+        raise RuntimeError("the cluster kernel reported an unsolved cluster in mode PREPARED") from None
+
+
+def _state_by_state(single, batch):
+    """The results of ``single(b)`` (one state's call) for b < ``batch``, stacked: batches
+    that need the Python path."""
+    return np.stack([single(b) for b in range(batch)])
+
+
+def _row(x, b):
+    """State b of a batched argument (None: absent)."""
+    return None if x is None else x[b]
 
 
 # --------------------------------------------------------------------------- public functions
@@ -253,9 +309,18 @@ def aba_with(model, packed, y, yd, tau_ind, f_ext=None, gravity=True, out=None, 
     """:func:`cluster_aba` with other packed clusters of the model (None: its own)."""
     if gravity is not True and gravity is not False:  # the fast path would read its truth value
         gravity = val.GRAVITY(gravity)
-    packed, cws, y, yd = _prepared(model, y, np.zeros(_nyv(model)) if yd is None else yd, True, packed, q, q_guess)
-    return _CABA(model, (y, yd, tau_ind, NO_FORCES if f_ext is None else f_ext), (packed.ci, packed.cf, cws, gravity),
-                 out)
+    if yd is None:
+        yd = np.zeros(np.shape(y)[:-1] + (_nyv(model),))
+    forces = NO_FORCES if f_ext is None else f_ext
+
+    def call(packed, cws, q_arg, mode):
+        return _CABA(model, (y, yd, tau_ind, forces, q_arg), (packed.ci, packed.cf, cws, gravity, mode), out)
+
+    def single(b):
+        return aba_with(model, packed, y[b], yd[b], _row(tau_ind, b), _row(f_ext, b), gravity, None, _row(q, b),
+                        _row(q_guess, b))
+
+    return _run(model, y, yd, True, packed, q, q_guess, call, single)
 
 
 def cluster_rnea(model, y, yd, ydd, f_ext=None, *, q=None, q_guess=None, gravity=True, out=None):
@@ -268,17 +333,27 @@ def cluster_rnea(model, y, yd, ydd, f_ext=None, *, q=None, q_guess=None, gravity
     f_ext : optional (nbodies, 6) spatial forces on the bodies (body frame) [N m, N].{state}
     gravity : include the model's gravity.
 
+    Batches: y, yd, ydd (and f_ext, q, q_guess when given) with a leading dimension B are
+    evaluated in one multi-threaded kernel call; returns (B, nyv).
+
     Returns τ_ind (nyv,) [N m, N]. A pure function of its arguments.
     """
     if gravity is not True and gravity is not False:  # the fast path would read its truth value
         gravity = val.GRAVITY(gravity)
     if yd is None or ydd is None:
-        nyv = _nyv(model)
-        yd = np.zeros(nyv) if yd is None else yd
-        ydd = np.zeros(nyv) if ydd is None else ydd
-    packed, cws, y, yd = _prepared(model, y, yd, True, None, q, q_guess)
-    return _CRNEA(model, (y, yd, ydd, NO_FORCES if f_ext is None else f_ext), (packed.ci, packed.cf, cws, gravity),
-                  out)
+        shape = np.shape(y)[:-1] + (_nyv(model),)
+        yd = np.zeros(shape) if yd is None else yd
+        ydd = np.zeros(shape) if ydd is None else ydd
+    forces = NO_FORCES if f_ext is None else f_ext
+
+    def call(packed, cws, q_arg, mode):
+        return _CRNEA(model, (y, yd, ydd, forces, q_arg), (packed.ci, packed.cf, cws, gravity, mode), out)
+
+    def single(b):
+        return cluster_rnea(model, y[b], yd[b], ydd[b], _row(f_ext, b), q=_row(q, b), q_guess=_row(q_guess, b),
+                            gravity=gravity)
+
+    return _run(model, y, yd, True, None, q, q_guess, call, single)
 
 
 def cluster_efpa(model, y, frames, *, q=None, q_guess=None):
@@ -300,9 +375,12 @@ def efpa_with(model, packed, y, frames, q=None, q_guess=None):
     for name, body in zip(fs.names, fs.body):
         if body < 0:
             raise ValueError(f"frames: frame {name!r} is fixed to the world; it has no operational-space inertia")
-    packed, cws, y, _ = _prepared(model, y, None, False, packed, q, q_guess)
-    Z = np.empty((len(fs.names), packed.tree.nyv, 6))
-    return _CEFPA(model, (y,), (fs.body, fs.rotation, fs.translation, Z, packed.ci, packed.cf, cws))
+
+    def call(packed, cws, q_arg, mode):
+        Z = np.empty((len(fs.names), packed.tree.nyv, 6))
+        return _CEFPA(model, (y, q_arg), (fs.body, fs.rotation, fs.translation, Z, packed.ci, packed.cf, cws, mode))
+
+    return _run(model, y, None, False, packed, q, q_guess, call)
 
 
 def cluster_mass_matrix(model, y, *, q=None, q_guess=None):
@@ -313,8 +391,10 @@ def cluster_mass_matrix(model, y, *, q=None, q_guess=None):
 
     A pure function of its arguments.
     """
-    packed, cws, y, _ = _prepared(model, y, None, False, None, q, q_guess)
-    return _CMASS(model, (y,), (packed.ci, packed.cf, cws))
+    def call(packed, cws, q_arg, mode):
+        return _CMASS(model, (y, q_arg), (packed.ci, packed.cf, cws, mode))
+
+    return _run(model, y, None, False, None, q, q_guess, call)
 
 
 for _f in (cluster_aba, cluster_rnea, cluster_efpa, cluster_mass_matrix):
@@ -323,29 +403,28 @@ for _f in (cluster_aba, cluster_rnea, cluster_efpa, cluster_mass_matrix):
 
 def embedding_accelerations(model, q, v, tau, f_ext=None, state=None):
     """Closed-chain forward dynamics by constraint embedding at a spanning-tree state:
-    q̈ = G ÿ + g with ÿ from C-ABA for τ_ind = Gᵀτ ([Chignoli23, eq. 3, Alg. 1, §V-D]).
+    q̈ = G ÿ + g with ÿ from C-ABA for τ_ind = Gᵀτ ([Chignoli23, eq. 3, Alg. 1, §V-D]), one
+    kernel call (:mod:`soadyn.kernels.cluster.embedding`) from (q, v) — no position solve,
+    y and ẏ taken from (q, v).
 
     (q, v) must satisfy the constraints (the nonlinear clusters' G and g are taken at q
     as given, and the dependent velocities follow from the independent ones); τ (nv,)
     are spanning-tree joint forces; ``state``, optional, the model's constraints evaluated
-    at (q, v) (:func:`~soadyn.closed.evaluate_constraints`): the clusters then take their
-    rows K and bias k from it (the cut-joint evaluation) instead of evaluating them again.
+    at (q, v) (:func:`~soadyn.closed.evaluate_constraints`): the clusters prepared in
+    Python then take their rows K and bias k from it instead of evaluating them again.
     The public entry point is
     ``soadyn.constrained_forward_dynamics(model, q, v, tau, method="embedding")``.
     """
     packed = packed_clusters(model)
-    tree = packed.tree
     cws = cluster_workspace_buffer(model, packed)
-    c = model.compiled
-    y, yd = tree.independent_state(q, v)
-    if packed.nonlinear:
+    forces = NO_FORCES if f_ext is None else f_ext
+    if packed.python_prepared:
+        prepare_clusters_at(model, packed, cws, q, v, state, packed.python_prepared)
+    try:
+        return _EMBED(model, (q, v, tau, forces), (packed.ci, packed.cf, cws, True, GIVEN))
+    except Unsolved:  # q off the manifold (within the caller's tolerance) or singular: the Python path
         prepare_clusters_at(model, packed, cws, q, v, state)
-    tau_ind = np.empty(tree.nyv)
-    apply_explicit_map_transpose(c.mi, c.mf, packed.ci, packed.cf, cws, tau, tau_ind)
-    ydd = _CABA(model, (y, yd, tau_ind, NO_FORCES if f_ext is None else f_ext), (packed.ci, packed.cf, cws, True))
-    qdd = np.empty(model.nv)
-    explicit_map_kernel(c.mi, c.mf, packed.ci, packed.cf, cws, ydd, qdd, False, True)
-    return qdd
+        return _EMBED(model, (q, v, tau, forces), (packed.ci, packed.cf, cws, True, PREPARED))
 
 
 def cluster_motion_subspaces(model, y, yd=None, *, q=None, q_guess=None):
@@ -354,18 +433,21 @@ def cluster_motion_subspaces(model, y, yd=None, *, q=None, q_guess=None):
     y (nyq,), ẏ (nyv,) optional; ``q``, ``q_guess`` as for :func:`cluster_aba`.
     Returns a list of (S_k, c_k) per cluster; c_k is None without ``yd``."""
     with_v = yd is not None
-    packed, cws, y, yd = _prepared(model, y, yd, with_v, None, q, q_guess)
-    tree = packed.tree
-    y = val.vector(y, tree.nyq, "y", batch_ok=False)
-    yd = val.vector(yd, tree.nyv, "yd", batch_ok=False) if with_v else np.zeros(tree.nyv)
+    tree = cluster_tree(model)
+    y, yd_checked, q, q_guess = _checked_state(model, tree, y, yd, q, q_guess)
+    yd = yd_checked if with_v else np.zeros(tree.nyv)
     c = model.compiled
     ws = derived(model).buffer()
-    out = []
-    for k, cl in enumerate(tree.clusters):
-        nbk = len(cl.bodies)
-        S = np.empty((cl.joint.ny, nbk, 6))  # S[j, a]: body a's motion for ẏ_k = e_j
-        ck = np.empty((nbk, 6))
-        if cluster_subspaces_kernel(c.mi, c.mf, ws, packed.ci, packed.cf, cws, y, yd, with_v, k, S, ck):
-            raise ValueError("y: the spanning state has a zero quaternion")
-        out.append((S.reshape(S.shape[0], -1).T.copy(), ck.reshape(-1) if with_v else None))
-    return out
+    S_all = [np.empty((cl.joint.ny, len(cl.bodies), 6)) for cl in tree.clusters]  # S[j, a]: body a, ẏ_k = e_j
+    c_all = [np.empty((len(cl.bodies), 6)) for cl in tree.clusters]
+
+    def call(packed, cws, q_arg, mode):
+        for k in range(len(tree.clusters)):
+            status = cluster_subspaces_kernel(c.mi, c.mf, ws, packed.ci, packed.cf, cws, y, yd, q_arg, mode, with_v,
+                                              k, S_all[k], c_all[k])
+            if status:
+                raise_status(status, ("y", "yd"), model=model)
+            mode = PREPARED  # the first call prepared the implicit clusters in the workspace
+
+    _run(model, y, yd, with_v, None, q, q_guess, call)
+    return [(S.reshape(S.shape[0], -1).T.copy(), ck.reshape(-1) if with_v else None) for S, ck in zip(S_all, c_all)]

@@ -173,12 +173,13 @@ def cluster_acceleration_pass(mi, mf, ws, ci, cws, gravity, ydd, solve):
 
 
 @njit(cache=True)
-def cluster_aba_kernel(mi, mf, ws, y, yd, tau, fext, ci, cf, cws, gravity, ydd):
-    """C-ABA [Chignoli23, Alg. 1]: ÿ from (y, ẏ, τ_ind) into ``ydd``; returns a status."""
+def cluster_aba_kernel(mi, mf, ws, y, yd, tau, fext, q, ci, cf, cws, gravity, mode, ydd):
+    """C-ABA [Chignoli23, Alg. 1]: ÿ from (y, ẏ, τ_ind) into ``ydd``; ``q``, ``mode``: the
+    spanning configuration (:func:`~.kinematics.positions_pass`). Returns a status."""
     st = state_status(y, yd, tau, fext)
     if st != OK:
         return st
-    st = positions_pass(mi, mf, ws, ci, cf, cws, y, yd, True, True)
+    st = positions_pass(mi, mf, ws, ci, cf, cws, y, yd, q, mode, True, True)
     if st != OK:
         return st
     init_cluster_inertias(mi, mf, ws, ci, cws, True, fext)
@@ -186,3 +187,13 @@ def cluster_aba_kernel(mi, mf, ws, y, yd, tau, fext, ci, cf, cws, gravity, ydd):
         return SINGULAR
     cluster_acceleration_pass(mi, mf, ws, ci, cws, gravity, ydd, True)
     return OK
+
+
+@njit(nogil=True, cache=True)
+def cluster_aba_batch(mi, mf, ws, Y, YD, TAU, FEXT, Q, ci, cf, cws, gravity, mode, YDD, status, start, stop):
+    """:func:`cluster_aba_kernel` on states ``start`` to ``stop − 1`` of a batch, with this block's
+    own copy of the cluster workspace (see :func:`soadyn.core.call.run_blocks`)."""
+    local = cws.copy()
+    for b in range(start, stop):
+        status[b] = cluster_aba_kernel(mi, mf, ws, Y[b], YD[b], TAU[b], FEXT[b], Q[b], ci, cf, local, gravity, mode,
+                                        YDD[b])

@@ -24,7 +24,8 @@ Per body i: ``cluster_of``, ``local_index`` (position in its cluster), ``output_
 world) and ``output_local`` (Λ(i)'s position in its own cluster), ``parent_local``
 (the parent's position when the parent is in the same cluster, else −1), and
 ``row_in_cluster`` (the first row of its joint velocities in the cluster's spanning
-vector).
+vector). ``y_positions`` (nyq,), ``yv_positions`` (nyv,): the model q index of each
+entry of y and the model v index of each entry of ẏ.
 """
 from __future__ import annotations
 
@@ -43,21 +44,24 @@ CLUSTER_FIELDS = ("parent", "body_start", "n_bodies", "yq_start", "n_yq", "yv_st
                   "coupled")
 BODY_FIELDS = ("cluster_of", "local_index", "output_body", "output_local", "parent_local", "row_in_cluster")
 #: header of ``ci``: number of clusters, of bodies, of spanning rows, the workspace size,
-#: the rows of each of the two force scratch areas, the sizes of y and ẏ
-HEADER = ("n", "nb", "n_rows", "workspace_size", "max_rows", "nyq", "nyv")
+#: the rows of each of the two force scratch areas, the sizes of y and ẏ, where the
+#: implicit clusters' tables start in ``ci`` and ``cf`` (:mod:`.implicit`), nv and nq
+HEADER = ("n", "nb", "n_rows", "workspace_size", "max_rows", "nyq", "nyv", "implicit_int", "implicit_float", "nv",
+          "nq")
 
-ClusterTables = namedtuple("ClusterTables", HEADER + CLUSTER_FIELDS + BODY_FIELDS + ("rows_v", "rows_q", "bodies"))
+ClusterTables = namedtuple("ClusterTables", HEADER + CLUSTER_FIELDS + BODY_FIELDS + ("rows_v", "rows_q", "bodies",
+                                                                                     "y_positions", "yv_positions"))
 
 
-def cluster_int_size(ncl, nb, nrows):
-    return len(HEADER) + len(CLUSTER_FIELDS) * ncl + len(BODY_FIELDS) * nb + 2 * nrows + nb
+def cluster_int_size(ncl, nb, nrows, nyq, nyv):
+    return len(HEADER) + len(CLUSTER_FIELDS) * ncl + len(BODY_FIELDS) * nb + 2 * nrows + nb + nyq + nyv
 
 
 @njit(forceinline=True, cache=True)
 def cluster_tables(ci):
     """Named views (:class:`ClusterTables`) of a packed cluster tree."""
-    n, nb, n_rows = ci[0], ci[1], ci[2]
-    o = 7
+    n, nb, n_rows, nyq, nyv = ci[0], ci[1], ci[2], ci[5], ci[6]
+    o = 11
     parent = carve(ci, o, n); o += n
     body_start = carve(ci, o, n); o += n
     n_bodies = carve(ci, o, n); o += n
@@ -89,12 +93,14 @@ def cluster_tables(ci):
     row_in_cluster = carve(ci, o, nb); o += nb
     rows_v = carve(ci, o, n_rows); o += n_rows
     rows_q = carve(ci, o, n_rows); o += n_rows
-    bodies = carve(ci, o, nb)
-    return ClusterTables(n, nb, n_rows, ci[3], ci[4], ci[5], ci[6], parent, body_start, n_bodies, yq_start, n_yq, yv_start,
+    bodies = carve(ci, o, nb); o += nb
+    y_positions = carve(ci, o, nyq); o += nyq
+    yv_positions = carve(ci, o, nyv)
+    return ClusterTables(n, nb, n_rows, ci[3], ci[4], ci[5], ci[6], ci[7], ci[8], ci[9], ci[10], parent, body_start, n_bodies, yq_start, n_yq, yv_start,
                          n_y, row_start, n_spanning, kind, G_offset, g_offset, armature_offset, S_offset, c_offset,
                          pA_offset, U_offset, IA_offset, Dinv_offset, u_offset, y_offset, t_offset, coupled,
                          cluster_of, local_index, output_body, output_local, parent_local, row_in_cluster, rows_v,
-                         rows_q, bodies)
+                         rows_q, bodies, y_positions, yv_positions)
 
 
 #: Named views of the cluster workspace: the spanning state ``q``, ``qd``, ``qdd``; the

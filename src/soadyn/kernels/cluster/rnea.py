@@ -17,12 +17,13 @@ from .layout import cluster_bodies, cluster_tables, cluster_workspace, motion_su
 
 
 @njit(cache=True)
-def cluster_rnea_kernel(mi, mf, ws, y, yd, ydd, fext, ci, cf, cws, gravity, tau):
-    """τ_ind from (y, ẏ, ÿ) into ``tau``; returns a status."""
+def cluster_rnea_kernel(mi, mf, ws, y, yd, ydd, fext, q, ci, cf, cws, gravity, mode, tau):
+    """τ_ind from (y, ẏ, ÿ) into ``tau``; ``q``, ``mode``: the spanning configuration
+    (:func:`~.kinematics.positions_pass`). Returns a status."""
     st = state_status(y, yd, ydd, fext)
     if st != OK:
         return st
-    st = positions_pass(mi, mf, ws, ci, cf, cws, y, yd, True, True)
+    st = positions_pass(mi, mf, ws, ci, cf, cws, y, yd, q, mode, True, True)
     if st != OK:
         return st
     cluster_acceleration_pass(mi, mf, ws, ci, cws, gravity, ydd, False)
@@ -52,3 +53,13 @@ def cluster_rnea_kernel(mi, mf, ws, y, yd, ydd, fext, ci, cf, cws, gravity, tau)
                     acc += S[j, a, e] * F[bodies[a], e]
             tau[c.yv_start[k] + j] = acc
     return OK
+
+
+@njit(nogil=True, cache=True)
+def cluster_rnea_batch(mi, mf, ws, Y, YD, YDD, FEXT, Q, ci, cf, cws, gravity, mode, TAU, status, start, stop):
+    """:func:`cluster_rnea_kernel` on states ``start`` to ``stop − 1`` of a batch, with this block's
+    own copy of the cluster workspace (see :func:`soadyn.core.call.run_blocks`)."""
+    local = cws.copy()
+    for b in range(start, stop):
+        status[b] = cluster_rnea_kernel(mi, mf, ws, Y[b], YD[b], YDD[b], FEXT[b], Q[b], ci, cf, local, gravity, mode,
+                                         TAU[b])

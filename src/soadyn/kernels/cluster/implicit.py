@@ -1,0 +1,541 @@
+"""Implicit clusters in compiled code: the explicit form of the clusters closed by implicit
+constraints — loop joints, couplings with offsets, symbolic constraints — and their
+position solve [Chignoli23, eq. 2–3].
+
+The cluster's constraint rows K(q) q̇_c = 0, K q̈_c = k(q, q̇) (loop rows of
+:mod:`soadyn.kernels.loops`, constant coupling rows, symbolic constraints run as tapes by
+:mod:`soadyn.kernels.tape`) give, with the cluster's velocities split into independent
+and dependent ones, q̇_c = [q̇_i; q̇_d],
+
+    G = [1; −K_d⁺ K_i],    g = [0; K_d⁺ k],    K_d⁺ = R⁻¹ Qᵀ  for  K_d = Q R
+
+(a thin QR factorization by modified Gram–Schmidt: K_d has full column rank away from
+singular configurations, and redundant rows — a planar loop closed by a spatial joint —
+are normal). Without a given spanning configuration, γ(y) solves φ(q) = 0 for the
+dependent coordinates by Gauss–Newton steps δ = −K_d⁺ φ with a backtracking line search
+(the steps of :func:`soadyn.closed.assembly.gauss_newton`), started from the cluster's
+reference configuration moved to y along its branch to first order,
+q_d ← q_d,ref + G_d,ref (y − y_ref), then from the reference itself. Anything that goes
+wrong — no convergence, a singular K_d, a given configuration off the constraint
+manifold — returns ``UNSOLVED``: the caller then runs the Python solve, which tries
+perturbed restarts and names the cause.
+
+Every quantity is a function of the call's arguments: the clusters are solved in order,
+each from its own start, and everything the rows read (the other clusters' coordinates
+included) is written before it is read.
+
+The tables (:func:`implicit_tables`) and the scratch (:func:`implicit_workspace`) sit in
+the packed cluster arrays ``ci``/``cf`` and the cluster workspace ``cws``
+(:class:`soadyn.closed.embedding.compiled.PackedClusters` packs them).
+"""
+from __future__ import annotations
+
+import math
+from collections import namedtuple
+
+from numba import njit
+
+from ...core.layout import carve, model_tables
+from ...core.status import BAD_SHAPE, OK, UNSOLVED
+from ..kinematics import absent, nonfinite
+from ..loops import loop_kinematics, loop_rows, loop_tables
+from ..tape import run_tape
+from .explicit import apply_explicit_map
+from .layout import LINEAR, cluster_tables, cluster_workspace, explicit_map
+
+#: ways a cluster kernel gets the spanning configuration of the implicit clusters
+#: SOLVE: γ(y) from the references; GIVEN: the caller's q (checked on the manifold);
+#: GUESS: γ(y) from the caller's q; PREPARED: the caller (Python) wrote G, g and q already
+SOLVE, GIVEN, GUESS, PREPARED = 0, 1, 2, 3
+
+#: Gauss–Newton tolerance on max |φ| and iteration limit (as the Python solve)
+SOLVE_TOL = 1e-12
+MAX_ITER = 50
+#: a result short of SOLVE_TOL is still accepted below this residual (as the Python solve)
+ACCEPT_TOL = 1e-9
+#: K_d counts as singular when a diagonal entry of R is below this fraction of the largest
+SINGULAR_TOL = 1e-9
+#: largest constraint residual accepted for a given spanning configuration [m, rad]
+MANIFOLD_TOL = 1e-6
+
+HEADER = ("n", "m", "m_loop", "n_coupling", "n_symbolic", "max_registers", "len_rows", "len_dep", "len_ind",
+          "len_periodic", "len_loops", "len_couplings", "len_symbolics", "len_sym_joints", "len_code_q",
+          "len_code_b", "len_out_q", "len_out_b", "li_size", "lf_size", "len_refs", "len_grefs", "len_consts",
+          "workspace_offset", "max_rows", "max_dep")
+CLUSTER_FIELDS = ("cluster", "rows_start", "n_rows", "dep_start", "n_dep", "ind_start", "periodic_start",
+                  "n_periodic", "loops_start", "n_loops", "couplings_start", "n_couplings", "symbolic_start",
+                  "n_symbolics", "solvable", "has_start_map", "ref_offset", "gref_offset", "pinv_offset")
+LISTS = ("rows", "dep", "ind", "periodic", "loops", "couplings", "symbolics")
+SYMBOLIC_FIELDS = ("sym_first_row", "sym_n_rows", "sym_n_joints", "sym_joints_start", "code_q_start", "code_q_len",
+                   "out_q_start", "code_b_start", "code_b_len", "out_b_start")
+
+#: Named views of the implicit clusters' tables. Per implicit cluster i: its ``cluster``
+#: index k; its rows in the implicit constraint set (``rows[rows_start[i]:][:n_rows[i]]``),
+#: dependent and independent positions in the cluster's spanning vector (``dep``, ``ind``:
+#: n_dep and n_y of them), its 2π-periodic dependent angles (model q indices), its loops,
+#: coupling rows and symbolic constraints; ``solvable`` (every joint a vector joint: the
+#: Newton steps move the coordinates directly), ``has_start_map``, the offsets of its
+#: reference configuration and reference G in ``refs``/``grefs``, and of its K_d⁺ in the
+#: workspace. Per symbolic constraint s: its first row and row count, its joints
+#: (``sym_q``, ``sym_v``: model q and v indices) and its two tapes (φ and K from q_J; the
+#: bias from (q_J, q̇_J)). Then the loops (``li``, ``lf``), the coupling rows and the tape
+#: constants.
+ImplicitTables = namedtuple("ImplicitTables", HEADER + CLUSTER_FIELDS + LISTS + SYMBOLIC_FIELDS + (
+    "sym_q", "sym_v", "code_q", "out_q", "code_b", "out_b", "li", "lf", "coupling_v", "coupling_q",
+    "coupling_offset", "refs", "grefs", "consts"))
+
+#: Named views of the implicit clusters' scratch in the cluster workspace: the constraint
+#: rows G (m, nv), residuals, acceleration bias 𝔘̊ = k, loop node selections, the two node
+#: Jacobians of a loop, tape registers, and the QR scratch
+ImplicitWorkspace = namedtuple("ImplicitWorkspace", ["G", "resid", "ubias", "sel", "J", "regs", "Q", "R", "r",
+                                                     "step", "saved"])
+
+
+def implicit_int_size(counts):
+    """Length of the int section for the header values ``counts`` (a dict)."""
+    return (len(HEADER) + len(CLUSTER_FIELDS) * counts["n"] + sum(counts["len_" + f] for f in LISTS)
+            + len(SYMBOLIC_FIELDS) * counts["n_symbolic"] + 2 * counts["len_sym_joints"]
+            + 4 * (counts["len_code_q"] + counts["len_code_b"]) + counts["len_out_q"] + counts["len_out_b"]
+            + counts["li_size"])
+
+
+def implicit_workspace_size(counts, nv):
+    """Length of the scratch area in the cluster workspace (K_d⁺ of each cluster apart)."""
+    m, rows, dep = counts["m"], counts["max_rows"], counts["max_dep"]
+    return m * nv + 2 * m + 12 * counts["m_loop"] + 12 * nv + counts["max_registers"] + rows * dep + dep * dep \
+        + rows + 2 * dep
+
+
+@njit(forceinline=True, cache=True)
+def implicit_tables(ci, cf):
+    """Named views (:class:`ImplicitTables`) of the implicit clusters' tables, which start at
+    ``ci[7]`` and ``cf[ci[8]]``."""
+    o = ci[7]
+    h = carve(ci, o, 26)
+    o += 26
+    n, n_sym = h[0], h[4]
+    cluster = carve(ci, o, n); o += n
+    rows_start = carve(ci, o, n); o += n
+    n_rows = carve(ci, o, n); o += n
+    dep_start = carve(ci, o, n); o += n
+    n_dep = carve(ci, o, n); o += n
+    ind_start = carve(ci, o, n); o += n
+    periodic_start = carve(ci, o, n); o += n
+    n_periodic = carve(ci, o, n); o += n
+    loops_start = carve(ci, o, n); o += n
+    n_loops = carve(ci, o, n); o += n
+    couplings_start = carve(ci, o, n); o += n
+    n_couplings = carve(ci, o, n); o += n
+    symbolic_start = carve(ci, o, n); o += n
+    n_symbolics = carve(ci, o, n); o += n
+    solvable = carve(ci, o, n); o += n
+    has_start_map = carve(ci, o, n); o += n
+    ref_offset = carve(ci, o, n); o += n
+    gref_offset = carve(ci, o, n); o += n
+    pinv_offset = carve(ci, o, n); o += n
+    rows = carve(ci, o, h[6]); o += h[6]
+    dep = carve(ci, o, h[7]); o += h[7]
+    ind = carve(ci, o, h[8]); o += h[8]
+    periodic = carve(ci, o, h[9]); o += h[9]
+    loops = carve(ci, o, h[10]); o += h[10]
+    couplings = carve(ci, o, h[11]); o += h[11]
+    symbolics = carve(ci, o, h[12]); o += h[12]
+    sym_first_row = carve(ci, o, n_sym); o += n_sym
+    sym_n_rows = carve(ci, o, n_sym); o += n_sym
+    sym_n_joints = carve(ci, o, n_sym); o += n_sym
+    sym_joints_start = carve(ci, o, n_sym); o += n_sym
+    code_q_start = carve(ci, o, n_sym); o += n_sym
+    code_q_len = carve(ci, o, n_sym); o += n_sym
+    out_q_start = carve(ci, o, n_sym); o += n_sym
+    code_b_start = carve(ci, o, n_sym); o += n_sym
+    code_b_len = carve(ci, o, n_sym); o += n_sym
+    out_b_start = carve(ci, o, n_sym); o += n_sym
+    sym_q = carve(ci, o, h[13]); o += h[13]
+    sym_v = carve(ci, o, h[13]); o += h[13]
+    code_q = carve(ci, o, 4 * h[14]); o += 4 * h[14]  # flat: 4 integers per instruction
+    code_b = carve(ci, o, 4 * h[15]); o += 4 * h[15]
+    out_q = carve(ci, o, h[16]); o += h[16]
+    out_b = carve(ci, o, h[17]); o += h[17]
+    li = carve(ci, o, h[18])
+    f = ci[8]
+    lf = carve(cf, f, h[19]); f += h[19]
+    nc = h[3]
+    nv, nq = ci[9], ci[10]
+    coupling_v = carve(cf, f, (nc, nv)); f += nc * nv
+    coupling_q = carve(cf, f, (nc, nq)); f += nc * nq
+    coupling_offset = carve(cf, f, nc); f += nc
+    refs = carve(cf, f, h[20]); f += h[20]
+    grefs = carve(cf, f, h[21]); f += h[21]
+    consts = carve(cf, f, h[22])
+    return ImplicitTables(h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7], h[8], h[9], h[10], h[11], h[12], h[13],
+                          h[14], h[15], h[16], h[17], h[18], h[19], h[20], h[21], h[22], h[23], h[24], h[25],
+                          cluster, rows_start, n_rows, dep_start, n_dep, ind_start, periodic_start, n_periodic,
+                          loops_start, n_loops, couplings_start, n_couplings, symbolic_start, n_symbolics, solvable,
+                          has_start_map, ref_offset, gref_offset, pinv_offset, rows, dep, ind, periodic, loops,
+                          couplings, symbolics, sym_first_row, sym_n_rows, sym_n_joints, sym_joints_start,
+                          code_q_start, code_q_len, out_q_start, code_b_start, code_b_len, out_b_start, sym_q, sym_v,
+                          code_q, out_q, code_b, out_b, li, lf, coupling_v, coupling_q, coupling_offset, refs, grefs,
+                          consts)
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def implicit_workspace(cws, x, nv):
+    """Named views (:class:`ImplicitWorkspace`) of the implicit clusters' scratch."""
+    o = x.workspace_offset
+    m, rows, dep = x.m, x.max_rows, x.max_dep
+    G = carve(cws, o, (m, nv)); o += m * nv
+    resid = carve(cws, o, m); o += m
+    ubias = carve(cws, o, m); o += m
+    sel = carve(cws, o, (x.m_loop, 12)); o += 12 * x.m_loop
+    J = carve(cws, o, (2, 6, nv)); o += 12 * nv
+    regs = carve(cws, o, x.max_registers); o += x.max_registers
+    Q = carve(cws, o, (rows, dep)); o += rows * dep
+    R = carve(cws, o, (dep, dep)); o += dep * dep
+    r = carve(cws, o, rows); o += rows
+    step = carve(cws, o, dep); o += dep
+    saved = carve(cws, o, dep)
+    return ImplicitWorkspace(G, resid, ubias, sel, J, regs, Q, R, r, step, saved)
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _pinv(x, cws, i):
+    """K_d⁺ (n_dep, n_rows) of implicit cluster i."""
+    return carve(cws, x.pinv_offset[i], (x.n_dep[i], x.n_rows[i]))
+
+
+# --------------------------------------------------------------------------- constraint rows
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _symbolic_rows(x, s, q, v, has_v, iw):
+    """The rows of symbolic constraint s: φ and K from its position tape or, with
+    ``has_v``, only 𝔘̊ = −K̇q̇ from its bias tape (φ and K then stay as the positions-only
+    evaluation at the same q left them)."""
+    k, r0, nr, j0 = x.sym_n_joints[s], x.sym_first_row[s], x.sym_n_rows[s], x.sym_joints_start[s]
+    regs = iw.regs
+    if has_v:
+        for c in range(k):
+            regs[c] = q[x.sym_q[j0 + c]]
+            regs[k + c] = v[x.sym_v[j0 + c]]
+        run_tape(carve(x.code_b, 4 * x.code_b_start[s], (x.code_b_len[s], 4)), x.consts, regs)
+        out = carve(x.out_b, x.out_b_start[s], nr)
+        for r in range(nr):
+            iw.ubias[r0 + r] = regs[out[r]]
+        return
+    for c in range(k):
+        regs[c] = q[x.sym_q[j0 + c]]
+    run_tape(carve(x.code_q, 4 * x.code_q_start[s], (x.code_q_len[s], 4)), x.consts, regs)
+    out = carve(x.out_q, x.out_q_start[s], nr * (1 + k))
+    G = iw.G
+    for r in range(nr):
+        iw.resid[r0 + r] = regs[out[r]]
+        for e in range(G.shape[1]):
+            G[r0 + r, e] = 0.0
+        for c in range(k):
+            G[r0 + r, x.sym_v[j0 + c]] = regs[out[nr + r * k + c]]
+        iw.ubias[r0 + r] = 0.0
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _coupling_row(x, c, q, iw):
+    """Row m_loop + c of a coupling: constant G, residual A q − offset, 𝔘̊ = 0."""
+    r = x.m_loop + c
+    acc = -x.coupling_offset[c]
+    for e in range(q.shape[0]):
+        acc += x.coupling_q[c, e] * q[e]
+    iw.resid[r] = acc
+    iw.ubias[r] = 0.0
+    for e in range(iw.G.shape[1]):
+        iw.G[r, e] = x.coupling_v[c, e]
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def cluster_rows(mi, mf, ws, x, iw, i, q, v, has_v):
+    """The constraint rows of implicit cluster i at (q, q̇ = v) (positions only without
+    ``has_v``) into the implicit workspace ``iw``."""
+    if x.n_loops[i] > 0:
+        loop_kinematics(mi, mf, ws, q, v if has_v else absent(ws))
+        for a in range(x.n_loops[i]):
+            loop_rows(mi, mf, ws, x.li, x.lf, x.loops[x.loops_start[i] + a], has_v, iw.J, iw.G, iw.ubias, iw.resid,
+                      iw.sel)
+    for a in range(x.n_couplings[i]):
+        _coupling_row(x, x.couplings[x.couplings_start[i] + a], q, iw)
+    for a in range(x.n_symbolics[i]):
+        _symbolic_rows(x, x.symbolics[x.symbolic_start[i] + a], q, v, has_v, iw)
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def all_rows(mi, mf, ws, x, iw, q, v, has_v):
+    """The rows of every implicit cluster at (q, q̇ = v): the loop kinematics once. With
+    ``has_v`` the symbolic constraints' φ and K are those of the positions-only call at
+    the same q before (their bias tape only)."""
+    if x.m_loop > 0:
+        loop_kinematics(mi, mf, ws, q, v if has_v else absent(ws))
+        L = loop_tables(x.li, x.lf)
+        for l in range(L.n):
+            loop_rows(mi, mf, ws, x.li, x.lf, l, has_v, iw.J, iw.G, iw.ubias, iw.resid, iw.sel)
+    for c in range(x.n_coupling):
+        _coupling_row(x, c, q, iw)
+    for s in range(x.n_symbolic):
+        _symbolic_rows(x, s, q, v, has_v, iw)
+
+
+# --------------------------------------------------------------------------- explicit form
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def dependent_pinv(c, x, iw, cws, i):
+    """K_d⁺ = R⁻¹Qᵀ of implicit cluster i from the rows in ``iw`` (modified Gram–Schmidt
+    on the columns of K_d); False when K_d is singular (relative to SINGULAR_TOL)."""
+    k = x.cluster[i]
+    nr, nd = x.n_rows[i], x.n_dep[i]
+    rows = carve(x.rows, x.rows_start[i], nr)
+    dep = carve(x.dep, x.dep_start[i], nd)
+    col0 = c.row_start[k]
+    Q, R = iw.Q, iw.R
+    for j in range(nd):
+        e = c.rows_v[col0 + dep[j]]
+        for r in range(nr):
+            Q[r, j] = iw.G[rows[r], e]
+    top = 0.0
+    for j in range(nd):
+        for p in range(j):
+            acc = 0.0
+            for r in range(nr):
+                acc += Q[r, p] * Q[r, j]
+            R[p, j] = acc
+            for r in range(nr):
+                Q[r, j] -= acc * Q[r, p]
+        acc = 0.0
+        for r in range(nr):
+            acc += Q[r, j] * Q[r, j]
+        d = math.sqrt(acc)
+        R[j, j] = d
+        top = max(top, d)
+        if not d > SINGULAR_TOL * max(1.0, top):
+            return False
+        for r in range(nr):
+            Q[r, j] /= d
+    P = _pinv(x, cws, i)
+    for r in range(nr):  # column r of R⁻¹Qᵀ by back substitution
+        for j in range(nd - 1, -1, -1):
+            acc = Q[r, j]
+            for p in range(j + 1, nd):
+                acc -= R[j, p] * P[p, r]
+            P[j, r] = acc / R[j, j]
+    return True
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def write_explicit_map(c, x, iw, cws, w, i):
+    """G = [1; −K_d⁺K_i] of implicit cluster i (spanning order) into its slot, g = 0."""
+    k = x.cluster[i]
+    nr, nd, ny = x.n_rows[i], x.n_dep[i], c.n_y[k]
+    rows = carve(x.rows, x.rows_start[i], nr)
+    dep = carve(x.dep, x.dep_start[i], nd)
+    ind = carve(x.ind, x.ind_start[i], ny)
+    G, g = explicit_map(c, cws, w, k)
+    P = _pinv(x, cws, i)
+    col0 = c.row_start[k]
+    for j in range(ny):
+        e = c.rows_v[col0 + ind[j]]
+        for a in range(ny):
+            G[ind[a], j] = 1.0 if a == j else 0.0
+        for d in range(nd):
+            acc = 0.0
+            for r in range(nr):
+                acc += P[d, r] * iw.G[rows[r], e]
+            G[dep[d], j] = -acc
+    for a in range(G.shape[0]):
+        g[a] = 0.0
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def write_bias(c, x, iw, cws, w, i):
+    """g = [0; K_d⁺ k] of implicit cluster i from the bias rows in ``iw``."""
+    k = x.cluster[i]
+    nr, nd = x.n_rows[i], x.n_dep[i]
+    rows = carve(x.rows, x.rows_start[i], nr)
+    dep = carve(x.dep, x.dep_start[i], nd)
+    g = explicit_map(c, cws, w, k)[1]
+    P = _pinv(x, cws, i)
+    for d in range(nd):
+        acc = 0.0
+        for r in range(nr):
+            acc += P[d, r] * iw.ubias[rows[r]]
+        g[dep[d]] = acc
+
+
+# --------------------------------------------------------------------------- position solve
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _residual(x, iw, i):
+    """(2-norm, max-norm) of implicit cluster i's residual rows."""
+    s2, top = 0.0, 0.0
+    for a in range(x.n_rows[i]):
+        e = iw.resid[x.rows[x.rows_start[i] + a]]
+        s2 += e * e
+        top = max(top, abs(e))
+    return math.sqrt(s2), top
+
+
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def newton(mi, mf, ws, ci, cf, cws, i, q):
+    """Gauss–Newton on φ_i(q) = 0 for implicit cluster i's dependent coordinates, from
+    their values in ``q`` (model q, modified in place); True on convergence."""
+    m = model_tables(mi, mf)
+    c = cluster_tables(ci)
+    x = implicit_tables(ci, cf)
+    iw = implicit_workspace(cws, x, m.nv)
+    k = x.cluster[i]
+    nr, nd = x.n_rows[i], x.n_dep[i]
+    rows = carve(x.rows, x.rows_start[i], nr)
+    dep = carve(x.dep, x.dep_start[i], nd)
+    col0 = c.row_start[k]
+    empty = absent(ws)
+    cluster_rows(mi, mf, ws, x, iw, i, q, empty, False)
+    norm, top = _residual(x, iw, i)
+    it = 0
+    while top > SOLVE_TOL:
+        if it == MAX_ITER:
+            return top < ACCEPT_TOL
+        it += 1
+        if not dependent_pinv(c, x, iw, cws, i):
+            return top < ACCEPT_TOL
+        P = _pinv(x, cws, i)
+        for d in range(nd):
+            acc = 0.0
+            for r in range(nr):
+                acc -= P[d, r] * iw.resid[rows[r]]
+            if not math.isfinite(acc):
+                return top < ACCEPT_TOL
+            iw.step[d] = acc
+            iw.saved[d] = q[c.rows_q[col0 + dep[d]]]
+        alpha = 1.0
+        while True:  # backtracking until ‖φ‖ decreases (Armijo)
+            for d in range(nd):
+                q[c.rows_q[col0 + dep[d]]] = iw.saved[d] + alpha * iw.step[d]
+            cluster_rows(mi, mf, ws, x, iw, i, q, empty, False)
+            n_new, t_new = _residual(x, iw, i)
+            if n_new < norm * (1.0 - 1e-4 * alpha) or n_new <= SOLVE_TOL:
+                break
+            alpha *= 0.5
+            if alpha < 1e-6:
+                for d in range(nd):
+                    q[c.rows_q[col0 + dep[d]]] = iw.saved[d]
+                return top < ACCEPT_TOL
+        norm, top = n_new, t_new
+    return True
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _start(c, x, i, q, y, first_order):
+    """The dependent coordinates of implicit cluster i at its reference (moved to y along
+    the reference branch to first order with ``first_order``)."""
+    k = x.cluster[i]
+    nd, ny = x.n_dep[i], c.n_y[k]
+    dep = carve(x.dep, x.dep_start[i], nd)
+    ind = carve(x.ind, x.ind_start[i], ny)
+    ref = carve(x.refs, x.ref_offset[i], c.n_spanning[k])
+    Gref = carve(x.grefs, x.gref_offset[i], (c.n_spanning[k], ny))
+    col0, y0 = c.row_start[k], c.yq_start[k]
+    for d in range(nd):
+        acc = ref[dep[d]]
+        if first_order:
+            for j in range(ny):
+                acc += Gref[dep[d], j] * (y[y0 + j] - ref[ind[j]])
+        q[c.rows_q[col0 + dep[d]]] = acc
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _wrap(x, i, q):
+    for a in range(x.n_periodic[i]):
+        e = x.periodic[x.periodic_start[i] + a]
+        q[e] = math.pi - (math.pi - q[e]) % (2.0 * math.pi)
+
+
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def spanning_configuration_ok(mi, mf, ci, cf, cws, y):
+    """For a given spanning configuration (in the workspace): y equals q's independent
+    coordinates (to 1e-9 (1 + |y|)) and the linear clusters' coordinates are G y (to
+    MANIFOLD_TOL)."""
+    m = model_tables(mi, mf)
+    c = cluster_tables(ci)
+    w = cluster_workspace(cws, c, m.nq, m.nv)
+    q = w.q
+    for a in range(y.shape[0]):
+        if not abs(y[a] - q[c.y_positions[a]]) <= 1e-9 * (1.0 + abs(y[a])):
+            return False
+    for k in range(c.n):
+        if c.kind[k] != LINEAR:
+            continue
+        G, _ = explicit_map(c, cf, w, k)
+        r0, y0 = c.row_start[k], c.yq_start[k]
+        for r in range(c.n_spanning[k]):
+            acc = 0.0
+            for j in range(c.n_y[k]):
+                acc += G[r, j] * y[y0 + j]
+            if not abs(q[c.rows_q[r0 + r]] - acc) <= MANIFOLD_TOL:
+                return False
+    return True
+
+
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def prepare_implicit(mi, mf, ws, ci, cf, cws, y, yd, q_given, mode, with_bias):
+    """The spanning configuration and the explicit form (G, and g with ``with_bias``) of
+    the implicit clusters, into the cluster workspace, for the cluster kernels (module
+    docstring; ``mode`` one of SOLVE, GIVEN, GUESS, PREPARED). ``q_given``: the spanning
+    configuration (GIVEN) or the start of the solve (GUESS), else empty. The positions of
+    the rigid and linear clusters are written too. Returns OK or UNSOLVED."""
+    if mode == PREPARED:
+        return OK
+    m = model_tables(mi, mf)
+    if mode == GIVEN or mode == GUESS:
+        if q_given.shape[0] != m.nq:  # the caller's checks then name the problem
+            return BAD_SHAPE
+        if nonfinite(q_given):
+            return UNSOLVED
+    c = cluster_tables(ci)
+    w = cluster_workspace(cws, c, m.nq, m.nv)
+    x = implicit_tables(ci, cf)
+    q = w.q
+    if mode == GIVEN:
+        for e in range(m.nq):
+            q[e] = q_given[e]
+        if not spanning_configuration_ok(mi, mf, ci, cf, cws, y):
+            return UNSOLVED
+    else:
+        apply_explicit_map(mi, mf, ci, cf, cws, y, q, True, False)  # rigid and linear clusters
+        for i in range(x.n):  # the independent coordinates of the implicit clusters, then their starts
+            if x.solvable[i] != 1:
+                return UNSOLVED
+            k = x.cluster[i]
+            col0, y0 = c.row_start[k], c.yq_start[k]
+            for j in range(c.n_y[k]):
+                q[c.rows_q[col0 + x.ind[x.ind_start[i] + j]]] = y[y0 + j]
+            if mode == SOLVE:
+                _start(c, x, i, q, y, x.has_start_map[i] == 1)
+            else:  # GUESS: the dependent coordinates of the given start
+                for d in range(x.n_dep[i]):
+                    e = c.rows_q[col0 + x.dep[x.dep_start[i] + d]]
+                    q[e] = q_given[e]
+    if x.n == 0:
+        return OK
+    iw = implicit_workspace(cws, x, m.nv)
+    if mode != GIVEN:
+        for i in range(x.n):
+            if not newton(mi, mf, ws, ci, cf, cws, i, q):
+                if mode == GUESS or x.has_start_map[i] != 1:
+                    return UNSOLVED
+                _start(c, x, i, q, y, False)  # from the reference itself
+                if not newton(mi, mf, ws, ci, cf, cws, i, q):
+                    return UNSOLVED
+            _wrap(x, i, q)
+    all_rows(mi, mf, ws, x, iw, q, absent(ws), False)
+    for i in range(x.n):
+        if mode == GIVEN and _residual(x, iw, i)[1] > MANIFOLD_TOL:
+            return UNSOLVED
+        if not dependent_pinv(c, x, iw, cws, i):
+            return UNSOLVED
+        write_explicit_map(c, x, iw, cws, w, i)
+    if with_bias:
+        apply_explicit_map(mi, mf, ci, cf, cws, yd, w.qd, False, False)
+        all_rows(mi, mf, ws, x, iw, q, w.qd, True)
+        for i in range(x.n):
+            write_bias(c, x, iw, cws, w, i)
+    return OK

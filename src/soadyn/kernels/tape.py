@@ -1,0 +1,84 @@
+"""The evaluator of expression tapes (:mod:`soadyn.core.expression_tape`): the symbolic
+constraints' φ, K and acceleration bias inside compiled kernels, one generic loop for every
+model (no compilation per constraint)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+# operation codes, in the order of soadyn.core.expression_tape.OPCODES
+(CONST, ADD, MUL, DIV, NEG, POWI, POW, SIN, COS, TAN, EXP, LOG, SQRT, ABS, ATAN2, ASIN, ACOS, ATAN, SINH, COSH,
+ TANH) = range(21)
+
+
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def run_tape(code, consts, regs):
+    """Run the instructions ``code`` (n, 4) over the registers ``regs``, whose first
+    entries hold the inputs; every other register is written before it is read."""
+    for i in range(code.shape[0]):
+        op, d, a, b = code[i, 0], code[i, 1], code[i, 2], code[i, 3]
+        if op == MUL:  # the most frequent operations first
+            regs[d] = regs[a] * regs[b]
+        elif op == ADD:
+            regs[d] = regs[a] + regs[b]
+        elif op == CONST:
+            regs[d] = consts[a]
+        elif op == DIV:
+            regs[d] = regs[a] / regs[b]
+        elif op == NEG:
+            regs[d] = -regs[a]
+        elif op == POWI:
+            x = regs[a]
+            n = b if b >= 0 else -b
+            acc = 1.0
+            while n > 0:  # exponentiation by squaring
+                if n & 1:
+                    acc *= x
+                x *= x
+                n >>= 1
+            regs[d] = acc if b >= 0 else 1.0 / acc
+        elif op == POW:
+            regs[d] = regs[a] ** regs[b]
+        elif op == SIN:
+            regs[d] = math.sin(regs[a])
+        elif op == COS:
+            regs[d] = math.cos(regs[a])
+        elif op == TAN:
+            regs[d] = math.tan(regs[a])
+        elif op == EXP:
+            regs[d] = math.exp(regs[a])
+        elif op == LOG:
+            regs[d] = math.log(regs[a]) if regs[a] > 0.0 else math.nan
+        elif op == SQRT:
+            regs[d] = math.sqrt(regs[a]) if regs[a] >= 0.0 else math.nan
+        elif op == ABS:
+            regs[d] = abs(regs[a])
+        elif op == ATAN2:
+            regs[d] = math.atan2(regs[a], regs[b])
+        elif op == ASIN:
+            regs[d] = math.asin(regs[a]) if abs(regs[a]) <= 1.0 else math.nan
+        elif op == ACOS:
+            regs[d] = math.acos(regs[a]) if abs(regs[a]) <= 1.0 else math.nan
+        elif op == ATAN:
+            regs[d] = math.atan(regs[a])
+        elif op == SINH:
+            regs[d] = math.sinh(regs[a])
+        elif op == COSH:
+            regs[d] = math.cosh(regs[a])
+        else:
+            regs[d] = math.tanh(regs[a])
+
+
+@njit(cache=True)
+def tape_kernel(code, consts, outputs, n_registers, x, out):
+    """Evaluate a tape from Python (tests, and constraints evaluated outside the kernels):
+    inputs ``x``, outputs into ``out``; returns 0."""
+    regs = np.empty(n_registers)
+    for i in range(x.shape[0]):
+        regs[i] = x[i]
+    run_tape(code, consts, regs)
+    for i in range(outputs.shape[0]):
+        out[i] = regs[outputs[i]]
+    return 0

@@ -1,0 +1,154 @@
+"""Implicit clusters prepared in compiled code ([Chignoli23, eq. 2–3]) and batches of the
+cluster functions.
+
+Truths used: sympy's own evaluation of the expressions (tapes); the cut-joint direct
+method at the spanning configuration (accelerations of the closed system); the Python
+position solve of the cluster joints (the same Gauss–Newton iteration from the same
+start); single calls of the same functions (batches)."""
+import numpy as np
+import pytest
+import sympy
+
+import soadyn as sd
+from soadyn.closed.embedding.clusters import cluster_tree, random_independent_state, spanning_state
+from soadyn.closed.embedding.compiled import packed_clusters
+from soadyn.core.constraints import ConstraintError
+from soadyn.core.expression_tape import NotCompilable, build_tape
+from soadyn.kernels.tape import tape_kernel
+
+
+def evaluate(tape, x):
+    out = np.empty(len(tape.outputs))
+    tape_kernel(tape.code, tape.consts, tape.outputs, tape.n_registers, np.asarray(x, dtype=float), out)
+    return out
+
+
+# --------------------------------------------------------------------------- tapes
+def test_tape_evaluates_every_operation_as_sympy_does():
+    a, b, c = sympy.symbols("a b c", real=True)
+    exprs = [a * b + c, a / b, -a, a**3, a**-2, b**sympy.Rational(1, 2), b**a, sympy.sin(a) * sympy.cos(b),
+             sympy.tan(c), sympy.exp(-a), sympy.log(b), sympy.Abs(c), sympy.atan2(a, c), sympy.asin(a / 2),
+             sympy.acos(a / 2), sympy.atan(b), sympy.sinh(a), sympy.cosh(b), sympy.tanh(c), sympy.pi * a + 3,
+             sympy.Rational(7, 3) * sympy.sqrt(a**2 + b**2) - sympy.sin(a + b)**2]
+    tape = build_tape([a, b, c], exprs)
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        x = np.array([rng.uniform(-1.5, 1.5), rng.uniform(0.2, 2.0), rng.uniform(-2.0, 2.0)])
+        expected = [float(e.evalf(subs={a: x[0], b: x[1], c: x[2]})) for e in exprs]
+        assert np.allclose(evaluate(tape, x), expected, rtol=1e-13, atol=1e-14)
+
+
+def test_tape_shares_common_subexpressions():
+    a, b = sympy.symbols("a b", real=True)
+    e = sympy.sin(a * b) + sympy.cos(a * b)
+    tape = build_tape([a, b], [e, sympy.sin(a * b) ** 2])
+    # a*b and sin(a*b) are computed once: MUL, SIN, COS, ADD, POWI
+    assert len(tape.code) == 5
+
+
+def test_operations_without_compiled_form_are_refused():
+    a = sympy.Symbol("a", real=True)
+    with pytest.raises(NotCompilable, match="gamma"):
+        build_tape([a], [sympy.gamma(a)])
+    with pytest.raises(NotCompilable, match="not an input"):
+        build_tape([a], [a + sympy.Symbol("z")])
+
+
+def test_symbolic_constraint_without_compiled_form_stays_in_python():
+    """A constraint using a function the tapes lack still works (evaluated in Python)."""
+    m = sd.Model("erf-coupled pair")
+    m.add_body("a", sd.joints.Revolute((0, 0, 1)), None, mass=1.0, inertia=np.eye(3) * 0.1)
+    m.add_body("b", sd.joints.Revolute((0, 0, 1)), "a", ((np.eye(3), np.array([1.0, 0, 0]))), mass=1.0,
+               inertia=np.eye(3) * 0.1)
+    qa, qb = sympy.symbols("qa qb", real=True)
+    c = sd.symbolic_constraint("ratio", ["a", "b"], [qb - sympy.erf(qa)], [qa, qb])
+    assert c.tapes is None
+    m.add_constraint(c)
+    p = packed_clusters(m)
+    assert not p.compiled and len(p.python_prepared) == 1
+    ydd = sd.cluster_aba(m, [0.3], [0.2], [0.5])
+    q, v = spanning_state(m, [0.3], [0.2])
+    tau = np.zeros(2)
+    tau[cluster_tree(m).independent_v_index] = 0.5
+    ref = sd.constrained_forward_dynamics(m, q, v, tau, method="augmented").qdd
+    assert np.allclose(ydd, ref[cluster_tree(m).independent_v_index], atol=1e-9)
+
+
+# --------------------------------------------------------------------------- compiled preparation
+ROBOTS = ["four_bar_linkage", "planar_leg_linkage", "tello"]
+
+
+@pytest.fixture(scope="module", params=ROBOTS)
+def robot(request):
+    return getattr(sd.models, request.param)()
+
+
+def test_every_implicit_cluster_is_compiled(robot):
+    p = packed_clusters(robot)
+    assert p.compiled and not p.python_prepared
+
+
+def test_compiled_solve_matches_the_python_solve_and_the_cut_joint_method(robot):
+    tree = cluster_tree(robot)
+    rng = np.random.default_rng(3)
+    for _ in range(3):
+        y, yd = random_independent_state(robot, rng)
+        tau_ind = rng.normal(size=tree.nyv)
+        q, v = spanning_state(robot, y, yd)  # the Python Gauss–Newton solve from the same starts
+        solved = sd.cluster_aba(robot, y, yd, tau_ind)
+        given = sd.cluster_aba(robot, y, yd, tau_ind, q=q)
+        assert np.allclose(solved, given, rtol=1e-9, atol=1e-9)
+        tau = np.zeros(robot.nv)
+        tau[tree.independent_v_index] = tau_ind
+        qdd = sd.constrained_forward_dynamics(robot, q, v, tau, method="direct").qdd
+        assert np.allclose(given, qdd[tree.independent_v_index], rtol=1e-8, atol=1e-8)
+        emb = sd.constrained_forward_dynamics(robot, q, v, tau, method="embedding").qdd
+        assert np.allclose(emb, qdd, rtol=1e-8, atol=1e-8)
+        # C-RNEA inverts C-ABA; the cluster mass matrix is GᵀMG
+        assert np.allclose(sd.cluster_rnea(robot, y, yd, solved), tau_ind, rtol=1e-9, atol=1e-9)
+        G = tree.explicit_jacobian(q)
+        H = G.T @ sd.mass_matrix(robot.spanning_tree(), q) @ G
+        assert np.allclose(sd.cluster_mass_matrix(robot, y), H, rtol=1e-9, atol=1e-12)
+
+
+def test_nan_in_the_given_configuration_is_named():
+    m = sd.models.four_bar_linkage()
+    y, yd = random_independent_state(m, np.random.default_rng(0))
+    q, _ = spanning_state(m, y, yd)
+    q[2] = np.nan
+    with pytest.raises(ValueError, match=r"q: expected finite values.*\[2\]"):
+        sd.cluster_aba(m, y, yd, np.zeros(len(yd)), q=q)
+
+
+# --------------------------------------------------------------------------- batches
+@pytest.mark.parametrize("name", ["tello", "mini_cheetah", "four_bar_linkage"])
+def test_batches_equal_single_calls(name):
+    m = getattr(sd.models, name)()
+    rng = np.random.default_rng(5)
+    B = 40
+    states = [random_independent_state(m, rng) for _ in range(B)]
+    Y = np.array([s[0] for s in states])
+    YD = np.array([s[1] for s in states])
+    T = rng.normal(size=YD.shape)
+    ydd = sd.cluster_aba(m, Y, YD, T)
+    tau = sd.cluster_rnea(m, Y, YD, T)
+    assert ydd.shape == tau.shape == (B, YD.shape[1])
+    for b in range(B):
+        assert np.array_equal(ydd[b], sd.cluster_aba(m, Y[b], YD[b], T[b]))
+        assert np.array_equal(tau[b], sd.cluster_rnea(m, Y[b], YD[b], T[b]))
+    Q = np.array([spanning_state(m, Y[b], YD[b])[0] for b in range(B)])
+    given = sd.cluster_aba(m, Y, YD, T, q=Q)
+    for b in range(B):
+        assert np.array_equal(given[b], sd.cluster_aba(m, Y[b], YD[b], T[b], q=Q[b]))
+
+
+def test_a_batch_with_a_state_off_the_manifold_names_it():
+    m = sd.models.planar_leg_linkage()
+    rng = np.random.default_rng(6)
+    states = [random_independent_state(m, rng) for _ in range(20)]
+    Y = np.array([s[0] for s in states])
+    YD = np.array([s[1] for s in states])
+    Q = np.array([spanning_state(m, Y[b], YD[b])[0] for b in range(20)])
+    Q[7, m.joint("foot_joint").q_index] += 0.05
+    with pytest.raises(ConstraintError, match="off the constraint manifold"):
+        sd.cluster_aba(m, Y, YD, np.zeros(YD.shape), q=Q)
