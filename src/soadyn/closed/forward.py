@@ -35,9 +35,11 @@ from ..core import validation as val
 from ..dynamics.crba import mass_matrix
 from ..dynamics.rnea import rnea
 from ..core.constraints import ConstraintError
+from ..core.status import Unsolved
+from .constraint_set import constraint_set
 from .cut_joint import CUT_JOINT_METHODS, RowSpace, constraint_forces, stabilized_bias
 from .direct import direct_outputs, direct_solve, direct_tables, output_state
-from .embedding.algorithms import embedding_accelerations
+from .embedding.algorithms import embedding_accelerations, embedding_solve
 from .embedding.clusters import cluster_tree
 from .kinematics import check_residuals, evaluate_constraints, residual_tolerance
 
@@ -225,6 +227,115 @@ class CompiledDirectResult(ConstrainedDynamicsResult):
         return [constraint_forces(s, lam) for s, lam in zip(self.state, self.multipliers)]
 
 
+class EmbeddingResult(ConstrainedDynamicsResult):
+    """:class:`ConstrainedDynamicsResult` of the compiled embedding method
+    (:func:`~soadyn.closed.embedding.algorithms.embedding_solve`): θ̈ from one kernel call
+    (a batch: one multi-threaded call, ``qdd`` (B, nv)); the constraint state, the
+    least-norm multipliers (from G_c*λ = RNEA(θ, θ̇, θ̈) − T), the ranks and the constraint
+    forces are made on first read, state by state in Python (for a batch: ``multipliers``
+    (B, m), ``generalized_constraint_force`` (B, nv), ``constraint_rank`` (B,), ``state``
+    and ``constraint_forces`` lists). The result holds its own copies of the inputs."""
+
+    def __init__(self, model, q, v, tau, f_ext, t, rank_tol, qdd):
+        self.method = "embedding"
+        self.qdd = qdd
+        self._qdd = qdd.copy()  # the caller may edit qdd before reading the multipliers
+        self._model, self._q, self._v, self._tau, self._f_ext = model, q, v, tau, f_ext
+        self._t, self._rank_tol = t, rank_tol
+        self._batch = qdd.ndim == 2
+
+    @cached_property
+    def n_constraints(self):
+        return constraint_set(self._model).m
+
+    def _each(self, fn):
+        if not self._batch:
+            return fn(self._q, self._v, self._tau, self._f_ext, self._qdd, None)
+        return [fn(self._q[b], self._v[b], self._tau[b], None if self._f_ext is None else self._f_ext[b], self._qdd[b],
+                   b) for b in range(len(self._qdd))]
+
+    @cached_property
+    def state(self):
+        return self._each(lambda q, v, tau, f, qdd, b: evaluate_constraints(self._model, q, v, self._t))
+
+    @cached_property
+    def _row_spaces(self):
+        states = self.state if self._batch else [self.state]
+        return [RowSpace(st.G, self._rank_tol) for st in states]
+
+    @cached_property
+    def multipliers(self):
+        tree = self._model.spanning_tree()
+
+        def one(q, v, tau, f, qdd, b):
+            rs = self._row_spaces[0 if b is None else b]
+            return rs.least_norm_multipliers(rnea(tree, q, v, qdd, f) - tau)
+        lam = self._each(one)
+        return np.array(lam).reshape(len(lam), -1) if self._batch else lam
+
+    @cached_property
+    def constraint_rank(self):
+        ranks = [rs.rank for rs in self._row_spaces]
+        return np.array(ranks, dtype=np.int64) if self._batch else ranks[0]
+
+    @cached_property
+    def generalized_constraint_force(self):
+        if not self._batch:
+            return self.state.G.T @ self.multipliers
+        return np.array([s.G.T @ lam for s, lam in zip(self.state, self.multipliers)])
+
+    @cached_property
+    def constraint_forces(self):
+        if not self._batch:
+            return constraint_forces(self.state, self.multipliers)
+        return [constraint_forces(s, lam) for s, lam in zip(self.state, self.multipliers)]
+
+
+def _compiled_embedding(model, q, v, tau, tau_ind, f_ext, t, rank_tol, residual_tol):
+    """The embedding method in one kernel call (single state or batch), or None when the
+    Python path must run: some cluster prepared in Python, or a state the kernel refused
+    (off the constraint manifold beyond MANIFOLD_TOL, singular) or whose residuals exceed
+    ``residual_tol`` — the Python path then raises the error that names the constraint."""
+    batch = np.ndim(q) == 2
+    if tau_ind is not None:
+        if batch:
+            return None
+        tau = _spanning_forces(model, tau, tau_ind)
+    if v is None or tau is None:
+        shape = np.shape(q)[:-1] + (model.nv,)
+        v = np.zeros(shape) if v is None else v
+        tau = np.zeros(shape) if tau is None else tau
+    try:
+        out = embedding_solve(model, q, v, tau, f_ext)
+    except Unsolved:
+        return _embedding_state_by_state(model, q, v, tau, f_ext, t, rank_tol, residual_tol) if batch else None
+    if out is None:
+        return None
+    nv = model.nv
+    if batch:
+        ok = (out[:, nv:nv + 2] <= residual_tol).all()
+    else:
+        ok = out[nv] <= residual_tol and out[nv + 1] <= residual_tol  # False for NaN
+    if not ok:
+        return _embedding_state_by_state(model, q, v, tau, f_ext, t, rank_tol, residual_tol) if batch else None
+    return EmbeddingResult(model, _own(q), _own(v), _own(tau), _own(f_ext), t, rank_tol, out[..., :nv])
+
+
+def _own(x):
+    """The result's own copy of an input (None stays None)."""
+    return None if x is None else (x.copy() if type(x) is np.ndarray else np.array(x, dtype=float))
+
+
+def _embedding_state_by_state(model, q, v, tau, f_ext, t, rank_tol, residual_tol):
+    """A batch the kernel refused a state of: every state through the single-state call
+    (the first bad one raises the error that names it)."""
+    B = len(q)
+    qdd = np.array([constrained_forward_dynamics(model, q[b], v[b], tau[b], "embedding",
+                                                 f_ext=None if f_ext is None else f_ext[b], t=t, rank_tol=rank_tol,
+                                                 residual_tol=residual_tol).qdd for b in range(B)])
+    return EmbeddingResult(model, _own(q), _own(v), _own(tau), _own(f_ext), t, rank_tol, qdd)
+
+
 def default_method(model):
     """The method ``constrained_forward_dynamics`` uses when none is named: the compiled
     ``"direct"`` method when every constraint is compiled (loop joints, couplings,
@@ -343,6 +454,12 @@ def constrained_forward_dynamics(model, q, v, tau=None, method=None, *, tau_ind=
     ``n_constraints``, ``constraint_rank`` (rank of G_c) and ``degrees_of_freedom``
     (nv − rank G_c) (the constraint forces, multipliers and ranks computed when first read).
     """
+    if method == "embedding" and check and baumgarte is None:
+        if type(residual_tol) is not float or not 0.0 < residual_tol < np.inf:
+            residual_tol = residual_tolerance(residual_tol)
+        result = _compiled_embedding(model, q, v, tau, tau_ind, f_ext, t, rank_tol, residual_tol)
+        if result is not None:
+            return result
     if method is None or method == "direct":
         tables = direct_tables(model)
         if tables is not None:

@@ -152,3 +152,45 @@ def test_a_batch_with_a_state_off_the_manifold_names_it():
     Q[7, m.joint("foot_joint").q_index] += 0.05
     with pytest.raises(ConstraintError, match="off the constraint manifold"):
         sd.cluster_aba(m, Y, YD, np.zeros(YD.shape), q=Q)
+
+
+# --------------------------------------------------------------------------- the embedding method in one call
+def consistent_states(m, B, seed):
+    rng = np.random.default_rng(seed)
+    states = [random_independent_state(m, rng) for _ in range(B)]
+    Q, V = zip(*[spanning_state(m, y, yd) for y, yd in states])
+    return np.array(Q), np.array(V), rng.normal(size=(B, m.nv))
+
+
+@pytest.mark.parametrize("name", ["tello", "mini_cheetah", "planar_leg_linkage"])
+def test_embedding_method_equals_direct_method_singly_and_batched(name):
+    m = getattr(sd.models, name)()
+    Q, V, T = consistent_states(m, 12, 7)
+    batch = sd.constrained_forward_dynamics(m, Q, V, T, method="embedding")
+    assert batch.qdd.shape == (12, m.nv)
+    for b in range(12):
+        one = sd.constrained_forward_dynamics(m, Q[b], V[b], T[b], method="embedding")
+        assert np.array_equal(one.qdd, batch.qdd[b])
+        direct = sd.constrained_forward_dynamics(m, Q[b], V[b], T[b], method="direct")
+        assert np.allclose(one.qdd, direct.qdd, rtol=1e-8, atol=1e-8)
+        # the lazily made constraint forces: the same generalized force G_c*λ as the KKT solution
+        assert np.allclose(one.generalized_constraint_force, direct.generalized_constraint_force, rtol=1e-6,
+                           atol=1e-7)
+        assert one.constraint_rank == direct.constraint_rank
+    assert np.allclose(batch.generalized_constraint_force[3], sd.constrained_forward_dynamics(
+        m, Q[3], V[3], T[3], method="direct").generalized_constraint_force, rtol=1e-6, atol=1e-7)
+
+
+def test_embedding_method_checks_the_state():
+    m = sd.models.planar_leg_linkage()
+    Q, V, T = consistent_states(m, 5, 8)
+    v = V[2].copy()
+    v[m.joint("foot_joint").v_index] += 0.3  # violates the loop's velocity constraint
+    with pytest.raises(ConstraintError, match="loop"):
+        sd.constrained_forward_dynamics(m, Q[2], v, T[2], method="embedding")
+    V[2] = v
+    with pytest.raises(ConstraintError, match="batch entry 2|loop"):
+        sd.constrained_forward_dynamics(m, Q, V, T, method="embedding")
+    # check=False accepts the inconsistent velocity (the Python path, the given v as is)
+    r = sd.constrained_forward_dynamics(m, Q[2], v, T[2], method="embedding", check=False)
+    assert np.all(np.isfinite(r.qdd))

@@ -43,6 +43,7 @@ from .clusters import cluster_tree
 from .compiled import cluster_workspace_buffer, packed_clusters
 
 __all__ = ["cluster_rnea", "cluster_aba", "cluster_efpa", "cluster_mass_matrix", "embedding_accelerations",
+           "embedding_solve",
            "cluster_motion_subspaces", "prepare_clusters", "check_spanning_configuration", "MANIFOLD_TOL"]
 
 #: largest constraint residual max |φ(q)| [m, rad] accepted for a given spanning configuration
@@ -81,7 +82,8 @@ _CRNEA = CompiledFunction(cluster_rnea_kernel, cluster_rnea_batch,
 _CMASS = CompiledFunction(cluster_mass_matrix_kernel, None, (_Y, _Q), _independent_square)
 _CEFPA = CompiledFunction(cluster_efpa_kernel, None, (_Y, _Q), _operational_square)
 _EMBED = CompiledFunction(embedding_forward_kernel, embedding_forward_batch,
-                          (Arg("q", "nq"), Arg("v", "nv"), Arg("tau", "nv"), Arg("f_ext", "forces")), "v_shape")
+                          (Arg("q", "nq"), Arg("v", "nv"), Arg("tau", "nv"), Arg("f_ext", "forces")),
+                          lambda c, state, params: ((c.nv + 2,),), params=(None, None, None, val.GRAVITY))
 
 
 # --------------------------------------------------------------------------- per-call state
@@ -300,9 +302,30 @@ def cluster_aba(model, y, yd, tau_ind, f_ext=None, *, q=None, q_guess=None, grav
     f_ext : optional (nbodies, 6) spatial forces on the bodies (body frame) [N m, N].{state}
     gravity : include the model's gravity.
 
+    Batches: y, yd, tau_ind (and f_ext, q, q_guess when given) with a leading dimension B
+    are evaluated in one multi-threaded kernel call; returns (B, nyv).
+
     Returns ÿ (nyv,) [rad/s², m/s²]. A pure function of its arguments.
     """
+    if q is None and q_guess is None and yd is not None and (gravity is True or gravity is False):
+        tables = _call_tables(model)  # the common call: one lookup, then the kernel
+        if tables is not None:
+            try:
+                return _CABA(model, (y, yd, tau_ind, NO_FORCES if f_ext is None else f_ext, ABSENT),
+                             tables + (gravity, SOLVE), out)
+            except Unsolved:
+                pass
     return aba_with(model, None, y, yd, tau_ind, f_ext, gravity, out, q, q_guess)
+
+
+def _call_tables(model):
+    """(ci, cf, this thread's cluster workspace) of the model's packed clusters, or None
+    when some cluster is prepared in Python (then :func:`_run` does it)."""
+    def build():
+        packed = packed_clusters(model)
+        return None if packed.python_prepared else (packed.ci, packed.cf, cluster_workspace_buffer(model, packed))
+
+    return derived(model).per_thread("cluster_call", build)
 
 
 def aba_with(model, packed, y, yd, tau_ind, f_ext=None, gravity=True, out=None, q=None, q_guess=None):
@@ -338,6 +361,14 @@ def cluster_rnea(model, y, yd, ydd, f_ext=None, *, q=None, q_guess=None, gravity
 
     Returns τ_ind (nyv,) [N m, N]. A pure function of its arguments.
     """
+    if q is None and q_guess is None and yd is not None and ydd is not None and (gravity is True or gravity is False):
+        tables = _call_tables(model)  # the common call: one lookup, then the kernel
+        if tables is not None:
+            try:
+                return _CRNEA(model, (y, yd, ydd, NO_FORCES if f_ext is None else f_ext, ABSENT),
+                              tables + (gravity, SOLVE), out)
+            except Unsolved:
+                pass
     if gravity is not True and gravity is not False:  # the fast path would read its truth value
         gravity = val.GRAVITY(gravity)
     if yd is None or ydd is None:
@@ -421,10 +452,24 @@ def embedding_accelerations(model, q, v, tau, f_ext=None, state=None):
     if packed.python_prepared:
         prepare_clusters_at(model, packed, cws, q, v, state, packed.python_prepared)
     try:
-        return _EMBED(model, (q, v, tau, forces), (packed.ci, packed.cf, cws, True, GIVEN))
+        return _EMBED(model, (q, v, tau, forces), (packed.ci, packed.cf, cws, True, GIVEN))[:model.nv]
     except Unsolved:  # q off the manifold (within the caller's tolerance) or singular: the Python path
         prepare_clusters_at(model, packed, cws, q, v, state)
-        return _EMBED(model, (q, v, tau, forces), (packed.ci, packed.cf, cws, True, PREPARED))
+        return _EMBED(model, (q, v, tau, forces), (packed.ci, packed.cf, cws, True, PREPARED))[:model.nv]
+
+
+def embedding_solve(model, q, v, tau, f_ext=None, gravity=True):
+    """The compiled embedding method on spanning states (q, v) — single (nq,), (nv,) or a
+    batch (B, nq), (B, nv) — of a model whose implicit clusters are all compiled: the
+    kernel's output (nv + 2,) or (B, nv + 2), q̈ then the worst position and velocity
+    residuals (:func:`~soadyn.kernels.cluster.embedding.worst_residuals`). Returns None
+    when some cluster is prepared in Python; raises
+    :class:`~soadyn.core.status.Unsolved` when some state is off the constraint manifold
+    (beyond ``MANIFOLD_TOL``) or singular: the caller then takes the Python path."""
+    tables = _call_tables(model)
+    if tables is None:
+        return None
+    return _EMBED(model, (q, v, tau, NO_FORCES if f_ext is None else f_ext), tables + (gravity, GIVEN))
 
 
 def cluster_motion_subspaces(model, y, yd=None, *, q=None, q_guess=None):

@@ -2,31 +2,78 @@
 [Chignoli23, eq. 3, Alg. 1, §V-D], in one kernel:
 
     y, ẏ taken from (q, q̇);  G(q), g(q, q̇) of the implicit clusters at the given q;
-    τ_ind = Gᵀ τ;  ÿ by C-ABA;  q̈ = G ÿ + g.
+    τ_ind = Gᵀ τ;  ÿ by C-ABA;  q̈ = G ÿ + g,
+
+with the worst constraint residuals of (q, q̇) for the caller's consistency check.
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 from numba import njit
 
-from ...core.layout import model_tables
-from ...core.status import OK, SINGULAR
+from ...core.layout import carve, model_tables
+from ...core.status import BAD_SHAPE, OK, SINGULAR
 from ..kinematics import state_status
 from .aba import articulated_cluster_pass, cluster_acceleration_pass
 from .explicit import apply_explicit_map, apply_explicit_map_transpose
 from .inertia import init_cluster_inertias
+from .implicit import GIVEN, implicit_tables, implicit_workspace
 from .kinematics import positions_pass
-from .layout import cluster_tables
+from .layout import LINEAR, cluster_tables, cluster_workspace, explicit_map
+
+
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def worst_residuals(mi, mf, ci, cf, cws, q, v, y, yd):
+    """(max |φ|, max |K q̇|) over the constraint rows of the implicit clusters (as the
+    preparation at q left them) and (max |q_c − G y_c|, max |q̇_c − G ẏ_c|) over the linear
+    clusters: how far (q, q̇) is from the constraint manifold and its tangent space."""
+    m = model_tables(mi, mf)
+    c = cluster_tables(ci)
+    w = cluster_workspace(cws, c, m.nq, m.nv)
+    x = implicit_tables(ci, cf)
+    iw = implicit_workspace(cws, x, m.nv)
+    worst_q, worst_v = 0.0, 0.0
+    for i in range(x.n):
+        k = x.cluster[i]
+        col0 = c.row_start[k]
+        for a in range(x.n_rows[i]):
+            r = x.rows[x.rows_start[i] + a]
+            worst_q = max(worst_q, abs(iw.resid[r]))
+            acc = 0.0
+            for e in range(c.n_spanning[k]):
+                col = c.rows_v[col0 + e]
+                acc += iw.G[r, col] * v[col]
+            worst_v = max(worst_v, abs(acc))
+    for k in range(c.n):
+        if c.kind[k] != LINEAR:
+            continue
+        G, _ = explicit_map(c, cf, w, k)
+        r0 = c.row_start[k]
+        for r in range(c.n_spanning[k]):
+            pos, vel = 0.0, 0.0
+            for j in range(c.n_y[k]):
+                pos += G[r, j] * y[c.yq_start[k] + j]
+                vel += G[r, j] * yd[c.yv_start[k] + j]
+            worst_q = max(worst_q, abs(q[c.rows_q[r0 + r]] - pos))
+            worst_v = max(worst_v, abs(v[c.rows_v[r0 + r]] - vel))
+    return worst_q, worst_v
 
 
 @njit(cache=True)
-def embedding_forward_kernel(mi, mf, ws, q, v, tau, fext, ci, cf, cws, gravity, mode, qdd):
-    """q̈ (nv,) from (q, q̇, τ) (module docstring). ``mode``: GIVEN (the implicit clusters
-    are prepared at q, which must satisfy the constraints) or PREPARED (by the caller).
-    Returns a status."""
+def embedding_forward_kernel(mi, mf, ws, q, v, tau, fext, ci, cf, cws, gravity, mode, out):
+    """q̈ from (q, q̇, τ) (module docstring) into ``out[:nv]``, and into ``out[nv:nv + 2]``
+    the worst residuals of (q, q̇) (:func:`worst_residuals`; NaN in mode PREPARED).
+    ``mode``: GIVEN (the implicit clusters are prepared at q, which must satisfy the
+    constraints to MANIFOLD_TOL) or PREPARED (by the caller). Returns a status."""
     st = state_status(q, v, tau, fext)
     if st != OK:
         return st
+    m = model_tables(mi, mf)
+    if out.shape[0] != m.nv + 2 or q.shape[0] != m.nq or v.shape[0] != m.nv or tau.shape[0] != m.nv:
+        return BAD_SHAPE
+    qdd = carve(out, 0, m.nv)
     c = cluster_tables(ci)
     y = np.empty(c.nyq)
     yd = np.empty(c.nyv)
@@ -45,14 +92,18 @@ def embedding_forward_kernel(mi, mf, ws, q, v, tau, fext, ci, cf, cws, gravity, 
     ydd = np.empty(c.nyv)
     cluster_acceleration_pass(mi, mf, ws, ci, cws, gravity, ydd, True)
     apply_explicit_map(mi, mf, ci, cf, cws, ydd, qdd, False, True)
+    if mode == GIVEN:
+        out[m.nv], out[m.nv + 1] = worst_residuals(mi, mf, ci, cf, cws, q, v, y, yd)
+    else:
+        out[m.nv], out[m.nv + 1] = math.nan, math.nan
     return OK
 
 
 @njit(nogil=True, cache=True)
-def embedding_forward_batch(mi, mf, ws, Q, V, T, Fext, ci, cf, cws, gravity, mode, QDD, status, start, stop):
+def embedding_forward_batch(mi, mf, ws, Q, V, T, Fext, ci, cf, cws, gravity, mode, OUT, status, start, stop):
     """:func:`embedding_forward_kernel` on states ``start`` to ``stop − 1`` of a batch, with
     this block's own copy of the cluster workspace (see :func:`soadyn.core.call.run_blocks`)."""
     local = cws.copy()
     for b in range(start, stop):
         status[b] = embedding_forward_kernel(mi, mf, ws, Q[b], V[b], T[b], Fext[b], ci, cf, local, gravity, mode,
-                                             QDD[b])
+                                             OUT[b])

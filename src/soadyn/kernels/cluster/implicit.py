@@ -482,8 +482,8 @@ def prepare_implicit(mi, mf, ws, ci, cf, cws, y, yd, q_given, mode, with_bias):
     docstring; ``mode`` one of SOLVE, GIVEN, GUESS, PREPARED). ``q_given``: the spanning
     configuration (GIVEN) or the start of the solve (GUESS), else empty. The positions of
     the rigid and linear clusters are written too. Returns OK or UNSOLVED."""
-    if mode == PREPARED:
-        return OK
+    if mode == PREPARED or (mode == SOLVE and ci[ci[7]] == 0):  # no implicit cluster (header entry n)
+        return OK  # positions_pass writes the rigid and linear clusters
     m = model_tables(mi, mf)
     if mode == GIVEN or mode == GUESS:
         if q_given.shape[0] != m.nq:  # the caller's checks then name the problem
