@@ -32,15 +32,17 @@ from functools import cached_property
 import numpy as np
 
 from ..core import validation as val
-from ..dynamics.crba import mass_matrix
-from ..dynamics.rnea import rnea
+from ..core.compile import derived
 from ..core.constraints import ConstraintError
 from ..core.status import Unsolved
+from ..dynamics.crba import mass_matrix
+from ..dynamics.rnea import rnea
 from .constraint_set import constraint_set
 from .cut_joint import CUT_JOINT_METHODS, RowSpace, constraint_forces, stabilized_bias
 from .direct import direct_outputs, direct_solve, direct_tables, output_state
 from .embedding.algorithms import embedding_accelerations, embedding_solve
 from .embedding.clusters import cluster_tree
+from .embedding.compiled import packed_clusters
 from .kinematics import check_residuals, evaluate_constraints, residual_tolerance
 
 __all__ = ["constrained_forward_dynamics", "ConstrainedDynamicsResult", "ConstrainedProblem", "METHODS",
@@ -336,12 +338,42 @@ def _embedding_state_by_state(model, q, v, tau, f_ext, t, rank_tol, residual_tol
     return EmbeddingResult(model, _own(q), _own(v), _own(tau), _own(f_ext), t, rank_tol, qdd)
 
 
+#: the constraint rows from which the default method is the embedding one when both are
+#: compiled: the direct method costs O(N m + m³) in the rows m, the embedding kernel
+#: O(N); on four-bar chains (benchmarks/results/closed_chain_methods.md) direct is faster
+#: up to 4 loops (20 rows: 18.7 against 22.4 µs), embedding from 8 loops (40 rows: 37.2
+#: against 50.2 µs; 16 loops: 78.3 against 252.1 µs)
+EMBEDDING_ROWS = 30
+
+
+def _embedding_compiled(model):
+    """True when the embedding method runs in one kernel call (a cluster tree exists and
+    no cluster's constraints are Python callables)."""
+    try:
+        packed = packed_clusters(model)
+    except ConstraintError:  # no cluster tree (e.g. non-holonomic constraints)
+        return False
+    return not packed.python_prepared
+
+
 def default_method(model):
-    """The method ``constrained_forward_dynamics`` uses when none is named: the compiled
-    ``"direct"`` method when every constraint is compiled (loop joints, couplings,
-    transmissions) — one kernel call, O(N m), the fastest on every mechanism measured
-    (benchmarks/closed_chain_methods.py) — else ``"augmented"`` (O(N) sweeps, no dense M)."""
-    return "direct" if direct_tables(model) is not None else "augmented"
+    """The method ``constrained_forward_dynamics`` uses when none is named, the fastest
+    compiled one for the model (once per model version): the compiled ``"direct"`` method
+    when every constraint is a loop joint, coupling or transmission and there are fewer
+    than ``EMBEDDING_ROWS`` constraint rows; else ``"embedding"`` when every cluster is
+    compiled (loop joints, couplings, symbolic constraints: Tello's differentials, long
+    chains of loops); else ``"direct"`` when compiled; else ``"augmented"`` (O(N) sweeps,
+    no dense M). With Baumgarte terms, which the embedding method does not take, the
+    direct (or augmented) method is used instead of it."""
+    def choose():
+        tables = direct_tables(model)
+        if tables is not None and tables.m < EMBEDDING_ROWS:
+            return "direct"
+        if _embedding_compiled(model):
+            return "embedding"
+        return "direct" if tables is not None else "augmented"
+
+    return derived(model).memo("default_method", choose)
 
 
 def _compiled_direct(model, tables, q, v, tau, f_ext, t, rank_tol, baumgarte, check, residual_tol):
@@ -416,8 +448,9 @@ def constrained_forward_dynamics(model, q, v, tau=None, method=None, *, tau_ind=
     q : (nq,) configuration; v : (nv,) velocity (consistent with the constraints, see
         :func:`soadyn.close_loops`); None means zero.
     tau : (nv,) generalized forces at the spanning-tree joints [N m, N] (default zero).
-    method : None (default: :func:`default_method` — the compiled ``"direct"`` method when
-        every constraint is a loop joint, coupling or transmission, else ``"augmented"``),
+    method : None (default: :func:`default_method`, the fastest compiled method for the
+        model: ``"direct"`` for few constraint rows, ``"embedding"`` for many or for
+        symbolic constraints, else ``"augmented"``),
         ``"direct"`` (Lagrange multipliers; compiled, one kernel call, when every constraint
         is, else a KKT system solved in Python), ``"augmented"`` (O(N) sweeps and the
         operational-space compliance of the cut-joint nodes; M is never formed),
@@ -444,9 +477,10 @@ def constrained_forward_dynamics(model, q, v, tau=None, method=None, *, tau_ind=
         (e.g. a drifting state integrated with Baumgarte terms).
     residual_tol : the tolerance of the check (default 1e-6).
 
-    Batches: with the compiled direct method, ``q``, ``v``, ``tau`` (and ``f_ext``) may carry
-    a leading batch dimension B; all states are evaluated by one multi-threaded kernel call
-    and the result holds (B, ...) arrays (see :class:`CompiledDirectResult`).
+    Batches: with the compiled direct and embedding methods, ``q``, ``v``, ``tau`` (and
+    ``f_ext``) may carry a leading batch dimension B; all states are evaluated by one
+    multi-threaded kernel call and the result holds (B, ...) arrays (see
+    :class:`CompiledDirectResult`, :class:`EmbeddingResult`).
 
     Returns
     -------
@@ -454,13 +488,17 @@ def constrained_forward_dynamics(model, q, v, tau=None, method=None, *, tau_ind=
     ``n_constraints``, ``constraint_rank`` (rank of G_c) and ``degrees_of_freedom``
     (nv − rank G_c) (the constraint forces, multipliers and ranks computed when first read).
     """
+    if method is None:
+        method = default_method(model)
+        if method == "embedding" and baumgarte is not None:  # Baumgarte terms: a cut-joint method
+            method = "direct" if direct_tables(model) is not None else "augmented"
     if method == "embedding" and check and baumgarte is None:
         if type(residual_tol) is not float or not 0.0 < residual_tol < np.inf:
             residual_tol = residual_tolerance(residual_tol)
         result = _compiled_embedding(model, q, v, tau, tau_ind, f_ext, t, rank_tol, residual_tol)
         if result is not None:
             return result
-    if method is None or method == "direct":
+    if method == "direct":
         tables = direct_tables(model)
         if tables is not None:
             if tau_ind is not None:
@@ -470,8 +508,6 @@ def constrained_forward_dynamics(model, q, v, tau=None, method=None, *, tau_ind=
             if type(residual_tol) is not float or not 0.0 < residual_tol < np.inf:
                 residual_tol = residual_tolerance(residual_tol)
             return _compiled_direct(model, tables, q, v, tau, f_ext, t, rank_tol, baumgarte, check, residual_tol)
-        if method is None:
-            method = "augmented"
     c = model.compiled
     q = _copy(val.vector(q, c.nq, "q", batch_ok=False), q)
     v = np.zeros(c.nv) if v is None else _copy(val.vector(v, c.nv, "v", batch_ok=False), v)

@@ -5,7 +5,8 @@ import pytest
 
 import soadyn as sd
 from soadyn import joints as jt
-from soadyn.closed.embedding.clusters import cluster_tree, declare_cluster, independent_state, spanning_state
+from soadyn.closed.embedding.clusters import cluster_tree, declare_cluster, independent_state
+from soadyn.closed.embedding import spanning_state
 from soadyn.core.constraints import ConstraintError
 from soadyn.closed.embedding import cluster_mass_matrix
 from soadyn.graph import AggregationError, contract, model_digraph

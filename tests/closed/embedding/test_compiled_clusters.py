@@ -10,7 +10,8 @@ import pytest
 import sympy
 
 import soadyn as sd
-from soadyn.closed.embedding.clusters import cluster_tree, random_independent_state, spanning_state
+from soadyn.closed.embedding.clusters import cluster_tree, random_independent_state
+from soadyn.closed.embedding.clusters import solve_spanning_state as spanning_state  # the Python solve
 from soadyn.closed.embedding.compiled import packed_clusters
 from soadyn.core.constraints import ConstraintError
 from soadyn.core.expression_tape import NotCompilable, build_tape
@@ -194,3 +195,34 @@ def test_embedding_method_checks_the_state():
     # check=False accepts the inconsistent velocity (the Python path, the given v as is)
     r = sd.constrained_forward_dynamics(m, Q[2], v, T[2], method="embedding", check=False)
     assert np.all(np.isfinite(r.qdd))
+
+
+def test_public_spanning_state_is_the_kernels_solve(robot):
+    """sd.spanning_state solves as the cluster kernels do: C-ABA from y and from y with the
+    q it returns agree to the last bit; the Python solve agrees to its tolerance."""
+    rng = np.random.default_rng(9)
+    for _ in range(3):
+        y, yd = random_independent_state(robot, rng)
+        tau = rng.normal(size=len(yd))
+        q, v = sd.spanning_state(robot, y, yd)
+        assert np.array_equal(sd.cluster_aba(robot, y, yd, tau), sd.cluster_aba(robot, y, yd, tau, q=q))
+        qp, vp = spanning_state(robot, y, yd)  # the Python solve
+        assert np.allclose(q, qp, atol=1e-10) and np.allclose(v, vp, atol=1e-9)
+
+
+def test_default_method_follows_the_measured_crossover():
+    """Direct (KKT) for few constraint rows, embedding for many rows and for symbolic
+    constraints the direct kernel cannot evaluate; the same accelerations either way."""
+    from soadyn.models import four_bar_chain
+    assert sd.closed.default_method(four_bar_chain(4, 0)) == "direct"  # 20 rows
+    assert sd.closed.default_method(sd.models.tello()) == "embedding"  # symbolic differentials
+    m = four_bar_chain(8, 0)  # 40 rows
+    assert sd.closed.default_method(m) == "embedding"
+    rng = np.random.default_rng(2)
+    q, v = sd.close_loops(m, sd.neutral(m) + 0.1 * rng.normal(size=m.nq), rng.normal(size=m.nv))
+    tau = rng.normal(size=m.nv)
+    res = sd.constrained_forward_dynamics(m, q, v, tau)
+    direct = sd.constrained_forward_dynamics(m, q, v, tau, method="direct")
+    assert res.method == "embedding" and np.allclose(res.qdd, direct.qdd, rtol=1e-8, atol=1e-8)
+    stabilized = sd.constrained_forward_dynamics(m, q, v, tau, baumgarte=(1.0, 1.0))  # not for embedding
+    assert stabilized.method == "direct"

@@ -4,9 +4,9 @@ the packed form the kernels read (:mod:`.compiled`), the public cluster algorith
 C-RNEA, C-ABA, C-EFPA and the cluster mass matrix (:mod:`.algorithms`), and the
 comparison methods of [Chignoli23, §II] (:mod:`.comparison`)."""
 from .algorithms import (cluster_aba, cluster_efpa, cluster_mass_matrix, cluster_motion_subspaces, cluster_rnea,
-                         embedding_accelerations)
+                         embedding_accelerations, spanning_state)
 from .clusters import (Cluster, ClusterTree, cluster_tree, declare_cluster, independent_state,
-                       random_independent_state, spanning_state)
+                       random_independent_state)
 from .comparison import approximate_model, projected_efpa, projected_forward_dynamics, projected_rnea
 
 __all__ = ["cluster_aba", "cluster_efpa", "cluster_mass_matrix", "cluster_motion_subspaces", "cluster_rnea",

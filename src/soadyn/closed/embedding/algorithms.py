@@ -36,14 +36,14 @@ from ...kernels.cluster.crba import cluster_mass_matrix_kernel
 from ...kernels.cluster.efpa import cluster_efpa_kernel
 from ...kernels.cluster.embedding import embedding_forward_batch, embedding_forward_kernel
 from ...kernels.cluster.implicit import GIVEN, GUESS, PREPARED, SOLVE
-from ...kernels.cluster.kinematics import cluster_subspaces_kernel
+from ...kernels.cluster.kinematics import cluster_subspaces_kernel, spanning_state_kernel
 from ...kernels.cluster.rnea import cluster_rnea_batch, cluster_rnea_kernel
 from .cluster_joints import off_manifold_message
-from .clusters import cluster_tree
+from .clusters import cluster_tree, solve_spanning_state
 from .compiled import cluster_workspace_buffer, packed_clusters
 
 __all__ = ["cluster_rnea", "cluster_aba", "cluster_efpa", "cluster_mass_matrix", "embedding_accelerations",
-           "embedding_solve",
+           "embedding_solve", "spanning_state",
            "cluster_motion_subspaces", "prepare_clusters", "check_spanning_configuration", "MANIFOLD_TOL"]
 
 #: largest constraint residual max |φ(q)| [m, rad] accepted for a given spanning configuration
@@ -81,6 +81,8 @@ _CRNEA = CompiledFunction(cluster_rnea_kernel, cluster_rnea_batch,
                           _independent_vector, params=(None, None, None, val.GRAVITY))
 _CMASS = CompiledFunction(cluster_mass_matrix_kernel, None, (_Y, _Q), _independent_square)
 _CEFPA = CompiledFunction(cluster_efpa_kernel, None, (_Y, _Q), _operational_square)
+_SPANNING = CompiledFunction(spanning_state_kernel, None, (_Y, _YD, Arg("q_guess", "nq", optional=True)),
+                             lambda c, state, params: ((c.nq + c.nv,),))
 _EMBED = CompiledFunction(embedding_forward_kernel, embedding_forward_batch,
                           (Arg("q", "nq"), Arg("v", "nv"), Arg("tau", "nv"), Arg("f_ext", "forces")),
                           lambda c, state, params: ((c.nv + 2,),), params=(None, None, None, val.GRAVITY))
@@ -496,3 +498,38 @@ def cluster_motion_subspaces(model, y, yd=None, *, q=None, q_guess=None):
 
     _run(model, y, yd, with_v, None, q, q_guess, call)
     return [(S.reshape(S.shape[0], -1).T.copy(), ck.reshape(-1) if with_v else None) for S, ck in zip(S_all, c_all)]
+
+
+def spanning_state(model, y, yd, q_guess=None):
+    """``(q, v) = (γ(y), G(q) ẏ)``: spanning-tree state from independent coordinates
+    ([Chignoli23, eq. 3]).
+
+    Parameters: y (nyq,) [rad, m], ẏ (nyv,) [rad/s, m/s] (None means zero); ``q_guess``
+    optional (nq,).
+    Returns q (nq,), v (nv,). A pure function of its arguments.
+
+    Loop clusters are solved by Gauss–Newton iteration from ``q_guess`` when given, else
+    from each cluster's reference configuration — fixed when the model is built, never a
+    singular configuration, never an earlier call's solution (see
+    :class:`~soadyn.closed.embedding.cluster_joints.ClusterJoint`) — moved to y along its
+    branch; the assembly branch nearest the start is found. Dependent revolute angles in
+    which the constraints are 2π-periodic are wrapped to (−π, π]; y is kept as given.
+    The solve is the cluster kernels' own (:mod:`soadyn.kernels.cluster.implicit`), so
+    that ``cluster_aba(model, y, ...)`` and ``cluster_aba(model, y, ..., q=spanning_state(
+    model, y, ...)[0])`` agree to the last bit; where it does not converge, or a cluster's
+    constraints are Python callables, the Python solve takes over
+    (:func:`~soadyn.closed.embedding.clusters.solve_spanning_state`, more starts).
+    Raises ConstraintError when a mechanism cannot be assembled at ``y`` or the solution
+    is a singular configuration (∂φ/∂q_d rank-deficient: G undefined there).
+    """
+    tables = _call_tables(model)
+    if tables is not None:
+        nq = model.nq
+        ydv = np.zeros(_nyv(model)) if yd is None else yd
+        q_arg = ABSENT if q_guess is None else q_guess
+        try:
+            out = _SPANNING(model, (y, ydv, q_arg), tables + (SOLVE if q_guess is None else GUESS,))
+            return out[:nq], out[nq:]
+        except Unsolved:
+            pass
+    return solve_spanning_state(model, y, yd, q_guess)

@@ -29,7 +29,7 @@ from ...graph import AggregationError, aggregation_subgraph, check_aggregation_c
 from ..constraint_set import coupling_bodies, tree_paths
 from .cluster_joints import ClusterJoint
 
-__all__ = ["Cluster", "ClusterTree", "coordinate_names", "cluster_tree", "declare_cluster", "independent_state", "spanning_state",
+__all__ = ["Cluster", "ClusterTree", "coordinate_names", "cluster_tree", "declare_cluster", "independent_state", "solve_spanning_state",
            "random_independent_state"]
 
 
@@ -377,9 +377,10 @@ def independent_state(model, q, v):
     return cluster_tree(model).independent_state(q, v)
 
 
-def spanning_state(model, y, yd, q_guess=None):
+def solve_spanning_state(model, y, yd, q_guess=None):
     """``(q, v) = (γ(y), G(q) ẏ)``: spanning-tree state from independent coordinates
-    ([Chignoli23, eq. 3]).
+    ([Chignoli23, eq. 3]), solved in Python (the reference of the compiled solve behind
+    :func:`soadyn.spanning_state`, and its fallback).
 
     Parameters: y (nyq,) [rad, m], ẏ (nyv,) [rad/s, m/s] (None means zero); ``q_guess``
     optional (nq,).
