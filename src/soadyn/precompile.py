@@ -110,6 +110,16 @@ def _cluster_kernels():
     sd.constrained_forward_dynamics(m, q, v, np.zeros(m.nv), method="embedding")
 
 
+def _implicit_clusters():
+    """The compiled preparation of implicit clusters (loop joints, symbolic constraints) and
+    the spanning-state solve."""
+    m = sd.models.four_bar_chain(1, 0)
+    q, v = sd.close_loops(m, sd.neutral(m) + 0.1, np.ones(m.nv))
+    y, yd = sd.independent_state(m, q, v)
+    sd.cluster_aba(m, y, yd, yd)
+    sd.spanning_state(m, y, yd)
+
+
 def _cluster_batches():
     """The batched C-ABA and C-RNEA (the implicit clusters' preparation included)."""
     m = sd.models.four_bar_chain(1, 0)
@@ -122,8 +132,9 @@ def _cluster_batches():
 
 #: kernel groups, the longest first (cold compile on 2 cores, one process each): the
 #: pool starts them in this order, so the long ones do not end up last
-GROUPS = {"clusters": _cluster_kernels, "closed": _closed_chain_methods, "tree": _tree_kernels,
-          "cluster_batches": _cluster_batches, "operators": _operator_kernels, "batches": _tree_batches}
+GROUPS = {"clusters": _cluster_kernels, "closed": _closed_chain_methods, "implicit": _implicit_clusters,
+          "tree": _tree_kernels, "cluster_batches": _cluster_batches, "operators": _operator_kernels,
+          "batches": _tree_batches}
 
 
 def _quiet():

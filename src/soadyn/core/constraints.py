@@ -466,7 +466,12 @@ def symbolic_constraint(name, joints, expressions, symbols):
 
     ``symbols[k]`` stands for the coordinate of joint ``joints[k]``. The Jacobian K and
     the acceleration bias 𝔘̊ = −K̇q̇ = −Σ_j ∂(K q̇)/∂q_j q̇_j are derived symbolically and
-    turned into plain-Python functions. Needs sympy (the ``symbolic`` extra).
+    turned into plain-Python functions (the cut-joint methods in Python) and into
+    instruction tapes (``tapes``, :mod:`soadyn.core.expression_tape`) that the compiled
+    cluster kernels run — no kernel is compiled per constraint. Expressions may use
+    +, −, ×, ÷, powers, sqrt, exp, log, abs, the trigonometric and hyperbolic functions,
+    their inverses and atan2; with any other function the constraint stays in Python
+    (``tapes`` is None). Needs sympy (the ``symbolic`` extra).
     """
     try:
         import sympy  # optional (extra 'symbolic'): imported only for symbolic input

@@ -31,13 +31,13 @@ from ...core.compile import derived
 from ...core.constraints import ConstraintError
 from ...core.status import Unsolved, raise_status
 from ...dynamics.frames import frame_set
-from ...kernels.cluster.aba import cluster_aba_batch, cluster_aba_kernel
+from ...kernels.cluster.aba import cluster_aba_batch, cluster_aba_kernel, cluster_aba_state_kernel
 from ...kernels.cluster.crba import cluster_mass_matrix_kernel
 from ...kernels.cluster.efpa import cluster_efpa_kernel
 from ...kernels.cluster.embedding import embedding_forward_batch, embedding_forward_kernel
-from ...kernels.cluster.implicit import GIVEN, GUESS, PREPARED, SOLVE
+from ...kernels.cluster.implicit import GIVEN, GUESS, PREPARED, SOLVE, prepare_implicit_kernel
 from ...kernels.cluster.kinematics import cluster_subspaces_kernel, spanning_state_kernel
-from ...kernels.cluster.rnea import cluster_rnea_batch, cluster_rnea_kernel
+from ...kernels.cluster.rnea import cluster_rnea_batch, cluster_rnea_kernel, cluster_rnea_state_kernel
 from .cluster_joints import off_manifold_message
 from .clusters import cluster_tree, solve_spanning_state
 from .compiled import cluster_workspace_buffer, packed_clusters
@@ -73,14 +73,22 @@ def _operational_square(c, state, params):
 
 
 _Y, _YD, _Q = Arg("y", _nyq), Arg("yd", _nyv), Arg("q", "nq", optional=True)
-_CABA = CompiledFunction(cluster_aba_kernel, cluster_aba_batch,
-                         (_Y, _YD, Arg("tau_ind", _nyv), Arg("f_ext", "forces"), _Q),
-                         _independent_vector, params=(None, None, None, val.GRAVITY))
-_CRNEA = CompiledFunction(cluster_rnea_kernel, cluster_rnea_batch,
-                          (_Y, _YD, Arg("ydd", _nyv), Arg("f_ext", "forces"), _Q),
-                          _independent_vector, params=(None, None, None, val.GRAVITY))
-_CMASS = CompiledFunction(cluster_mass_matrix_kernel, None, (_Y, _Q), _independent_square)
-_CEFPA = CompiledFunction(cluster_efpa_kernel, None, (_Y, _Q), _operational_square)
+_ABA_ARGS = (_Y, _YD, Arg("tau_ind", _nyv), Arg("f_ext", "forces"))
+_RNEA_ARGS = (_Y, _YD, Arg("ydd", _nyv), Arg("f_ext", "forces"))
+# single states (the nonlinear clusters prepared before the call), and batches (each state
+# prepared inside the batched kernel, from q or q_guess when given)
+_CABA = CompiledFunction(cluster_aba_kernel, None, _ABA_ARGS, _independent_vector,
+                         params=(None, None, None, val.GRAVITY))
+_CABA_STATES = CompiledFunction(cluster_aba_state_kernel, cluster_aba_batch, _ABA_ARGS + (_Q,), _independent_vector,
+                                params=(None, None, None, val.GRAVITY))
+_CRNEA = CompiledFunction(cluster_rnea_kernel, None, _RNEA_ARGS, _independent_vector,
+                          params=(None, None, None, val.GRAVITY))
+_CRNEA_STATES = CompiledFunction(cluster_rnea_state_kernel, cluster_rnea_batch, _RNEA_ARGS + (_Q,),
+                                 _independent_vector, params=(None, None, None, val.GRAVITY))
+_CMASS = CompiledFunction(cluster_mass_matrix_kernel, None, (_Y,), _independent_square)
+_PREPARE = CompiledFunction(prepare_implicit_kernel, None, (_Y, Arg("yd", _nyv, optional=True), _Q),
+                            lambda c, state, params: (), allocate=lambda c, state: ())
+_CEFPA = CompiledFunction(cluster_efpa_kernel, None, (_Y,), _operational_square)
 _SPANNING = CompiledFunction(spanning_state_kernel, None, (_Y, _YD, Arg("q_guess", "nq", optional=True)),
                              lambda c, state, params: ((c.nq + c.nv,),))
 _EMBED = CompiledFunction(embedding_forward_kernel, embedding_forward_batch,
@@ -217,19 +225,20 @@ def _checked_state(model, tree, y, yd, q, q_guess):
     return y, yd, q, q_guess
 
 
-def _run(model, y, yd, with_bias, packed, q, q_guess, call, single=None):
-    """Run a cluster kernel. ``call(packed, cws, q_arg, mode)`` makes the kernel call through
-    its :class:`~soadyn.core.call.CompiledFunction` with this thread's cluster workspace;
-    ``single(b)``, for functions that take batches, evaluates state b of a batch alone.
+def _run(model, y, yd, with_bias, packed, q, q_guess, call, batch_call=None, single=None):
+    """Run a cluster kernel on one state or a batch.
 
-    The kernel prepares the implicit clusters itself (mode SOLVE, GIVEN with ``q`` or GUESS
-    with ``q_guess``; :mod:`soadyn.kernels.cluster.implicit`); clusters whose constraints
-    are Python callables are prepared here first. When the compiled preparation does not
-    succeed (``Unsolved``: no convergence from its starts, a singular configuration, a
-    given q that fails its checks) every nonlinear cluster is prepared in Python — more
-    starts, errors that name the cause — and the kernel runs in mode PREPARED. A batch
-    (leading dimension on y) is one kernel call; should a state of it need the Python
-    path, the batch is evaluated state by state."""
+    ``call(packed, cws)`` runs the single-state kernel through its
+    :class:`~soadyn.core.call.CompiledFunction` with this thread's cluster workspace, in
+    which the nonlinear clusters have been prepared: the implicit ones by the compiled
+    :func:`~soadyn.kernels.cluster.implicit.prepare_implicit_kernel` (mode SOLVE, GIVEN
+    with ``q`` or GUESS with ``q_guess``), those whose constraints are Python callables in
+    Python. When the compiled preparation does not succeed (``Unsolved``: no convergence
+    from its starts, a singular configuration, a given q that fails its checks) every
+    nonlinear cluster is prepared in Python — more starts, errors that name the cause.
+
+    ``batch_call(packed, cws, q_arg, mode)`` runs the batched kernel (each state prepared
+    inside it); ``single(b)`` evaluates state b alone, for batches that need Python."""
     if q is not None and q_guess is not None:
         raise ValueError("q, q_guess: give the spanning configuration q (no solve) or a guess for the solve, "
                          "not both")
@@ -237,31 +246,44 @@ def _run(model, y, yd, with_bias, packed, q, q_guess, call, single=None):
     packed = packed_clusters(model) if packed is None else packed
     cws = cluster_workspace_buffer(model, packed, key)
     mode = GIVEN if q is not None else GUESS if q_guess is not None else SOLVE
-    q_arg = q if q is not None else q_guess if q_guess is not None else ABSENT
-    batched = np.ndim(y) == 2
-    if packed.python_prepared:
-        if batched:
-            return _state_by_state(single, len(y))
-        y, yd, q, q_guess = _checked_state(model, packed.tree, y, yd, q, q_guess)
-        q_arg = q if q is not None else q_guess if q_guess is not None else ABSENT
-        if q is not None:
-            check_spanning_configuration(model, packed.tree, y, q, nonlinear=False)
-        prepare_clusters(model, packed, cws, y, yd if with_bias else None, q_guess, q, packed.python_prepared)
-    try:
-        return call(packed, cws, q_arg, mode)
-    except Unsolved:
-        if batched:
-            return _state_by_state(single, len(y))
-    # the Python path (module docstring)
+    if np.ndim(y) == 2:
+        if batch_call is None:
+            raise ValueError(f"y: expected one state of shape ({packed.tree.nyq},), got shape {np.shape(y)}; this "
+                             "function takes no batches")
+        if not packed.python_prepared:
+            q_arg = q if q is not None else q_guess if q_guess is not None else ABSENT
+            try:
+                return batch_call(packed, cws, q_arg, mode)
+            except Unsolved:
+                pass
+        return _state_by_state(single, len(y))
     tree = packed.tree
     y, yd, q, q_guess = _checked_state(model, tree, y, yd, q, q_guess)
+    try:
+        if packed.python_prepared:
+            if q is not None:
+                check_spanning_configuration(model, tree, y, q, nonlinear=False)
+            prepare_clusters(model, packed, cws, y, yd if with_bias else None, q_guess, q, packed.python_prepared)
+        if packed.compiled:
+            _prepare_implicit(model, packed, cws, y, yd, q, q_guess, mode, with_bias)
+        elif q is not None and not packed.python_prepared:
+            check_spanning_configuration(model, tree, y, q)
+        return call(packed, cws)
+    except Unsolved:
+        pass
+    # the Python path (docstring above)
     if q is not None:
         check_spanning_configuration(model, tree, y, q, nonlinear=False)
     prepare_clusters(model, packed, cws, y, yd if with_bias else None, q_guess, q)
-    try:
-        return call(packed, cws, ABSENT, PREPARED)
-    except Unsolved:  # pragma: no cover - mode PREPARED never reports it
-        raise RuntimeError("the cluster kernel reported an unsolved cluster in mode PREPARED") from None
+    return call(packed, cws)
+
+
+def _prepare_implicit(model, packed, cws, y, yd, q, q_guess, mode, with_bias):
+    """The compiled preparation of the implicit clusters; raises ``Unsolved`` when the
+    caller must take the Python path."""
+    q_arg = q if q is not None else q_guess if q_guess is not None else ABSENT
+    _PREPARE(model, (y, ABSENT if yd is None else yd, q_arg), (packed.ci, packed.cf, cws, mode,
+                                                               with_bias and yd is not None))
 
 
 def _state_by_state(single, batch):
@@ -309,23 +331,27 @@ def cluster_aba(model, y, yd, tau_ind, f_ext=None, *, q=None, q_guess=None, grav
 
     Returns ÿ (nyv,) [rad/s², m/s²]. A pure function of its arguments.
     """
-    if q is None and q_guess is None and yd is not None and (gravity is True or gravity is False):
-        tables = _call_tables(model)  # the common call: one lookup, then the kernel
+    if q is None and q_guess is None and yd is not None and (gravity is True or gravity is False) \
+            and np.ndim(y) == 1:
+        tables, implicit = _call_tables(model)  # the common call: one lookup, then the kernels
         if tables is not None:
             try:
-                return _CABA(model, (y, yd, tau_ind, NO_FORCES if f_ext is None else f_ext, ABSENT),
-                             tables + (gravity, SOLVE), out)
+                if implicit:
+                    _PREPARE(model, (y, yd, ABSENT), tables + (SOLVE, True))
+                return _CABA(model, (y, yd, tau_ind, NO_FORCES if f_ext is None else f_ext), tables + (gravity,), out)
             except Unsolved:
                 pass
     return aba_with(model, None, y, yd, tau_ind, f_ext, gravity, out, q, q_guess)
 
 
 def _call_tables(model):
-    """(ci, cf, this thread's cluster workspace) of the model's packed clusters, or None
-    when some cluster is prepared in Python (then :func:`_run` does it)."""
+    """((ci, cf, this thread's cluster workspace) of the model's packed clusters, or None
+    when some cluster is prepared in Python (:func:`_run` does it); whether the model has
+    implicit clusters that the compiled preparation must solve first)."""
     def build():
         packed = packed_clusters(model)
-        return None if packed.python_prepared else (packed.ci, packed.cf, cluster_workspace_buffer(model, packed))
+        tables = (packed.ci, packed.cf, cluster_workspace_buffer(model, packed))
+        return (None if packed.python_prepared else tables), bool(packed.compiled)
 
     return derived(model).per_thread("cluster_call", build)
 
@@ -338,14 +364,17 @@ def aba_with(model, packed, y, yd, tau_ind, f_ext=None, gravity=True, out=None, 
         yd = np.zeros(np.shape(y)[:-1] + (_nyv(model),))
     forces = NO_FORCES if f_ext is None else f_ext
 
-    def call(packed, cws, q_arg, mode):
-        return _CABA(model, (y, yd, tau_ind, forces, q_arg), (packed.ci, packed.cf, cws, gravity, mode), out)
+    def call(packed, cws):
+        return _CABA(model, (y, yd, tau_ind, forces), (packed.ci, packed.cf, cws, gravity), out)
+
+    def batch_call(packed, cws, q_arg, mode):
+        return _CABA_STATES(model, (y, yd, tau_ind, forces, q_arg), (packed.ci, packed.cf, cws, gravity, mode), out)
 
     def single(b):
         return aba_with(model, packed, y[b], yd[b], _row(tau_ind, b), _row(f_ext, b), gravity, None, _row(q, b),
                         _row(q_guess, b))
 
-    return _run(model, y, yd, True, packed, q, q_guess, call, single)
+    return _run(model, y, yd, True, packed, q, q_guess, call, batch_call, single)
 
 
 def cluster_rnea(model, y, yd, ydd, f_ext=None, *, q=None, q_guess=None, gravity=True, out=None):
@@ -363,12 +392,14 @@ def cluster_rnea(model, y, yd, ydd, f_ext=None, *, q=None, q_guess=None, gravity
 
     Returns τ_ind (nyv,) [N m, N]. A pure function of its arguments.
     """
-    if q is None and q_guess is None and yd is not None and ydd is not None and (gravity is True or gravity is False):
-        tables = _call_tables(model)  # the common call: one lookup, then the kernel
+    if q is None and q_guess is None and yd is not None and ydd is not None \
+            and (gravity is True or gravity is False) and np.ndim(y) == 1:
+        tables, implicit = _call_tables(model)  # the common call: one lookup, then the kernels
         if tables is not None:
             try:
-                return _CRNEA(model, (y, yd, ydd, NO_FORCES if f_ext is None else f_ext, ABSENT),
-                              tables + (gravity, SOLVE), out)
+                if implicit:
+                    _PREPARE(model, (y, yd, ABSENT), tables + (SOLVE, True))
+                return _CRNEA(model, (y, yd, ydd, NO_FORCES if f_ext is None else f_ext), tables + (gravity,), out)
             except Unsolved:
                 pass
     if gravity is not True and gravity is not False:  # the fast path would read its truth value
@@ -379,14 +410,17 @@ def cluster_rnea(model, y, yd, ydd, f_ext=None, *, q=None, q_guess=None, gravity
         ydd = np.zeros(shape) if ydd is None else ydd
     forces = NO_FORCES if f_ext is None else f_ext
 
-    def call(packed, cws, q_arg, mode):
-        return _CRNEA(model, (y, yd, ydd, forces, q_arg), (packed.ci, packed.cf, cws, gravity, mode), out)
+    def call(packed, cws):
+        return _CRNEA(model, (y, yd, ydd, forces), (packed.ci, packed.cf, cws, gravity), out)
+
+    def batch_call(packed, cws, q_arg, mode):
+        return _CRNEA_STATES(model, (y, yd, ydd, forces, q_arg), (packed.ci, packed.cf, cws, gravity, mode), out)
 
     def single(b):
         return cluster_rnea(model, y[b], yd[b], ydd[b], _row(f_ext, b), q=_row(q, b), q_guess=_row(q_guess, b),
                             gravity=gravity)
 
-    return _run(model, y, yd, True, None, q, q_guess, call, single)
+    return _run(model, y, yd, True, None, q, q_guess, call, batch_call, single)
 
 
 def cluster_efpa(model, y, frames, *, q=None, q_guess=None):
@@ -409,9 +443,9 @@ def efpa_with(model, packed, y, frames, q=None, q_guess=None):
         if body < 0:
             raise ValueError(f"frames: frame {name!r} is fixed to the world; it has no operational-space inertia")
 
-    def call(packed, cws, q_arg, mode):
+    def call(packed, cws):
         Z = np.empty((len(fs.names), packed.tree.nyv, 6))
-        return _CEFPA(model, (y, q_arg), (fs.body, fs.rotation, fs.translation, Z, packed.ci, packed.cf, cws, mode))
+        return _CEFPA(model, (y,), (fs.body, fs.rotation, fs.translation, Z, packed.ci, packed.cf, cws))
 
     return _run(model, y, None, False, packed, q, q_guess, call)
 
@@ -424,8 +458,8 @@ def cluster_mass_matrix(model, y, *, q=None, q_guess=None):
 
     A pure function of its arguments.
     """
-    def call(packed, cws, q_arg, mode):
-        return _CMASS(model, (y, q_arg), (packed.ci, packed.cf, cws, mode))
+    def call(packed, cws):
+        return _CMASS(model, (y,), (packed.ci, packed.cf, cws))
 
     return _run(model, y, None, False, None, q, q_guess, call)
 
@@ -468,7 +502,7 @@ def embedding_solve(model, q, v, tau, f_ext=None, gravity=True):
     when some cluster is prepared in Python; raises
     :class:`~soadyn.core.status.Unsolved` when some state is off the constraint manifold
     (beyond ``MANIFOLD_TOL``) or singular: the caller then takes the Python path."""
-    tables = _call_tables(model)
+    tables = _call_tables(model)[0]
     if tables is None:
         return None
     return _EMBED(model, (q, v, tau, NO_FORCES if f_ext is None else f_ext), tables + (gravity, GIVEN))
@@ -488,15 +522,14 @@ def cluster_motion_subspaces(model, y, yd=None, *, q=None, q_guess=None):
     S_all = [np.empty((cl.joint.ny, len(cl.bodies), 6)) for cl in tree.clusters]  # S[j, a]: body a, ẏ_k = e_j
     c_all = [np.empty((len(cl.bodies), 6)) for cl in tree.clusters]
 
-    def call(packed, cws, q_arg, mode):
+    def call(packed, cws):
         for k in range(len(tree.clusters)):
-            status = cluster_subspaces_kernel(c.mi, c.mf, ws, packed.ci, packed.cf, cws, y, yd, q_arg, mode, with_v,
-                                              k, S_all[k], c_all[k])
+            status = cluster_subspaces_kernel(c.mi, c.mf, ws, packed.ci, packed.cf, cws, y, yd, with_v, k, S_all[k],
+                                              c_all[k])
             if status:
                 raise_status(status, ("y", "yd"), model=model)
-            mode = PREPARED  # the first call prepared the implicit clusters in the workspace
 
-    _run(model, y, yd, with_v, None, q, q_guess, call)
+    _run(model, y, yd if with_v else None, with_v, None, q, q_guess, call)
     return [(S.reshape(S.shape[0], -1).T.copy(), ck.reshape(-1) if with_v else None) for S, ck in zip(S_all, c_all)]
 
 
@@ -522,7 +555,7 @@ def spanning_state(model, y, yd, q_guess=None):
     Raises ConstraintError when a mechanism cannot be assembled at ``y`` or the solution
     is a singular configuration (∂φ/∂q_d rank-deficient: G undefined there).
     """
-    tables = _call_tables(model)
+    tables = _call_tables(model)[0]
     if tables is not None:
         nq = model.nq
         ydv = np.zeros(_nyv(model)) if yd is None else yd

@@ -21,6 +21,7 @@ from ...core.layout import model_tables, workspace_views
 from ...core.status import OK, SINGULAR
 from ..kinematics import state_status
 from ..primitives import add_force_to_parent, parent_acceleration
+from .implicit import prepare_implicit
 from .inertia import _nonzero, init_cluster_inertias, invert_joint_inertia, project_cluster_inertia
 from .kinematics import positions_pass
 from .layout import (articulated_inertia, bias_force, cluster_bodies, cluster_scratch, cluster_tables,
@@ -50,10 +51,13 @@ def articulated_cluster_pass(mi, mf, ci, cf, cws, tau, with_bias):
             for a in range(nbk):
                 for r in range(6):
                     acc = 0.0
-                    for b in range(nbk):
-                        if a == b or (coupled and _nonzero(IA[a, b])):
-                            for e in range(6):
-                                acc += IA[a, b, r, e] * S[j, b, e]
+                    for e in range(6):
+                        acc += IA[a, a, r, e] * S[j, a, e]
+                    if coupled:
+                        for b in range(nbk):
+                            if b != a and _nonzero(IA[a, b]):
+                                for e in range(6):
+                                    acc += IA[a, b, r, e] * S[j, b, e]
                     U[j, a, r] = acc
             if with_bias:  # u_k = τ_k − S_kᵀ p^A_k
                 acc = tau[y0 + j] if tau.shape[0] > 0 else 0.0
@@ -112,10 +116,13 @@ def articulated_cluster_pass(mi, mf, ci, cf, cws, tau, with_bias):
             for a in range(nbk):
                 for r in range(6):
                     acc = pA[a, r]
-                    for b in range(nbk):
-                        if a == b or coupled:
-                            for e in range(6):
-                                acc += IA[a, b, r, e] * ck[b, e]
+                    for e in range(6):
+                        acc += IA[a, a, r, e] * ck[a, e]
+                    if coupled:
+                        for b in range(nbk):
+                            if b != a:
+                                for e in range(6):
+                                    acc += IA[a, b, r, e] * ck[b, e]
                     for j in range(ny):
                         acc += U[j, a, r] * yk[j]
                     pa[r] = acc
@@ -173,13 +180,13 @@ def cluster_acceleration_pass(mi, mf, ws, ci, cws, gravity, ydd, solve):
 
 
 @njit(cache=True)
-def cluster_aba_kernel(mi, mf, ws, y, yd, tau, fext, q, ci, cf, cws, gravity, mode, ydd):
-    """C-ABA [Chignoli23, Alg. 1]: ÿ from (y, ẏ, τ_ind) into ``ydd``; ``q``, ``mode``: the
-    spanning configuration (:func:`~.kinematics.positions_pass`). Returns a status."""
+def cluster_aba_kernel(mi, mf, ws, y, yd, tau, fext, ci, cf, cws, gravity, ydd):
+    """C-ABA [Chignoli23, Alg. 1]: ÿ from (y, ẏ, τ_ind) into ``ydd`` (the nonlinear
+    clusters prepared in the workspace); returns a status."""
     st = state_status(y, yd, tau, fext)
     if st != OK:
         return st
-    st = positions_pass(mi, mf, ws, ci, cf, cws, y, yd, q, mode, True, True)
+    st = positions_pass(mi, mf, ws, ci, cf, cws, y, yd, True, True)
     if st != OK:
         return st
     init_cluster_inertias(mi, mf, ws, ci, cws, True, fext)
@@ -189,11 +196,22 @@ def cluster_aba_kernel(mi, mf, ws, y, yd, tau, fext, q, ci, cf, cws, gravity, mo
     return OK
 
 
+@njit(cache=True)
+def cluster_aba_state_kernel(mi, mf, ws, y, yd, tau, fext, q, ci, cf, cws, gravity, mode, ydd):
+    """:func:`cluster_aba_kernel` after :func:`~.implicit.prepare_implicit` (``q``,
+    ``mode``: the spanning configuration or the start of the solve, and how to use it):
+    one state of a batch. Returns a status."""
+    st = prepare_implicit(mi, mf, ws, ci, cf, cws, y, yd, q, mode, True)
+    if st != OK:
+        return st
+    return cluster_aba_kernel(mi, mf, ws, y, yd, tau, fext, ci, cf, cws, gravity, ydd)
+
+
 @njit(nogil=True, cache=True)
 def cluster_aba_batch(mi, mf, ws, Y, YD, TAU, FEXT, Q, ci, cf, cws, gravity, mode, YDD, status, start, stop):
-    """:func:`cluster_aba_kernel` on states ``start`` to ``stop − 1`` of a batch, with this block's
-    own copy of the cluster workspace (see :func:`soadyn.core.call.run_blocks`)."""
+    """:func:`cluster_aba_state_kernel` on states ``start`` to ``stop − 1`` of a batch, with
+    this block's own copy of the cluster workspace (see :func:`soadyn.core.call.run_blocks`)."""
     local = cws.copy()
     for b in range(start, stop):
-        status[b] = cluster_aba_kernel(mi, mf, ws, Y[b], YD[b], TAU[b], FEXT[b], Q[b], ci, cf, local, gravity, mode,
-                                        YDD[b])
+        status[b] = cluster_aba_state_kernel(mi, mf, ws, Y[b], YD[b], TAU[b], FEXT[b], Q[b], ci, cf, local, gravity,
+                                              mode, YDD[b])

@@ -21,10 +21,10 @@ from .layout import (articulated_inertia, cluster_bodies, cluster_tables, cluste
 
 
 @njit(cache=True)
-def cluster_mass_matrix_kernel(mi, mf, ws, y, q, ci, cf, cws, mode, H):
-    """H = GᵀMG (n_y, n_y) into ``H``; ``q``, ``mode``: the spanning configuration
-    (:func:`~.kinematics.positions_pass`). Returns a status."""
-    st = positions_pass(mi, mf, ws, ci, cf, cws, y, y, q, mode, False, False)
+def cluster_mass_matrix_kernel(mi, mf, ws, y, ci, cf, cws, H):
+    """H = GᵀMG (n_y, n_y) into ``H`` (the nonlinear clusters prepared in the workspace);
+    returns a status."""
+    st = positions_pass(mi, mf, ws, ci, cf, cws, y, y, False, False)
     if st != OK:
         return st
     init_cluster_inertias(mi, mf, ws, ci, cws, False, no_forces(ws))

@@ -23,11 +23,11 @@ from .layout import (cluster_bodies, cluster_scratch, cluster_tables, cluster_wo
 
 
 @njit(cache=True)
-def cluster_efpa_kernel(mi, mf, ws, y, q, fbody, fR, fp, Z, ci, cf, cws, mode, Omega):
+def cluster_efpa_kernel(mi, mf, ws, y, fbody, fR, fp, Z, ci, cf, cws, Omega):
     """Ω (6m, 6m) of the m frames at poses (fR, fp)[e] in bodies ``fbody[e]``; ``Z``
-    (m, n_y, 6) scratch for the projected propagators χ^e_k S_k; ``q``, ``mode``: the
-    spanning configuration (:func:`~.kinematics.positions_pass`). Returns a status."""
-    st = positions_pass(mi, mf, ws, ci, cf, cws, y, y, q, mode, False, False)
+    (m, n_y, 6) scratch for the projected propagators χ^e_k S_k (the nonlinear clusters
+    prepared in the workspace). Returns a status."""
+    st = positions_pass(mi, mf, ws, ci, cf, cws, y, y, False, False)
     if st != OK:
         return st
     init_cluster_inertias(mi, mf, ws, ci, cws, False, no_forces(ws))

@@ -19,7 +19,7 @@ from ..kinematics import state_status
 from .aba import articulated_cluster_pass, cluster_acceleration_pass
 from .explicit import apply_explicit_map, apply_explicit_map_transpose
 from .inertia import init_cluster_inertias
-from .implicit import GIVEN, implicit_tables, implicit_workspace
+from .implicit import GIVEN, implicit_tables, implicit_workspace, prepare_implicit
 from .kinematics import positions_pass
 from .layout import LINEAR, cluster_tables, cluster_workspace, explicit_map
 
@@ -81,7 +81,10 @@ def embedding_forward_kernel(mi, mf, ws, q, v, tau, fext, ci, cf, cws, gravity, 
         y[a] = q[c.y_positions[a]]
     for a in range(c.nyv):
         yd[a] = v[c.yv_positions[a]]
-    st = positions_pass(mi, mf, ws, ci, cf, cws, y, yd, q, mode, True, True)
+    st = prepare_implicit(mi, mf, ws, ci, cf, cws, y, yd, q, mode, True)
+    if st != OK:
+        return st
+    st = positions_pass(mi, mf, ws, ci, cf, cws, y, yd, True, True)
     if st != OK:
         return st
     tau_ind = np.empty(c.nyv)

@@ -36,7 +36,7 @@ from collections import namedtuple
 from numba import njit
 
 from ...core.layout import carve, model_tables
-from ...core.status import BAD_SHAPE, OK, UNSOLVED
+from ...core.status import BAD_FIRST, BAD_SECOND, BAD_SHAPE, OK, UNSOLVED
 from ..kinematics import absent, nonfinite
 from ..loops import loop_kinematics, loop_rows, loop_tables
 from ..tape import run_tape
@@ -247,10 +247,12 @@ def _coupling_row(x, c, q, iw):
         iw.G[r, e] = x.coupling_v[c, e]
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def cluster_rows(mi, mf, ws, x, iw, i, q, v, has_v):
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def cluster_rows(mi, mf, ws, ci, cf, cws, i, q, v, has_v):
     """The constraint rows of implicit cluster i at (q, q̇ = v) (positions only without
-    ``has_v``) into the implicit workspace ``iw``."""
+    ``has_v``) into the implicit clusters' scratch of the workspace ``cws``."""
+    x = implicit_tables(ci, cf)
+    iw = implicit_workspace(cws, x, model_tables(mi, mf).nv)
     if x.n_loops[i] > 0:
         loop_kinematics(mi, mf, ws, q, v if has_v else absent(ws))
         for a in range(x.n_loops[i]):
@@ -262,11 +264,13 @@ def cluster_rows(mi, mf, ws, x, iw, i, q, v, has_v):
         _symbolic_rows(x, x.symbolics[x.symbolic_start[i] + a], q, v, has_v, iw)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def all_rows(mi, mf, ws, x, iw, q, v, has_v):
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def all_rows(mi, mf, ws, ci, cf, cws, q, v, has_v):
     """The rows of every implicit cluster at (q, q̇ = v): the loop kinematics once. With
     ``has_v`` the symbolic constraints' φ and K are those of the positions-only call at
     the same q before (their bias tape only)."""
+    x = implicit_tables(ci, cf)
+    iw = implicit_workspace(cws, x, model_tables(mi, mf).nv)
     if x.m_loop > 0:
         loop_kinematics(mi, mf, ws, q, v if has_v else absent(ws))
         L = loop_tables(x.li, x.lf)
@@ -388,7 +392,7 @@ def newton(mi, mf, ws, ci, cf, cws, i, q):
     dep = carve(x.dep, x.dep_start[i], nd)
     col0 = c.row_start[k]
     empty = absent(ws)
-    cluster_rows(mi, mf, ws, x, iw, i, q, empty, False)
+    cluster_rows(mi, mf, ws, ci, cf, cws, i, q, empty, False)
     norm, top = _residual(x, iw, i)
     it = 0
     while top > SOLVE_TOL:
@@ -410,7 +414,7 @@ def newton(mi, mf, ws, ci, cf, cws, i, q):
         while True:  # backtracking until ‖φ‖ decreases (Armijo)
             for d in range(nd):
                 q[c.rows_q[col0 + dep[d]]] = iw.saved[d] + alpha * iw.step[d]
-            cluster_rows(mi, mf, ws, x, iw, i, q, empty, False)
+            cluster_rows(mi, mf, ws, ci, cf, cws, i, q, empty, False)
             n_new, t_new = _residual(x, iw, i)
             if n_new < norm * (1.0 - 1e-4 * alpha) or n_new <= SOLVE_TOL:
                 break
@@ -526,7 +530,7 @@ def prepare_implicit(mi, mf, ws, ci, cf, cws, y, yd, q_given, mode, with_bias):
                 if not newton(mi, mf, ws, ci, cf, cws, i, q):
                     return UNSOLVED
             _wrap(x, i, q)
-    all_rows(mi, mf, ws, x, iw, q, absent(ws), False)
+    all_rows(mi, mf, ws, ci, cf, cws, q, absent(ws), False)
     for i in range(x.n):
         if mode == GIVEN and _residual(x, iw, i)[1] > MANIFOLD_TOL:
             return UNSOLVED
@@ -535,7 +539,23 @@ def prepare_implicit(mi, mf, ws, ci, cf, cws, y, yd, q_given, mode, with_bias):
         write_explicit_map(c, x, iw, cws, w, i)
     if with_bias:
         apply_explicit_map(mi, mf, ci, cf, cws, yd, w.qd, False, False)
-        all_rows(mi, mf, ws, x, iw, q, w.qd, True)
+        all_rows(mi, mf, ws, ci, cf, cws, q, w.qd, True)
         for i in range(x.n):
             write_bias(c, x, iw, cws, w, i)
     return OK
+
+
+@njit(cache=True)
+def prepare_implicit_kernel(mi, mf, ws, y, yd, q_given, ci, cf, cws, mode, with_bias):
+    """:func:`prepare_implicit` called from Python, before a cluster kernel run in mode
+    PREPARED: the implicit clusters' preparation is compiled only for models that have
+    such clusters (inside every cluster kernel it would add about 40 s to the first
+    compilation of each, for every model). Returns a status."""
+    c = cluster_tables(ci)
+    if y.shape[0] != c.nyq or (with_bias and yd.shape[0] != c.nyv):
+        return BAD_SHAPE
+    if nonfinite(y):
+        return BAD_FIRST
+    if with_bias and nonfinite(yd):
+        return BAD_SECOND
+    return prepare_implicit(mi, mf, ws, ci, cf, cws, y, yd, q_given, mode, with_bias)

@@ -106,6 +106,15 @@ def invert_joint_inertia(c, cf, w, k):
     S = motion_subspace(c, w, k)
     U = inertia_subspace(c, w, k)
     Dinv = inverse_joint_inertia(c, w, k)
+    if ny == 1 and c.armature_offset[k] < 0:  # the common 1-dof cluster (a geared rotor): D⁻¹ = 1/(SᵀU)
+        acc = 0.0
+        for a in range(c.n_bodies[k]):
+            for r in range(6):
+                acc += S[0, a, r] * U[0, a, r]
+        if not acc > 0.0:
+            return False
+        Dinv[0, 0] = 1.0 / acc
+        return True
     D = w.tmp[2] if ny <= 6 else np.empty((ny, ny))  # clusters with more than six freedoms: rare
     for j1 in range(ny):
         for j2 in range(j1 + 1):

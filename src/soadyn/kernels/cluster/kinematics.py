@@ -97,15 +97,11 @@ def cluster_subspaces(mi, mf, ws, ci, cf, cws, with_bias):
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def positions_pass(mi, mf, ws, ci, cf, cws, y, yd, q, mode, with_velocity, with_bias):
+def positions_pass(mi, mf, ws, ci, cf, cws, y, yd, with_velocity, with_bias):
     """The spanning state (q, q̇) = (γ(y), G ẏ), the joint placements, body velocities,
-    output poses and S_k (and c_k). The implicit clusters' positions and explicit form
-    come from :func:`~.implicit.prepare_implicit` (``q``, ``mode``: the given spanning
-    configuration or solve start, and how to use it); those of clusters prepared in
-    Python are the caller's (in the workspace). Returns a status."""
-    st = prepare_implicit(mi, mf, ws, ci, cf, cws, y, yd, q, mode, with_velocity and with_bias)
-    if st != OK:
-        return st
+    output poses and S_k (and c_k). The positions and explicit form of the nonlinear
+    clusters are the caller's, in the workspace (:func:`~.implicit.prepare_implicit`, or
+    Python). Returns a status."""
     m = model_tables(mi, mf)
     c = cluster_tables(ci)
     w = cluster_workspace(cws, c, m.nq, m.nv)
@@ -123,11 +119,11 @@ def positions_pass(mi, mf, ws, ci, cf, cws, y, yd, q, mode, with_velocity, with_
 
 
 @njit(cache=True)
-def cluster_subspaces_kernel(mi, mf, ws, ci, cf, cws, y, yd, q, mode, with_velocity, k, S, c_k):
+def cluster_subspaces_kernel(mi, mf, ws, ci, cf, cws, y, yd, with_velocity, k, S, c_k):
     """:func:`positions_pass`, then S_k into ``S`` (n_y, n_bodies, 6) and c_k into ``c_k``
     (n_bodies, 6) (when ``with_velocity``) for cluster k: the compiled quantities, for
     inspection from Python; returns a status."""
-    st = positions_pass(mi, mf, ws, ci, cf, cws, y, yd, q, mode, with_velocity, with_velocity)
+    st = positions_pass(mi, mf, ws, ci, cf, cws, y, yd, with_velocity, with_velocity)
     if st != OK:
         return st
     m = model_tables(mi, mf)

@@ -12,18 +12,19 @@ from ...core.status import OK
 from ..kinematics import state_status
 from ..primitives import add_cross_force, add_force_to_parent, inertia_times_motion
 from .aba import cluster_acceleration_pass
+from .implicit import prepare_implicit
 from .kinematics import positions_pass
 from .layout import cluster_bodies, cluster_tables, cluster_workspace, motion_subspace
 
 
 @njit(cache=True)
-def cluster_rnea_kernel(mi, mf, ws, y, yd, ydd, fext, q, ci, cf, cws, gravity, mode, tau):
-    """τ_ind from (y, ẏ, ÿ) into ``tau``; ``q``, ``mode``: the spanning configuration
-    (:func:`~.kinematics.positions_pass`). Returns a status."""
+def cluster_rnea_kernel(mi, mf, ws, y, yd, ydd, fext, ci, cf, cws, gravity, tau):
+    """τ_ind from (y, ẏ, ÿ) into ``tau`` (the nonlinear clusters prepared in the
+    workspace); returns a status."""
     st = state_status(y, yd, ydd, fext)
     if st != OK:
         return st
-    st = positions_pass(mi, mf, ws, ci, cf, cws, y, yd, q, mode, True, True)
+    st = positions_pass(mi, mf, ws, ci, cf, cws, y, yd, True, True)
     if st != OK:
         return st
     cluster_acceleration_pass(mi, mf, ws, ci, cws, gravity, ydd, False)
@@ -55,11 +56,21 @@ def cluster_rnea_kernel(mi, mf, ws, y, yd, ydd, fext, q, ci, cf, cws, gravity, m
     return OK
 
 
+@njit(cache=True)
+def cluster_rnea_state_kernel(mi, mf, ws, y, yd, ydd, fext, q, ci, cf, cws, gravity, mode, tau):
+    """:func:`cluster_rnea_kernel` after :func:`~.implicit.prepare_implicit` (``q``,
+    ``mode`` as for :func:`~.aba.cluster_aba_state_kernel`): one state of a batch."""
+    st = prepare_implicit(mi, mf, ws, ci, cf, cws, y, yd, q, mode, True)
+    if st != OK:
+        return st
+    return cluster_rnea_kernel(mi, mf, ws, y, yd, ydd, fext, ci, cf, cws, gravity, tau)
+
+
 @njit(nogil=True, cache=True)
 def cluster_rnea_batch(mi, mf, ws, Y, YD, YDD, FEXT, Q, ci, cf, cws, gravity, mode, TAU, status, start, stop):
-    """:func:`cluster_rnea_kernel` on states ``start`` to ``stop − 1`` of a batch, with this block's
-    own copy of the cluster workspace (see :func:`soadyn.core.call.run_blocks`)."""
+    """:func:`cluster_rnea_state_kernel` on states ``start`` to ``stop − 1`` of a batch, with
+    this block's own copy of the cluster workspace (see :func:`soadyn.core.call.run_blocks`)."""
     local = cws.copy()
     for b in range(start, stop):
-        status[b] = cluster_rnea_kernel(mi, mf, ws, Y[b], YD[b], YDD[b], FEXT[b], Q[b], ci, cf, local, gravity, mode,
-                                         TAU[b])
+        status[b] = cluster_rnea_state_kernel(mi, mf, ws, Y[b], YD[b], YDD[b], FEXT[b], Q[b], ci, cf, local, gravity,
+                                               mode, TAU[b])
