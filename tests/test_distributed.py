@@ -90,6 +90,15 @@ def _aba_or_die(model, q, v, tau, log, victim):
     return sd.aba(model, q, v, tau)
 
 
+def test_an_error_in_a_chunk_names_its_rows(client):
+    model = sd.models.serial_chain(3)
+    q, v, tau = _states(model, 60)
+    q[50, 1] = np.nan
+    with pytest.raises(ValueError, match=r"q: expected finite values.*\(batch entry 16\) "
+                                         r"\[in chunk 2: rows 34 to 50 of the batch\]"):
+        sdd.map_batches(sd.aba, model, (q, v, tau), client, chunk=17)
+
+
 def test_arguments_are_checked():
     model = sd.models.serial_chain(2)
     q = np.zeros((4, 2))

@@ -33,8 +33,10 @@ from .dynamics.rollout import rollout as _rollout
 
 __all__ = ["map_batches", "rollout", "local_cluster"]
 
-#: rows per chunk when none is given (see benchmarks/results/distributed.md)
-DEFAULT_CHUNK = 4096
+#: rows per chunk when none is given (rollouts: steps per chunk): a chunk costs a few ms of
+#: scheduling and transfer, 1e5 states of a small robot's ABA about 0.1 s
+#: (benchmarks/results/distributed.md)
+DEFAULT_CHUNK = 65536
 
 
 def local_cluster(n_workers=None, **kwargs):
@@ -88,7 +90,10 @@ class _WarmKernels(WorkerPlugin):
         self.fn, self.model, self.sample, self.kwargs = fn, model, sample, kwargs
 
     def setup(self, worker):
-        _evaluate(self.fn, self.model, self.sample, self.kwargs)
+        try:
+            _evaluate(self.fn, self.model, self.sample, self.kwargs)
+        except Exception:  # noqa: BLE001 - a bad row is reported by its chunk, not by a worker that fails to start
+            pass
 
 
 def _batch_arrays(arrays):
@@ -135,7 +140,7 @@ def map_batches(fn, model, arrays, client=None, chunk=DEFAULT_CHUNK, kwargs=None
         client, else a :func:`local_cluster` (one single-threaded worker process per core)
         started for this call and closed after it (seconds of start-up: pass a client to
         keep workers across calls).
-    chunk : rows per task (a positive integer). Each chunk costs a fixed scheduling and
+    chunk : rows per task (a positive integer, default 65536). Each chunk costs a fixed scheduling and
         transfer overhead; ``benchmarks/results/distributed.md`` measures it.
     kwargs : optional dict of keyword arguments for ``fn`` (``dt``, ``integrator``,
         ``gravity``, ...).
@@ -168,21 +173,31 @@ def map_batches(fn, model, arrays, client=None, chunk=DEFAULT_CHUNK, kwargs=None
                             tuple(None if a is None else a[start:stop] for a in arrays), kwargs,
                             key=f"soadyn-{getattr(fn, '__name__', 'fn')}-{tag}-{k}")
                    for k, (start, stop) in enumerate(zip(edges[:-1], edges[1:]))]
-        parts = [None] * len(futures)
-        index = {f.key: k for k, f in enumerate(futures)}
-        for future, result in distributed.as_completed(futures, with_results=True):
-            parts[index[future.key]] = result
-            future.release()
+        # one wait and one gather: gathering each chunk as it completes (as_completed with
+        # results) sends concurrent requests down one connection, which tornado 6.6 fails on
+        distributed.wait(futures)
+        for k, future in enumerate(futures):
+            if future.status == "error":  # its messages count rows within the chunk: say which
+                e = future.exception()
+                if e.args and isinstance(e.args[0], str):
+                    e.args = (f"{e.args[0]} [in chunk {k}: rows {edges[k]} to {edges[k + 1] - 1} of the batch]",
+                              *e.args[1:])
+                raise e.with_traceback(future.traceback())
+        parts = c.gather(futures)
         del shipped
     return _concatenate(parts)
 
 
-def rollout(model, q0, v0, tau, dt, integrator="semi-implicit-euler", client=None, chunk=256):
+def rollout(model, q0, v0, tau, dt, integrator="semi-implicit-euler", client=None, chunk=None):
     """:func:`soadyn.rollout` of B initial states on a Dask cluster (:func:`map_batches`).
 
     q0 (B, nq), v0 (B, nv) or None, tau (B, T, nv): returns q (B, T + 1, nq) and v
     (B, T + 1, nv), equal to ``soadyn.rollout(model, q0, v0, tau, dt, integrator)``.
-    ``chunk`` counts rollouts (each of T steps) per task.
+    ``chunk``: rollouts per task; None: about ``DEFAULT_CHUNK`` steps per task
+    (``DEFAULT_CHUNK // T`` rollouts, at least one).
     """
+    if chunk is None:
+        steps = np.shape(tau)[1] if np.ndim(tau) == 3 else 1
+        chunk = max(1, DEFAULT_CHUNK // max(1, steps))
     q, v = map_batches(_rollout, model, (q0, v0, tau), client, chunk, {"dt": dt, "integrator": integrator})
     return q, v
