@@ -22,7 +22,6 @@ import argparse
 import importlib.util
 import os
 import sys
-import time
 import warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -46,7 +45,8 @@ def _sibling(name):
     return module
 
 
-machine_description = _sibling("bench").machine_description
+_bench = _sibling("bench")
+machine_description, time_interleaved = _bench.machine_description, _bench.time_interleaved
 robot_path = _sibling("peers").robot_path
 
 
@@ -62,20 +62,11 @@ def problem(batch, steps, seed=0):
 
 
 def interleaved(cases, rounds, seed=0):
-    """{name: median seconds} of the callables ``cases``, each round in a new random order
-    (after one warm-up call each)."""
-    for fn in cases.values():
-        fn()
-    times = {k: [] for k in cases}
-    order = list(cases)
-    rng = np.random.default_rng(seed)
-    for _ in range(rounds):
-        rng.shuffle(order)
-        for k in order:
-            t0 = time.perf_counter()
-            cases[k]()
-            times[k].append(time.perf_counter() - t0)
-    return {k: float(np.median(t)) for k, t in times.items()}
+    """{name: median seconds} of the callables ``cases``: one call per sample, each round in
+    a new random order, after warm-up calls."""
+    times = time_interleaved({k: ("f()", {"f": f}) for k, f in cases.items()}, rounds, 1e-3,
+                             np.random.default_rng(seed))
+    return {k: t[0] for k, t in times.items()}
 
 
 def on_this_thread(model, kernel, args, batch):

@@ -31,13 +31,12 @@ import argparse
 import os
 import re
 import sys
-import time
 import warnings
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench import machine_description  # noqa: E402
+from bench import machine_description, time_interleaved  # noqa: E402
 from peers import robot_path  # noqa: E402
 
 import soadyn as sd  # noqa: E402
@@ -103,22 +102,14 @@ def measure(robot, integrator, batch, steps, dt, rounds, seed=0):
             ("mujoco", 2): lambda: pool.rollout(mm, datas, S0, tau, control_spec=spec),
             ("soadyn", 2): lambda: sd.rollout(model, q0, v0, tau, dt, integrator),
         }
-        for fn in cases.values():  # warm-up (compilation, thread pools)
-            fn()
-        times = {k: [] for k in cases}
-        order = list(cases)
-        rng = np.random.default_rng(seed)
-        for _ in range(rounds):
-            rng.shuffle(order)
-            for k in order:
-                t0 = time.perf_counter()
-                cases[k]()
-                times[k].append(time.perf_counter() - t0)
+        # one call per sample (each takes 0.1-1 s), the four in a new random order each round
+        times = time_interleaved({k: ("f()", {"f": f}) for k, f in cases.items()}, rounds, 1e-3,
+                                 np.random.default_rng(seed))
         state, _ = serial.rollout(mm, datas[0], S0, tau, control_spec=spec)
     Q, V = sd.rollout(model, q0, v0, tau, dt, integrator)
     Qp, Vp = sd.rollout(model, q0 + 1e-12, v0, tau, dt, integrator)
     qm, vm = state[:, :, 1:1 + mm.nq], state[:, :, 1 + mm.nq:1 + mm.nq + mm.nv]  # (time, qpos, qvel, ...)
-    sps = {k: batch * steps / np.median(t) for k, t in times.items()}
+    sps = {k: batch * steps / t[0] for k, t in times.items()}
     return {
         "robot": robot, "nv": model.nv, "integrator": integrator, "batch": batch, "steps": steps, "dt": dt,
         "rounds": rounds, "sps": sps,
