@@ -7,6 +7,7 @@ Quick reference (see the README and each function's docstring)::
     q = sd.random_configuration(model, rng)
     tau = sd.rnea(model, q, v, a)            # inverse dynamics
     a = sd.aba(model, q, v, tau)             # forward dynamics, O(N)
+    qs, vs = sd.rollout(model, q0, v0, tau_seq, dt, "rk4")  # (T, nv) controls -> (T+1, nq), (T+1, nv)
     M = sd.mass_matrix(model, q)             # composite rigid bodies (or method="jtmj")
     J = sd.frame_jacobian(model, q, "tool", reference="local")
     Gc = sd.constraint_jacobian(model, q)    # closed chains: loop joints, couplings, ...
@@ -54,6 +55,7 @@ from .dynamics.kinematics import (body_placements, forward_kinematics, frame_acc
                                   frame_placement, frame_velocity)
 from .dynamics.oscm import operational_space_compliance, operational_space_inertia  # noqa: E402
 from .dynamics.rnea import bias_forces, generalized_gravity, rnea  # noqa: E402
+from .dynamics.rollout import rollout  # noqa: E402
 from .io.urdf import URDFError, load_urdf  # noqa: E402
 from .spec import operators  # noqa: E402
 
@@ -73,4 +75,5 @@ __all__ = [
     "graph", "cluster_tree", "declare_cluster", "independent_state", "spanning_state", "cluster_aba",
     "cluster_rnea", "cluster_efpa", "cluster_mass_matrix", "approximate_model",
     "projected_rnea", "projected_forward_dynamics", "projected_efpa", "ConstraintError", "ClosedChainError", "symbolic_constraint",
+    "rollout",
 ]

@@ -43,6 +43,7 @@ def _tree_kernels():
     sd.difference(m, q, q)
     sd.configuration_rate(m, q, v)
     sd.normalize(m, q)
+    sd.rollout(m, q, v, a[None], 0.01)  # one kernel for every integrator
 
 
 def _tree_batches():
@@ -64,6 +65,7 @@ def _tree_batches():
     sd.log_det_mass_matrix(m, Q)
     sd.articulated_inertias(m, Q)
     sd.operational_space_compliance(m, Q, [m.frames[-1].name])
+    sd.rollout(m, Q, V, A[:, None], 0.01)
 
 
 def _operator_kernels():

@@ -484,16 +484,9 @@ def symbolic_constraint(name, joints, expressions, symbols):
     phi = sympy.Matrix(list(expressions))
     K = phi.jacobian(q)
     bias = -(K * qd).jacobian(q) * qd
-    # scalar ``math`` code: the constraints act on a handful of coordinates, where numpy's
-    # per-call overhead would dominate
-    f_phi = sympy.lambdify([list(q)], list(phi), "math", cse=True)
-    f_K = sympy.lambdify([list(q)], K.tolist(), "math", cse=True)
-    f_b = sympy.lambdify([list(q), list(qd)], list(bias), "math", cse=True)
     c = HolonomicConstraint(
-        name, lambda x, t: np.array(f_phi(x.tolist()), dtype=float),
-        jacobian=lambda x, t: np.array(f_K(x.tolist()), dtype=float),
-        bias=lambda x, xd, t: np.array(f_b(x.tolist(), xd.tolist()), dtype=float),
-        joints=list(joints))
+        name, _SymbolicFunction([list(q)], list(phi)), jacobian=_SymbolicFunction([list(q)], K.tolist()),
+        bias=_SymbolicFunction([list(q), list(qd)], list(bias)), joints=list(joints))
     # the same expressions as tapes for the compiled kernels: (φ, K row-major) from q_J,
     # the bias from (q_J, q̇_J); None when an operation has no compiled form
     try:
@@ -501,6 +494,32 @@ def symbolic_constraint(name, joints, expressions, symbols):
     except NotCompilable:
         c.tapes = None
     return c
+
+
+class _SymbolicFunction:
+    """sympy ``expressions`` of the symbol lists ``args`` as a function ``(x, [xd,] t) ->
+    array`` (t unused), turned into plain-Python code; it pickles as its expressions (and
+    is turned into code again when unpickled)."""
+
+    def __init__(self, args, expressions):
+        self.args, self.expressions = args, expressions
+        self._compile()
+
+    def _compile(self):
+        import sympy
+        # scalar ``math`` code: the constraints act on a handful of coordinates, where
+        # numpy's per-call overhead would dominate
+        self._code = sympy.lambdify(self.args, self.expressions, "math", cse=True)
+
+    def __call__(self, *values):
+        return np.array(self._code(*(x.tolist() for x in values[:len(self.args)])), dtype=float)
+
+    def __getstate__(self):
+        return {"args": self.args, "expressions": self.expressions}
+
+    def __setstate__(self, state):
+        self.args, self.expressions = state["args"], state["expressions"]
+        self._compile()
 
 
 class NonholonomicConstraint(UserConstraint):

@@ -79,6 +79,29 @@ def axis_argument(a, name):
     return _unit_axis(a, name)
 
 
+def owned_state(item):
+    """The pickled state of a model part (joint, body, frame): its attributes without the
+    weak reference to its model (the unpickled model owns it again, see
+    :meth:`soadyn.Model.__setstate__`), with the names of its read-only arrays (model data
+    are never edited in place; pickle would thaw them)."""
+    state = {k: x for k, x in item.__dict__.items() if k != "_owner"}
+    frozen = []
+    for k, x in state.items():  # arrays, and arrays in tuples (a body's placement (R, p))
+        for i, a in enumerate(x if isinstance(x, tuple) else (x,)):
+            if isinstance(a, np.ndarray) and not a.flags.writeable:
+                frozen.append((k, i if isinstance(x, tuple) else None))
+    state["_read_only"] = frozen
+    return state
+
+
+def restore_owned_state(item, state):
+    """Inverse of :func:`owned_state` (without an owner: the model sets it)."""
+    state = dict(state)
+    for k, i in state.pop("_read_only", ()):
+        (state[k] if i is None else state[k][i]).flags.writeable = False
+    item.__dict__.update(state)
+
+
 class Joint:
     """Base class of hinge types. Subclasses set ``nq``, ``nv`` and ``code``.
 
@@ -114,6 +137,12 @@ class Joint:
         owner = self.__dict__.get("_owner")
         if owner is not None and owner() is not None:
             owner()._edited()
+
+    def __getstate__(self):
+        return owned_state(self)
+
+    def __setstate__(self, state):
+        restore_owned_state(self, state)
 
     # -- compiled-model description
     def axes(self):

@@ -161,6 +161,12 @@ class _Owned:
         if owner is not None and owner() is not None:
             owner()._edited()
 
+    def __getstate__(self):
+        return jt.owned_state(self)
+
+    def __setstate__(self, state):
+        jt.restore_owned_state(self, state)
+
 
 @dataclass
 class Body(_Owned):
@@ -241,6 +247,23 @@ class Model:
     def version(self):
         """A number that every edit of the model increases."""
         return self._version
+
+    def __getstate__(self):
+        """Pickling (e.g. to ship a model to other processes) keeps the model's description
+        and drops everything derived from it (compiled arrays, workspaces, memoized
+        constraint sets, cluster trees, spanning tree: :mod:`soadyn.core.compile`), which
+        the unpickled model rebuilds on first use. A pickled spanning tree becomes a model
+        of its own. User constraints pickle with their functions (a lambda needs
+        ``cloudpickle``, as Dask uses, rather than ``pickle``)."""
+        state = self.__dict__.copy()
+        state["_derived"] = None
+        state["_spanning_tree_of"] = None
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        for item in (*self.bodies, *(b.joint for b in self.bodies), *self.frames):
+            item.__dict__["_owner"] = weakref.ref(self)  # not by assignment: that records an edit
 
     def _own(self, item):
         item._owner = weakref.ref(self)
