@@ -20,16 +20,8 @@ cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 @pytest.fixture(scope="module")
 def client():
-    # the worker processes inherit sys.path: a folder with a distributed.py (benchmarks/,
-    # which `soadyn bench` puts on sys.path) would shadow Dask's package there
-    shadowing = [p for p in sys.path if os.path.isfile(os.path.join(p or os.curdir, "distributed.py"))]
-    for p in shadowing:
-        sys.path.remove(p)
-    try:
-        with sdd.local_cluster(2) as cluster, distributed.Client(cluster) as c:
-            yield c
-    finally:
-        sys.path[:0] = shadowing
+    with sdd.local_cluster(2) as cluster, distributed.Client(cluster) as c:
+        yield c
 
 
 def _states(model, batch, seed=0):

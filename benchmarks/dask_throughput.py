@@ -1,6 +1,6 @@
 """soadyn.distributed.map_batches on a local Dask cluster against the single-process batch.
 
-``python benchmarks/distributed.py`` (needs ``pip install soadyn[distributed]
+``python benchmarks/dask_throughput.py`` (needs ``pip install soadyn[distributed]
 example-robot-data``) writes ``benchmarks/results/distributed.md``.
 
 * **Throughput** of batched ``sd.aba`` (B states of ur5) and ``sd.rollout`` (B/64
@@ -19,35 +19,22 @@ Medians over ``--rounds`` rounds, the ways of one measurement interleaved in ran
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import sys
 import warnings
 
+import numpy as np
+
+import soadyn as sd
+from soadyn.core.compile import derived
+from soadyn.dynamics.rollout import INTEGRATORS
+from soadyn.kernels.aba import aba_batch
+from soadyn.kernels.rollout import rollout_batch
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-# this file's name would shadow Dask's package `distributed` (here and in the worker
-# processes, which inherit sys.path): its siblings are loaded by path instead
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != HERE]
-
-import numpy as np  # noqa: E402
-
-import soadyn as sd  # noqa: E402
-from soadyn.core.compile import derived  # noqa: E402
-from soadyn.dynamics.rollout import INTEGRATORS  # noqa: E402
-from soadyn.kernels.aba import aba_batch  # noqa: E402
-from soadyn.kernels.rollout import rollout_batch  # noqa: E402
-
-
-def _sibling(name):
-    spec = importlib.util.spec_from_file_location(f"soadyn_benchmarks_{name}", os.path.join(HERE, f"{name}.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-_bench = _sibling("bench")
-machine_description, time_interleaved = _bench.machine_description, _bench.time_interleaved
-robot_path = _sibling("peers").robot_path
+sys.path.insert(0, HERE)
+from bench import machine_description, time_interleaved  # noqa: E402
+from peers import robot_path  # noqa: E402
 
 
 def problem(batch, steps, seed=0):
