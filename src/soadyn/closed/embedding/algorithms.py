@@ -331,14 +331,15 @@ def cluster_aba(model, y, yd, tau_ind, f_ext=None, *, q=None, q_guess=None, grav
 
     Returns ÿ (nyv,) [rad/s², m/s²]. A pure function of its arguments.
     """
-    if q is None and q_guess is None and yd is not None and (gravity is True or gravity is False) \
-            and np.ndim(y) == 1:
-        tables, implicit = _call_tables(model)  # the common call: one lookup, then the kernels
-        if tables is not None:
+    if q_guess is None and yd is not None and (gravity is True or gravity is False) and np.ndim(y) == 1:
+        tables, implicit = _call_tables(model)  # the common call: one lookup, then one kernel
+        if tables is not None and (q is None or implicit):
+            forces = NO_FORCES if f_ext is None else f_ext
             try:
-                if implicit:
-                    _PREPARE(model, (y, yd, ABSENT), tables + (SOLVE, True))
-                return _CABA(model, (y, yd, tau_ind, NO_FORCES if f_ext is None else f_ext), tables + (gravity,), out)
+                if implicit:  # the implicit clusters solved (or checked at q) inside the kernel
+                    return _CABA_STATES(model, (y, yd, tau_ind, forces, ABSENT if q is None else q),
+                                        tables + (gravity, SOLVE if q is None else GIVEN), out)
+                return _CABA(model, (y, yd, tau_ind, forces), tables + (gravity,), out)
             except Unsolved:
                 pass
     return aba_with(model, None, y, yd, tau_ind, f_ext, gravity, out, q, q_guess)
@@ -392,14 +393,16 @@ def cluster_rnea(model, y, yd, ydd, f_ext=None, *, q=None, q_guess=None, gravity
 
     Returns τ_ind (nyv,) [N m, N]. A pure function of its arguments.
     """
-    if q is None and q_guess is None and yd is not None and ydd is not None \
-            and (gravity is True or gravity is False) and np.ndim(y) == 1:
-        tables, implicit = _call_tables(model)  # the common call: one lookup, then the kernels
-        if tables is not None:
+    if q_guess is None and yd is not None and ydd is not None and (gravity is True or gravity is False) \
+            and np.ndim(y) == 1:
+        tables, implicit = _call_tables(model)  # the common call: one lookup, then one kernel
+        if tables is not None and (q is None or implicit):
+            forces = NO_FORCES if f_ext is None else f_ext
             try:
-                if implicit:
-                    _PREPARE(model, (y, yd, ABSENT), tables + (SOLVE, True))
-                return _CRNEA(model, (y, yd, ydd, NO_FORCES if f_ext is None else f_ext), tables + (gravity,), out)
+                if implicit:  # the implicit clusters solved (or checked at q) inside the kernel
+                    return _CRNEA_STATES(model, (y, yd, ydd, forces, ABSENT if q is None else q),
+                                         tables + (gravity, SOLVE if q is None else GIVEN), out)
+                return _CRNEA(model, (y, yd, ydd, forces), tables + (gravity,), out)
             except Unsolved:
                 pass
     if gravity is not True and gravity is not False:  # the fast path would read its truth value
