@@ -36,5 +36,5 @@ def aba(model, q, v, tau, f_ext=None, *, gravity=True, out=None, workspace=None)
     """
     if gravity is not True and gravity is not False:  # the fast path would read its truth value
         gravity = val.GRAVITY(gravity)
-    return _ABA(model, (q, ABSENT if v is None else v, tau, NO_FORCES if f_ext is None else f_ext), (gravity,), out,
-                workspace)
+    return _ABA.call(model, q, ABSENT if v is None else v, tau, NO_FORCES if f_ext is None else f_ext, gravity,
+                     out=out, workspace=workspace)

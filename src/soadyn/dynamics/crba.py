@@ -34,7 +34,7 @@ def mass_matrix(model, q, method="crba", *, out=None, workspace=None):
     positive semi-definite: see ``Model.singular_mass_matrix_causes``).
     """
     if method == "crba":
-        return _CRBA(model, (q,), (), out, workspace)
+        return _CRBA.call(model, q, out=out, workspace=workspace)
     if method == "jtmj":
         c = model.compiled
         return _JTMJ(model, (q,), (np.empty((c.nb, 6, c.nv)),), out, workspace)
