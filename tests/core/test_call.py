@@ -34,3 +34,25 @@ def test_general_path_is_a_type_error_only_for_the_dispatcher():
     call(np.arange(3.0), np.empty(3))
     with pytest.raises(GeneralPath):
         call.fast(np.arange(3), np.empty(3))  # an integer array: no exact version
+
+
+def test_positional_call_is_the_tuple_call():
+    """CompiledFunction.call (generated per arity) gives what __call__ gives, also where it
+    must leave the fast path: a list argument, a user's Workspace, a closed chain, bad input."""
+    import soadyn as sd
+    from soadyn.core.call import NO_FORCES
+    from soadyn.dynamics.rnea import _RNEA
+    m = sd.models.random_tree(6, 0, floating_base=True)
+    rng = np.random.default_rng(0)
+    q = sd.random_configuration(m, rng)
+    v, a = rng.normal(size=(2, m.nv))
+    ref = _RNEA(m, (q, v, a, NO_FORCES), (True,))
+    assert np.array_equal(_RNEA.call(m, q, v, a, NO_FORCES, True), ref)
+    assert np.array_equal(_RNEA.call(m, list(q), list(v), a, NO_FORCES, True), ref)
+    assert np.array_equal(_RNEA.call(m, q, v, a, NO_FORCES, True, workspace=sd.Workspace(m)), ref)
+    out = np.empty(m.nv)
+    assert _RNEA.call(m, q, v, a, NO_FORCES, True, out=out) is out and np.array_equal(out, ref)
+    with pytest.raises(ValueError, match="q"):
+        _RNEA.call(m, q[:-1], v, a, NO_FORCES, True)
+    with pytest.raises(sd.ClosedChainError):
+        _RNEA.call(sd.models.four_bar_linkage(), np.zeros(3), np.zeros(3), np.zeros(3), NO_FORCES, True)
