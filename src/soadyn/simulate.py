@@ -17,6 +17,11 @@ error control when integrating the DAE) either by
   (least-norm corrections, :func:`soadyn.close_loops` with no coordinate held fixed),
 
 and the result records the constraint residual history.
+
+``coordinates="independent"`` integrates the independent coordinates (y, ẏ) of the
+cluster tree instead, with ÿ from C-ABA ([Chignoli23, §X]): the explicit constraint form
+q = γ(y), q̇ = G ẏ holds by construction, so no stabilization is needed; γ is solved from
+the previous step's configuration (the mechanism keeps its assembly branch).
 """
 from __future__ import annotations
 
@@ -27,6 +32,8 @@ import numpy as np
 from scipy.integrate import solve_ivp
 
 from .closed.assembly import close_loops
+from .closed.embedding.algorithms import cluster_aba, spanning_state
+from .closed.embedding.clusters import cluster_tree
 from .closed.forward import METHODS, solve_constrained
 from .closed.kinematics import check_residuals, evaluate_constraints
 from .core.constraints import ConstraintError
@@ -117,9 +124,72 @@ def _closed_chain_parts(model, stabilization, baumgarte, constraint_method):
     return accel, project if stabilization == "projection" else None, residuals
 
 
+def _simulate_independent(model, q, v, t_final, dt, tau, record_every, progress, check, residual_tol):
+    """:func:`simulate` with ``coordinates="independent"`` (the module docstring)."""
+    tree = cluster_tree(model)
+    if any(cl.joint._locked_v.size for cl in tree.clusters):
+        raise ValueError(f"coordinates: 'independent' needs ẏ to be the time derivative of y; in model "
+                         f"{model.name!r} some joint is only partly independent (ẏ holds some of its velocity "
+                         "directions only): integrate the spanning coordinates instead")
+    _, _, residuals = _closed_chain_parts(model, "none", None, "embedding")
+    if check:
+        try:
+            check_residuals(evaluate_constraints(model, q, None, 0.0, bias=False), v, residual_tol)
+        except ConstraintError as e:
+            raise ConstraintError(f"q0, v0 (the initial state): {e}") from None
+    nv = model.nv
+    iq, iv = tree.independent_q_index, tree.independent_v_index
+    y, yd = q[iq], v[iv]
+
+    def advance(y, yd, h):
+        """y ⊕ ẏ h on the joints' configuration manifolds (the joints of y are whole
+        joints: their coordinates and velocities move as in the spanning tree)."""
+        x = q.copy()  # the dependent entries do not move (zero velocity there)
+        x[iq] = y
+        w = np.zeros(nv)
+        w[iv] = yd
+        return integrate(model, x, w, h)[iq]
+
+    def accel(t, y, yd, q_guess):
+        # γ(y) from the trajectory's previous configuration: the mechanism stays on its
+        # assembly branch (a solve from the clusters' references could change branch)
+        qs, vs = spanning_state(model, y, yd, q_guess)
+        if tau is None:
+            return cluster_aba(model, y, yd, np.zeros(tree.nyv), q=qs)
+        G = tree.explicit_jacobian(qs)
+        return cluster_aba(model, y, yd, G.T @ _torque(tau, t, qs, vs, nv), q=qs)
+
+    n = int(round(t_final / dt))
+    ts, qs, vs = [0.0], [q.copy()], [v.copy()]
+    t, guess = 0.0, q.copy()
+    for k in range(1, n + 1):
+        a1 = accel(t, y, yd, guess)
+        y2, yd2 = advance(y, yd, dt / 2), yd + a1 * dt / 2
+        a2 = accel(t + dt / 2, y2, yd2, guess)
+        y3, yd3 = advance(y, yd2, dt / 2), yd + a2 * dt / 2
+        a3 = accel(t + dt / 2, y3, yd3, guess)
+        y4, yd4 = advance(y, yd3, dt), yd + a3 * dt
+        a4 = accel(t + dt, y4, yd4, guess)
+        y = advance(y, (yd + 2 * yd2 + 2 * yd3 + yd4) / 6, dt)
+        yd = yd + (a1 + 2 * a2 + 2 * a3 + a4) * dt / 6
+        t = k * dt
+        guess, vk = spanning_state(model, y, yd, guess)
+        if k % record_every == 0 or k == n:
+            ts.append(t)
+            qs.append(guess.copy())
+            vs.append(vk)
+        _progress(progress, k, n)
+    T, Q, Vv = np.array(ts), np.array(qs), np.array(vs)
+    E = np.array([kinetic_energy(model, qq, vv) + potential_energy(model, qq) for qq, vv in zip(Q, Vv)])
+    res = SimulationResult(T, Q, Vv, E, {"method": "rk4", "dt": dt, "steps": n, "coordinates": "independent"})
+    hist = np.array([residuals(tt, qq, vv) for tt, qq, vv in zip(T, Q, Vv)])
+    res.constraint_residual, res.velocity_residual = hist[:, 0], hist[:, 1]
+    return res
+
+
 def simulate(model, q0, v0, t_final, dt=1e-3, tau=None, *, method="rk4", rtol=1e-9, atol=1e-9,
              record_every=1, progress=False, stabilization="baumgarte", baumgarte=(10.0, 10.0),
-             constraint_method="augmented", check=True, residual_tol=1e-6):
+             constraint_method="augmented", check=True, residual_tol=1e-6, coordinates="spanning"):
     """Integrate the dynamics from ``(q0, v0)`` over [0, ``t_final``] seconds.
 
     Parameters
@@ -143,6 +213,14 @@ def simulate(model, q0, v0, t_final, dt=1e-3, tau=None, *, method="rk4", rtol=1e
         inconsistent start the stabilization first pulls the state onto the constraint
         manifold, and the energy history then measures that jump, not the integration.
         ``check=False`` skips it.
+    coordinates : closed chains only: ``"spanning"`` (default: the spanning-tree
+        coordinates, with ``stabilization``) or ``"independent"``: the independent
+        coordinates (y, ẏ) of the cluster tree, integrated with fixed-step RK4 and ÿ from
+        C-ABA ([Chignoli23, §X]); no stabilization (the constraints hold by construction
+        of q = γ(y)), ``stabilization``, ``baumgarte`` and ``constraint_method`` unused.
+        Spanning-tree ``tau`` enters as τ_ind = Gᵀτ. γ(y) is solved at every stage from
+        the previous step's configuration, so that the mechanism stays on the assembly
+        branch it started on; the recorded q, v are the spanning state (γ(y), G ẏ).
 
     Returns
     -------
@@ -159,6 +237,15 @@ def simulate(model, q0, v0, t_final, dt=1e-3, tau=None, *, method="rk4", rtol=1e
         raise ValueError(f"q0, v0: expected shapes ({model.nq},) and ({model.nv},), got {q.shape} and {v.shape}")
     nv = model.nv
     closed = model.has_constraints
+    if coordinates not in ("spanning", "independent"):
+        raise ValueError(f"coordinates: expected 'spanning' or 'independent', got {coordinates!r}")
+    if coordinates == "independent":
+        if not closed:
+            raise ValueError("coordinates: 'independent' integrates the cluster tree of a closed chain; model "
+                             f"{model.name!r} has no constraints (its coordinates are all independent already)")
+        if method != "rk4":
+            raise ValueError(f"method: coordinates='independent' integrates with fixed-step 'rk4', got {method!r}")
+        return _simulate_independent(model, q, v, t_final, dt, tau, record_every, progress, check, residual_tol)
     if closed:
         constrained_accel, project, residuals = _closed_chain_parts(model, stabilization, baumgarte,
                                                                     constraint_method)
