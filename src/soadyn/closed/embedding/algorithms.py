@@ -242,9 +242,8 @@ def _run(model, y, yd, with_bias, packed, q, q_guess, call, batch_call=None, sin
     if q is not None and q_guess is not None:
         raise ValueError("q, q_guess: give the spanning configuration q (no solve) or a guess for the solve, "
                          "not both")
-    key = "cluster_workspace" if packed is None else ("cluster_workspace", id(packed))
     packed = packed_clusters(model) if packed is None else packed
-    cws = cluster_workspace_buffer(model, packed, key)
+    cws = cluster_workspace_buffer(model, packed)
     mode = GIVEN if q is not None else GUESS if q_guess is not None else SOLVE
     if np.ndim(y) == 2:
         if batch_call is None:
@@ -364,6 +363,10 @@ def aba_with(model, packed, y, yd, tau_ind, f_ext=None, gravity=True, out=None, 
     if yd is None:
         yd = np.zeros(np.shape(y)[:-1] + (_nyv(model),))
     forces = NO_FORCES if f_ext is None else f_ext
+    if packed is not None and not packed.nonlinear and q is None and q_guess is None and np.ndim(y) == 1:
+        # nothing to prepare (the approximate models' clusters are rigid): the kernel at once
+        return _CABA(model, (y, yd, tau_ind, forces), (packed.ci, packed.cf, cluster_workspace_buffer(model, packed),
+                                                       gravity), out)
 
     def call(packed, cws):
         return _CABA(model, (y, yd, tau_ind, forces), (packed.ci, packed.cf, cws, gravity), out)

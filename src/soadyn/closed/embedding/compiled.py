@@ -2,6 +2,8 @@
 (:mod:`soadyn.kernels.cluster`) and the per-thread workspaces they run in."""
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from ...core.compile import derived
@@ -126,6 +128,7 @@ class PackedClusters:
         self.cf = np.array(cf, dtype=float)
         self.workspace_size = ws
         self.tree = tree
+        self.threads = threading.local()  # per-thread workspaces (cluster_workspace_buffer)
 
 
 def compiled_rows(joint):
@@ -230,14 +233,12 @@ def packed_clusters(model):
     return derived(model).memo("packed_clusters", lambda: PackedClusters(cluster_tree(model)))
 
 
-def cluster_workspace_buffer(model, packed, key="cluster_workspace"):
+def cluster_workspace_buffer(model, packed):
     """This thread's flat cluster workspace for ``packed`` (neutral spanning positions
-    until the first call writes them)."""
-    d = derived(model)
-
-    def build():
-        buf = np.zeros(packed.workspace_size)
-        buf[:d.compiled.nq] = neutral(model)
-        return buf
-
-    return d.per_thread(key, build)
+    until the first call writes them), kept by ``packed`` itself: each packed cluster tree
+    (the model's own, an approximate model's) has its own, of its own size."""
+    buf = getattr(packed.threads, "workspace", None)
+    if buf is None:
+        buf = packed.threads.workspace = np.zeros(packed.workspace_size)
+        buf[:model.nq] = neutral(model)
+    return buf
