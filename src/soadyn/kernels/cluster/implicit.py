@@ -283,10 +283,13 @@ def all_rows(mi, mf, ws, ci, cf, cws, q, v, has_v):
 
 
 # --------------------------------------------------------------------------- explicit form
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def dependent_pinv(c, x, iw, cws, i):
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def dependent_pinv(ci, cf, cws, nv, i):
     """K_d⁺ = R⁻¹Qᵀ of implicit cluster i from the rows in ``iw`` (modified Gram–Schmidt
     on the columns of K_d); False when K_d is singular (relative to SINGULAR_TOL)."""
+    c = cluster_tables(ci)
+    x = implicit_tables(ci, cf)
+    iw = implicit_workspace(cws, x, nv)
     k = x.cluster[i]
     nr, nd = x.n_rows[i], x.n_dep[i]
     rows = carve(x.rows, x.rows_start[i], nr)
@@ -326,15 +329,19 @@ def dependent_pinv(c, x, iw, cws, i):
     return True
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def write_explicit_map(c, x, iw, cws, w, i):
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def write_explicit_map(ci, cf, cws, nv, i):
     """G = [1; −K_d⁺K_i] of implicit cluster i (spanning order) into its slot, g = 0."""
+    c = cluster_tables(ci)
+    x = implicit_tables(ci, cf)
+    iw = implicit_workspace(cws, x, nv)
     k = x.cluster[i]
     nr, nd, ny = x.n_rows[i], x.n_dep[i], c.n_y[k]
     rows = carve(x.rows, x.rows_start[i], nr)
     dep = carve(x.dep, x.dep_start[i], nd)
     ind = carve(x.ind, x.ind_start[i], ny)
-    G, g = explicit_map(c, cws, w, k)
+    G = carve(cws, c.G_offset[k], (c.n_spanning[k], ny))
+    g = carve(cws, c.g_offset[k], c.n_spanning[k])
     P = _pinv(x, cws, i)
     col0 = c.row_start[k]
     for j in range(ny):
@@ -350,14 +357,17 @@ def write_explicit_map(c, x, iw, cws, w, i):
         g[a] = 0.0
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def write_bias(c, x, iw, cws, w, i):
-    """g = [0; K_d⁺ k] of implicit cluster i from the bias rows in ``iw``."""
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def write_bias(ci, cf, cws, nv, i):
+    """g = [0; K_d⁺ k] of implicit cluster i from the bias rows of the scratch."""
+    c = cluster_tables(ci)
+    x = implicit_tables(ci, cf)
+    iw = implicit_workspace(cws, x, nv)
     k = x.cluster[i]
     nr, nd = x.n_rows[i], x.n_dep[i]
     rows = carve(x.rows, x.rows_start[i], nr)
     dep = carve(x.dep, x.dep_start[i], nd)
-    g = explicit_map(c, cws, w, k)[1]
+    g = carve(cws, c.g_offset[k], c.n_spanning[k])
     P = _pinv(x, cws, i)
     for d in range(nd):
         acc = 0.0
@@ -399,7 +409,7 @@ def newton(mi, mf, ws, ci, cf, cws, i, q):
         if it == MAX_ITER:
             return top < ACCEPT_TOL
         it += 1
-        if not dependent_pinv(c, x, iw, cws, i):
+        if not dependent_pinv(ci, cf, cws, m.nv, i):
             return top < ACCEPT_TOL
         P = _pinv(x, cws, i)
         for d in range(nd):
@@ -427,10 +437,12 @@ def newton(mi, mf, ws, ci, cf, cws, i, q):
     return True
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _start(c, x, i, q, y, first_order):
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _start(ci, cf, i, q, y, first_order):
     """The dependent coordinates of implicit cluster i at its reference (moved to y along
     the reference branch to first order with ``first_order``)."""
+    c = cluster_tables(ci)
+    x = implicit_tables(ci, cf)
     k = x.cluster[i]
     nd, ny = x.n_dep[i], c.n_y[k]
     dep = carve(x.dep, x.dep_start[i], nd)
@@ -513,7 +525,7 @@ def prepare_implicit(mi, mf, ws, ci, cf, cws, y, yd, q_given, mode, with_bias):
             for j in range(c.n_y[k]):
                 q[c.rows_q[col0 + x.ind[x.ind_start[i] + j]]] = y[y0 + j]
             if mode == SOLVE:
-                _start(c, x, i, q, y, x.has_start_map[i] == 1)
+                _start(ci, cf, i, q, y, x.has_start_map[i] == 1)
             else:  # GUESS: the dependent coordinates of the given start
                 for d in range(x.n_dep[i]):
                     e = c.rows_q[col0 + x.dep[x.dep_start[i] + d]]
@@ -526,7 +538,7 @@ def prepare_implicit(mi, mf, ws, ci, cf, cws, y, yd, q_given, mode, with_bias):
             if not newton(mi, mf, ws, ci, cf, cws, i, q):
                 if mode == GUESS or x.has_start_map[i] != 1:
                     return UNSOLVED
-                _start(c, x, i, q, y, False)  # from the reference itself
+                _start(ci, cf, i, q, y, False)  # from the reference itself
                 if not newton(mi, mf, ws, ci, cf, cws, i, q):
                     return UNSOLVED
             _wrap(x, i, q)
@@ -534,14 +546,14 @@ def prepare_implicit(mi, mf, ws, ci, cf, cws, y, yd, q_given, mode, with_bias):
     for i in range(x.n):
         if mode == GIVEN and _residual(x, iw, i)[1] > MANIFOLD_TOL:
             return UNSOLVED
-        if not dependent_pinv(c, x, iw, cws, i):
+        if not dependent_pinv(ci, cf, cws, m.nv, i):
             return UNSOLVED
-        write_explicit_map(c, x, iw, cws, w, i)
+        write_explicit_map(ci, cf, cws, m.nv, i)
     if with_bias:
         apply_explicit_map(mi, mf, ci, cf, cws, yd, w.qd, False, False)
         all_rows(mi, mf, ws, ci, cf, cws, q, w.qd, True)
         for i in range(x.n):
-            write_bias(c, x, iw, cws, w, i)
+            write_bias(ci, cf, cws, m.nv, i)
     return OK
 
 
