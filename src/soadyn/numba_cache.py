@@ -85,8 +85,9 @@ def configure():
 
 
 #: cold compile time of one public function's kernels, measured on a 2-core machine
-#: (range over the tree, operator and closed-chain functions; see ``soadyn precompile``)
-TYPICAL_COMPILE = "5-25 s"
+#: (range over the tree, operator and closed-chain functions in benchmarks/results/cold_compile.md:
+#: 5.6 s frame_jacobian to 49 s for the embedding method on a model with loops)
+TYPICAL_COMPILE = "5-50 s"
 
 
 class _CompileNotice(event.Listener):
