@@ -36,7 +36,7 @@ class PackedClusters:
         base_size = cluster_int_size(ncl, nb, nrows, tree.nyq, tree.nyv)
         compiled = [cl for cl in tree.clusters if cl.joint.constrained and not cl.joint.linear
                     and compiled_rows(cl.joint)]
-        xi, xf, counts = _implicit_tables(model, tree, compiled)
+        xi, xf, counts = _implicit_tables(model, compiled)
         self.ci = np.zeros(base_size + xi.size, dtype=np.int64)
         self.ci[:len(HEADER)] = (ncl, nb, nrows, 0, max_rows, tree.nyq, tree.nyv, base_size, 0, nv, nq)
         c = cluster_tables(self.ci)
@@ -139,10 +139,9 @@ def compiled_rows(joint):
                for b in joint.constraint_set.user_blocks)
 
 
-def _implicit_tables(model, tree, compiled):
+def _implicit_tables(model, compiled):
     """(int section, float section, counts) of the implicit clusters' tables
     (:func:`soadyn.kernels.cluster.implicit.implicit_tables`) for the clusters ``compiled``."""
-    nq, nv = model.nq, model.nv
     loops = [lp for cl in compiled for lp in cl.joint.constraint_set.blocks if lp.kind == "loop"]
     couplings = [b for cl in compiled for b in cl.joint.constraint_set.blocks if b.kind in ("coupling", "transmission")]
     users = [b for cl in compiled for b in cl.joint.constraint_set.user_blocks]
