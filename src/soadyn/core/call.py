@@ -181,8 +181,11 @@ def _positional_call(function, n_state, n_params):
     source = f"""
 def call(model, {state}{params}, out=None, workspace=None):
     d = getattr(model, "_derived", None)
-    if workspace is None and d is not None and d.version == model._version:
-        ws = getattr(d.threads, "buffer", None)
+    if d is not None and d.version == model._version:
+        if workspace is None:
+            ws = getattr(d.threads, "buffer", None)
+        else:  # the kernels check that the buffer is large enough
+            ws = workspace.buffer if type(workspace) is Workspace else None
         c = d.compiled
         if ws is not None and not {closed_check}:
             try:
@@ -193,7 +196,8 @@ def call(model, {state}{params}, out=None, workspace=None):
                 pass
     return function(model, ({state},), ({params[2:]}{"," if n_params else ""}), out, workspace)
 """
-    scope = {"empty": np.empty, "fast": function.fast, "GeneralPath": GeneralPath, "function": function}
+    scope = {"empty": np.empty, "fast": function.fast, "GeneralPath": GeneralPath, "function": function,
+             "Workspace": Workspace}
     exec(compile(source, f"<soadyn.core.call: fast path of {function.fast.py_func.__name__}>", "exec"), scope)
     return scope["call"]
 
