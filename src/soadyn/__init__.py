@@ -54,7 +54,7 @@ from .dynamics.jacobians import frame_jacobian  # noqa: E402
 from .dynamics.kinematics import (body_placements, forward_kinematics, frame_acceleration,  # noqa: E402
                                   frame_placement, frame_velocity)
 from .dynamics.oscm import operational_space_compliance, operational_space_inertia  # noqa: E402
-from .dynamics.rnea import bias_forces, generalized_gravity, rnea  # noqa: E402
+from .dynamics.rnea import bias_forces, body_forces, generalized_gravity, rnea  # noqa: E402
 from .dynamics.rollout import rollout  # noqa: E402
 from .io.urdf import URDFError, load_urdf  # noqa: E402
 from .spec import operators  # noqa: E402
@@ -64,7 +64,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Model", "Workspace", "load_urdf", "URDFError", "neutral", "random_configuration",
     "integrate", "difference", "configuration_rate", "normalize", "forward_kinematics", "body_placements", "frame_placement",
-    "frame_velocity", "frame_acceleration", "frame_jacobian", "rnea", "bias_forces",
+    "frame_velocity", "frame_acceleration", "frame_jacobian", "rnea", "bias_forces", "body_forces",
     "generalized_gravity", "aba", "mass_matrix", "kinetic_energy", "potential_energy",
     "center_of_mass", "joints", "spatial", "models",
     "constraint_jacobian", "constraint_residual", "constraint_acceleration_bias", "close_loops",

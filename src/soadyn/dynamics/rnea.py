@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from ..core import validation as val
 from ..core.call import ABSENT, NO_FORCES, Arg, CompiledFunction
-from ..kernels.rnea import rnea_batch, rnea_kernel
+from ..kernels.rnea import hinge_forces_batch, hinge_forces_kernel, rnea_batch, rnea_kernel
 
-__all__ = ["rnea", "bias_forces", "generalized_gravity"]
+__all__ = ["rnea", "bias_forces", "generalized_gravity", "body_forces"]
 
 _RNEA = CompiledFunction(rnea_kernel, rnea_batch,
                          (Arg("q", "nq"), Arg("v", "nv", optional=True), Arg("a", "nv", optional=True),
                           Arg("f_ext", "forces")),
                          "v_shape", params=(val.GRAVITY,), tree_function="rnea")
+_HINGE = CompiledFunction(hinge_forces_kernel, hinge_forces_batch, _RNEA.args,
+                          lambda c, state, params: ((c.nb, 6),), params=(val.GRAVITY,), tree_function="body_forces")
 
 
 def rnea(model, q, v, a, f_ext=None, *, gravity=True, out=None, workspace=None):
@@ -46,3 +48,22 @@ def bias_forces(model, q, v, *, gravity=True, out=None, workspace=None):
 def generalized_gravity(model, q, *, out=None, workspace=None):
     """Generalized gravity forces g(q) (nv,): the RNEA at zero velocity and acceleration."""
     return rnea(model, q, None, None, out=out, workspace=workspace)
+
+
+def body_forces(model, q, v, a, f_ext=None, *, gravity=True, out=None, workspace=None):
+    """The spatial force f(k) = [n; f] that each body's hinge transmits to it from its parent,
+    in the body frame at the body origin [N m, N]: the gathered forces of the RNEA,
+    f(k) = Σ_{j ∈ children(k)} φ(k, j) f(j) + M(k)α(k) + b(k) − f_ext(k) [Jain12, eq. 12],
+    whose projection onto the hinge axes is τ(k) = H(k) f(k); the rest is the constraint
+    force of the hinge (a revolute joint's bearing loads).
+
+    Parameters as :func:`rnea`: q (nq,), v, a (nv,) (None: zero), f_ext (nbodies, 6);
+    batches with a leading dimension B.
+
+    Returns (nbodies, 6), or (B, nbodies, 6). (Pinocchio's ``data.f`` after ``rnea`` holds
+    the same forces linear-first, [f; n].)
+    """
+    if gravity is not True and gravity is not False:
+        gravity = val.GRAVITY(gravity)
+    return _HINGE(model, (q, ABSENT if v is None else v, ABSENT if a is None else a,
+                          NO_FORCES if f_ext is None else f_ext), (gravity,), out, workspace)

@@ -11,6 +11,7 @@ subtracted from body k's force balance.
 """
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 from ..core.layout import model_tables, workspace_views
@@ -59,9 +60,9 @@ def generalized_forces_pass(mi, mf, ws, tau):
             add_force_to_parent(w.R, w.t, i, F, i, F, p)
 
 
-@njit(cache=True)
-def rnea_kernel(mi, mf, ws, q, v, a, fext, gravity, tau):
-    """τ = M(q)a + C(q, v) − Σ J_kᵀ f_ext(k) into ``tau``; an empty ``v`` or ``a`` means zero."""
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def rnea_passes(mi, mf, ws, q, v, a, fext, gravity, tau):
+    """The RNEA: τ into ``tau`` and the hinge forces f(k) in ``w.f``; returns a status."""
     m = model_tables(mi, mf)
     st = configuration_status(m, q, ws)
     if st != OK:
@@ -79,6 +80,38 @@ def rnea_kernel(mi, mf, ws, q, v, a, fext, gravity, tau):
     body_forces_pass(mi, mf, ws, fext, has_v)
     generalized_forces_pass(mi, mf, ws, tau)
     return OK
+
+
+@njit(cache=True)
+def rnea_kernel(mi, mf, ws, q, v, a, fext, gravity, tau):
+    """τ = M(q)a + C(q, v) − Σ J_kᵀ f_ext(k) into ``tau``; an empty ``v`` or ``a`` means zero."""
+    return rnea_passes(mi, mf, ws, q, v, a, fext, gravity, tau)
+
+
+@njit(cache=True)
+def hinge_forces_kernel(mi, mf, ws, q, v, a, fext, gravity, f):
+    """The spatial force f(k) (nb, 6) that each body's hinge transmits from its parent, in
+    the body frame — the gathered forces of the RNEA [Jain12, eq. 12] — into ``f``."""
+    m = model_tables(mi, mf)
+    if f.shape[0] != m.nb or f.shape[1] != 6:
+        return BAD_SHAPE
+    tau = np.empty(m.nv)
+    st = rnea_passes(mi, mf, ws, q, v, a, fext, gravity, tau)
+    if st != OK:
+        return st
+    w = workspace_views(ws, m)
+    for i in range(m.nb):
+        for k in range(6):
+            f[i, k] = w.f[i, k]
+    return OK
+
+
+@njit(nogil=True, cache=True)
+def hinge_forces_batch(mi, mf, ws, Q, Vq, Aq, Fext, gravity, f, status, start, stop):
+    """:func:`hinge_forces_kernel` on states ``start`` to ``stop − 1`` of a batch (see
+    :func:`soadyn.core.call.run_blocks`)."""
+    for b in range(start, stop):
+        status[b] = hinge_forces_kernel(mi, mf, ws, Q[b], Vq[b], Aq[b], Fext[b], gravity, f[b])
 
 
 @njit(nogil=True, cache=True)
