@@ -272,7 +272,7 @@ def accuracy_markdown(res):
                      f"{knee['rms_diagonal_Nm']:.2f} N m — both of the paper's numbers to their three digits — with "
                      f"{knee['rms_unconstrained_pct']:.1f}% and {knee['rms_diagonal_pct']:.1f}% of its peak "
                      "(paper: 39.2% and 9.5%). The evidence is this numerical match, not the text: the paper's "
-                     "\"ankle\" torque equals the generalized force on the coordinate we call the knee (the one "
+                     "\"ankle\" errors match those of the generalized force on the coordinate we call the knee (the one "
                      "that carries both belt-driven rotors here); the cause — another choice of independent "
                      "coordinates in the paper's model of the belt transmission — was not established. The full "
                      "reflected-inertia block H̃ removes most of the error that its diagonal leaves on both.\n")
