@@ -32,6 +32,7 @@ numba_cache.announce_compilations()  # one line on stderr when a kernel compiles
 numba_cache.compile_for_plain_types()  # one version of a helper, whatever constants it is called with
 
 from . import graph, models  # noqa: E402
+from .graph import mass_matrix_sparsity  # noqa: E402
 from .closed import (LoopClosureError, close_loops, constrained_forward_dynamics,  # noqa: E402
                      constrained_inverse_dynamics, constraint_acceleration_bias, constraint_jacobian,
                      constraint_residual)
@@ -72,7 +73,7 @@ __all__ = [
     "HolonomicConstraint", "NonholonomicConstraint",
     "operators", "articulated_inertias", "mass_matrix_inverse", "log_det_mass_matrix",
     "operational_space_compliance", "operational_space_inertia",
-    "graph", "cluster_tree", "declare_cluster", "independent_state", "spanning_state", "cluster_aba",
+    "graph", "mass_matrix_sparsity", "cluster_tree", "declare_cluster", "independent_state", "spanning_state", "cluster_aba",
     "cluster_rnea", "cluster_efpa", "cluster_mass_matrix", "approximate_model",
     "projected_rnea", "projected_forward_dynamics", "projected_efpa", "ConstraintError", "ClosedChainError", "symbolic_constraint",
     "rollout",

@@ -14,7 +14,9 @@ body clusters). The functions here work on any hashable node labels:
   Assumption 1 (:func:`satisfies_aggregation_condition`, :func:`check_aggregation_condition`),
   node contraction (:func:`contract`), the aggregation subgraph S_A of Lemma 6
   (:func:`aggregation_subgraph`);
-* spanning tree and cut edges of a rooted digraph (:func:`spanning_tree`).
+* spanning tree and cut edges of a rooted digraph (:func:`spanning_tree`);
+* the sparsity of the mass matrix predicted from the topology ([Jain12, §7],
+  :func:`mass_matrix_sparsity`).
 
 Subgraphs are :class:`Digraph` objects too; a set of nodes passed where a subgraph is
 expected means the subgraph with those nodes and no edges.
@@ -23,10 +25,12 @@ from __future__ import annotations
 
 from collections import deque
 
+import numpy as np
+
 __all__ = ["Digraph", "AggregationError", "related", "unrelated", "induced_subgraph",
            "path_induced_subgraph", "partition", "parent_nodes", "child_nodes",
            "satisfies_aggregation_condition", "check_aggregation_condition",
-           "aggregation_subgraph", "contract", "spanning_tree", "model_digraph"]
+           "aggregation_subgraph", "contract", "spanning_tree", "model_digraph", "mass_matrix_sparsity"]
 
 
 class AggregationError(ValueError):
@@ -301,3 +305,28 @@ def spanning_tree(G, root):
 def model_digraph(model):
     """The tree digraph of a model: node −1 is the inertial frame, node i body i."""
     return Digraph.from_parents(model.parents)
+
+
+def mass_matrix_sparsity(model):
+    """The pattern of the mass matrix predicted from the topology alone ([Jain12, §7]):
+    a boolean (nv, nv) array, True where M(θ) may be nonzero. M = Hφ M φ*H* couples the
+    joints of bodies k and j only through φ(k, j), which vanishes unless one body lies on
+    the other's path to the root: the block of two unrelated bodies (on different branches)
+    is zero at every configuration. Entries the prediction marks True can still vanish for
+    geometric reasons (orthogonal joint axes, a body's mass on an axis), which the
+    topology cannot see."""
+    nv = model.nv
+    pattern = np.zeros((nv, nv), dtype=bool)
+    for body in model.bodies:
+        j = body.joint
+        if j.nv == 0:
+            continue
+        rows = slice(j.v_index, j.v_index + j.nv)
+        for other in model.ancestors(body.index):  # the body itself and every body on its root path
+            o = model.bodies[other].joint
+            if o.nv == 0:
+                continue
+            cols = slice(o.v_index, o.v_index + o.nv)
+            pattern[rows, cols] = True
+            pattern[cols, rows] = True
+    return pattern
