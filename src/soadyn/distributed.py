@@ -1,8 +1,8 @@
 """Batches beyond one process or machine: soadyn's batched calls on a Dask cluster.
 
 :func:`map_batches` splits the leading batch dimension of the arrays into chunks, ships
-the model to every worker once (``Client.scatter(..., broadcast=True)``: each worker
-deserializes it once, so its compiled arrays are built once per worker), runs the batched
+the model to the workers once (as the result of one task, which each worker fetches and
+keeps: it deserializes it once, so its compiled arrays are built once per worker), runs the batched
 compiled call on each chunk there and gathers the results in order. :func:`rollout` is its
 form for :func:`soadyn.rollout`. Workers warm their kernel cache once, before the first
 chunk: a worker plugin evaluates the function on one row (on a worker that joins later
@@ -96,6 +96,10 @@ class _WarmKernels(WorkerPlugin):
             pass
 
 
+def _identity(x):
+    return x
+
+
 def _batch_arrays(arrays):
     """The arrays (None entries kept) and their common leading dimension B."""
     if isinstance(arrays, np.ndarray) or not isinstance(arrays, (tuple, list)):
@@ -167,8 +171,11 @@ def map_batches(fn, model, arrays, client=None, chunk=DEFAULT_CHUNK, kwargs=None
         name = (f"soadyn-warm-{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', repr(fn))}-"
                 f"{[None if a is None else (a.dtype.str, a.ndim) for a in arrays]}-{sorted(kwargs)}")
         c.register_plugin(warm, name=name)
-        shipped = c.scatter(model, broadcast=True, hash=False)
         tag = uuid.uuid4().hex
+        # the model as the result of a task, not scattered data: a worker that dies holding
+        # the only copy of scattered data loses it for good (and every chunk with it); a
+        # task's result is recomputed from the task, which carries the pickled model
+        shipped = c.submit(_identity, model, key=f"soadyn-model-{tag}", pure=False)
         futures = [c.submit(_evaluate, fn, shipped,
                             tuple(None if a is None else a[start:stop] for a in arrays), kwargs,
                             key=f"soadyn-{getattr(fn, '__name__', 'fn')}-{tag}-{k}")
