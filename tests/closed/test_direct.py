@@ -174,3 +174,29 @@ def test_user_constraints_fall_back_to_a_python_method():
     assert sd.closed.default_method(model) == "augmented"
     with pytest.raises(ValueError, match="user constraints"):
         direct_solve(model, sd.neutral(model), np.zeros(model.nv), np.zeros(model.nv))
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_rows_selected_once_per_model_or_found_per_state_give_the_same_motion(case):
+    """The kernel solves on the rows of G_c chosen once per model and checks the result
+    against every row; rows that do not span G_c at a state (here: deliberately too few,
+    or none given) make it find the state's own rows. All give the projection method's
+    θ̈ (an SVD of G_c, independent of the row selection)."""
+    from soadyn.closed.constraint_set import constraint_set
+    from soadyn.closed.direct import _DIRECT
+    from soadyn.kernels.direct import pack_direct_tables
+
+    model, q, v, rng = _state(case, seed=3)
+    tau = rng.normal(size=model.nv)
+    expected = sd.constrained_forward_dynamics(model, q, v, tau, method="projection").qdd
+    cs = constraint_set(model)
+    tables = direct_tables(model)
+    assert 0 < tables.ints[5] <= cs.m  # the model's generic rows are known
+    for selection in (np.zeros(0, dtype=np.int64), np.array([0]), np.arange(cs.m)):
+        ints, floats = pack_direct_tables(cs.loop_int, cs.loop_float, cs.coupling_v, cs.coupling_q,
+                                          np.asarray(cs.coupling_offset, dtype=float), cs.m_loop, selection, True,
+                                          0.0, 0.0, 1e-12)
+        out = _DIRECT(model, (q, v, tau, None), (ints, floats), np.empty(tables.output_size))
+        o = direct_outputs(out, model.nv, tables)
+        assert np.allclose(o.qdd, expected, rtol=0, atol=1e-8 * (1 + np.abs(expected).max())), selection
+        assert np.allclose(o.G @ o.qdd, o.ubias, rtol=0, atol=1e-8 * (1 + np.abs(o.ubias).max()))

@@ -15,14 +15,15 @@ from collections import namedtuple
 import numpy as np
 
 from ..core import validation as val
-from ..core.call import ABSENT, NO_FORCES, Arg, CompiledFunction
+from ..core.call import ABSENT, NO_FORCES, Arg, CompiledFunction, GeneralPath
 from ..core.compile import derived
-from ..kernels.direct import DirectOutputs, direct_batch, direct_kernel, direct_output_size
-from ..kernels.loops import loop_row_count
+from ..core.configuration import random_configuration
+from ..kernels.direct import (FLOAT_HEADER, INT_HEADER, DirectOutputs, direct_batch, direct_kernel,
+                              direct_output_size, independent_rows, pack_direct_tables)
 from .constraint_set import constraint_set
-from .kinematics import ConstraintState
+from .kinematics import ConstraintState, constraint_jacobian
 
-__all__ = ["DirectTables", "direct_tables", "compiled_constraints", "direct_solve", "direct_outputs",
+__all__ = ["DirectTables", "direct_tables", "compiled_constraints", "direct_solve", "direct_fast", "direct_outputs",
            "output_state", "PIVOT_TOL"]
 
 #: relative pivot threshold of the pivoted Cholesky factorization of A = G_c M⁻¹ G_c*:
@@ -30,12 +31,11 @@ __all__ = ["DirectTables", "direct_tables", "compiled_constraints", "direct_solv
 #: whose singular value is below ~1e-6 of the largest — redundant rows come out at ~1e-16.
 PIVOT_TOL = 1e-12
 
-#: the constraint set of a model packed for the kernel: the loop tables, the coupling rows,
-#: the row counts and the kernel's output length
-DirectTables = namedtuple("DirectTables", ["loop_int", "loop_float", "coupling_v", "coupling_q", "coupling_offset",
-                                           "m", "m_loop", "output_size"])
-
-_NO_STABILIZATION = np.zeros(2)
+#: the constraint set of a model packed for the kernel: the tables (``ints``, ``floats``,
+#: read by :func:`soadyn.kernels.direct.direct_tables`; the floats carry the settings of
+#: the plain call: gravity, no Baumgarte terms, ``PIVOT_TOL``), the row counts, the
+#: kernel's output length and where the output holds max |𝔡|, max |G_c v|
+DirectTables = namedtuple("DirectTables", ["ints", "floats", "m", "m_loop", "output_size", "residuals_at"])
 
 
 def compiled_constraints(model):
@@ -48,10 +48,21 @@ def _build_tables(model):
     cs = constraint_set(model)
     if cs.user_blocks:
         return None
-    size = int(direct_output_size(model.nv, cs.m, cs.m_loop))
-    return DirectTables(cs.loop_int, cs.loop_float, np.ascontiguousarray(cs.coupling_v),
-                        np.ascontiguousarray(cs.coupling_q), np.ascontiguousarray(cs.coupling_offset, dtype=float),
-                        cs.m, cs.m_loop, size)
+    ints, floats = pack_direct_tables(cs.loop_int, cs.loop_float, cs.coupling_v, cs.coupling_q,
+                                      np.asarray(cs.coupling_offset, dtype=float), cs.m_loop, _generic_rows(model),
+                                      True, 0.0, 0.0, PIVOT_TOL)
+    return DirectTables(ints, floats, cs.m, cs.m_loop, int(direct_output_size(model.nv, cs.m, cs.m_loop)),
+                        model.nv + cs.m + 1)
+
+
+def _generic_rows(model):
+    """The rows of G_c that span its row space at a generic configuration (a random one,
+    the same for every build of the model): the kernel solves on these first and checks
+    that the result satisfies every row (see :mod:`soadyn.kernels.direct`, step 3)."""
+    G = constraint_jacobian(model, random_configuration(model, np.random.default_rng(0)))
+    rows = np.empty(G.shape[0], dtype=np.int64)
+    n = independent_rows(np.ascontiguousarray(G), rows, np.empty_like(G))
+    return np.sort(rows[:n])
 
 
 def direct_tables(model):
@@ -61,14 +72,15 @@ def direct_tables(model):
 
 
 def _output_shape(c, state, params):
-    li, lf, coupling_v = params[0], params[1], params[2]
-    m_loop = int(loop_row_count(li, lf))
-    return ((int(direct_output_size(c.nv, m_loop + coupling_v.shape[0], m_loop)),),)
+    ints = params[0]  # header: len(li), nc, nq, m_loop, m
+    if ints.shape[0] < INT_HEADER:
+        return ((0,),)
+    return ((int(direct_output_size(c.nv, int(ints[4]), int(ints[3]))),),)
 
 
 _DIRECT = CompiledFunction(direct_kernel, direct_batch,
                            (Arg("q", "nq"), Arg("v", "nv", optional=True), Arg("tau", "nv"), Arg("f_ext", "forces")),
-                           _output_shape, params=(None, None, None, None, None, val.GRAVITY, None, float))
+                           _output_shape)
 
 
 def direct_outputs(out, nv, tables):
@@ -90,6 +102,38 @@ def output_state(model, views, t=0.0):
                            views.sel, t)
 
 
+def direct_fast(model, q, v, tau, residual_tol):
+    """The plain call of the compiled direct method in one kernel call, or None when it
+    needs the validated path (:func:`direct_solve`): a model without compiled tables or
+    with an outdated compiled form, this thread's first call, arguments of other types
+    (lists, batches, None, integer or strided arrays), a kernel status other than OK, or
+    a residual above ``residual_tol`` (None: no check). Gravity on, no external forces,
+    no Baumgarte terms. Returns ``(out, tables)``; the validated path raises the error
+    that names what was wrong.
+
+    Every step here costs ~0.05–0.2 µs against a kernel of ~2 µs on a four-bar: it looks
+    up only what the call needs (:class:`~soadyn.core.call.CompiledFunction` does the same
+    for the tree functions)."""
+    d = getattr(model, "_derived", None)
+    if d is None or d.version != model._version or v is None or tau is None:
+        return None
+    tables = d.memo("direct_tables", lambda: _build_tables(model))
+    ws = getattr(d.threads, "buffer", None)
+    if tables is None or ws is None:
+        return None
+    out = np.empty(tables.output_size)
+    c = d.compiled
+    try:
+        if _DIRECT.fast(c.mi, c.mf, ws, q, v, tau, NO_FORCES, tables.ints, tables.floats, out) != 0:
+            return None
+    except GeneralPath:
+        return None
+    k = tables.residuals_at
+    if residual_tol is not None and not (out[k] <= residual_tol and out[k + 1] <= residual_tol):  # NaN too
+        return None
+    return out, tables
+
+
 def direct_solve(model, q, v, tau, f_ext=None, *, gravity=True, baumgarte=None, pivot_tol=PIVOT_TOL,
                  tables=None):
     """Run the compiled direct method; returns the raw output array, (size,) or (B, size)
@@ -101,11 +145,14 @@ def direct_solve(model, q, v, tau, f_ext=None, *, gravity=True, baumgarte=None, 
         raise ValueError(f"model {model.name!r}: the compiled direct method takes loop joints, couplings and "
                          f"transmissions; the user constraints {names} need a Python method "
                          "(method='augmented', 'projection')")
-    stab = _NO_STABILIZATION if baumgarte is None else np.array(baumgarte, dtype=float).reshape(2)
+    floats = t.floats
+    if not (gravity is True and baumgarte is None and pivot_tol == PIVOT_TOL):  # other settings: a copy
+        alpha, beta = (0.0, 0.0) if baumgarte is None else np.array(baumgarte, dtype=float).reshape(2)
+        floats = floats.copy()
+        floats[:FLOAT_HEADER] = (1.0 if val.GRAVITY(gravity) else 0.0, alpha, beta, float(pivot_tol))
     if type(q) is np.ndarray and q.ndim == 1:
         out = np.empty(t.output_size)
     else:
         out = np.empty(((len(q),) if np.ndim(q) == 2 else ()) + (t.output_size,))
     return _DIRECT(model, (q, ABSENT if v is None else v, tau, NO_FORCES if f_ext is None else f_ext),
-                   (t.loop_int, t.loop_float, t.coupling_v, t.coupling_q, t.coupling_offset, gravity, stab,
-                    pivot_tol), out)
+                   (t.ints, floats), out)

@@ -39,7 +39,7 @@ from ..dynamics.crba import mass_matrix
 from ..dynamics.rnea import rnea
 from .constraint_set import constraint_set
 from .cut_joint import CUT_JOINT_METHODS, RowSpace, constraint_forces, stabilized_bias
-from .direct import direct_outputs, direct_solve, direct_tables, output_state
+from .direct import direct_fast, direct_outputs, direct_solve, direct_tables, output_state
 from .embedding.algorithms import embedding_accelerations, embedding_solve
 from .embedding.clusters import cluster_tree
 from .embedding.compiled import packed_clusters
@@ -365,15 +365,19 @@ def default_method(model):
     chains of loops); else ``"direct"`` when compiled; else ``"augmented"`` (O(N) sweeps,
     no dense M). With Baumgarte terms, which the embedding method does not take, the
     direct (or augmented) method is used instead of it."""
-    def choose():
-        tables = direct_tables(model)
-        if tables is not None and tables.m < EMBEDDING_ROWS:
-            return "direct"
-        if _embedding_compiled(model):
-            return "embedding"
-        return "direct" if tables is not None else "augmented"
+    d = getattr(model, "_derived", None)
+    if d is None or d.version != model._version:
+        d = derived(model)
+    return d.memo("default_method", lambda: _choose_method(model))
 
-    return derived(model).memo("default_method", choose)
+
+def _choose_method(model):
+    tables = direct_tables(model)
+    if tables is not None and tables.m < EMBEDDING_ROWS:
+        return "direct"
+    if _embedding_compiled(model):
+        return "embedding"
+    return "direct" if tables is not None else "augmented"
 
 
 def _compiled_direct(model, tables, q, v, tau, f_ext, t, rank_tol, baumgarte, check, residual_tol):
@@ -488,6 +492,13 @@ def constrained_forward_dynamics(model, q, v, tau=None, method=None, *, tau_ind=
     ``n_constraints``, ``constraint_rank`` (rank of G_c) and ``degrees_of_freedom``
     (nv − rank G_c) (the constraint forces, multipliers and ranks computed when first read).
     """
+    # the common call: the direct method (by default or by name), one state, default
+    # options, straight into its kernel; anything else, or any doubt, takes the paths below
+    if tau_ind is None and f_ext is None and baumgarte is None and type(residual_tol) is float \
+            and (method == "direct" or (method is None and default_method(model) == "direct")):
+        fast = direct_fast(model, q, v, tau, residual_tol if check else None)
+        if fast is not None:
+            return CompiledDirectResult(model, fast[0], fast[1], t, rank_tol)
     if method is None:
         method = default_method(model)
         if method == "embedding" and baumgarte is not None:  # Baumgarte terms: a cut-joint method

@@ -23,9 +23,14 @@ The kernel runs, from (θ, θ̇):
    (:func:`~soadyn.kernels.loops.loop_rows_pass`), then the constant coupling rows;
 2. the ABA (:func:`~soadyn.kernels.aba.articulated_body_pass` and
    :func:`~soadyn.kernels.aba.acceleration_pass`): θ̈_f;
-3. the rows of G_c that span its row space (:func:`independent_rows`, a Gram–Schmidt
-   pass over G_c's rows: a planar loop closed by a spatial joint has 3 of its 5 rows
-   redundant, and each row costs a column of the gather below);
+3. the rows of G_c that span its row space: a planar loop closed by a spatial joint has 3
+   of its 5 rows redundant, and each row costs a column of the gather below. The
+   structure of the loops fixes which rows these are away from singular configurations,
+   so they are found once per model (the ``selected`` rows of the tables, at a generic
+   configuration) and every call checks that its θ̈ satisfies all m rows; a state where
+   it does not (a singular configuration) repeats steps 4–6 on the rows that span G_c at
+   that state (:func:`independent_rows`, a Gram–Schmidt pass with pivoting over G_c's
+   rows, O(m n nv));
 4. W and A on those rows by :func:`~soadyn.kernels.innovations.factor_gather` and
    :func:`~soadyn.kernels.innovations.apply_dinv`, in O(N m);
 5. the pivoted Cholesky factorization of A (:func:`pivoted_cholesky`), which also drops
@@ -162,6 +167,53 @@ def independent_rows(G, rows, work):
     return m
 
 
+# --------------------------------------------------------------------------- the tables
+#: Named views of the constraint tables the kernel reads (:func:`direct_tables`), packed
+#: into one int and one float array by :func:`pack_direct_tables` (two arguments instead
+#: of eight: the dispatcher costs ~0.1 µs per argument of every call): the packed loops
+#: ``li``, ``lf`` (:func:`~soadyn.kernels.loops.loop_tables`), the constant coupling rows
+#: ``coupling_v`` (nc, nv), ``coupling_q`` (nc, nq), ``coupling_offset`` (nc,), the row
+#: counts ``m_loop`` and ``m``, the rows ``selected`` that span G_c's row space at a
+#: generic configuration (found once per model; empty: unknown), and the settings: ``gravity`` (1.0 or 0.0), the Baumgarte
+#: gains ``alpha``, ``beta`` [1/s] (zero: the plain 𝔘̊) and the relative ``pivot_tol`` of
+#: the pivoted Cholesky factorization of A.
+DirectTables = namedtuple("DirectTables", ["li", "lf", "coupling_v", "coupling_q", "coupling_offset", "m_loop", "m",
+                                           "selected", "gravity", "alpha", "beta", "pivot_tol"])
+
+#: int header: len(li), nc, nq, m_loop, m, the number of rows in ``selected``; float
+#: header: gravity, alpha, beta, pivot_tol
+INT_HEADER = 6
+FLOAT_HEADER = 4
+
+
+def pack_direct_tables(li, lf, coupling_v, coupling_q, coupling_offset, m_loop, selected, gravity, alpha, beta,
+                       pivot_tol):
+    """The (ints, floats) arrays that :func:`direct_tables` reads (Python, at build time);
+    ``selected``: the rows that span G_c's row space at a generic configuration (empty:
+    none known, every call finds them)."""
+    nc, nq = coupling_q.shape
+    ints = np.concatenate([[li.size, nc, nq, m_loop, m_loop + nc, len(selected)], li, selected]).astype(np.int64)
+    floats = np.concatenate([[1.0 if gravity else 0.0, alpha, beta, pivot_tol], lf, np.ravel(coupling_v),
+                             np.ravel(coupling_q), np.ravel(coupling_offset)]).astype(float)
+    return ints, floats
+
+
+@njit(forceinline=True, cache=True)
+def direct_tables(ti, tf, nv):
+    """Named views (:class:`DirectTables`) of the packed tables ``ti``, ``tf``."""
+    n_li, nc, nq, m_loop, m, n_sel = ti[0], ti[1], ti[2], ti[3], ti[4], ti[5]
+    li = carve(ti, INT_HEADER, n_li)
+    selected = carve(ti, INT_HEADER + n_li, n_sel)
+    n_lf = tf.shape[0] - FLOAT_HEADER - nc * (nv + nq + 1)
+    o = FLOAT_HEADER
+    lf = carve(tf, o, n_lf); o += n_lf
+    coupling_v = carve(tf, o, (nc, nv)); o += nc * nv
+    coupling_q = carve(tf, o, (nc, nq)); o += nc * nq
+    coupling_offset = carve(tf, o, nc)
+    return DirectTables(li, lf, coupling_v, coupling_q, coupling_offset, m_loop, m, selected, tf[0] != 0.0, tf[1],
+                        tf[2], tf[3])
+
+
 # --------------------------------------------------------------------------- the kernel
 #: Named views of the kernel's one output array (:func:`direct_outputs`): θ̈ (nv,), a
 #: particular λ (m,), the rank of G_c (stored as a float), the largest position and
@@ -192,54 +244,88 @@ def direct_outputs(out, nv, m, m_loop):
     return DirectOutputs(qdd, lam, rank, worst_residuals, G, ubias, resid, sel)
 
 
-@njit(cache=True)
-def direct_kernel(mi, mf, ws, q, v, tau, fext, li, lf, coupling_v, coupling_q, coupling_offset, gravity,
-                  stabilization, pivot_tol, out):
-    """θ̈ of a tree closed by loop joints (``li``, ``lf``: the packed loops, m_loop rows)
-    and constant couplings (rows ``coupling_v`` (nc, nv), positions ``coupling_q``
-    (nc, nq), ``coupling_offset`` (nc,)), with the constraint evaluation, into ``out``
-    (:class:`DirectOutputs`, m = m_loop + nc rows).
+#: Named views of the kernel's scratch (one allocation per call, carved by
+#: :func:`direct_scratch`): the node Jacobians J (2, 6, nv), θ̈_f (nv,), the correction
+#: M⁻¹G_c*λ (nv, 1) and its spatial scratch (nb, 1, 6); the Gram–Schmidt residuals of
+#: the rows (m, nv); W = [I − HψK]Ĝ* and Y = D⁻¹W (nv, n), their spatial scratch
+#: (nb, n, 6), A (n, n), the right-hand side, μ and the solve's scratch (n,); the chosen
+#: rows and the pivot order (m,) as integers.
+DirectScratch = namedtuple("DirectScratch", ["J", "x", "corr", "Zs1", "basis", "W", "Y", "Zs", "A", "rhs", "mu", "y",
+                                             "rows", "perm"])
 
-    ``stabilization`` = (α, β) [1/s]: solve G_c θ̈ = 𝔘̊ − 2α G_c θ̇ − β²𝔡 (Baumgarte;
-    zeros for the plain 𝔘̊). ``pivot_tol``: relative pivot threshold of the pivoted
-    Cholesky factorization of A (rows below it are redundant).
+
+@njit(forceinline=True, cache=True)
+def direct_scratch(buf, ibuf, nb, nv, m, n):
+    """Named views (:class:`DirectScratch`) for n ≤ m kept rows (sizes: :func:`scratch_size`)."""
+    o = 0
+    J = carve(buf, o, (2, 6, nv)); o += 12 * nv
+    x = carve(buf, o, nv); o += nv
+    corr = carve(buf, o, (nv, 1)); o += nv
+    Zs1 = carve(buf, o, (nb, 1, 6)); o += 6 * nb
+    basis = carve(buf, o, (m, nv)); o += m * nv
+    W = carve(buf, o, (nv, n)); o += nv * n
+    Y = carve(buf, o, (nv, n)); o += nv * n
+    Zs = carve(buf, o, (nb, n, 6)); o += 6 * nb * n
+    A = carve(buf, o, (n, n)); o += n * n
+    rhs = carve(buf, o, n); o += n
+    mu = carve(buf, o, n); o += n
+    y = carve(buf, o, n)
+    return DirectScratch(J, x, corr, Zs1, basis, W, Y, Zs, A, rhs, mu, y, carve(ibuf, 0, m), carve(ibuf, m, m))
+
+
+@njit(forceinline=True, cache=True)
+def scratch_size(nb, nv, m):
+    """Floats of the scratch of :func:`direct_scratch` at n = m (the most)."""
+    return 14 * nv + 6 * nb + m * nv + 2 * nv * m + 6 * nb * m + m * m + 3 * m
+
+
+@njit(cache=True)
+def direct_kernel(mi, mf, ws, q, v, tau, fext, ti, tf, out):
+    """θ̈ of a tree closed by loop joints and constant couplings (the packed tables
+    ``ti``, ``tf``: :class:`DirectTables`, m = m_loop + nc rows), with the constraint
+    evaluation, into ``out`` (:class:`DirectOutputs`).
+
+    The settings come with the tables: ``gravity``; ``alpha``, ``beta`` [1/s]: solve
+    G_c θ̈ = 𝔘̊ − 2α G_c θ̇ − β²𝔡 (Baumgarte; zeros for the plain 𝔘̊); ``pivot_tol``: the
+    relative pivot threshold of the pivoted Cholesky factorization of A (rows below it
+    are redundant).
     """
     mt = model_tables(mi, mf)
     st = configuration_status(mt, q, ws)
     if st != OK:
         return st
     nv = mt.nv
-    nc = coupling_v.shape[0]
-    m_loop = loop_row_count(li, lf)
-    m = m_loop + nc
+    if (ti.shape[0] < INT_HEADER or ti.shape[0] != INT_HEADER + ti[0] + ti[5] or tf.shape[0] < FLOAT_HEADER
+            or ti[2] != q.shape[0] or tf.shape[0] < FLOAT_HEADER + ti[1] * (nv + ti[2] + 1)):
+        return BAD_SHAPE
+    t = direct_tables(ti, tf, nv)
+    m, m_loop, nc = t.m, t.m_loop, t.coupling_v.shape[0]
     if (tau.shape[0] != nv or not rates_shape_ok(mt, v) or not forces_shape_ok(mt, fext)
-            or out.shape[0] != direct_output_size(nv, m, m_loop) or coupling_v.shape[1] != nv
-            or coupling_q.shape[1] != q.shape[0] or stabilization.shape[0] != 2):
+            or out.shape[0] != direct_output_size(nv, m, m_loop) or loop_row_count(t.li, t.lf) != m_loop):
         return BAD_SHAPE
     st = state_status(q, v, tau, fext)
     if st != OK:
         return st
     o = direct_outputs(out, nv, m, m_loop)
     G = o.G
-    J = np.empty((2, 6, nv))
-    x = np.empty(nv)
-    corr = np.empty((nv, 1))  # θ̈_δ = M⁻¹G_c*λ
-    Zs1 = np.empty((mt.nb, 1, 6))  # spatial scratch of the scatter
+    buf = np.empty(scratch_size(mt.nb, nv, m))
+    ibuf = np.empty(2 * m, dtype=np.int64)
+    s = direct_scratch(buf, ibuf, mt.nb, nv, m, m)
     has_v = v.shape[0] > 0
 
     # 1. constraint rows: loops from the kinematics, then the constant couplings
     loop_kinematics(mi, mf, ws, q, v)
     if m_loop > 0:
-        loop_rows_pass(mi, mf, ws, li, lf, has_v, J, G, o.ubias, o.resid, o.sel)
+        loop_rows_pass(mi, mf, ws, t.li, t.lf, has_v, s.J, G, o.ubias, o.resid, o.sel)
     for c in range(nc):
         r = m_loop + c
-        acc = -coupling_offset[c]
+        acc = -t.coupling_offset[c]
         for k in range(q.shape[0]):
-            acc += coupling_q[c, k] * q[k]
+            acc += t.coupling_q[c, k] * q[k]
         o.resid[r] = acc
         o.ubias[r] = 0.0
         for k in range(nv):
-            G[r, k] = coupling_v[c, k]
+            G[r, k] = t.coupling_v[c, k]
     # the largest residuals (loop and coupling rows are holonomic, with 𝔘 = 0)
     worst_q = 0.0
     worst_v = 0.0
@@ -256,36 +342,54 @@ def direct_kernel(mi, mf, ws, q, v, tau, fext, li, lf, coupling_v, coupling_q, c
     #    factors of M in the workspace
     if not articulated_body_pass(mi, mf, ws, tau, fext, has_v):
         return SINGULAR
-    acceleration_pass(mi, mf, ws, gravity, has_v, x)
+    x = s.x
+    acceleration_pass(mi, mf, ws, t.gravity, has_v, x)
     o.rank[0] = 0.0
     qdd = o.qdd
     if m == 0:
         for k in range(nv):
             qdd[k] = x[k]
         return OK
-    # 3. the rows of G_c that span its row space (redundant rows carry no information and
-    #    would cost a column of the gather each)
-    rows = np.empty(m, dtype=np.int64)
-    basis = np.empty((m, nv))
-    n = independent_rows(G, rows, basis)
+    # 3.–6. on the rows found once per model; if this state needs others (a singular
+    #    configuration, or a structure the generic one did not show), the rows of this state
+    n = t.selected.shape[0]
+    if n > 0:
+        for j in range(n):
+            s.rows[j] = t.selected[j]
+        if constrained_accelerations(mi, mf, ws, o, t, buf, ibuf, n, v, has_v, x) == OK:
+            return OK
+    n = independent_rows(G, s.rows, s.basis)
+    constrained_accelerations(mi, mf, ws, o, t, buf, ibuf, n, v, has_v, x)
+    return OK
+
+
+#: a state solved on the rows selected once per model must satisfy every row of G_c to
+#: this relative accuracy (round-off is ~1e-14; a row that the selection misses is
+#: violated at order one), else the kernel finds the rows of the state
+SELECTION_TOL = 1e-8
+
+
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def constrained_accelerations(mi, mf, ws, o, t, buf, ibuf, n, v, has_v, x):
+    """Steps 3–6 of :func:`direct_kernel` on the n rows Ĝ of G_c in ``rows`` (the first n
+    of the scratch's row list): λ on those rows and θ̈ = θ̈_f + M⁻¹Ĝ*λ into ``o``. Returns
+    OK when θ̈ satisfies every row of G_c (to ``SELECTION_TOL``), else SINGULAR."""
+    mt = model_tables(mi, mf)
+    nv, m = mt.nv, t.m
+    G = o.G
+    s = direct_scratch(buf, ibuf, mt.nb, nv, m, n)  # the views for n rows
+    rows, W, Y = s.rows, s.W, s.Y
     # 4. W = [I − HψK] Ĝ*, A = W* D⁻¹ W = Ĝ M⁻¹ Ĝ* on those rows Ĝ, and 𝔘̊ − Ĝ θ̈_f
     #    (− Baumgarte terms)
-    W = np.empty((nv, n))  # [I − HψK] Ĝ*
-    Y = np.empty((nv, n))  # D⁻¹ W
-    Zs = np.empty((mt.nb, n, 6))  # spatial scratch of the gather
-    A = np.empty((n, n))
-    rhs = np.empty(n)
-    y = np.empty(n)
-    mu = np.empty(n)
-    perm = np.empty(n, dtype=np.int64)
     for k in range(nv):
         for j in range(n):
             W[k, j] = G[rows[j], k]
-    factor_gather(mi, mf, ws, W, Zs, True)
+    factor_gather(mi, mf, ws, W, s.Zs, True)
     for k in range(nv):
         for j in range(n):
             Y[k, j] = W[k, j]
     apply_dinv(mi, mf, ws, Y, True)
+    A = s.A
     for i in range(n):
         for j in range(i + 1):
             acc = 0.0
@@ -293,47 +397,68 @@ def direct_kernel(mi, mf, ws, q, v, tau, fext, li, lf, coupling_v, coupling_q, c
                 acc += W[k, i] * Y[k, j]
             A[i, j] = acc
             A[j, i] = acc
-    alpha, beta = stabilization[0], stabilization[1]
     for j in range(n):
-        r = rows[j]
-        acc = o.ubias[r]
-        for k in range(nv):
-            acc -= G[r, k] * x[k]
-        if alpha != 0.0 and has_v:
-            dv = 0.0
-            for k in range(nv):
-                dv += G[r, k] * v[k]
-            acc -= 2.0 * alpha * dv
-        if beta != 0.0:
-            acc -= beta * beta * o.resid[r]
-        rhs[j] = acc
+        s.rhs[j] = _row_target(G, o, t, rows[j], v, has_v) - _row_times(G, rows[j], x)
     # 5. λ on the independent rows (the pivoted factorization also drops rows that are
     #    independent in G_c but nearly dependent through M⁻¹), zero on the others
-    rank = pivoted_cholesky(A, perm, pivot_tol)
+    rank = pivoted_cholesky(A, s.perm, t.pivot_tol)
     o.rank[0] = rank
-    pivoted_solve(A, perm, rank, rhs, mu, y)
+    mu = s.mu
+    pivoted_solve(A, s.perm, rank, s.rhs, mu, s.y)
     lam = o.lam
     for r in range(m):
         lam[r] = 0.0
     for j in range(n):
         lam[rows[j]] = mu[j]
     # 6. θ̈ = θ̈_f + M⁻¹G_c*λ with M⁻¹Ĝ*μ = [I − HψK]* (D⁻¹W μ)
+    corr = s.corr
     for k in range(nv):
         acc = 0.0
         for j in range(n):
             acc += Y[k, j] * mu[j]
         corr[k, 0] = acc
-    factor_scatter(mi, mf, ws, corr, Zs1, True)
+    factor_scatter(mi, mf, ws, corr, s.Zs1, True)
+    qdd = o.qdd
     for k in range(nv):
         qdd[k] = x[k] + corr[k, 0]
+    # every row, the ones left out included, must hold: G_c θ̈ = target
+    for r in range(m):
+        target = _row_target(G, o, t, r, v, has_v)
+        if abs(_row_times(G, r, qdd) - target) > SELECTION_TOL * (1.0 + abs(target) + _row_times_abs(G, r, qdd)):
+            return SINGULAR
     return OK
 
 
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _row_times(G, r, x):
+    acc = 0.0
+    for k in range(x.shape[0]):
+        acc += G[r, k] * x[k]
+    return acc
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _row_times_abs(G, r, x):
+    acc = 0.0
+    for k in range(x.shape[0]):
+        acc += abs(G[r, k] * x[k])
+    return acc
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _row_target(G, o, t, r, v, has_v):
+    """Row r's right-hand side of G_c θ̈ = 𝔘̊ − 2α G_c θ̇ − β²𝔡."""
+    acc = o.ubias[r]
+    if t.alpha != 0.0 and has_v:
+        acc -= 2.0 * t.alpha * _row_times(G, r, v)
+    if t.beta != 0.0:
+        acc -= t.beta * t.beta * o.resid[r]
+    return acc
+
+
 @njit(nogil=True, cache=True)
-def direct_batch(mi, mf, ws, Q, Vq, T, Fext, li, lf, coupling_v, coupling_q, coupling_offset, gravity,
-                 stabilization, pivot_tol, out, status, start, stop):
+def direct_batch(mi, mf, ws, Q, Vq, T, Fext, ti, tf, out, status, start, stop):
     """:func:`direct_kernel` on states ``start`` to ``stop − 1`` of a batch, with one workspace (a
     block of a batched call, see :func:`soadyn.core.call.run_blocks`)."""
     for b in range(start, stop):
-        status[b] = direct_kernel(mi, mf, ws, Q[b], Vq[b], T[b], Fext[b], li, lf, coupling_v, coupling_q,
-                                  coupling_offset, gravity, stabilization, pivot_tol, out[b])
+        status[b] = direct_kernel(mi, mf, ws, Q[b], Vq[b], T[b], Fext[b], ti, tf, out[b])
