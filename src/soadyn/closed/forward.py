@@ -340,10 +340,10 @@ def _embedding_state_by_state(model, q, v, tau, f_ext, t, rank_tol, residual_tol
 
 #: the constraint rows from which the default method is the embedding one when both are
 #: compiled: the direct method costs O(N m + m³) in the rows m, the embedding kernel
-#: O(N); on four-bar chains (benchmarks/results/closed_chain_methods.md) direct is faster
-#: up to 4 loops (20 rows: 18.5 against 21.8 µs), embedding from 8 loops (40 rows: 36.2
-#: against 50.4 µs; 16 loops: 75.7 against 251.0 µs)
-EMBEDDING_ROWS = 30
+#: O(N); on four-bar chains (benchmarks/results/closed_chain_methods.md, 2026-11-25)
+#: direct is faster up to 8 loops (40 rows: 56.8 against 62.8 µs), embedding from 16
+#: loops (80 rows: 126.9 against 175.3 µs)
+EMBEDDING_ROWS = 60
 
 
 def _embedding_compiled(model):

@@ -214,9 +214,9 @@ def test_default_method_follows_the_measured_crossover():
     """Direct (KKT) for few constraint rows, embedding for many rows and for symbolic
     constraints the direct kernel cannot evaluate; the same accelerations either way."""
     from soadyn.models import four_bar_chain
-    assert sd.closed.default_method(four_bar_chain(4, 0)) == "direct"  # 20 rows
+    assert sd.closed.default_method(four_bar_chain(8, 0)) == "direct"  # 40 rows
     assert sd.closed.default_method(sd.models.tello()) == "embedding"  # symbolic differentials
-    m = four_bar_chain(8, 0)  # 40 rows
+    m = four_bar_chain(16, 0)  # 80 rows
     assert sd.closed.default_method(m) == "embedding"
     rng = np.random.default_rng(2)
     q, v = sd.close_loops(m, sd.neutral(m) + 0.1 * rng.normal(size=m.nq), rng.normal(size=m.nv))

@@ -260,6 +260,14 @@ def test_coupling_violated_by_q_is_rejected():
     q[k] += 0.1
     with pytest.raises(ConstraintError, match="residual"):
         sd.cluster_aba(model, y, yd, np.zeros(len(yd)), q=q)
+    with pytest.raises(ConstraintError, match="residual"):
+        sd.cluster_rnea(model, y, yd, np.zeros(len(yd)), q=q)
+    q[k] -= 0.1  # an independent coordinate that disagrees with y (a model of explicit clusters only)
+    i = next(b.joint.q_index for b in model.bodies if b.joint.independent)
+    q[i] += 1e-6
+    for f in (sd.cluster_aba, sd.cluster_rnea):
+        with pytest.raises(ValueError, match=r"y, q: y must be the independent coordinates"):
+            f(model, y, yd, np.zeros(len(yd)), q=q)
 
 
 def test_singular_configurations_give_clear_errors():
