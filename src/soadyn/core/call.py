@@ -39,7 +39,7 @@ from . import status as st
 from . import validation as val
 from .compile import Workspace, derived
 
-__all__ = ["GeneralPath", "ExactCall", "Arg", "CompiledFunction", "ABSENT", "NO_FORCES", "run_blocks",
+__all__ = ["GeneralPath", "ExactCall", "Arg", "ParamShape", "CompiledFunction", "ABSENT", "NO_FORCES", "run_blocks",
            "batch_threads"]
 
 #: Stand-ins for absent arguments. Every kernel has one signature (each compiled version
@@ -178,6 +178,7 @@ def _positional_call(function, n_state, n_params):
     state = ", ".join(f"s{k}" for k in range(n_state))
     params = "".join(f", p{k}" for k in range(n_params))
     closed_check = "c.closed" if function.tree_function is not None else "False"
+    shape = f"c.{function.shape}" if function.shape is not None else "shape_of(c, p0)"
     source = f"""
 def call(model, {state}{params}, out=None, workspace=None):
     d = getattr(model, "_derived", None)
@@ -189,7 +190,7 @@ def call(model, {state}{params}, out=None, workspace=None):
         c = d.compiled
         if ws is not None and not {closed_check}:
             try:
-                result = empty(c.{function.shape}) if out is None else out
+                result = empty({shape}) if out is None else out
                 if fast(c.mi, c.mf, ws, {state}{params}, result) == 0:
                     return result
             except GeneralPath:
@@ -197,9 +198,19 @@ def call(model, {state}{params}, out=None, workspace=None):
     return function(model, ({state},), ({params[2:]}{"," if n_params else ""}), out, workspace)
 """
     scope = {"empty": np.empty, "fast": function.fast, "GeneralPath": GeneralPath, "function": function,
-             "Workspace": Workspace}
+             "Workspace": Workspace, "shape_of": function.shape_of}
     exec(compile(source, f"<soadyn.core.call: fast path of {function.fast.py_func.__name__}>", "exec"), scope)
     return scope["call"]
+
+
+class ParamShape:
+    """The ``outputs`` of a :class:`CompiledFunction` with one output whose shape is
+    ``shape_of(c, first_param)``, a tuple (``c`` the compiled model)."""
+
+    __slots__ = ("shape_of",)
+
+    def __init__(self, shape_of):
+        self.shape_of = shape_of
 
 
 class CompiledFunction:
@@ -213,7 +224,8 @@ class CompiledFunction:
     outputs : ``outputs(c, state, params) -> tuple of shapes`` for one state (``c`` the
         :class:`~soadyn.core.compile.CompiledModel`, ``state`` and ``params`` the
         arguments as given); or the name of one shape attribute of ``c`` (``"v_shape"``,
-        ...) for a single output of that shape. ``outputs`` returning None means that the
+        ...) for a single output of that shape; or a :class:`ParamShape`, for a single
+        output whose shape the first parameter gives (the packed tables of a cluster tree). ``outputs`` returning None means that the
         caller always provides the outputs (``out``, a tuple), unchecked: internal
         kernels only.
     params : optional converters of the parameters (e.g. ``bool``; None: as given) for the
@@ -237,17 +249,20 @@ class CompiledFunction:
         self.batch = batch
         self.args = tuple(args)
         self.names = tuple(a.name for a in self.args if a.size != "forces") if names is None else tuple(names)
+        self.shape = self.shape_of = None
         if isinstance(outputs, str):  # a shape attribute of the compiled model
             self.shape = outputs
             self.outputs = lambda c, state, params: (getattr(c, outputs),)
+        elif isinstance(outputs, ParamShape):
+            self.shape_of = outputs.shape_of
+            self.outputs = lambda c, state, params: (outputs.shape_of(c, params[0]),)
         else:
-            self.shape = None
             self.outputs = outputs
         self.params = tuple(params)
         self.allocate = allocate
         self.single = allocate is None
         self.tree_function = tree_function
-        if self.shape is not None:
+        if self.shape is not None or self.shape_of is not None:
             #: ``call(model, *state, *params, out=None, workspace=None)``: :meth:`__call__`
             #: with positional arguments (one per state argument and per parameter), for
             #: the hottest public functions: building and unpacking the two tuples costs

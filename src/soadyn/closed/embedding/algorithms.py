@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core import validation as val
-from ...core.call import ABSENT, NO_FORCES, Arg, CompiledFunction
+from ...core.call import ABSENT, NO_FORCES, Arg, CompiledFunction, ParamShape
 from ...core.compile import derived
 from ...core.constraints import ConstraintError
 from ...core.status import Unsolved, raise_status
@@ -58,8 +58,8 @@ def _nyv(model):
     return cluster_tree(model).nyv
 
 
-def _independent_vector(c, state, params):
-    return ((int(params[0][6]),),)  # nyv, from the header of the packed clusters
+#: one vector of length nyv, read from the header of the packed clusters ``ci``
+_independent_vector = ParamShape(lambda c, ci: (int(ci[6]),))
 
 
 def _independent_square(c, state, params):
@@ -80,11 +80,11 @@ _RNEA_ARGS = (_Y, _YD, Arg("ydd", _nyv), Arg("f_ext", "forces"))
 _CABA = CompiledFunction(cluster_aba_kernel, None, _ABA_ARGS, _independent_vector,
                          params=(None, None, None, val.GRAVITY))
 _CABA_STATES = CompiledFunction(cluster_aba_state_kernel, cluster_aba_batch, _ABA_ARGS + (_Q,), _independent_vector,
-                                params=(None, None, None, val.GRAVITY))
+                                params=(None, None, None, val.GRAVITY, None))
 _CRNEA = CompiledFunction(cluster_rnea_kernel, None, _RNEA_ARGS, _independent_vector,
                           params=(None, None, None, val.GRAVITY))
 _CRNEA_STATES = CompiledFunction(cluster_rnea_state_kernel, cluster_rnea_batch, _RNEA_ARGS + (_Q,),
-                                 _independent_vector, params=(None, None, None, val.GRAVITY))
+                                 _independent_vector, params=(None, None, None, val.GRAVITY, None))
 _CMASS = CompiledFunction(cluster_mass_matrix_kernel, None, (_Y,), _independent_square)
 _PREPARE = CompiledFunction(prepare_implicit_kernel, None, (_Y, Arg("yd", _nyv, optional=True), _Q),
                             lambda c, state, params: (), allocate=lambda c, state: ())
@@ -336,9 +336,9 @@ def cluster_aba(model, y, yd, tau_ind, f_ext=None, *, q=None, q_guess=None, grav
             forces = NO_FORCES if f_ext is None else f_ext
             try:
                 if implicit:  # the implicit clusters solved (or checked at q) inside the kernel
-                    return _CABA_STATES(model, (y, yd, tau_ind, forces, ABSENT if q is None else q),
-                                        tables + (gravity, SOLVE if q is None else GIVEN), out)
-                ydd = _CABA(model, (y, yd, tau_ind, forces), tables + (gravity,), out)
+                    return _CABA_STATES.call(model, y, yd, tau_ind, forces, ABSENT if q is None else q, *tables,
+                                             gravity, SOLVE if q is None else GIVEN, out=out)
+                ydd = _CABA.call(model, y, yd, tau_ind, forces, *tables, gravity, out=out)
                 if q is None or _is_explicit_image(model, tables[2], q):
                     return ydd
             except Unsolved:
@@ -418,9 +418,9 @@ def cluster_rnea(model, y, yd, ydd, f_ext=None, *, q=None, q_guess=None, gravity
             forces = NO_FORCES if f_ext is None else f_ext
             try:
                 if implicit:  # the implicit clusters solved (or checked at q) inside the kernel
-                    return _CRNEA_STATES(model, (y, yd, ydd, forces, ABSENT if q is None else q),
-                                         tables + (gravity, SOLVE if q is None else GIVEN), out)
-                tau = _CRNEA(model, (y, yd, ydd, forces), tables + (gravity,), out)
+                    return _CRNEA_STATES.call(model, y, yd, ydd, forces, ABSENT if q is None else q, *tables,
+                                              gravity, SOLVE if q is None else GIVEN, out=out)
+                tau = _CRNEA.call(model, y, yd, ydd, forces, *tables, gravity, out=out)
                 if q is None or _is_explicit_image(model, tables[2], q):
                     return tau
             except Unsolved:
