@@ -59,6 +59,7 @@ from .dynamics.rnea import bias_forces, body_forces, generalized_gravity, rnea  
 from .dynamics.rollout import rollout  # noqa: E402
 from .io.urdf import URDFError, load_urdf  # noqa: E402
 from .spec import operators  # noqa: E402
+from . import plot  # noqa: E402  (matplotlib is imported when a picture is drawn)
 
 __version__ = "0.1.0"
 
@@ -76,5 +77,5 @@ __all__ = [
     "graph", "mass_matrix_sparsity", "cluster_tree", "declare_cluster", "independent_state", "spanning_state", "cluster_aba",
     "cluster_rnea", "cluster_efpa", "cluster_mass_matrix", "approximate_model",
     "projected_rnea", "projected_forward_dynamics", "projected_efpa", "ConstraintError", "ClosedChainError", "symbolic_constraint",
-    "rollout",
+    "rollout", "plot",
 ]

@@ -149,6 +149,34 @@ def _info(args):
     except (OSError, ValueError) as e:  # URDFError (a ValueError) names the file and the element
         return _error("info", str(e).splitlines()[0] if str(e) else type(e).__name__, 1)
     print(model.summary())
+    if args.sparsity is not None:
+        return _sparsity_picture(model, args.sparsity or f"{model.name}_sparsity.png")
+    return 0
+
+
+def _sparsity_picture(model, path):
+    """Write the mass-matrix sparsity picture (:func:`soadyn.plot.sparsity`) of ``model``."""
+    try:
+        import matplotlib  # optional (extra 'plot'): imported only to draw
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return _error("info", "--sparsity: matplotlib is not installed (pip install 'soadyn[plot]')", 1)
+    tree = model.spanning_tree() if model.has_constraints else model
+    d = sd.plot.sparsity_data(tree)
+    n = tree.nv
+    print(f"\nMass matrix {n} x {n}: {int(d.predicted.sum())} entries may be nonzero by the topology "
+          f"([Jain12, §7]), {int(d.observed.sum())} are at random configurations; "
+          f"{int(d.geometric_zeros.sum())} are zero by geometry (axes, mass placement), which the topology "
+          "cannot see")
+    fig = sd.plot.sparsity(tree)
+    try:
+        fig.savefig(path, dpi=120)
+    except OSError as e:
+        return _error("info", f"--sparsity: cannot write the picture {path!r} ({e.strerror})", 1)
+    finally:
+        plt.close(fig)
+    print(f"Picture written to {os.path.abspath(path)}")
     return 0
 
 
@@ -194,6 +222,8 @@ def parser():
     i = sub.add_parser("info", help="load a URDF/URDF+ file and print its summary")
     i.add_argument("file")
     i.add_argument("--floating", action="store_true", help="add a floating base")
+    i.add_argument("--sparsity", nargs="?", const="", default=None, metavar="PNG",
+                   help="also write the mass-matrix sparsity picture (default file: MODEL_sparsity.png)")
     i.set_defaults(func=_info)
     sub.add_parser("precompile", help="compile every kernel into the on-disk cache")
     sub.add_parser("bench", help="benchmarks against peer libraries (from a source checkout)")
