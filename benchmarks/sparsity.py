@@ -51,8 +51,8 @@ def main():
                       "", "On the floating robots the geometric zeros are mostly in the free joint's own 6 × 6 "
                       "block, in body coordinates [ω; v]: the diagonal of the angular–linear block m[c]× (a "
                       "skew matrix) and the off-diagonal of the linear block, the total mass times the identity; "
-                      "on the arms, joints whose axes stay orthogonal to the momentum of the bodies outboard "
-                      "(ur5's wrist) or fingers whose motion no other joint's inertia sees (panda).", ""])
+                      "on the arms, pairs of joints with orthogonal axes (ur5: wrist_2 and wrist_3; "
+                      "panda: joint7 and the prismatic fingers), which the examples column lists.", ""])
     with open(os.path.join(HERE, "results", "sparsity.md"), "w") as f:
         f.write(text)
     print(text)
