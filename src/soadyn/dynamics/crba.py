@@ -2,8 +2,6 @@
 (kernels in :mod:`soadyn.kernels.crba`)."""
 from __future__ import annotations
 
-import numpy as np
-
 from ..core.call import Arg, CompiledFunction
 from ..kernels.crba import mass_matrix_batch, mass_matrix_jtmj_kernel, mass_matrix_kernel
 
@@ -25,7 +23,8 @@ def mass_matrix(model, q, method="crba", *, out=None, workspace=None):
     model : Model
     q : (nq,) or (B, nq) configuration.
     method : ``"crba"`` (composite rigid bodies, default, O(N d) for a tree of depth d)
-        or ``"jtmj"`` ([CDI18]'s M = Gᵀ Ψ_Dᵀ M Ψ_D G, a slower independent check).
+        or ``"jtmj"`` ([CDI18]'s M = Gᵀ Ψ_Dᵀ M Ψ_D G column by column, O(N²), an
+        independent check).
     out : optional (nv, nv) / (B, nv, nv) output array; workspace : optional
         :class:`~soadyn.Workspace` (the fastest way to call it repeatedly).
 
@@ -36,6 +35,5 @@ def mass_matrix(model, q, method="crba", *, out=None, workspace=None):
     if method == "crba":
         return _CRBA.call(model, q, out=out, workspace=workspace)
     if method == "jtmj":
-        c = model.compiled
-        return _JTMJ(model, (q,), (np.empty((c.nb, 6, c.nv)),), out, workspace)
+        return _JTMJ(model, (q,), (), out, workspace)
     raise ValueError(f"method: expected one of {list(METHODS)}, got {method!r}")

@@ -5,8 +5,8 @@
   solution of the forward Lyapunov equation, [Jain24, topic 4]) and the decomposition of
   M = HφMφ*H* [Jain12, eq. 17] into  M(i, j) = H(i) φ(i, j) R(j) H*(j)  for i ⪯ j.
 * J ᵀ M J (:func:`mass_matrix_jtmj_kernel`): [CDI18, eq. 14, "Computing System Mass
-  Matrix"]: J = Ψ_D G column by column with the O(N) algorithm for z = Ψ_A x, then
-  M = Σ_k J_kᵀ M(k) J_k, with body-frame operators; kept as an independent second method.
+  Matrix"]: M = Gᵀ Ψ_Dᵀ M Ψ_D G column by column with the O(N) algorithms for Ψ_D x and
+  Ψ_Dᵀ x, with body-frame operators, O(N²); kept as an independent second method.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from numba import njit
 from ..core.layout import model_tables, workspace_views
 from ..core.status import BAD_SHAPE, OK
 from .kinematics import configuration_status, joint_placements, world_poses
-from .primitives import (add_rigid_inertia_to_parent, add_rigid_inertia_to_parent_about_axis, force_to_world,
+from .primitives import (add_force_to_parent, add_rigid_inertia_to_parent, add_rigid_inertia_to_parent_about_axis, force_to_world,
                          joint_column_to_world, motion_to_child, rigid_inertia_matrix,
                          rigid_inertia_times_joint_column)
 
@@ -123,49 +123,56 @@ def mass_matrix_batch(mi, mf, ws, Q, M, status, start, stop):
 
 
 @njit(cache=True)
-def mass_matrix_jtmj_kernel(mi, mf, ws, q, J, M):
-    """[CDI18]: J(:, c) = Ψ_D G(:, c) (z_i = φ*(℘(i), i) z_℘(i) + x_i), then
-    M = Σ_k J_kᵀ M(k) J_k. ``J`` is an (nb, 6, nv) buffer for the body Jacobians."""
+def mass_matrix_jtmj_kernel(mi, mf, ws, q, M):
+    """M = Gᵀ Ψ_Dᵀ M Ψ_D G [CDI18, eq. 14], one column c at a time by the O(N) operator
+    products of [CDI18, "O(N) Recursive Operators"]:
+
+    1. J(:, c) = Ψ_D G(:, c): z_i = φ*(℘(i), i) z_℘(i) + H*(i) G(i, c), base to tips;
+    2. Q(:, c) = M J(:, c): Q_i = M(i) J_i(:, c), body by body;
+    3. M(:, c) = Gᵀ Ψ_Dᵀ Q(:, c): y_i = Q_i + Σ_{j ∈ children(i)} φ(i, j) y_j, tips to base,
+       and M(r, c) = H(i) y_i for the coordinates r of body i.
+
+    Each step is O(N) per column, so M costs O(N²) — the order [CDI18] gives for the
+    procedure "J, then Q = MJ, then JᵀQ", which holds when step 3 is the Ψ_Dᵀ recursion
+    rather than a dense product (O(N³) on a chain)."""
     m = model_tables(mi, mf)
     st = configuration_status(m, q, ws)
     if st != OK:
         return st
     nb, nv = m.nb, m.nv
-    if M.shape[0] != nv or M.shape[1] != nv or J.shape[0] != nb or J.shape[2] != nv:
+    if M.shape[0] != nv or M.shape[1] != nv:
         return BAD_SHAPE
     w = workspace_views(ws, m)
     joint_placements(mi, mf, ws, q)
-    V, F = w.V, w.f
-    J[:] = 0.0
+    J, Q = w.V, w.f  # one column at a time: J_i(:, c), then Q_i (gathered in place into y_i)
     for c in range(nv):
-        # column c of Ψ_D G: scatter the joint-map column through the tree
-        for i in range(nb):
+        for i in range(nb):  # 1. and 2.
             p = m.parent[i]
             if p >= 0:
-                motion_to_child(w.R, w.t, i, V, p, V, i)
+                motion_to_child(w.R, w.t, i, J, p, J, i)
             else:
                 for a in range(6):
-                    V[i, a] = 0.0
+                    J[i, a] = 0.0
             vi = m.v_index[i]
             if vi <= c < vi + m.joint_nv[i]:
                 for a in range(6):
-                    V[i, a] += w.S[c, a]
-            for a in range(6):
-                J[i, a, c] = V[i, a]
-    M[:] = 0.0
-    for i in range(nb):
-        for c in range(nv):
+                    J[i, a] += w.S[c, a]
             for a in range(6):
                 acc = 0.0
                 for b in range(6):
-                    acc += m.inertia[i, a, b] * J[i, b, c]
-                F[i, a] = acc
-            for r in range(c + 1):
+                    acc += m.inertia[i, a, b] * J[i, b]
+                Q[i, a] = acc
+        for i in range(nb - 1, -1, -1):  # 3.
+            vi = m.v_index[i]
+            for r in range(vi, vi + m.joint_nv[i]):
                 acc = 0.0
                 for a in range(6):
-                    acc += J[i, a, r] * F[i, a]
-                M[r, c] += acc
-    for c in range(nv):
+                    acc += w.S[r, a] * Q[i, a]
+                M[r, c] = acc
+            p = m.parent[i]
+            if p >= 0:
+                add_force_to_parent(w.R, w.t, i, Q, i, Q, p)
+    for c in range(nv):  # exactly symmetric: the upper triangle (r ≤ c) mirrored
         for r in range(c):
             M[c, r] = M[r, c]
     return OK
