@@ -34,6 +34,9 @@ model (masses, lengths, inertias, placements: see ``Model.symbolic``) or q / v h
 sympy symbols. In symbolic mode every float constant that is a simple fraction (joint
 axes, identity rotations, 0.5, ...) is replaced by that exact rational, so that
 expressions simplify exactly. Expensive operators are computed on first access.
+
+Partitioned and aggregated operators ([Jain12, §4, §6]): :func:`partition` and
+:func:`aggregate` (:mod:`soadyn.spec.partitioned`).
 """
 from __future__ import annotations
 
@@ -42,8 +45,10 @@ from functools import cached_property
 import numpy as np
 
 from ..core import spatial as sp
+from .partitioned import Aggregation, Partition, aggregate, partition
 
-__all__ = ["SKO", "sko", "influence_matrix", "influence_resolvent"]
+__all__ = ["SKO", "sko", "influence_matrix", "influence_resolvent", "partition", "Partition", "aggregate",
+           "Aggregation"]
 
 
 # --------------------------------------------------------------------------- helpers
