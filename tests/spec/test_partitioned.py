@@ -119,6 +119,15 @@ def test_aggregated_operators_lemmas_7_8_and_corollary_6_1(seed):
         assert rows == (set() if parent < 0 else {node(parent)}), j
     assert_close((np.eye(n) - agg.E_a) @ agg.A_a, np.eye(n), what="Lemma 8")
     assert_close(agg.A_a, agg.J_a @ ops.phi, what="A_a = J_a A")
+    # Lemma 9: H_a block diagonal in the aggregated tree, and its equations of motion (eq. 38)
+    for b in range(model.nbodies):
+        for r in range(ops.dofs[b].start, ops.dofs[b].stop):
+            cols = {node(int(c) // 6) for c in np.flatnonzero(np.abs(agg.H_a[r]) > 1e-12)}
+            assert cols <= {node(b)}, (b, cols)
+    qdd = rng.normal(size=model.nv)
+    alpha = agg.A_a.T @ (agg.H_a.T @ qdd + agg.a_a)
+    f_a = agg.A_a @ (ops.M @ alpha + ops.b)
+    assert_close(agg.H_a @ f_a, sd.rnea(model, q, v, qdd, gravity=False), what="T = H_a f_a (eq. 38-39)")
     # Cor. 6.1 against the recursive algorithms
     assert_close(agg.mass_matrix, sd.mass_matrix(model, q), what="M")
     assert_close(agg.coriolis, sd.bias_forces(model, q, v, gravity=False), what="C")

@@ -29,6 +29,9 @@ variable-geometry bodies. With J_a = diag(I, A_S⁻¹, I) = diag(I, I − E_S, I
     H_a = H J_a⁻¹               (eq. 35, 37: H_S → H_S A_S)
     a_a = J_a⁻* a,   f_a = J_a f  (eq. 38–39)
 
+with the equations of motion of the aggregated tree (eq. 38–39) V = A_a* H_a* θ̇,
+α = A_a*(H_a* θ̈ + a_a), f_a = A_a(M α + b), T = H_a f_a,
+
 and (H_a, A_a, M) is an SKO model of the aggregated tree (Lemma 9) with the same mass
 matrix and Coriolis vector (Cor. 6.1, eq. 40–42):
 
