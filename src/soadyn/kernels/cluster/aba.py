@@ -140,10 +140,9 @@ def _receives(c, bodies, local):
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def cluster_acceleration_pass(mi, mf, ws, ci, cws, gravity, ydd, solve):
-    """The forward pass over clusters (module docstring): body accelerations into the
-    tree workspace's ``alpha``; with ``solve`` ÿ_k = D_k⁻¹(u_k − U_kᵀ a') into ``ydd``,
-    else the given ÿ is used (C-RNEA)."""
+def cluster_acceleration_pass(mi, mf, ws, ci, cws, gravity, ydd):
+    """The forward pass over clusters (module docstring): ÿ_k = D_k⁻¹(u_k − U_kᵀ a') into
+    ``ydd`` and the body accelerations into the tree workspace's ``alpha``."""
     m = model_tables(mi, mf)
     A = workspace_views(ws, m).alpha
     c = cluster_tables(ci)
@@ -157,20 +156,19 @@ def cluster_acceleration_pass(mi, mf, ws, ci, cws, gravity, ydd, solve):
             parent_acceleration(w.Ro, w.to, i, c.output_body[i], m.gravity, gravity, A)
             for e in range(6):
                 A[i, e] += ck[a, e]
-        if solve:
-            U, Dinv, u = inertia_subspace(c, w, k), inverse_joint_inertia(c, w, k), innovation(c, w, k)
-            t, yk = cluster_scratch(c, w, k)
-            for j in range(ny):
-                acc = u[j]
-                for a in range(bodies.shape[0]):
-                    for e in range(6):
-                        acc -= U[j, a, e] * A[bodies[a], e]
-                t[j] = acc
-            for j in range(ny):
-                acc = 0.0
-                for j2 in range(ny):
-                    acc += Dinv[j, j2] * t[j2]
-                ydd[y0 + j] = acc
+        U, Dinv, u = inertia_subspace(c, w, k), inverse_joint_inertia(c, w, k), innovation(c, w, k)
+        t, yk = cluster_scratch(c, w, k)
+        for j in range(ny):
+            acc = u[j]
+            for a in range(bodies.shape[0]):
+                for e in range(6):
+                    acc -= U[j, a, e] * A[bodies[a], e]
+            t[j] = acc
+        for j in range(ny):
+            acc = 0.0
+            for j2 in range(ny):
+                acc += Dinv[j, j2] * t[j2]
+            ydd[y0 + j] = acc
         for a in range(bodies.shape[0]):  # a_k = a' + S_k ÿ_k
             i = bodies[a]
             for j in range(ny):
@@ -192,7 +190,7 @@ def cluster_aba_kernel(mi, mf, ws, y, yd, tau, fext, ci, cf, cws, gravity, ydd):
     init_cluster_inertias(mi, mf, ws, ci, cws, True, fext)
     if not articulated_cluster_pass(mi, mf, ci, cf, cws, tau, True):
         return SINGULAR
-    cluster_acceleration_pass(mi, mf, ws, ci, cws, gravity, ydd, True)
+    cluster_acceleration_pass(mi, mf, ws, ci, cws, gravity, ydd)
     return OK
 
 

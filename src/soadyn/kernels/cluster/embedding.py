@@ -93,7 +93,7 @@ def embedding_forward_kernel(mi, mf, ws, q, v, tau, fext, ci, cf, cws, gravity, 
     if not articulated_cluster_pass(mi, mf, ci, cf, cws, tau_ind, True):
         return SINGULAR
     ydd = np.empty(c.nyv)
-    cluster_acceleration_pass(mi, mf, ws, ci, cws, gravity, ydd, True)
+    cluster_acceleration_pass(mi, mf, ws, ci, cws, gravity, ydd)
     apply_explicit_map(mi, mf, ci, cf, cws, ydd, qdd, False, True)
     if mode == GIVEN:
         out[m.nv], out[m.nv + 1] = worst_residuals(mi, mf, ci, cf, cws, q, v, y, yd)

@@ -1,58 +1,49 @@
 """C-RNEA: constrained inverse dynamics by the cluster-based recursive Newton–Euler
-algorithm [Chignoli23, §VI]: forward pass eq. 33–34 (the C-ABA forward pass with ÿ given),
-body forces f_i = I_i a_i + v_i ×* I_i v_i − f_ext,i, backward pass eq. 35 gathering them
-on the output bodies, and τ_k = S_kᵀ f^J_k (eq. 31).
+algorithm [Chignoli23, §VI]:
+
+    τ_ind = Gᵀ (M(q)(G ÿ + g) + C(q, G ẏ)),   q = γ(y)   [Chignoli23, eq. 31, 35].
+
+The cluster forward pass (eq. 33–34) gives each body the acceleration the spanning tree
+gives it at q̈ = G ÿ + g — a cluster's transform chain is its bodies' tree transforms, and
+S_k ÿ_k + c_k is their joints' motion — and the backward pass (eq. 35) followed by
+τ_k = S_kᵀ f^J_k (eq. 31) is Gᵀ applied to the tree's joint forces. So the kernel runs
+the explicit map, the tree RNEA (:func:`~soadyn.kernels.rnea.rnea_passes`, the one RNEA
+recursion of the library) at (γ(y), G ẏ, G ÿ + g), and Gᵀ cluster by cluster: the same
+result with the tree's per-body step, which needs no cluster subspaces S_k.
 """
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
-from ...core.layout import model_tables, workspace_views
-from ...core.status import OK
-from ..kinematics import state_status
-from ..primitives import add_cross_force, add_force_to_parent, inertia_times_motion
-from .aba import cluster_acceleration_pass
+from ...core.layout import model_tables
+from ...core.status import BAD_QUATERNION, OK
+from ..kinematics import quaternions_ok, state_status
+from ..rnea import rnea_passes
+from .explicit import apply_explicit_map, apply_explicit_map_transpose
 from .implicit import prepare_implicit
-from .kinematics import positions_pass
-from .layout import cluster_bodies, cluster_tables, cluster_workspace, motion_subspace
+from .layout import cluster_tables, cluster_workspace
 
 
 @njit(cache=True)
 def cluster_rnea_kernel(mi, mf, ws, y, yd, ydd, fext, ci, cf, cws, gravity, tau):
     """τ_ind from (y, ẏ, ÿ) into ``tau`` (the nonlinear clusters prepared in the
-    workspace); returns a status."""
+    workspace: their γ, G and g); returns a status."""
     st = state_status(y, yd, ydd, fext)
     if st != OK:
         return st
-    st = positions_pass(mi, mf, ws, ci, cf, cws, y, yd, True, True)
+    m = model_tables(mi, mf)
+    w = cluster_workspace(cws, cluster_tables(ci), m.nq, m.nv)
+    apply_explicit_map(mi, mf, ci, cf, cws, y, w.q, True, False)  # q = γ(y): rigid and linear clusters
+    apply_explicit_map(mi, mf, ci, cf, cws, yd, w.qd, False, False)  # q̇ = G ẏ
+    apply_explicit_map(mi, mf, ci, cf, cws, ydd, w.qdd, False, True)  # q̈ = G ÿ + g
+    if not quaternions_ok(m, w.q):
+        return BAD_QUATERNION
+    T = np.empty(m.nv)
+    st = rnea_passes(mi, mf, ws, w.q, w.qd, w.qdd, fext, gravity, T)
     if st != OK:
         return st
-    cluster_acceleration_pass(mi, mf, ws, ci, cws, gravity, ydd, False)
-    m = model_tables(mi, mf)
-    t = workspace_views(ws, m)
-    F = t.f
-    for i in range(m.nb):  # f_i = I_i a_i + v_i ×* I_i v_i − f_ext,i
-        inertia_times_motion(m.inertia, i, t.alpha, i, F, i)
-        inertia_times_motion(m.inertia, i, t.V, i, t.z, i)
-        add_cross_force(t.V, i, t.z, i, F, i)
-        if fext.shape[0] > 0:
-            for e in range(6):
-                F[i, e] -= fext[i, e]
-    c = cluster_tables(ci)
-    w = cluster_workspace(cws, c, m.nq, m.nv)
-    for i in range(m.nb - 1, -1, -1):  # f^J_Λ(i) += ^ΛX*_i f^J_i: forces gathered on output bodies
-        o = c.output_body[i]
-        if o >= 0:
-            add_force_to_parent(w.Ro, w.to, i, F, i, F, o)
-    for k in range(c.n):  # τ_k = S_kᵀ f^J_k
-        S = motion_subspace(c, w, k)
-        bodies = cluster_bodies(c, k)
-        for j in range(c.n_y[k]):
-            acc = 0.0
-            for a in range(bodies.shape[0]):
-                for e in range(6):
-                    acc += S[j, a, e] * F[bodies[a], e]
-            tau[c.yv_start[k] + j] = acc
+    apply_explicit_map_transpose(mi, mf, ci, cf, cws, T, tau)  # τ_ind = Gᵀ T
     return OK
 
 
