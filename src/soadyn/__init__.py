@@ -7,6 +7,7 @@ Quick reference (see the README and each function's docstring)::
     q = sd.random_configuration(model, rng)
     tau = sd.rnea(model, q, v, a)            # inverse dynamics
     a = sd.aba(model, q, v, tau)             # forward dynamics, O(N)
+    pm = sd.partition_hinges(model)          # multi-dof hinges as 1-dof sub-hinges + mass-less bodies
     qs, vs = sd.rollout(model, q0, v0, tau_seq, dt, "rk4")  # (T, nv) controls -> (T+1, nq), (T+1, nv)
     M = sd.mass_matrix(model, q)             # composite rigid bodies (or method="jtmj")
     J = sd.frame_jacobian(model, q, "tool", reference="local")
@@ -46,8 +47,9 @@ from .core.configuration import (configuration_rate, difference, integrate, neut
 from .core.constraints import (ConstraintError, HolonomicConstraint, NonholonomicConstraint,  # noqa: E402
                                symbolic_constraint)
 from .core.model import Model  # noqa: E402
+from .core.partition import merge_massless, partition_hinges, partitioned_state, unpartitioned_state  # noqa: E402
 from .core.status import ClosedChainError  # noqa: E402
-from .dynamics.aba import aba  # noqa: E402
+from .dynamics.aba import aba, partitioned_aba  # noqa: E402
 from .dynamics.crba import mass_matrix  # noqa: E402
 from .dynamics.energy import center_of_mass, kinetic_energy, potential_energy  # noqa: E402
 from .dynamics.innovations import articulated_inertias, log_det_mass_matrix, mass_matrix_inverse  # noqa: E402
@@ -66,7 +68,7 @@ __all__ = [
     "Model", "Workspace", "load_urdf", "URDFError", "neutral", "random_configuration",
     "integrate", "difference", "configuration_rate", "normalize", "forward_kinematics", "body_placements", "frame_placement",
     "frame_velocity", "frame_acceleration", "frame_jacobian", "rnea", "bias_forces", "body_forces",
-    "generalized_gravity", "aba", "mass_matrix", "kinetic_energy", "potential_energy",
+    "generalized_gravity", "aba", "partitioned_aba", "mass_matrix", "kinetic_energy", "potential_energy",
     "center_of_mass", "joints", "spatial", "models",
     "constraint_jacobian", "constraint_residual", "constraint_acceleration_bias", "close_loops",
     "LoopClosureError", "constrained_forward_dynamics", "constrained_inverse_dynamics",
@@ -76,5 +78,5 @@ __all__ = [
     "graph", "mass_matrix_sparsity", "cluster_tree", "declare_cluster", "independent_state", "spanning_state", "cluster_aba",
     "cluster_rnea", "cluster_efpa", "cluster_mass_matrix", "approximate_model",
     "projected_rnea", "projected_forward_dynamics", "projected_efpa", "ConstraintError", "ClosedChainError", "symbolic_constraint",
-    "rollout",
+    "rollout", "partition_hinges", "merge_massless", "partitioned_state", "unpartitioned_state",
 ]
