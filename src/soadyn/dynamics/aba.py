@@ -1,26 +1,25 @@
 """Forward dynamics: q̈ = M⁻¹(τ − C + Σ J_kᵀ f_ext(k)) by the articulated-body algorithm
-(:mod:`soadyn.kernels.aba`, [Jain23p, eq. 7]) and by its partitioned form
-(:mod:`soadyn.kernels.partitioned_aba`, [Jain23p, eq. 8])."""
+(:mod:`soadyn.kernels.aba`, [Jain23p, eq. 7], run in its partitioned form, eq. 8:
+:mod:`soadyn.kernels.partitioned_aba`)."""
 from __future__ import annotations
 
 from ..core import validation as val
 from ..core.call import ABSENT, NO_FORCES, Arg, CompiledFunction
 from ..kernels.aba import aba_batch, aba_kernel
-from ..kernels.partitioned_aba import partitioned_aba_batch, partitioned_aba_kernel
 
-__all__ = ["aba", "partitioned_aba"]
+__all__ = ["aba"]
 
-_ARGS = (Arg("q", "nq"), Arg("v", "nv", optional=True), Arg("tau", "nv"), Arg("f_ext", "forces"))
-
-_ABA = CompiledFunction(aba_kernel, aba_batch, _ARGS, "v_shape", params=(val.GRAVITY,), tree_function="aba")
-_PARTITIONED_ABA = CompiledFunction(partitioned_aba_kernel, partitioned_aba_batch, _ARGS, "v_shape",
-                                    params=(val.GRAVITY,), tree_function="partitioned_aba")
+_ABA = CompiledFunction(aba_kernel, aba_batch,
+                        (Arg("q", "nq"), Arg("v", "nv", optional=True), Arg("tau", "nv"), Arg("f_ext", "forces")),
+                        "v_shape", params=(val.GRAVITY,), tree_function="aba")
 
 
 def aba(model, q, v, tau, f_ext=None, *, gravity=True, out=None, workspace=None):
     """Forward dynamics: joint accelerations q̈ = M⁻¹(τ − C(q, v) + Σ J_kᵀ f_ext(k)).
 
-    O(N) articulated-body algorithm ([Jain23p, eq. 7]; [Jain24, topics 5–7]).
+    O(N) articulated-body algorithm ([Jain23p, eq. 7]; [Jain24, topics 5–7]), in the
+    partitioned form of [Jain23p, eq. 8]: a multi-dof hinge is eliminated one sub-hinge at
+    a time (scalar D, no matrix inverse; :mod:`soadyn.kernels.partitioned_aba`).
 
     Parameters
     ----------
@@ -42,20 +41,3 @@ def aba(model, q, v, tau, f_ext=None, *, gravity=True, out=None, workspace=None)
         gravity = val.GRAVITY(gravity)
     return _ABA.call(model, q, ABSENT if v is None else v, tau, NO_FORCES if f_ext is None else f_ext, gravity,
                      out=out, workspace=workspace)
-
-
-def partitioned_aba(model, q, v, tau, f_ext=None, *, gravity=True, out=None, workspace=None):
-    """Forward dynamics by the partitioned ATBI recursion ([Jain23p, eq. 8]): the same q̈ as
-    :func:`aba`, with every multi-dof hinge (spherical, free, universal, gimbal, planar) run
-    as a chain of 1-dof sub-hinges through mass-less sub-bodies — one scalar D per
-    sub-hinge and no matrix inverse (:mod:`soadyn.kernels.partitioned_aba`).
-
-    Same arguments and result as :func:`aba`, in the model's own coordinates (no
-    partitioned model is built). ``benchmarks/partitioning.py`` compares the two
-    recursions; :func:`aba` stays the unpartitioned one (see the README for the measured
-    difference).
-    """
-    if gravity is not True and gravity is not False:
-        gravity = val.GRAVITY(gravity)
-    return _PARTITIONED_ABA.call(model, q, ABSENT if v is None else v, tau, NO_FORCES if f_ext is None else f_ext,
-                                 gravity, out=out, workspace=workspace)

@@ -30,7 +30,15 @@ base-to-tips scatter (:func:`subhinge_scatter`, s = 0 … n_k − 1)::
 
 [Jain23p, Lemma 3.3] makes P(k) the articulated inertia of the unpartitioned recursion
 (eq. 17) and P⁺(k′_0) its P⁺(k) (eq. 18–19, with φ(k′_0, k) = I): the accelerations are
-those of :mod:`soadyn.kernels.aba`. :func:`partitioned_inertias_kernel` reports the
+those of the unpartitioned passes of :mod:`soadyn.kernels.aba`.
+:func:`~soadyn.kernels.aba.aba_kernel` (``sd.aba``, ``sd.rollout``) runs these passes: they
+are faster than the block steps (``benchmarks/results/partitioning.md``: 0.6× for spherical
+and free hinges, 0.8× for universal and gimbal, equal for 1-dof hinges about a coordinate
+axis), since a block step forms U = PH*, a D of n_k × n_k, its Cholesky factor and inverse
+and D⁻¹Uᵀ through loops of run-time length, and a scalar step reads a column of P (unit
+rows) and divides once. The block passes stay for the innovations factorization, the OSCM
+and the direct method, which need U = PH*(k) and D⁻¹(k) per hinge.
+:func:`partitioned_inertias_kernel` reports the
 sub-body quantities in the frames of the sub-bodies of
 :func:`soadyn.core.partition.partition_hinges` (the physical sub-frames of a composite
 joint; for spherical and free joints the chart centred at q, where they coincide with
@@ -47,8 +55,7 @@ from numba import njit
 from ..core.joints import COMPOSITE, FREE, SPHERICAL, axis_rotation
 from ..core.layout import carve, model_tables, workspace_views
 from ..core.status import BAD_SHAPE, OK, SINGULAR
-from .kinematics import (absent, body_velocities, configuration_status, forces_shape_ok, joint_placements, no_forces,
-                         rates_shape_ok, state_status)
+from .kinematics import absent, configuration_status, joint_placements, no_forces
 from .primitives import (add_bias_force, add_force_to_parent, add_inertia_to_parent,
                          add_inertia_to_parent_about_axis, parent_acceleration)
 
@@ -217,38 +224,6 @@ def partitioned_acceleration_pass(mi, mf, ws, gravity, has_v, qdd):
 def no_record(ws):
     """An empty (0, 6, 6) array: record no sub-body inertias."""
     return carve(ws, 0, (0, 6, 6))
-
-
-@njit(cache=True)
-def partitioned_aba_kernel(mi, mf, ws, q, v, tau, fext, gravity, qdd):
-    """q̈ into ``qdd`` by the partitioned recursion (an empty ``v`` means zero velocity);
-    returns a status code."""
-    m = model_tables(mi, mf)
-    st = configuration_status(m, q, ws)
-    if st != OK:
-        return st
-    if not rates_shape_ok(m, v) or tau.shape[0] != m.nv or qdd.shape[0] != m.nv or not forces_shape_ok(m, fext):
-        return BAD_SHAPE
-    st = state_status(q, v, tau, fext)
-    if st != OK:
-        return st
-    joint_placements(mi, mf, ws, q)
-    has_v = v.shape[0] > 0
-    if has_v:
-        body_velocities(mi, mf, ws, v)
-    empty = no_record(ws)
-    if not partitioned_articulated_pass(mi, mf, ws, tau, fext, has_v, empty, empty):
-        return SINGULAR
-    partitioned_acceleration_pass(mi, mf, ws, gravity, has_v, qdd)
-    return OK
-
-
-@njit(nogil=True, cache=True)
-def partitioned_aba_batch(mi, mf, ws, Q, Vq, T, Fext, gravity, qdd, status, start, stop):
-    """:func:`partitioned_aba_kernel` on states ``start`` to ``stop − 1`` of a batch, with one
-    workspace (a block of a batched call, see :func:`soadyn.core.call.run_blocks`)."""
-    for b in range(start, stop):
-        status[b] = partitioned_aba_kernel(mi, mf, ws, Q[b], Vq[b], T[b], Fext[b], gravity, qdd[b])
 
 
 # --------------------------------------------------------------------------- P, P⁺, D, G per sub-body
