@@ -116,10 +116,13 @@ def measure(kind, n, rounds, sample_seconds, seed):
     rng = np.random.default_rng(seed)
     model = chain(kind, n, rng) if kind in KINDS else robot(kind)
     n = model.nbodies
-    for _ in range(20):  # away from the gimbal/universal singularities
+    best = None
+    for _ in range(20):  # away from the gimbal/universal singularities: the best conditioned of 20
         q = sd.random_configuration(model, rng)
-        if np.linalg.cond(sd.mass_matrix(model, q)) < 1e6:
-            break
+        cond = np.linalg.cond(sd.mass_matrix(model, q))
+        if best is None or cond < best[0]:
+            best = (cond, q)
+    cond, q = best
     v, tau = rng.normal(size=(2, model.nv))
     part = sd.partition_hinges(model, q)
     s = sd.partitioned_state(model, part, q, v, tau=tau)
@@ -132,9 +135,10 @@ def measure(kind, n, rounds, sample_seconds, seed):
         results[key] = ns["out"].copy()
     a = results["unpartitioned"]
     agree = max(np.abs(results["partitioned"] - a).max(),
-                np.abs(sd.unpartitioned_state(model, part, s.q, s.v, results["aba(partition_hinges)"]).a - a).max())
+                np.abs(sd.unpartitioned_state(model, part, s.q, s.v, results["aba(partition_hinges)"]).a - a).max()
+                ) / np.abs(a).max()
     times = time_interleaved(cases, rounds, sample_seconds, rng)
-    return {"kind": kind, "n": n, "nv": model.nv, "bodies_partitioned": part.nbodies, "agree": agree,
+    return {"kind": kind, "n": n, "nv": model.nv, "bodies_partitioned": part.nbodies, "agree": agree, "cond": cond,
             "t": {k: t[0] for k, t in times.items()}, "tmin": {k: t[1] for k, t in times.items()}}
 
 
@@ -153,14 +157,34 @@ def report(rows, header):
              "`unpartitioned` (< 1: faster), of the medians and [of the minima]. `partitioned` is what `sd.aba` "
              "runs; `aba(partition_hinges)` runs it on the model with explicit mass-less sub-bodies (its number of "
              "bodies in brackets). Δq̈: largest difference of the other two results from `unpartitioned` (in the "
-             "original coordinates).", "",
+             "original coordinates), relative to max |q̈|, next to the condition number of M at the state (the best "
+             "conditioned of 20 random configurations): the recursions round differently, to about cond(M)·ε.", "",
              "| hinges | bodies | nv | unpartitioned [µs] | partitioned [µs] | ratio | aba(partition_hinges) [µs] "
-             "| ratio | Δq̈ |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "| ratio | Δq̈ | cond(M) |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['kind']} | {r['n']} | {r['nv']} | {_cell(r, 'unpartitioned')} | {_cell(r, 'partitioned')} | "
                      f"{_ratio(r, 'partitioned')} | {_cell(r, 'aba(partition_hinges)')} ({r['bodies_partitioned']}) | "
-                     f"{_ratio(r, 'aba(partition_hinges)')} | {r['agree']:.1e} |")
+                     f"{_ratio(r, 'aba(partition_hinges)')} | {r['agree']:.1e} | {r['cond']:.1e} |")
+    ranges = {}
+    for r in rows:
+        ranges.setdefault(r["kind"] if r["kind"] in KINDS else "robots", []).append(
+            r["t"]["partitioned"] / r["t"]["unpartitioned"])
+    lines += ["", "## Which wins, and why", "",
+              "Partitioned / unpartitioned (medians), per model family: " + "; ".join(
+                  f"{k} {min(v):.2f}–{max(v):.2f}" for k, v in ranges.items()) + ".", "",
+              "The partitioned recursion wins wherever a hinge has more than one dof, and ties on 1-dof hinges "
+              "about a coordinate axis, where both run the same scalar step. A block step of the unpartitioned "
+              "recursion forms U = P H* (6 × n_k), D = H U (n_k × n_k), a Cholesky factor of D and its explicit "
+              "inverse, G* = D⁻¹Uᵀ and P − U G*, all in loops whose length n_k is known only at run time; the "
+              "partitioned recursion takes n_k rank-one steps, each one division, and for the unit rows of "
+              "spherical and free hinges reads U as a column of P instead of multiplying (hence 0.5–0.7×). On "
+              "1-dof hinges about a random axis it also wins, by skipping the general block path with n_k = 1 "
+              "(the unpartitioned pass has a fast path only for coordinate axes). The explicitly partitioned "
+              "model (`aba(partition_hinges)`) pays a 6 × 6 inertia congruence per mass-less sub-body: on "
+              "universal and gimbal chains that is still cheaper than the block step, on spherical and free "
+              "hinges (unit rows, no sub-frame motion to exploit) it is not. Hence `sd.aba` runs the partitioned "
+              "recursion with the sub-bodies at the body frame (φ(k′, k) = I), and no model is rebuilt."]
     return "\n".join(lines) + "\n"
 
 
