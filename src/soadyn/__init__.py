@@ -7,6 +7,7 @@ Quick reference (see the README and each function's docstring)::
     q = sd.random_configuration(model, rng)
     tau = sd.rnea(model, q, v, a)            # inverse dynamics
     a = sd.aba(model, q, v, tau)             # forward dynamics, O(N)
+    pm = sd.partition_hinges(model)          # multi-dof hinges as 1-dof sub-hinges + mass-less bodies
     qs, vs = sd.rollout(model, q0, v0, tau_seq, dt, "rk4")  # (T, nv) controls -> (T+1, nq), (T+1, nv)
     M = sd.mass_matrix(model, q)             # composite rigid bodies (or method="jtmj")
     J = sd.frame_jacobian(model, q, "tool", reference="local")
@@ -46,6 +47,7 @@ from .core.configuration import (configuration_rate, difference, integrate, neut
 from .core.constraints import (ConstraintError, HolonomicConstraint, NonholonomicConstraint,  # noqa: E402
                                symbolic_constraint)
 from .core.model import Model  # noqa: E402
+from .core.partition import merge_massless, partition_hinges, partitioned_state, unpartitioned_state  # noqa: E402
 from .core.status import ClosedChainError  # noqa: E402
 from .dynamics.aba import aba  # noqa: E402
 from .dynamics.crba import mass_matrix  # noqa: E402
@@ -77,5 +79,5 @@ __all__ = [
     "graph", "mass_matrix_sparsity", "cluster_tree", "declare_cluster", "independent_state", "spanning_state", "cluster_aba",
     "cluster_rnea", "cluster_efpa", "cluster_mass_matrix", "approximate_model",
     "projected_rnea", "projected_forward_dynamics", "projected_efpa", "ConstraintError", "ClosedChainError", "symbolic_constraint",
-    "rollout", "plot",
+    "rollout", "plot", "partition_hinges", "merge_massless", "partitioned_state", "unpartitioned_state",
 ]

@@ -66,6 +66,7 @@ def _tree_batches():
     sd.kinetic_energy(m, Q, V)
     sd.log_det_mass_matrix(m, Q)
     sd.articulated_inertias(m, Q)
+    sd.articulated_inertias(m, Q, partitioned=True)
     sd.operational_space_compliance(m, Q, [m.frames[-1].name])
     sd.rollout(m, Q, V, A[:, None], 0.01)
 
@@ -75,6 +76,7 @@ def _operator_kernels():
     m = sd.models.random_tree(8, 1, floating_base=True)
     q = sd.random_configuration(m, 1)
     sd.articulated_inertias(m, q)
+    sd.articulated_inertias(m, q, partitioned=True)
     sd.mass_matrix_inverse(m, q)
     sd.log_det_mass_matrix(m, q)
     frames = [m.frames[-1].name, m.frames[3].name]

@@ -8,19 +8,42 @@ import numpy as np
 
 from ..core import validation as val
 from ..core.call import Arg, CompiledFunction
+from ..core.layout import INT_FIELDS, MODEL_HEADER
+from ..core.partition import partitioned_body_names
 from ..kernels.innovations import (articulated_inertias_batch, articulated_inertias_kernel, factor_product_kernel,
                                    log_det_batch, log_det_kernel, mass_matrix_inverse_batch, mass_matrix_inverse_kernel)
+from ..kernels.partitioned_aba import partitioned_inertias_batch, partitioned_inertias_kernel
 
 __all__ = ["articulated_inertias", "mass_matrix_inverse", "log_det_mass_matrix",
            "apply_innovations_factor", "ArticulatedInertias"]
 
-ArticulatedInertias = namedtuple("ArticulatedInertias", ["P", "D", "G"])
-ArticulatedInertias.__doc__ = """Output of :func:`articulated_inertias`.
+class ArticulatedInertias(namedtuple("ArticulatedInertias", ["P", "D", "G"])):
+    """Output of :func:`articulated_inertias`: unpacks as ``P, D, G``; also carries
+    ``P_plus`` and ``bodies``. Indexed by the bodies and dofs of the model, or, with
+    ``partitioned=True``, of the bodies and sub-bodies of ``partition_hinges(model, q)``
+    (every one with at most one dof).
 
-P (nb, 6, 6): articulated body inertia P(k) of each body, body frame, about its origin.
-D (nv, nv): the block-diagonal operator D, D(k) = H(k)P(k)H*(k) at body k's dofs.
-G (6, nv): Kalman gains, G(k) = P(k)H*(k)D⁻¹(k) in the columns of body k's dofs.
-"""
+    P (n, 6, 6): articulated body inertia P(k) of each (sub-)body, in its frame, about its
+        origin [kg, kg m, kg m²].
+    D (nv, nv): the block-diagonal operator D, D(k) = H(k)P(k)H*(k) at body k's dofs
+        (diagonal when partitioned).
+    G (6, nv): Kalman gains, G(k) = P(k)H*(k)D⁻¹(k) in the columns of body k's dofs.
+    P_plus (n, 6, 6): P⁺(k) = τ̄(k)P(k) = P(k) − G(k)D(k)G*(k), the inertia that body k
+        passes to its parent (P(k) for a fixed joint).
+    bodies: the n body names.
+
+    A leading batch dimension B is added to the arrays for batched ``q``.
+    """
+
+    # no __slots__: the instance dict holds P_plus and bodies (unpacking stays P, D, G)
+    def __new__(cls, P, D, G, P_plus, bodies):
+        self = super().__new__(cls, P, D, G)
+        self.P_plus = P_plus
+        self.bodies = bodies
+        return self
+
+    def __getnewargs__(self):
+        return (self.P, self.D, self.G, self.P_plus, self.bodies)
 
 
 def _articulated_outputs(c, state, params):
@@ -33,23 +56,74 @@ def _allocate_articulated(c, state):
 
 _ARTICULATED = CompiledFunction(articulated_inertias_kernel, articulated_inertias_batch, (Arg("q", "nq"),), _articulated_outputs,
                                 allocate=_allocate_articulated, tree_function="articulated_inertias")
+
+def _subbody_count(c):
+    """Bodies of the partitioned model (one per sub-hinge, one per fixed-joint body)."""
+    o = MODEL_HEADER + INT_FIELDS.index("joint_nv") * c.nb
+    return int(np.maximum(c.mi[o:o + c.nb], 1).sum())
+
+
+def _partitioned_outputs(c, state, params):
+    n = _subbody_count(c)
+    return (n, 6, 6), (n, 6, 6), (c.nv, c.nv), (6, c.nv)
+
+
+def _allocate_partitioned(c, state):
+    n = _subbody_count(c)
+    return np.empty((n, 6, 6)), np.empty((n, 6, 6)), np.empty((c.nv, c.nv)), np.empty((6, c.nv))
+
+
+_PARTITIONED = CompiledFunction(partitioned_inertias_kernel, partitioned_inertias_batch, (Arg("q", "nq"),),
+                                _partitioned_outputs, allocate=_allocate_partitioned,
+                                tree_function="articulated_inertias")
 _MINV = CompiledFunction(mass_matrix_inverse_kernel, mass_matrix_inverse_batch, (Arg("q", "nq"),), "vv_shape",
                          tree_function="mass_matrix_inverse")
 _LOG_DET = CompiledFunction(log_det_kernel, log_det_batch, (Arg("q", "nq"),), lambda c, state, params: ((1,),),
                             tree_function="log_det_mass_matrix")
 
 
-def articulated_inertias(model, q, *, workspace=None):
-    """The articulated-body quantities P(k), D(k), G(k) at ``q`` (ATBI, [Jain23p, eq. 7]).
+def _plus(model, P, D, G):
+    """P⁺(k) = P(k) − G(k)D(k)G*(k) per body (any leading batch dimension)."""
+    out = P.copy()
+    for b in model.bodies:
+        j = b.joint
+        if j.nv:
+            dofs = slice(j.v_index, j.v_index + j.nv)
+            Gk = G[..., :, dofs]
+            out[..., b.index, :, :] -= Gk @ D[..., dofs, dofs] @ np.swapaxes(Gk, -1, -2)
+    return out
 
-    O(N) Riccati recursion, tips to base: P(k) = M(k) + Σ_{j ∈ children(k)} φ(k, j)τ̄(j)P(j)φ*(k, j),
-    D(k) = H(k)P(k)H*(k), G(k) = P(k)H*(k)D⁻¹(k), τ̄ = I − GH.
 
-    Parameters: model; q (nq,) (or (B, nq): then every output has a leading B).
-    Returns :class:`ArticulatedInertias` ``(P, D, G)``: P (nb, 6, 6) [kg, kg m, kg m²],
-    D (nv, nv) block diagonal, G (6, nv).
+def articulated_inertias(model, q, *, partitioned=False, workspace=None):
+    """The articulated-body quantities P(k), P⁺(k), D(k), G(k) at ``q``.
+
+    ``partitioned=False``: the ATBI recursion ([Jain23p, eq. 7]), O(N), tips to base:
+    P(k) = M(k) + Σ_{j ∈ children(k)} φ(k, j)P⁺(j)φ*(k, j), D(k) = H(k)P(k)H*(k),
+    G(k) = P(k)H*(k)D⁻¹(k), τ̄ = I − GH, P⁺(k) = τ̄(k)P(k); per body of the model.
+
+    ``partitioned=True``: the partitioned ATBI recursion ([Jain23p, eq. 8],
+    :mod:`soadyn.kernels.partitioned_aba`), per body *and sub-body* of
+    ``partition_hinges(model, q)`` (the mass-less sub-bodies of every multi-dof hinge, named
+    as :func:`soadyn.partition_hinges` names them; the chart of spherical and free joints
+    centred at this q), each with one dof (D diagonal) and in its own frame. For an
+    original body k, P(k) equals the unpartitioned P(k) ([Jain23p, Lemma 3.3, eq. 17]) and
+    ``P_plus`` is the partitioned P⁺(k) = τ̄(k)P(k) after k's own sub-hinge k″ only; the
+    unpartitioned P⁺(k) is P⁺(k) − P⁺(k)H_C*(k)D⁻¹(k′)H_C(k)P⁺(k) (eq. 18), the
+    quantity its inboard sub-bodies pass on.
+
+    Parameters: model; q (nq,) (or (B, nq): then every array has a leading B);
+    partitioned (bool).
+    Returns :class:`ArticulatedInertias` ``(P, D, G)`` with ``.P_plus`` and ``.bodies``:
+    P, P_plus (n, 6, 6) [kg, kg m, kg m²], D (nv, nv), G (6, nv), n the number of bodies
+    (of sub-bodies and bodies when partitioned).
     """
-    return ArticulatedInertias(*_ARTICULATED(model, (q,), (), None, workspace))
+    if partitioned is not True and partitioned is not False:
+        raise TypeError(f"partitioned: expected True or False, got {partitioned!r}")
+    if partitioned:
+        P, P_plus, D, G = _PARTITIONED(model, (q,), (), None, workspace)
+        return ArticulatedInertias(P, D, G, P_plus, tuple(partitioned_body_names(model)))
+    P, D, G = _ARTICULATED(model, (q,), (), None, workspace)
+    return ArticulatedInertias(P, D, G, _plus(model, P, D, G), tuple(model.body_names))
 
 
 def mass_matrix_inverse(model, q, *, out=None, workspace=None):

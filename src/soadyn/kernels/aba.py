@@ -25,6 +25,7 @@ from ..core.layout import model_tables, workspace_views
 from ..core.status import BAD_SHAPE, OK, SINGULAR
 from .kinematics import (body_velocities, configuration_status, forces_shape_ok, joint_placements, rates_shape_ok,
                          state_status)
+from .partitioned_aba import no_record, partitioned_acceleration_pass, partitioned_articulated_pass
 from .primitives import (add_bias_force, add_force_to_parent, add_inertia_to_parent,
                          add_inertia_to_parent_about_axis, parent_acceleration, spd_inverse)
 
@@ -183,7 +184,11 @@ def acceleration_pass(mi, mf, ws, gravity, has_v, qdd):
 
 @njit(cache=True)
 def aba_kernel(mi, mf, ws, q, v, tau, fext, gravity, qdd):
-    """q̈ into ``qdd`` (an empty ``v`` means zero velocity); returns a status code."""
+    """q̈ into ``qdd`` (an empty ``v`` means zero velocity); returns a status code.
+
+    Runs the partitioned form of the passes above ([Jain23p, eq. 8],
+    :mod:`soadyn.kernels.partitioned_aba`): the same q̈, measured faster on multi-dof
+    hinges and no slower on 1-dof ones (``benchmarks/results/partitioning.md``)."""
     m = model_tables(mi, mf)
     st = configuration_status(m, q, ws)
     if st != OK:
@@ -197,9 +202,10 @@ def aba_kernel(mi, mf, ws, q, v, tau, fext, gravity, qdd):
     has_v = v.shape[0] > 0
     if has_v:
         body_velocities(mi, mf, ws, v)
-    if not articulated_body_pass(mi, mf, ws, tau, fext, has_v):
+    empty = no_record(ws)
+    if not partitioned_articulated_pass(mi, mf, ws, tau, fext, has_v, empty, empty):
         return SINGULAR
-    acceleration_pass(mi, mf, ws, gravity, has_v, qdd)
+    partitioned_acceleration_pass(mi, mf, ws, gravity, has_v, qdd)
     return OK
 
 
