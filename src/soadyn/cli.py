@@ -127,14 +127,7 @@ def _demo(args):
     ax[1].set_ylabel("E(t) - E(0) [J]")
     ax[1].set_xlabel("t [s]")
     fig.tight_layout()
-    try:
-        fig.savefig(path, dpi=100)
-    except OSError as e:
-        return _error("demo", f"--output: cannot write the plot {path!r} ({e.strerror})", 1)
-    finally:
-        plt.close(fig)
-    print(f"Plot written to {os.path.abspath(path)}")
-    return 0
+    return _save(fig, path, "demo", "--output", "Plot")
 
 
 def _models(args):
@@ -159,7 +152,6 @@ def _sparsity_picture(model, path):
     try:
         import matplotlib  # optional (extra 'plot'): imported only to draw
         matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
     except ImportError:
         return _error("info", "--sparsity: matplotlib is not installed (pip install 'soadyn[plot]')", 1)
     tree = model.spanning_tree() if model.has_constraints else model
@@ -169,14 +161,21 @@ def _sparsity_picture(model, path):
           f"([Jain12, §7]), {int(d.observed.sum())} are at random configurations; "
           f"{int(d.geometric_zeros.sum())} are zero by geometry (axes, mass placement), which the topology "
           "cannot see")
-    fig = sd.plot.sparsity(tree)
+    return _save(sd.plot.sparsity(tree), path, "info", "--sparsity", "Picture")
+
+
+def _save(fig, path, command, option, what):
+    """Write a matplotlib figure, close it and say where; a one-line error (naming the
+    option that chose the path) when the file cannot be written."""
+    import matplotlib.pyplot as plt  # optional (extra 'plot'): the caller checked it is installed
+
     try:
-        fig.savefig(path, dpi=120)
+        fig.savefig(path, dpi=110)
     except OSError as e:
-        return _error("info", f"--sparsity: cannot write the picture {path!r} ({e.strerror})", 1)
+        return _error(command, f"{option}: cannot write the {what.lower()} {path!r} ({e.strerror})", 1)
     finally:
         plt.close(fig)
-    print(f"Picture written to {os.path.abspath(path)}")
+    print(f"{what} written to {os.path.abspath(path)}")
     return 0
 
 
