@@ -26,8 +26,7 @@ from ..core.status import BAD_SHAPE, OK, SINGULAR
 from .kinematics import (body_velocities, configuration_status, forces_shape_ok, joint_placements, rates_shape_ok,
                          state_status)
 from .partitioned_aba import no_record, partitioned_acceleration_pass, partitioned_articulated_pass
-from .primitives import (add_bias_force, add_force_to_parent, add_inertia_to_parent,
-                         add_inertia_to_parent_about_axis, parent_acceleration, spd_inverse)
+from .primitives import add_bias_force, articulated_to_parent, parent_acceleration, spd_inverse
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -135,11 +134,7 @@ def articulated_body_pass(mi, mf, ws, tau, fext, has_v):
                 for c in range(n):
                     acc += Gt[vi + c, a] * eps[vi + c]
                 z[i, a] += acc
-        if 0 < abs(code) <= 3 and not m.rotated[i]:  # R = R_J, a turn about e_k
-            add_inertia_to_parent_about_axis(w.R, w.t, i, abs(code) - 1, P[i], P, p)
-        else:
-            add_inertia_to_parent(w.R, w.t, i, P[i], P, p, w.scratch)
-        add_force_to_parent(w.R, w.t, i, z, i, z, p)
+        articulated_to_parent(m, w, i, p)
     return True
 
 

@@ -56,8 +56,8 @@ from ..core.joints import COMPOSITE, FREE, SPHERICAL, axis_rotation
 from ..core.layout import carve, model_tables, workspace_views
 from ..core.status import BAD_SHAPE, OK, SINGULAR
 from .kinematics import absent, configuration_status, joint_placements, no_forces
-from .primitives import (add_bias_force, add_force_to_parent, add_inertia_to_parent,
-                         add_inertia_to_parent_about_axis, parent_acceleration)
+from .primitives import (add_bias_force, add_force_to_parent, add_inertia_to_parent, articulated_to_parent,
+                         parent_acceleration)
 
 
 # --------------------------------------------------------------------------- one sub-hinge
@@ -193,11 +193,7 @@ def partitioned_articulated_pass(mi, mf, ws, tau, fext, has_v, P_sub, Pplus_sub)
                 Pplus_sub[base + s] = P[i]
         if p < 0:
             continue
-        if 0 < abs(code) <= 3 and not m.rotated[i]:  # R = R_J, a turn about e_k
-            add_inertia_to_parent_about_axis(w.R, w.t, i, abs(code) - 1, P[i], P, p)
-        else:
-            add_inertia_to_parent(w.R, w.t, i, P[i], P, p, w.scratch)
-        add_force_to_parent(w.R, w.t, i, z, i, z, p)
+        articulated_to_parent(m, w, i, p)
     return True
 
 

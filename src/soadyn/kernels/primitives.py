@@ -579,3 +579,18 @@ def add_bias_force(rigid, i, V, vi, dst, di):
     dst[di, 3] += w1 * f2 - w2 * f1
     dst[di, 4] += w2 * f0 - w0 * f2
     dst[di, 5] += w0 * f1 - w1 * f0
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def articulated_to_parent(m, w, i, p):
+    """P(℘(i)) += φ(℘(i), i) P⁺(i) φ*(℘(i), i) and z(℘(i)) += φ(℘(i), i) z⁺(i): body i's
+    articulated inertia and force handed to its parent ([Jain23p, eq. 7]; the last step of
+    each body in the ABA's gather, block or partitioned). ``m``, ``w``: the model's and the
+    workspace's named views; a joint turning about a coordinate axis of an unrotated frame
+    (``axis_code``) takes the cheaper congruence about that axis."""
+    code = m.axis_code[i]
+    if 0 < abs(code) <= 3 and not m.rotated[i]:  # R = R_J, a turn about e_k
+        add_inertia_to_parent_about_axis(w.R, w.t, i, abs(code) - 1, w.P[i], w.P, p)
+    else:
+        add_inertia_to_parent(w.R, w.t, i, w.P[i], w.P, p, w.scratch)
+    add_force_to_parent(w.R, w.t, i, w.z, i, w.z, p)
