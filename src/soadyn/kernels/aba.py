@@ -26,7 +26,7 @@ from ..core.status import BAD_SHAPE, OK, SINGULAR
 from .kinematics import (body_velocities, configuration_status, forces_shape_ok, joint_placements, rates_shape_ok,
                          state_status)
 from .partitioned_aba import no_record, partitioned_acceleration_pass, partitioned_articulated_pass
-from .primitives import add_bias_force, articulated_to_parent, parent_acceleration, spd_inverse
+from .primitives import articulated_to_parent, init_articulated, parent_acceleration, spd_inverse
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -45,15 +45,7 @@ def articulated_body_pass(mi, mf, ws, tau, fext, has_v):
     P, z, U, Gt, Dinv, eps, S = w.P, w.z, w.U, w.Gt, w.Dinv, w.eps, w.S
     has_tau = tau.shape[0] > 0
     for i in range(m.nb):
-        for a in range(6):
-            for b in range(6):
-                P[i, a, b] = m.inertia[i, a, b]
-            z[i, a] = 0.0
-        if has_v:  # b(k) = V(k) ×* M(k)V(k)
-            add_bias_force(m.rigid, i, w.V, i, z, i)
-        if fext.shape[0] > 0:  # (nb, 6), or (0, 6): no forces
-            for a in range(6):
-                z[i, a] -= fext[i, a]
+        init_articulated(m, w, i, fext, has_v)
     for i in range(m.nb - 1, -1, -1):
         vi = m.v_index[i]
         n = m.joint_nv[i]

@@ -56,7 +56,7 @@ from ..core.joints import COMPOSITE, FREE, SPHERICAL, axis_rotation
 from ..core.layout import carve, model_tables, workspace_views
 from ..core.status import BAD_SHAPE, OK, SINGULAR
 from .kinematics import absent, configuration_status, joint_placements, no_forces
-from .primitives import (add_bias_force, add_force_to_parent, add_inertia_to_parent, articulated_to_parent,
+from .primitives import (add_force_to_parent, add_inertia_to_parent, articulated_to_parent, init_articulated,
                          parent_acceleration)
 
 
@@ -157,15 +157,7 @@ def partitioned_articulated_pass(mi, mf, ws, tau, fext, has_v, P_sub, Pplus_sub)
     record = P_sub.shape[0] > 0
     has_tau = tau.shape[0] > 0
     for i in range(m.nb):
-        for a in range(6):
-            for b in range(6):
-                P[i, a, b] = m.inertia[i, a, b]
-            z[i, a] = 0.0
-        if has_v:  # b(k) = V(k) ×* M(k)V(k)
-            add_bias_force(m.rigid, i, w.V, i, z, i)
-        if fext.shape[0] > 0:
-            for a in range(6):
-                z[i, a] -= fext[i, a]
+        init_articulated(m, w, i, fext, has_v)
     base = subbody_count(m) if record else 0
     for i in range(m.nb - 1, -1, -1):
         vi = m.v_index[i]

@@ -594,3 +594,19 @@ def articulated_to_parent(m, w, i, p):
     else:
         add_inertia_to_parent(w.R, w.t, i, w.P[i], w.P, p, w.scratch)
     add_force_to_parent(w.R, w.t, i, w.z, i, w.z, p)
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def init_articulated(m, w, i, fext, has_v):
+    """P(i) = M(i) and z(i) = b(i) − f_ext(i), b(i) = V(i) ×* M(i)V(i) (zero without
+    ``has_v``): body i before its children's contributions, the start of the ABA's gather
+    ([Jain23p, eq. 7]). An empty ``fext`` ((0, 6)) means no external forces."""
+    for a in range(6):
+        for b in range(6):
+            w.P[i, a, b] = m.inertia[i, a, b]
+        w.z[i, a] = 0.0
+    if has_v:
+        add_bias_force(m.rigid, i, w.V, i, w.z, i)
+    if fext.shape[0] > 0:
+        for a in range(6):
+            w.z[i, a] -= fext[i, a]
