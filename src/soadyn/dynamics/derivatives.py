@@ -17,7 +17,9 @@ def _three_square(c, state, params):
 
 
 def _allocate(c, state):
-    return np.empty(c.vv_shape), np.empty(c.vv_shape), np.empty(c.vv_shape)
+    # one allocation for the three outputs (each C-contiguous): ~1 µs less than three
+    block = np.empty((3,) + c.vv_shape)
+    return block[0], block[1], block[2]
 
 
 _RNEA_D = CompiledFunction(rnea_derivatives_kernel, rnea_derivatives_batch,
