@@ -49,7 +49,7 @@ def rnea_derivatives(model, q, v, a, f_ext=None, *, gravity=True, out=None, work
     """Partial derivatives of the inverse dynamics τ = rnea(q, v, a, f_ext).
 
     Analytical O(N d) recursions in spatial algebra (d: the depth of the tree)
-    [Carpentier18, Alg. 1]: one forward pass for the world-frame joint columns and the
+    [Carpentier18]: one forward pass for the world-frame joint columns and the
     derivatives of the body velocities and accelerations, one backward pass that gathers
     the composite inertias, their rates and forces of the subtrees (``docs/derivatives.md``).
 

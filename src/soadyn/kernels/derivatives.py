@@ -1,7 +1,7 @@
 """Analytical derivatives of inverse and forward dynamics: ∂τ/∂q, ∂τ/∂v, M and
 ∂q̈/∂q, ∂q̈/∂v, M⁻¹ for trees, O(N d) (d the depth of the tree) plus the products with M⁻¹.
 
-The scheme of [Carpentier18, Alg. 1] (the derivatives of the RNEA with every quantity in
+The scheme of [Carpentier18] (the derivatives of the RNEA with every quantity in
 world axes at the world origin, where the composite quantities of a subtree add without
 transforms), written for soadyn's joints; the derivation and the equations are in
 ``docs/derivatives.md``. With s_c the world column of dof c, V, α the world velocity and
@@ -363,7 +363,7 @@ def aba_derivatives_kernel(mi, mf, ws, q, v, tau, fext, gravity, dqdd_dq, dqdd_d
     """∂q̈/∂q = −M⁻¹ ∂τ/∂q, ∂q̈/∂v = −M⁻¹ ∂τ/∂v (the RNEA's derivatives at a = q̈) and
     ∂q̈/∂τ = M⁻¹ of q̈ = aba(q, v, τ, f_ext) into the three (nv, nv) outputs: q̈ by the ABA,
     the products with M⁻¹ by solves with the sparse LTDL factors of the M the derivative
-    passes give ([Featherstone08, §6.5]). Returns a status."""
+    passes give ([Featherstone05]). Returns a status."""
     m = model_tables(mi, mf)
     nv = m.nv
     qdd = np.empty(nv)

@@ -1,4 +1,4 @@
-"""Sparse LTDL factorization of the mass matrix and solves with it [Featherstone08, §6.5].
+"""Sparse LTDL factorization of the mass matrix and solves with it [Featherstone05].
 
 The mass matrix of a tree has the branch-induced sparsity of the tree: M(i, j) = 0 unless
 dof j is an ancestor of dof i or the reverse (dofs numbered parent-first, the dofs of one
@@ -36,8 +36,8 @@ def dof_parents(mi, mf, lam):
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def ltdl_factor(H, lam):
-    """H ← its LTDL factors in place [Featherstone08, Table 6.3]: D(k) = H[k, k] and, below
-    the diagonal, L[k, i] = H[k, i] (zero unless i is an ancestor of k); the upper triangle
+    """H ← its LTDL factors in place ([Featherstone05]'s LTDL algorithm): D(k) = H[k, k] and,
+    below the diagonal, L[k, i] = H[k, i] (zero unless i is an ancestor of k); the upper triangle
     is left as it was. Returns False when a pivot D(k) is not positive (M not positive
     definite).
 
@@ -62,7 +62,7 @@ def ltdl_factor(H, lam):
 def ltdl_solve(LD, lam, X, last):
     """X ← M⁻¹X in place for the factors ``LD`` of :func:`ltdl_factor` and X (nv, ncols):
     Lᵀy = x from the tips (each row y(k) is subtracted from its ancestors' rows), then
-    D⁻¹, then Lz = y from the root [Featherstone08, §6.5] — whole rows at a time.
+    D⁻¹, then Lz = y from the root [Featherstone05] — whole rows at a time.
 
     ``last`` (nv,) bounds the columns of row k in the first sweep: X(k, j) = 0 for j >
     ``last[k]`` (after the rows of k's descendants were subtracted from it). For a general X
