@@ -21,9 +21,10 @@ and per dof c of body k (:func:`_backward_step`), with B^c x = Ẏ^c x + x ×* h
 
     ∂F/∂q_c = s_c ×* F + Y^c η_c + B^c ψ_c,    ∂F/∂v_c = Y^c ζ_c + B^c s_c,    ∂F/∂a_c = Y^c s_c
 
-so that for dofs r of an ancestor of k (or of k itself, when c moves r)
+so that for a dof r of an ancestor of k
     ∂τ_r/∂q_c = s_rᵀ ∂F/∂q_c,   ∂τ_c/∂q_r = (Y^c s_c)ᵀ η_r + (B^cᵀ s_c)ᵀ ψ_r
-and the same with (ζ, s) for v and (s, 0) for the mass matrix.
+and the same with (ζ, s) for v and (s, 0) for the mass matrix; between two dofs of k's own
+joint the second form where r moves c, the first where it does not (a later sub-hinge).
 """
 from __future__ import annotations
 
