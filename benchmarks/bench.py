@@ -4,8 +4,8 @@ Sections (all measured in one run, soadyn and Pinocchio interleaved, so that the
 ratios are meaningful on a shared, noisy machine):
 
 * **per call** on the example-robot-data robots (panda, ur5, solo12, hyq, talos, g1):
-  ``rnea``, ``aba``, ``mass_matrix``, ``mass_matrix_inverse``, ``frame_jacobian`` and
-  ``forward_kinematics`` through the plain public functions (new output array, input
+  ``rnea``, ``aba``, ``mass_matrix``, ``mass_matrix_inverse``, ``frame_jacobian``,
+  ``forward_kinematics``, ``rnea_derivatives`` and ``aba_derivatives`` through the plain public functions (new output array, input
   checks included), through the low-overhead path (:class:`soadyn.Workspace` and
   ``out=``) and the matching Pinocchio calls;
 * **chains**: generated serial chains of 2…256 bodies, time against the number of
@@ -39,7 +39,7 @@ import warnings
 import numpy as np
 
 ROBOT_ALGORITHMS = ("rnea", "aba", "mass_matrix", "mass_matrix_inverse", "frame_jacobian",
-                    "forward_kinematics")
+                    "forward_kinematics", "rnea_derivatives", "aba_derivatives")
 CHAIN_ALGORITHMS = ("rnea", "aba", "mass_matrix")
 #: the exponent the chain sweep should show: time ∝ bodies ** exponent
 EXPECTED_EXPONENT = {"rnea": 1, "aba": 1, "mass_matrix": 2}
@@ -50,8 +50,10 @@ IMPL_LABEL = {"soadyn": "soadyn", "soadyn_low": "soadyn (Workspace + out=)", "pi
 #: the targets for the ratios soadyn / Pinocchio, (plain call, Workspace + out=), that the
 #: summary marks: robot -> algorithm -> (plain, low-overhead); None where there is none
 TARGETS = {
-    "talos": {"rnea": (0.8, 0.6), "aba": (0.8, 0.6), "mass_matrix": (0.8, 0.6)},
-    "g1": {"rnea": (0.8, 0.6), "aba": (0.8, 0.6), "mass_matrix": (0.8, 0.6)},
+    "talos": {"rnea": (0.8, 0.6), "aba": (0.8, 0.6), "mass_matrix": (0.8, 0.6),
+              "rnea_derivatives": (1.0, None), "aba_derivatives": (1.0, None)},  # issue 15
+    "g1": {"rnea": (0.8, 0.6), "aba": (0.8, 0.6), "mass_matrix": (0.8, 0.6),
+           "rnea_derivatives": (1.0, None), "aba_derivatives": (1.0, None)},
     "panda": {"rnea": (1.0, None), "aba": (1.0, None), "mass_matrix": (1.0, None)},
     "ur5": {"rnea": (1.0, None), "aba": (1.0, None), "mass_matrix": (1.0, None)},
 }
@@ -140,7 +142,7 @@ def robot_cases(pair, algorithm, state, pin):
     import soadyn as sd
     m = pair.sd
     ns = dict(state, sd=sd, m=m, ws=sd.Workspace(m), out=np.empty(m.nv), M=np.empty((m.nv, m.nv)),
-              J=np.empty((6, m.nv)))
+              J=np.empty((6, m.nv)), M3=tuple(np.empty((m.nv, m.nv)) for _ in range(3)))
     cases, note = {}, ""
     if pin is not None:
         ns.update(pin=pin, pm=pair.pm, pd=pair.pd)
@@ -182,6 +184,16 @@ def robot_cases(pair, algorithm, state, pin):
         cases["soadyn_low"] = "sd.forward_kinematics(m, q, workspace=ws)"
         cases["pinocchio"] = "pin.forwardKinematics(pm, pd, qp)"
         note = "world poses of all bodies"
+    elif algorithm == "rnea_derivatives":
+        cases["soadyn"] = "sd.rnea_derivatives(m, q, v, a)"
+        cases["soadyn_low"] = "sd.rnea_derivatives(m, q, v, a, out=M3, workspace=ws)"
+        cases["pinocchio"] = "pin.computeRNEADerivatives(pm, pd, qp, vp, ap)"
+        note = "∂τ/∂q, ∂τ/∂v, M; Pinocchio returns copies (its M: upper triangle)"
+    elif algorithm == "aba_derivatives":
+        cases["soadyn"] = "sd.aba_derivatives(m, q, v, tau)"
+        cases["soadyn_low"] = "sd.aba_derivatives(m, q, v, tau, out=M3, workspace=ws)"
+        cases["pinocchio"] = "pin.computeABADerivatives(pm, pd, qp, vp, taup)"
+        note = "∂q̈/∂q, ∂q̈/∂v, M⁻¹; Pinocchio returns copies"
     if pin is None:
         cases.pop("pinocchio", None)
     return {k: (stmt, ns) for k, stmt in cases.items()}, note
@@ -476,6 +488,9 @@ calls = [
 ]
 if hasattr(sd, "mass_matrix_inverse"):
     calls.append(("mass_matrix_inverse", lambda: sd.mass_matrix_inverse(m, q)))
+if hasattr(sd, "rnea_derivatives"):
+    calls.append(("rnea_derivatives", lambda: sd.rnea_derivatives(m, q, v, a)))
+    calls.append(("aba_derivatives", lambda: sd.aba_derivatives(m, q, v, a)))
 times = {}
 for name, f in calls:
     t = time.perf_counter()

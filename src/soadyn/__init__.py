@@ -51,6 +51,7 @@ from .core.partition import merge_massless, partition_hinges, partitioned_state,
 from .core.status import ClosedChainError  # noqa: E402
 from .dynamics.aba import aba  # noqa: E402
 from .dynamics.crba import mass_matrix  # noqa: E402
+from .dynamics.derivatives import aba_derivatives, rnea_derivatives  # noqa: E402
 from .dynamics.energy import center_of_mass, kinetic_energy, potential_energy  # noqa: E402
 from .dynamics.innovations import articulated_inertias, log_det_mass_matrix, mass_matrix_inverse  # noqa: E402
 from .dynamics.jacobians import frame_jacobian  # noqa: E402
@@ -69,7 +70,7 @@ __all__ = [
     "Model", "Workspace", "load_urdf", "URDFError", "neutral", "random_configuration",
     "integrate", "difference", "configuration_rate", "normalize", "forward_kinematics", "body_placements", "frame_placement",
     "frame_velocity", "frame_acceleration", "frame_jacobian", "rnea", "bias_forces", "body_forces",
-    "generalized_gravity", "aba", "mass_matrix", "kinetic_energy", "potential_energy",
+    "generalized_gravity", "aba", "mass_matrix", "rnea_derivatives", "aba_derivatives", "kinetic_energy", "potential_energy",
     "center_of_mass", "joints", "spatial", "models",
     "constraint_jacobian", "constraint_residual", "constraint_acceleration_bias", "close_loops",
     "LoopClosureError", "constrained_forward_dynamics", "constrained_inverse_dynamics",
