@@ -204,8 +204,9 @@ def test_bad_arguments_are_named():
         sd.aba_derivatives(model, q, v, np.full(model.nv, np.nan))
     with pytest.raises(ValueError, match="f_ext"):
         sd.rnea_derivatives(model, q, v, v, np.zeros((model.nbodies + 1, 6)))
-    with pytest.raises(TypeError, match="out: expected a tuple of 3"):
-        sd.rnea_derivatives(model, q, v, v, out=(np.empty((model.nv, model.nv)),) * 2)
+    for wrong in ((np.empty((model.nv, model.nv)),) * 2, np.empty((model.nv, model.nv))):
+        with pytest.raises(TypeError, match="out: expected 3 output arrays, got"):
+            sd.rnea_derivatives(model, q, v, v, out=wrong)
     with pytest.raises(ValueError, match=r"out\[1\]"):
         sd.aba_derivatives(model, q, v, v, out=(np.empty((model.nv, model.nv)), np.empty(model.nv),
                                                np.empty((model.nv, model.nv))))

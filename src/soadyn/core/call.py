@@ -261,6 +261,7 @@ class CompiledFunction:
         self.params = tuple(params)
         self.allocate = allocate
         self.single = allocate is None
+        self.n_outputs = None  # known after the first general call (see general)
         self.tree_function = tree_function
         if self.shape is not None or self.shape_of is not None:
             #: ``call(model, *state, *params, out=None, workspace=None)``: :meth:`__call__`
@@ -291,7 +292,9 @@ class CompiledFunction:
                             getattr(c, self.shape) if self.shape is not None else self.outputs(c, state, params)[0])
                         if self.fast(c.mi, c.mf, ws, *state, *params, result) == 0:
                             return result
-                    else:
+                    elif out is None or (type(out) is tuple and len(out) == self.n_outputs):
+                        # (an ``out`` of another length would reach the dispatcher as a wrong
+                        # argument count: the general path names it instead)
                         result = self.allocate(c, state) if out is None else out
                         if self.fast(c.mi, c.mf, ws, *state, *params, *result) == 0:
                             return result
@@ -320,6 +323,8 @@ class CompiledFunction:
         values = (first,) + tuple(a.check(x, model, c, batch, batch_ok) for a, x in zip(self.args[1:], state[1:]))
         val.same_batch(first, *((a.name, x) for a, x in zip(self.args[1:], values[1:])))
         shapes = self.outputs(c, values, params)
+        if shapes is not None:
+            self.n_outputs = len(shapes)  # fixed per function; the fast path checks ``out`` against it
         lead = () if batch is None else (batch,)
         if shapes is None:  # an internal kernel whose caller provides every output
             outs = out

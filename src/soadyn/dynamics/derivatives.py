@@ -36,15 +36,6 @@ def _gravity(gravity):
     return gravity if gravity is True or gravity is False else val.GRAVITY(gravity)
 
 
-def _outputs(out):
-    # the fast path unpacks ``out`` into the kernel's arguments: a tuple of another length
-    # would fail there with Numba's message instead of this one
-    if out is not None and (type(out) is not tuple or len(out) != 3):
-        raise TypeError(f"out: expected a tuple of 3 (nv, nv) arrays, got {type(out).__name__} "
-                        f"{'of length ' + str(len(out)) if isinstance(out, (tuple, list)) else ''}".rstrip())
-    return out
-
-
 def rnea_derivatives(model, q, v, a, f_ext=None, *, gravity=True, out=None, workspace=None):
     """Partial derivatives of the inverse dynamics τ = rnea(q, v, a, f_ext).
 
@@ -74,7 +65,7 @@ def rnea_derivatives(model, q, v, a, f_ext=None, *, gravity=True, out=None, work
     ∂τ_i/∂x_j.
     """
     return _RNEA_D(model, (q, ABSENT if v is None else v, ABSENT if a is None else a,
-                           NO_FORCES if f_ext is None else f_ext), (_gravity(gravity),), _outputs(out), workspace)
+                           NO_FORCES if f_ext is None else f_ext), (_gravity(gravity),), out, workspace)
 
 
 def aba_derivatives(model, q, v, tau, f_ext=None, *, gravity=True, out=None, workspace=None):
@@ -94,4 +85,4 @@ def aba_derivatives(model, q, v, tau, f_ext=None, *, gravity=True, out=None, wor
     singular (as :func:`~soadyn.aba`).
     """
     return _ABA_D(model, (q, ABSENT if v is None else v, tau, NO_FORCES if f_ext is None else f_ext),
-                  (_gravity(gravity),), _outputs(out), workspace)
+                  (_gravity(gravity),), out, workspace)
