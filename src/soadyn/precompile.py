@@ -68,6 +68,7 @@ def _tree_batches():
     sd.aba_derivatives(m, Q, V, A)
     sd.forward_kinematics(m, Q, V, A)
     sd.mass_matrix_inverse(m, Q)
+    sd.mass_matrix_inverse(m, Q, method="innovations")
     sd.frame_jacobian(m, Q, m.frames[-1].name)
     sd.kinetic_energy(m, Q, V)
     sd.log_det_mass_matrix(m, Q)
@@ -84,6 +85,7 @@ def _operator_kernels():
     sd.articulated_inertias(m, q)
     sd.articulated_inertias(m, q, partitioned=True)
     sd.mass_matrix_inverse(m, q)
+    sd.mass_matrix_inverse(m, q, method="innovations")
     sd.log_det_mass_matrix(m, q)
     frames = [m.frames[-1].name, m.frames[3].name]
     sd.operational_space_compliance(m, q, frames)

@@ -54,13 +54,16 @@ def test_innovations_factor_products(case):
 @SETTINGS
 @given(case=trees)
 def test_mass_matrix_inverse_and_log_det(case):
-    """M⁻¹ M = I with M from the CRBA; M⁻¹ = [I − HψK]* D⁻¹ [I − HψK]; log det M = Σ log det D(k)."""
+    """M⁻¹ M = I with M from the CRBA, by both methods (the sparse LᵀDL factors and the
+    innovations recursion); M⁻¹ = [I − HψK]* D⁻¹ [I − HψK] (the dense operators); log det M
+    = Σ log det D(k)."""
     model, q = tree_state(case)
     M = mass_matrix(model, q)
-    Minv = sd.mass_matrix_inverse(model, q)
-    assert_close(Minv @ M, np.eye(model.nv), what="M^-1 M")
-    assert np.array_equal(Minv, Minv.T)
-    assert_close(Minv, operators.sko(model, q).mass_matrix_inverse(), tol=1e-9, what="operator M^-1")
+    for method in ("ltdl", "innovations"):
+        Minv = sd.mass_matrix_inverse(model, q, method=method)
+        assert_close(Minv @ M, np.eye(model.nv), what=f"M^-1 M ({method})")
+        assert np.array_equal(Minv, Minv.T)
+        assert_close(Minv, operators.sko(model, q).mass_matrix_inverse(), tol=1e-9, what=f"operator M^-1 ({method})")
     sign, logdet = np.linalg.slogdet(M)
     assert sign > 0
     assert abs(sd.log_det_mass_matrix(model, q) - logdet) <= 1e-10 * max(1.0, abs(logdet))
@@ -115,13 +118,17 @@ def test_mass_matrix_inverse_matches_pinocchio(robot):
         q = sd.random_configuration(pair.sd, rng)
         Minv_pin = pin.computeMinverse(pair.pm, pair.pd, pair.q_to_pin(q))
         Minv_pin = np.triu(Minv_pin) + np.triu(Minv_pin, 1).T
-        assert_close(sd.mass_matrix_inverse(pair.sd, q), T.T @ Minv_pin @ T, tol=1e-9, what=robot)
+        for method in ("ltdl", "innovations"):
+            assert_close(sd.mass_matrix_inverse(pair.sd, q, method=method), T.T @ Minv_pin @ T, tol=1e-9,
+                         what=f"{robot} ({method})")
 
 
 def test_argument_errors():
     model = serial_chain(3)
     with pytest.raises(ValueError, match=r"q: expected shape \(3,\)"):
         sd.mass_matrix_inverse(model, np.zeros(2))
+    with pytest.raises(ValueError, match=r"method: expected one of \['ltdl', 'innovations'\], got 'lu'"):
+        sd.mass_matrix_inverse(model, np.zeros(3), method="lu")
     with pytest.raises(ValueError, match="q: expected finite"):
         sd.log_det_mass_matrix(model, np.array([0.0, np.nan, 0.0]))
     with pytest.raises(ValueError, match="x: expected shape"):
