@@ -195,6 +195,7 @@ def main(argv=None):
     loops = [1, 2, 4] if args.quick else [1, 2, 4, 8, 16]
     tails = [0, 8] if args.quick else [0, 8, 32, 128, 512]
     rng = np.random.default_rng(0)
+    load_start = os.getloadavg()
     methods = list(METHODS)
     sweeps = {"loops": [measure(k, 0, number, repeat, rng) for k in loops],
               "tree": [measure(2, t, number, repeat, rng) for t in tails]}
@@ -202,14 +203,17 @@ def main(argv=None):
         sweeps["peers"] = measure_peers(5 if args.quick else 15, 0.01 if args.quick else 0.03, rng)
     meta = {"methods": methods, "number": number, "repeat": repeat, "python": platform.python_version(),
             "machine": platform.machine(), "numpy": np.__version__, "soadyn": sd.__version__,
-            "date": time.strftime("%Y-%m-%d")}
+            "date": time.strftime("%Y-%m-%d"), "loadavg_start": load_start, "loadavg_end": os.getloadavg()}
     os.makedirs(args.output, exist_ok=True)
     with open(os.path.join(args.output, "closed_chain_methods.json"), "w") as f:
         json.dump({"meta": meta, **sweeps}, f, indent=1)
     md = [f"# Closed-chain forward dynamics: per-call time ({meta['date']})", "",
           "Best of {repeat} runs of {number} calls (fewer above 16 bodies; single-threaded BLAS); chains of four-bar loops "
           "(`soadyn.models.four_bar_chain`). `constraints` = evaluation of G_c and the bias "
-          "alone (shared by every method); `aba` = the spanning tree's unconstrained ABA.".format(**meta), "",
+          "alone (shared by every method); `aba` = the spanning tree's unconstrained ABA. Load average (1, 5, 15 "
+          "min) at the start {loadavg_start[0]:.2f} {loadavg_start[1]:.2f} {loadavg_start[2]:.2f}, at the end "
+          "{loadavg_end[0]:.2f} {loadavg_end[1]:.2f} {loadavg_end[2]:.2f} on {cores} cores: absolute times grow "
+          "with it, ratios in the last table are same-run.".format(cores=os.cpu_count(), **meta), "",
           "## Growing number of loops (tree grows with them)", "", table(sweeps["loops"], methods), "",
           "## Two loops, growing serial tail", "", table(sweeps["tree"], methods), ""]
     if "peers" in sweeps:

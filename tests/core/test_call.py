@@ -56,3 +56,38 @@ def test_positional_call_is_the_tuple_call():
         _RNEA.call(m, q[:-1], v, a, NO_FORCES, True)
     with pytest.raises(sd.ClosedChainError):
         _RNEA.call(sd.models.four_bar_linkage(), np.zeros(3), np.zeros(3), np.zeros(3), NO_FORCES, True)
+
+
+def test_calls_with_every_output_given_stay_on_the_fast_path(monkeypatch):
+    """A kernel whose caller passes all its outputs (an internal kernel: ``outputs`` None)
+    and a public function with several outputs take the validated path once, then the fast
+    one; an ``out`` tuple of another length is named by the validated path."""
+    import soadyn as sd
+    from soadyn.closed.kinematics import evaluate_constraints
+    from soadyn.core.call import CompiledFunction
+    from soadyn.dynamics.derivatives import _RNEA_D
+    counts = {"general": 0}
+    general = CompiledFunction.general
+
+    def counted(self, *args):
+        counts["general"] += 1
+        return general(self, *args)
+
+    monkeypatch.setattr(CompiledFunction, "general", counted)
+    m = sd.models.four_bar_linkage()
+    q, v = sd.close_loops(m, [0.7, 1.0, 1.6], np.ones(m.nv))
+    evaluate_constraints(m, q, v)
+    before = counts["general"]
+    for _ in range(3):
+        evaluate_constraints(m, q, v)  # the loop rows' kernel (outputs given by its caller)
+    assert counts["general"] == before
+    tree = sd.models.random_tree(5, 2)
+    q = sd.random_configuration(tree, 1)
+    z = np.zeros(tree.nv)
+    out = tuple(np.empty((tree.nv, tree.nv)) for _ in range(3))
+    sd.rnea_derivatives(tree, q, z, z, out=out)
+    before = counts["general"]
+    sd.rnea_derivatives(tree, q, z, z, out=out)
+    assert counts["general"] == before and _RNEA_D.n_outputs == 3
+    with pytest.raises(TypeError, match="out: expected 3 output arrays, got 2"):
+        sd.rnea_derivatives(tree, q, z, z, out=out[:2])

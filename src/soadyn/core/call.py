@@ -323,8 +323,9 @@ class CompiledFunction:
         values = (first,) + tuple(a.check(x, model, c, batch, batch_ok) for a, x in zip(self.args[1:], state[1:]))
         val.same_batch(first, *((a.name, x) for a, x in zip(self.args[1:], values[1:])))
         shapes = self.outputs(c, values, params)
-        if shapes is not None:
-            self.n_outputs = len(shapes)  # fixed per function; the fast path checks ``out`` against it
+        # the number of outputs is fixed per function (an internal kernel's caller always
+        # passes all of them); the fast path checks ``out`` against it
+        self.n_outputs = len(shapes) if shapes is not None else len(out)
         lead = () if batch is None else (batch,)
         if shapes is None:  # an internal kernel whose caller provides every output
             outs = out
