@@ -341,8 +341,8 @@ def _embedding_state_by_state(model, q, v, tau, f_ext, t, rank_tol, residual_tol
 #: the constraint rows from which the default method is the embedding one when both are
 #: compiled: the direct method costs O(N m + m³) in the rows m, the embedding kernel
 #: O(N); on four-bar chains (benchmarks/results/closed_chain_methods.md, 2026-11-25)
-#: direct is faster up to 8 loops (40 rows: 56.8 against 62.8 µs), embedding from 16
-#: loops (80 rows: 126.9 against 175.3 µs)
+#: direct is faster up to 8 loops (40 rows: 101.0 against 106.8 µs), embedding from 16
+#: loops (80 rows: 221.1 against 342.7 µs)
 EMBEDDING_ROWS = 60
 
 
