@@ -4,6 +4,7 @@ Quick reference (see the README and each function's docstring)::
 
     import soadyn as sd
     model = sd.load_urdf(path, floating_base=False)
+    model = sd.load_mjcf(path_or_xml)          # MuJoCo's MJCF, through mujoco's compiler
     q = sd.random_configuration(model, rng)
     tau = sd.rnea(model, q, v, a)            # inverse dynamics
     a = sd.aba(model, q, v, tau)             # forward dynamics, O(N)
@@ -60,6 +61,7 @@ from .dynamics.kinematics import (body_placements, forward_kinematics, frame_acc
 from .dynamics.oscm import operational_space_compliance, operational_space_inertia  # noqa: E402
 from .dynamics.rnea import bias_forces, body_forces, generalized_gravity, rnea  # noqa: E402
 from .dynamics.rollout import rollout  # noqa: E402
+from .io.mjcf import MJCFError, load_mjcf  # noqa: E402
 from .io.urdf import URDFError, load_urdf  # noqa: E402
 from .spec import operators  # noqa: E402
 from . import plot  # noqa: E402  (matplotlib is imported when a picture is drawn)
@@ -67,7 +69,7 @@ from . import plot  # noqa: E402  (matplotlib is imported when a picture is draw
 __version__ = "0.1.0"
 
 __all__ = [
-    "Model", "Workspace", "load_urdf", "URDFError", "neutral", "random_configuration",
+    "Model", "Workspace", "load_urdf", "URDFError", "load_mjcf", "MJCFError", "neutral", "random_configuration",
     "integrate", "difference", "configuration_rate", "normalize", "forward_kinematics", "body_placements", "frame_placement",
     "frame_velocity", "frame_acceleration", "frame_jacobian", "rnea", "bias_forces", "body_forces",
     "generalized_gravity", "aba", "mass_matrix", "rnea_derivatives", "aba_derivatives", "kinetic_energy", "potential_energy",
