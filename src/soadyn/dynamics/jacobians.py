@@ -10,7 +10,8 @@ __all__ = ["frame_jacobian", "REFERENCES"]
 #: reference frames of a Jacobian (Pinocchio's names)
 REFERENCES = {"local": 0, "local_world_aligned": 1, "world": 2}
 
-_JACOBIAN = CompiledFunction(frame_jacobian_kernel, frame_jacobian_batch, (Arg("q", "nq"),), "jacobian_shape")
+_JACOBIAN = CompiledFunction(frame_jacobian_kernel, frame_jacobian_batch, (Arg("q", "nq"),), "jacobian_shape",
+                             params=(None, None, None, None))  # frame body, rotation, translation, reference
 
 
 def frame_jacobian(model, q, frame, reference="local", *, out=None, workspace=None):
@@ -34,4 +35,4 @@ def frame_jacobian(model, q, frame, reference="local", *, out=None, workspace=No
         mode = REFERENCES[reference]
     except (KeyError, TypeError):
         raise ValueError(f"reference: expected one of {list(REFERENCES)}, got {reference!r}") from None
-    return _JACOBIAN(model, (q,), (f.body, f.rotation, f.translation, mode), out, workspace)
+    return _JACOBIAN.call(model, q, f.body, f.rotation, f.translation, mode, out=out, workspace=workspace)
