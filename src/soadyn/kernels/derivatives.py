@@ -39,7 +39,7 @@ from ..core.status import BAD_SHAPE, OK, SINGULAR
 from .aba import aba_kernel
 from .kinematics import configuration_status, forces_shape_ok, joint_placements, rates_shape_ok, state_status, \
     world_poses
-from .ltdl import dof_parents, ltdl_factor, ltdl_inverse, ltdl_solve, subtree_ends
+from .ltdl import factor_and_invert, ltdl_solve
 from .primitives import add_rigid_inertia_to_parent, force_to_world, joint_column_to_world, rigid_inertia_times
 
 #: The per-call arrays of the derivative passes, carved from one buffer of
@@ -377,11 +377,8 @@ def aba_derivatives_kernel(mi, mf, ws, q, v, tau, fext, gravity, dqdd_dq, dqdd_d
     rnea_derivative_passes(mi, mf, ws, np.empty(derivative_size(m.nb, nv)), v, qdd, fext, gravity, dqdd_dq, dqdd_dv,
                            LD)
     lam = np.empty((2, nv), dtype=np.int64)  # λ and the subtree ends
-    dof_parents(mi, mf, lam[0])
-    if not ltdl_factor(LD, lam[0]):
+    if not factor_and_invert(mi, mf, LD, lam, Minv):
         return SINGULAR
-    subtree_ends(lam[0], lam[1])
-    ltdl_inverse(LD, lam[0], lam[1], Minv)
     # ∂τ/∂q, ∂τ/∂v have the sparsity of M: their rows end where M's do
     ltdl_solve(LD, lam[0], dqdd_dq, lam[1])
     ltdl_solve(LD, lam[0], dqdd_dv, lam[1])

@@ -156,13 +156,21 @@ def mass_matrix_inverse_ltdl_kernel(mi, mf, ws, q, Minv):
         return st
     if Minv.shape[1] != nv:
         return BAD_SHAPE
-    lam = np.empty((2, nv), dtype=np.int64)  # λ and the subtree ends
+    lam = np.empty((2, nv), dtype=np.int64)
+    return OK if factor_and_invert(mi, mf, LD, lam, Minv) else SINGULAR
+
+
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def factor_and_invert(mi, mf, LD, lam, Minv):
+    """M (in ``LD``) ← its factors LᵀDL, and M⁻¹ into ``Minv``; ``lam`` (2, nv) receives the
+    dof parents λ and the subtree ends (for further solves with :func:`ltdl_solve`).
+    Returns False when some D(k) ≤ 0."""
     dof_parents(mi, mf, lam[0])
     if not ltdl_factor(LD, lam[0]):
-        return SINGULAR
+        return False
     subtree_ends(lam[0], lam[1])
     ltdl_inverse(LD, lam[0], lam[1], Minv)
-    return OK
+    return True
 
 
 @njit(nogil=True, cache=True)
