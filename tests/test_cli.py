@@ -168,3 +168,25 @@ def test_unwritable_output_is_a_one_line_error(tmp_path, capsys):
     blocker.write_text("")
     assert cli.main(["demo", "--output", str(blocker / "plots"), "--duration", "0.01"]) == 1
     assert "--output: cannot create the directory" in _one_line_error(capsys, "demo")
+
+
+def test_info_reads_mjcf_files(tmp_path, capsys):
+    pytest.importorskip("mujoco")
+    path = tmp_path / "arm.xml"
+    path.write_text("""<mujoco model="arm">
+  <worldbody>
+    <body name="upper" pos="0 0 1">
+      <joint name="shoulder" type="hinge" axis="0 1 0"/>
+      <inertial pos="0 0 -0.2" mass="1" diaginertia="0.01 0.01 0.001"/>
+      <body name="lower" pos="0 0 -0.4">
+        <joint name="elbow" type="hinge" axis="0 1 0"/>
+        <inertial pos="0 0 -0.2" mass="0.5" diaginertia="0.005 0.005 0.0005"/>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>""")
+    assert cli.main(["info", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "upper" in out and "lower" in out and "shoulder" in out and "elbow" in out
+    assert cli.main(["info", str(tmp_path / "missing.xml")]) == 1
+    assert "missing.xml" in _one_line_error(capsys, "info")

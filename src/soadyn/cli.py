@@ -138,8 +138,13 @@ def _models(args):
 
 def _info(args):
     try:
-        model = sd.load_urdf(args.file, floating_base=args.floating)
-    except (OSError, ValueError) as e:  # URDFError (a ValueError) names the file and the element
+        if args.file.lower().endswith(".xml"):  # MJCF (MuJoCo's format), read by MuJoCo's compiler
+            model = sd.load_mjcf(args.file, floating_base=True if args.floating else None)
+        else:
+            model = sd.load_urdf(args.file, floating_base=args.floating)
+    except ImportError as e:  # load_mjcf without the optional mujoco
+        return _error("info", str(e).splitlines()[0], 1)
+    except (OSError, ValueError) as e:  # URDFError, MJCFError (ValueErrors) name the file and the element
         return _error("info", str(e).splitlines()[0] if str(e) else type(e).__name__, 1)
     print(model.summary())
     if args.sparsity is not None:
@@ -218,7 +223,7 @@ def parser():
     m = sub.add_parser("models", help="list the built-in models, one line each",
                        description="The built-in models: name, size, tree or closed chain, description.")
     m.set_defaults(func=_models)
-    i = sub.add_parser("info", help="load a URDF/URDF+ file and print its summary")
+    i = sub.add_parser("info", help="load a URDF/URDF+ file (or an MJCF .xml file) and print its summary")
     i.add_argument("file")
     i.add_argument("--floating", action="store_true", help="add a floating base")
     i.add_argument("--sparsity", nargs="?", const="", default=None, metavar="PNG",
