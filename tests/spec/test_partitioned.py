@@ -118,7 +118,17 @@ def test_aggregated_operators_lemmas_7_8_and_corollary_6_1(seed):
             parent = model.bodies[j].parent
         assert rows == (set() if parent < 0 else {node(parent)}), j
     assert_close((np.eye(n) - agg.E_a) @ agg.A_a, np.eye(n), what="Lemma 8")
-    assert_close(agg.A_a, agg.J_a @ ops.phi, what="A_a = J_a A")
+    # Lemma 8 (eq. 35), the group's block row from the SKO blocks alone: [0, I, E_SC A_C]
+    p = operators.partition(ops, groups[0])
+    rows = [6 * b + a for b in p.S for a in range(6)]
+    cols_P = [6 * b + a for b in p.P for a in range(6)]
+    cols_C = [6 * b + a for b in p.C for a in range(6)]
+    assert_close(agg.A_a[np.ix_(rows, rows)], np.eye(len(rows)), what="A_a[S, S] = I")
+    assert not np.any(agg.A_a[np.ix_(rows, cols_P)])
+    if p.C:
+        E_SC, E_C = p.E[1][2], p.E[2][2]
+        expected = E_SC @ np.linalg.inv(np.eye(len(cols_C)) - E_C)  # J_a acts on rows: other groups leave it
+        assert_close(agg.A_a[np.ix_(rows, cols_C)], expected, what="A_a[S, C] = E_SC A_C")
     # Lemma 9: H_a block diagonal in the aggregated tree, and its equations of motion (eq. 38)
     for b in range(model.nbodies):
         for r in range(ops.dofs[b].start, ops.dofs[b].stop):

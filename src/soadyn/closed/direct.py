@@ -111,8 +111,8 @@ def direct_fast(model, q, v, tau, residual_tol):
     no Baumgarte terms. Returns ``(out, tables)``; the validated path raises the error
     that names what was wrong.
 
-    Every step here costs ~0.05–0.2 µs against a kernel of ~2 µs on a four-bar: it looks
-    up only what the call needs (:class:`~soadyn.core.call.CompiledFunction` does the same
+    Every step here costs ~0.1–0.5 µs against ~5.7 µs for the compiled call on a four-bar
+    (dispatch included): it looks up only what the call needs (:class:`~soadyn.core.call.CompiledFunction` does the same
     for the tree functions)."""
     d = getattr(model, "_derived", None)
     if d is None or d.version != model._version or v is None or tau is None:
