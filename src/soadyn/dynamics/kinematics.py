@@ -6,7 +6,7 @@ import numpy as np
 
 from ..core import validation as val
 from ..core.call import ABSENT, Arg, CompiledFunction
-from ..kernels.kinematics import kinematics_batch, kinematics_kernel
+from ..kernels.kinematics import kinematics_batch, kinematics_kernel, poses_batch, poses_kernel
 from .frames import model_frame
 
 __all__ = ["forward_kinematics", "frame_placement", "body_placements", "frame_velocity",
@@ -25,6 +25,8 @@ class KinematicsResult:
             (time derivative of the spatial velocity, not the classical acceleration
             of the origin); include −g when ``gravity=True``; None without a.
     """
+
+    __slots__ = ("rotations", "positions", "velocities", "accelerations")
 
     def __init__(self, rotations, positions, velocities, accelerations):
         self.rotations = rotations
@@ -56,6 +58,9 @@ def _allocate_kinematics(c, state):
             _NO_MOTIONS if state[2] is ABSENT else np.empty((c.nb, 6)))
 
 
+#: the poses alone, the common call (``forward_kinematics(model, q)``, frame placements)
+_POSES = CompiledFunction(poses_kernel, poses_batch, (Arg("q", "nq"),), ("rotations_shape", "positions_shape"))
+
 _KINEMATICS = CompiledFunction(kinematics_kernel, kinematics_batch,
                                (Arg("q", "nq"), Arg("v", "nv", optional=True), Arg("a", "nv", optional=True)),
                                _kinematics_outputs, params=(val.GRAVITY,), allocate=_allocate_kinematics)
@@ -82,6 +87,9 @@ def forward_kinematics(model, q, v=None, a=None, *, gravity=False, workspace=Non
     """
     if gravity is not True and gravity is not False:  # the fast path would read its truth value
         gravity = val.GRAVITY(gravity)
+    if v is None and a is None:
+        R, p = _POSES.call(model, q, workspace=workspace)
+        return KinematicsResult(R, p, None, None)
     vk = v
     if a is not None and v is None:  # accelerations at zero velocity
         vk = np.zeros(np.shape(a)[:1] + (model.nv,)) if np.ndim(a) == 2 else np.zeros(model.nv)
