@@ -233,7 +233,7 @@ def bench_robots(robots, pin, rounds, sample_seconds, rng, progress):
                 import soadyn as sd
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    m = sd.load_urdf(peers.robot_path(name), floating_base=peers.ROBOTS[name][1])
+                    m = sd.load_urdf(peers.robot_path(name), floating_base=peers.ROBOTS[name][1], mimic="ignore")
                 pair = _SoadynOnly(m)
         except (FileNotFoundError, ImportError) as e:
             for alg in ROBOT_ALGORITHMS:
