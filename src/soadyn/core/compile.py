@@ -86,6 +86,11 @@ class Derived:
             value = store[key] = build()
         return value
 
+    def known(self, key):
+        """The value stored under ``key``, or None when it has not been built yet (for
+        fast paths that leave the first call to the validated one)."""
+        return self._memo.get(key)
+
     def memo(self, key, build):
         """The value stored under ``key``, built by ``build()`` on first use (once, under a
         lock). Values must not be mutated after they are built: threads share them."""
