@@ -29,7 +29,8 @@ coordinates = [j for cluster in tree for j in cluster.independent_joints]
 # The knee–ankle differential of the left leg: the two rotor angles as the shin bends
 # (the foot joint turned back by the shin angle), and the transmission ratios (rows of G)
 # that relate the rotor rates to the shin and foot rates. Both rotors turn for a pure shin
-# motion; the ratios change along the motion.
+# motion (their shin ratios coincide: the two solid lines overlap); the ratios to the
+# foot change along the motion.
 shin, foot = coordinates.index("left-shin_joint"), coordinates.index("left-foot_joint")
 rotors = [model.joint(f"left-knee-ankle-rotor-{i}_joint") for i in (1, 2)]
 bend = np.linspace(0.0, 1.2, 41)

@@ -27,7 +27,7 @@ print("q0 =", q0, " residual:", np.abs(sd.constraint_residual(model, q0)).max())
 # %%
 # Two seconds of free motion under gravity, RK4 with a 2 ms step and Baumgarte
 # stabilization (α = β = 10/s). ``plot`` draws the joint angles and rates, the total
-# energy (conserved: no damping, no input) and the constraint residual max |𝔡(q(t))|.
+# energy (conserved: no damping, no input) and the constraint residual ``max |𝔡(q(t))|``.
 res = simulate(model, q0, v0, 2.0, dt=2e-3, stabilization="baumgarte", baumgarte=(10.0, 10.0))
 print(f"energy drift {res.energy_drift:.2e} J of E(0) = {res.energy[0]:.3f} J, "
       f"max constraint residual {res.constraint_drift:.2e}")

@@ -66,8 +66,9 @@ fig.tight_layout()
 # angular rows. Without the rotors, a bent leg lets the foot move along z by turning light
 # links; with them, every joint that moves turns a rotor N times faster (gear ratio N),
 # which resists with about N² times its own inertia: the mass the foot pushes against
-# grows accordingly. The reflected inertia captures most of that, not all (it drops the
-# rotors' gyroscopic and coupling terms and, here, nothing else changes at rest).
+# grows accordingly. The reflected inertia captures most of that, not all: it adds a
+# constant to the joint inertias, while the exact rotors are bodies with their own mass and
+# inertia, carried by the links they sit on and coupled to those links' motion.
 methods = {"exact (C-EFPA)": lambda y: sd.cluster_efpa(model, y, frames),
            "reflected inertia": lambda y: approximate.efpa(y, frames),
            "no rotors": lambda y: no_rotors.efpa(y, frames)}
