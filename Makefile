@@ -35,10 +35,11 @@ test: $(STAMP_TEST)
 	$(BIN)/python -m soadyn precompile --jobs 2
 	$(BIN)/python -m pytest
 
-# warnings are errors; every gallery example runs (sphinx-gallery), after the kernels are in
+# warnings are errors (-E: every page re-read, so a second run reports them too); every gallery
+# example runs (sphinx-gallery; unchanged ones are not re-run), after the kernels are in
 # Numba's cache (make test compiles them first; alone, the examples compile what they call)
 docs: $(STAMP_DOCS)
-	$(BIN)/python -m sphinx -b html -W --keep-going docs docs/_build/html
+	$(BIN)/python -m sphinx -b html -E -W --keep-going docs docs/_build/html
 
 bench: $(STAMP_TEST)
 	$(BIN)/python -m soadyn bench

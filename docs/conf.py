@@ -78,6 +78,14 @@ def _tolerate_plain_text(app, what, name, obj, options, lines):
         if "|" in line:
             parts = _LITERAL.split(line)
             lines[i] = "".join(p if p.startswith("``") else re.sub(r"(?<!\\)\|", r"\\|", p) for p in parts)
+    for i in range(len(lines) - 2, -1, -1):
+        # an entry's first line is its term in rST: a ``literal`` that it opens and the next
+        # (indented) line closes moves down into the definition with its closing part
+        line, following = lines[i], lines[i + 1]
+        if _TERM.match(line) and line.count("``") % 2 and following.startswith(" "):
+            cut = line.rindex("``")
+            indent = following[:len(following) - len(following.lstrip())]
+            lines[i:i + 1] = [line[:cut].rstrip(), indent + line[cut:]]
     for i in range(len(lines) - 1, 0, -1):
         # a numpy-style section ("Parameters" over a dashed line) becomes a heading; its
         # entries ("name : shape, meaning [unit]") stay as written, a definition list: the
