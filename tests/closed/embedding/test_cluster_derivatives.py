@@ -10,6 +10,7 @@ import soadyn as sd
 from soadyn.closed.embedding.clusters import cluster_tree
 
 from conftest import MECHANISMS, mechanism, random_state
+from test_stateless import leg, leg_state
 
 #: central differences: step on y, ẏ, τ; agreement required, relative to the largest entry
 #: of the derivative blocks (the rounding of the differences scales with the largest terms
@@ -67,3 +68,92 @@ def test_rnea_derivatives_match_differences(name):
                       model, y, [yd, ydd], q)
     H = sd.cluster_mass_matrix(model, y)
     _check([dy, dyd, H], fd, ["dtau_dy", "dtau_dyd", "H"])
+
+
+@pytest.mark.parametrize("name", MECHANISMS)
+def test_aba_derivatives_match_differences(name):
+    model = mechanism(name)
+    y, yd, _ = _state(model, 2)
+    tau = np.random.default_rng(3).normal(size=yd.size)
+    q = sd.spanning_state(model, y, None)[0]
+    got = sd.cluster_aba_derivatives(model, y, yd, tau)
+    fd = _differences(lambda y_, yd_, tau_, q_guess: sd.cluster_aba(model, y_, yd_, tau_, q_guess=q_guess),
+                      model, y, [yd, tau], q)
+    _check(got, fd, ["dydd_dy", "dydd_dyd", "dydd_dtau"])
+    assert np.allclose(got[2], got[2].T, rtol=0, atol=1e-12 * np.abs(got[2]).max())
+
+
+#: models whose clusters are all explicit (rigid joints, rotors, gears, belts: G constant, g = 0)
+EXPLICIT = [n for n in MECHANISMS if cluster_tree(mechanism(n)).linear]
+
+
+def test_explicit_models_are_listed():
+    assert {"mini_cheetah", "mit_humanoid", "jvrc1_humanoid", "geared_chain", "belt_chain"} <= set(EXPLICIT)
+
+
+@pytest.mark.parametrize("name", EXPLICIT)
+def test_explicit_clusters_are_the_chain_rule(name):
+    """Explicit clusters: ∂τ_y/∂y = Gᵀ ∂τ/∂q G, ∂τ_y/∂ẏ = Gᵀ ∂τ/∂q̇ G and ∂ÿ/∂τ = (GᵀMG)⁻¹
+    with the spanning tree's derivatives at (γ(y), Gẏ, Gÿ) (eq. CD-9)."""
+    model = mechanism(name)
+    y, yd, ydd = _state(model, 4)
+    tree = cluster_tree(model)
+    q = tree.spanning_positions(y.copy())
+    G = tree.explicit_jacobian(q)
+    dq, dv, M = sd.rnea_derivatives(model.spanning_tree(), q, G @ yd, G @ ydd)
+    dy, dyd = sd.cluster_rnea_derivatives(model, y, yd, ydd)
+    scale = max(np.abs(dq).max(), np.abs(dv).max())
+    assert np.abs(dy - G.T @ dq @ G).max() <= 1e-12 * scale
+    assert np.abs(dyd - G.T @ dv @ G).max() <= 1e-12 * scale
+    Hinv = sd.cluster_aba_derivatives(model, y, yd, np.zeros(yd.size))[2]
+    assert np.abs(Hinv @ (G.T @ M @ G) - np.eye(yd.size)).max() <= 1e-9
+
+
+@pytest.mark.parametrize("name", ["tello", "crank_rocker"])
+def test_external_forces_and_gravity(name):
+    """f_ext (held in the body frames) and gravity=False go through as in cluster_rnea."""
+    model = mechanism(name)
+    y, yd, ydd = _state(model, 5)
+    f_ext = np.random.default_rng(6).normal(size=(model.nbodies, 6))
+    q = sd.spanning_state(model, y, None)[0]
+    dy, dyd = sd.cluster_rnea_derivatives(model, y, yd, ydd, f_ext, gravity=False)
+    fd = _differences(lambda y_, yd_, ydd_, q_guess: sd.cluster_rnea(model, y_, yd_, ydd_, f_ext, q_guess=q_guess,
+                                                                     gravity=False), model, y, [yd, ydd], q)
+    _check([dy, dyd], fd[:2], ["dtau_dy", "dtau_dyd"])
+
+
+def test_given_spanning_configuration():
+    """q= fixes the assembly branch: on the planar leg's crossed branch (circle intersection,
+    ``test_stateless.leg_state``) the derivatives differ from the parallelogram branch's and
+    match differences on that branch."""
+    model = leg()
+    rng = np.random.default_rng(7)
+    q_cross, v = leg_state(model, 0.2, 0.4, 1, 0.5, -0.8)
+    y, yd = sd.independent_state(model, q_cross, v)
+    ydd = rng.normal(size=yd.size)
+    q_par = sd.spanning_state(model, y, None)[0]
+    assert np.abs(q_cross - q_par).max() > 0.1, "the default solve should find the parallelogram branch"
+    parallel = sd.cluster_rnea_derivatives(model, y, yd, ydd)
+    assert all(np.array_equal(a, b) for a, b in zip(parallel, sd.cluster_rnea_derivatives(model, y, yd, ydd,
+                                                                                           q=q_par)))
+    dy, dyd = sd.cluster_rnea_derivatives(model, y, yd, ydd, q=q_cross)
+    fd = _differences(lambda y_, yd_, ydd_, q_guess: sd.cluster_rnea(model, y_, yd_, ydd_, q_guess=q_guess),
+                      model, y, [yd, ydd], q_cross)
+    _check([dy, dyd], fd[:2], ["dtau_dy", "dtau_dyd"])
+    assert np.abs(dy - parallel[0]).max() > 1e-2 * np.abs(dy).max()
+
+
+def test_errors_name_the_argument():
+    model = mechanism("crank_rocker")
+    y, yd, ydd = _state(model, 8)
+    with pytest.raises(ValueError, match="single states"):
+        sd.cluster_rnea_derivatives(model, np.stack([y, y]), np.stack([yd, yd]), np.stack([ydd, ydd]))
+    with pytest.raises(ValueError, match="single states"):
+        sd.cluster_aba_derivatives(model, np.stack([y, y]), np.stack([yd, yd]), np.stack([ydd, ydd]))
+    with pytest.raises(ValueError, match="yd"):
+        sd.cluster_rnea_derivatives(model, y, np.zeros(yd.size + 1), ydd)
+    with pytest.raises(ValueError, match="tau_ind"):
+        sd.cluster_aba_derivatives(model, y, yd, np.zeros(yd.size + 2))
+    q = sd.spanning_state(model, y, None)[0]
+    with pytest.raises(sd.ConstraintError, match="off the constraint manifold"):
+        sd.cluster_rnea_derivatives(model, y, yd, ydd, q=q + np.r_[0.0, 0.1, 0.0])

@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 
+from ...core import validation as val
 from ...core.compile import derived
 from ...core.configuration import integrate
 from ...dynamics.derivatives import rnea_derivatives
@@ -38,10 +39,17 @@ __all__ = ["cluster_rnea_derivatives", "cluster_aba_derivatives"]
 THIRD_DERIVATIVE_STEP = 1e-3
 
 
-def _single(y, name):
-    if np.ndim(y) != 1:
-        raise ValueError(f"{name}: expected one state of shape (nyq,) — the cluster derivatives take single "
+def _checked(model, y, vectors):
+    """y and the (name, value) ``vectors`` of length nyv (None stays None) checked as single
+    states; errors name the argument, the expected and the received shape."""
+    tree = cluster_tree(model)
+    if np.ndim(y) == 2:
+        raise ValueError(f"y: expected one state of shape ({tree.nyq},) — the cluster derivatives take single "
                          f"states, no batches (loop over the states) — got shape {np.shape(y)}")
+    out = [val.vector(y, tree.nyq, "y", batch_ok=False)]
+    for name, x in vectors:
+        out.append(None if x is None else val.vector(x, tree.nyv, name, batch_ok=False))
+    return out
 
 
 def _explicit_part(model, tree):
@@ -225,7 +233,7 @@ def cluster_rnea_derivatives(model, y, yd, ydd, f_ext=None, *, q=None, gravity=T
 
     Returns ``(dtau_dy, dtau_dyd)``, each (nyv, nyv) [N m/rad, ...; N m s/rad, ...].
     """
-    _single(y, "y")
+    y, yd, ydd = _checked(model, y, (("yd", yd), ("ydd", ydd)))
     cluster_rnea(model, y, yd, ydd, f_ext, q=q, gravity=gravity)  # validates the arguments (errors name them)
     dtau_dy, dtau_dyd, _ = _derivatives(model, y, yd, ydd, f_ext, q, gravity)
     return dtau_dy, dtau_dyd
@@ -248,7 +256,7 @@ def cluster_aba_derivatives(model, y, yd, tau_ind, f_ext=None, *, q=None, gravit
     Returns ``(dydd_dy, dydd_dyd, dydd_dtau)``, each (nyv, nyv); ``dydd_dtau`` = H⁻¹,
     symmetric. Raises ``numpy.linalg.LinAlgError`` when H is not positive definite.
     """
-    _single(y, "y")
+    y, yd, tau_ind = _checked(model, y, (("yd", yd), ("tau_ind", tau_ind)))
     ydd = cluster_aba(model, y, yd, tau_ind, f_ext, q=q, gravity=gravity)  # validates the arguments
     dtau_dy, dtau_dyd, H = _derivatives(model, y, yd, ydd, f_ext, q, gravity)
     factor = cho_factor(H)
