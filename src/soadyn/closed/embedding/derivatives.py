@@ -11,8 +11,8 @@ manifold, each the solution of the differentiated constraint rows (the implicit 
 theorem, eq. CD-5–CD-8). The second derivatives of the constraints that these need are
 polarizations of the acceleration bias k = −K̇q̇ (exact for a bias quadratic in q̇,
 eq. CD-4); the one third derivative (the change of the acceleration-level constraint
-K(q) q̈ − k(q, q̇) with q at fixed q̇, q̈, eq. CD-7) is a fourth-order central difference
-of the constraint rows along the manifold (truncation error ~1e-11 relative).
+K(q) q̈ − k(q, q̇) with q at fixed q̇, q̈, eq. CD-7) is a central difference of the
+constraint rows along the manifold (error ~1e-10 relative).
 Explicit clusters need none of this: G is constant and g = 0 (eq. CD-9).
 
 Python over the compiled building blocks (C-RNEA / C-ABA, the tree derivatives, the
@@ -21,7 +21,6 @@ constraint rows); single states only.
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve
 
 from ...core import validation as val
 from ...core.compile import derived
@@ -34,9 +33,9 @@ from .clusters import cluster_tree
 
 __all__ = ["cluster_rnea_derivatives", "cluster_aba_derivatives"]
 
-#: step (on a unit tangent direction) of the fourth-order central difference of eq. CD-7:
-#: truncation ~h⁴ and rounding ~1e-16/h balance near 1e-3
-THIRD_DERIVATIVE_STEP = 1e-3
+#: step (on a unit tangent direction) of the central difference of eq. CD-7: truncation
+#: ~h²/6 and rounding ~1e-16/h balance near 1e-5 (both ~1e-11 relative)
+THIRD_DERIVATIVE_STEP = 1e-5
 
 
 def _checked(model, y, vectors):
@@ -73,6 +72,7 @@ class _ImplicitCluster:
         j = self.j
         st = self._rows(q, None)
         self.K = st.G[:, j.v_index]
+        self.S = None  # the symmetric second derivatives (symmetric_second), once g is needed
         self.G, _ = j.explicit_form_of(self.K, None)
         self.Kd_pinv = np.linalg.pinv(self.K[:, j.dependent_v])  # K_d⁺: redundant rows are normal
         # (body-frame) Lie brackets of the spherical and free joints' tangent vectors (eq. CD-3)
@@ -90,12 +90,13 @@ class _ImplicitCluster:
         return x
 
     def _rows(self, q, u):
+        """The cluster's constraint rows at (q, cluster velocity u) (u None: K only)."""
         return evaluate_constraint_set(self.j.constraint_set, q, None if u is None else self._full(u), 0.0,
                                        u is not None)
 
-    def bias(self, u, q=None):
+    def bias(self, u):
         """k(q, u) = −K̇u (m,), the acceleration bias at cluster velocity u."""
-        return self._rows(self.q if q is None else q, u).acceleration_bias
+        return self._rows(self.q, u).acceleration_bias
 
     def bracket(self, d, x):
         """[d, x] per joint (eq. CD-3): δω × xω on a spherical joint, the spatial cross
@@ -108,13 +109,23 @@ class _ImplicitCluster:
                 out[p + 3:p + 6] = np.cross(dw, x[p + 3:p + 6]) + np.cross(d[p + 3:p + 6], xw)
         return out
 
-    def second(self, d, x):
-        """B(d, x) = ∂K/∂q[d] x (m,) for d, x tangent to the manifold: the polarization of
-        the bias (eq. CD-4) plus half the bracket term (eq. CD-3)."""
-        sym = -(self.bias(d + x) - self.bias(d - x)) / 4.0
-        if self.groups:
-            sym = sym + 0.5 * (self.K @ self.bracket(d, x))
-        return sym
+    def symmetric_second(self):
+        """S (ny, ny, m): S[k, l] = ½(B(x_k, x_l) + B(x_l, x_k)) for the columns x of G,
+        B(d, x) = ∂K/∂q[d] x, by polarization of the bias (eq. CD-4): ny(ny + 1)
+        evaluations of the rows."""
+        X = self.G
+        ny = X.shape[1]
+        S = np.empty((ny, ny, self.K.shape[0]))
+        for k in range(ny):
+            for l in range(k, ny):
+                S[k, l] = S[l, k] = -(self.bias(X[:, k] + X[:, l]) - self.bias(X[:, k] - X[:, l])) / 4.0
+        return S
+
+    def second(self, S, k, l):
+        """B(x_k, x_l) = ∂K/∂q[x_k] x_l (m,): the symmetric part plus half the bracket term (eq. CD-3)."""
+        if not self.groups:
+            return S[k, l]
+        return S[k, l] + 0.5 * (self.K @ self.bracket(self.G[:, k], self.G[:, l]))
 
     def dbias_dv(self, v, w):
         """∂k/∂q̇[w] at q̇ = v (m,): exact for a bias quadratic in q̇ (eq. CD-4)."""
@@ -128,8 +139,8 @@ class _ImplicitCluster:
         return out
 
     def acceleration_rows_rate(self, d, v, a):
-        """d/ds [K(q ⊕ s d) a − k(q ⊕ s d, v)] at s = 0 (m,) by a fourth-order central
-        difference along the unit direction of d (eq. CD-7)."""
+        """d/ds [K(q ⊕ s d) a − k(q ⊕ s d, v)] at s = 0 (m,) by a central difference along
+        the unit direction of d (eq. CD-7)."""
         scale = float(np.abs(d).max(initial=0.0))
         if scale == 0.0:
             return np.zeros(self.K.shape[0])
@@ -140,7 +151,7 @@ class _ImplicitCluster:
             st = self._rows(integrate(self.model, self.q, step, s), v)
             return st.G[:, self.j.v_index] @ a - st.acceleration_bias
 
-        return (8.0 * (row(h) - row(-h)) - (row(2 * h) - row(-2 * h))) * (scale / (12.0 * h))
+        return (row(h) - row(-h)) * (scale / (2.0 * h))
 
 
 def _derivatives(model, y, yd, ydd, f_ext, q, gravity):
@@ -160,8 +171,10 @@ def _derivatives(model, y, yd, ydd, f_ext, q, gravity):
             implicit.append(c)
     v = G @ yd
     a = G @ ydd
-    for c in implicit:  # g = [0; K_d⁺ k] (eq. CD-1)
-        a[c.j.v_index] += c.solve(c.bias(v[c.j.v_index]))
+    for c in implicit:  # g = [0; K_d⁺ k] with k(q̇) = −ẏᵀSẏ (eq. CD-1, CD-4)
+        c.S = c.symmetric_second()
+        ydc = yd[c.cl.y_v]
+        a[c.j.v_index] += c.solve(-np.einsum("k,klm,l->m", ydc, c.S, ydc))
     spanning = model.spanning_tree()
     dq, dv, M = rnea_derivatives(spanning, qs, v, a, f_ext, gravity=gravity)
     # the chain rule through G (eq. CD-2, CD-9): all there is for explicit clusters
@@ -178,19 +191,16 @@ def _derivatives(model, y, yd, ydd, f_ext, q, gravity):
         for c in implicit:
             vi, cols = c.j.v_index, np.arange(c.cl.y_v.start, c.cl.y_v.stop)
             X, ydc, vc, ac = c.G, yd[cols], v[vi], a[vi]
-            ny = X.shape[1]
-            B = np.empty((ny, ny, c.K.shape[0]))  # B[k, l] = ∂K/∂q[x_k] x_l
+            S, ny = c.S, X.shape[1]
+            dk_dv = -2.0 * np.einsum("l,lkm->km", ydc, S)  # ∂k/∂q̇[x_k] = −2 Σ_l ẏ_l S[l, k] (eq. CD-4)
             for k in range(ny):
-                for l in range(ny):
-                    B[k, l] = c.second(X[:, k], X[:, l])
-            for k in range(ny):
-                dG = np.stack([c.solve(-B[k, l]) for l in range(ny)], axis=1)  # ∂G/∂y_k (eq. CD-5)
+                dG = np.stack([c.solve(-c.second(S, k, l)) for l in range(ny)], axis=1)  # ∂G/∂y_k (eq. CD-5)
                 dvk = dG @ ydc
                 Vy[vi, cols[k]] = dvk
                 T[cols, cols[k]] = dG.T @ tau[vi]
                 rate = c.acceleration_rows_rate(X[:, k], vc, ac)
                 Ay[vi, cols[k]] = c.solve(c.dbias_dv(vc, dvk) - rate)
-                Ayd[vi, cols[k]] = c.solve(c.dbias_dv(vc, X[:, k]))
+                Ayd[vi, cols[k]] = c.solve(dk_dv[k])
         dtau_dy += G.T @ (dv @ Vy + M @ Ay) + T
         dtau_dyd += MG.T @ Ayd
     return dtau_dy, dtau_dyd, H
@@ -254,14 +264,15 @@ def cluster_aba_derivatives(model, y, yd, tau_ind, f_ext=None, *, q=None, gravit
     tau_ind : (nyv,) generalized forces on the independent coordinates [N m, N].{state}
 
     Returns ``(dydd_dy, dydd_dyd, dydd_dtau)``, each (nyv, nyv); ``dydd_dtau`` = H⁻¹,
-    symmetric. Raises ``numpy.linalg.LinAlgError`` when H is not positive definite.
+    symmetric. Raises ``numpy.linalg.LinAlgError`` when H is singular.
     """
     y, yd, tau_ind = _checked(model, y, (("yd", yd), ("tau_ind", tau_ind)))
     ydd = cluster_aba(model, y, yd, tau_ind, f_ext, q=q, gravity=gravity)  # validates the arguments
     dtau_dy, dtau_dyd, H = _derivatives(model, y, yd, ydd, f_ext, q, gravity)
-    factor = cho_factor(H)
-    Hinv = cho_solve(factor, np.eye(H.shape[0]))
-    return -cho_solve(factor, dtau_dy), -cho_solve(factor, dtau_dyd), 0.5 * (Hinv + Hinv.T)
+    n = H.shape[0]
+    X = np.linalg.solve(H, np.hstack([np.eye(n), dtau_dy, dtau_dyd]))  # one factorization, three right sides
+    Hinv = X[:, :n]
+    return -X[:, n:2 * n], -X[:, 2 * n:], 0.5 * (Hinv + Hinv.T)
 
 
 for _f in (cluster_rnea_derivatives, cluster_aba_derivatives):
