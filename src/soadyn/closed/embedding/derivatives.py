@@ -21,6 +21,7 @@ constraint rows); single states only.
 from __future__ import annotations
 
 import numpy as np
+from scipy.linalg import lapack
 
 from ...core import validation as val
 from ...core.compile import derived
@@ -264,13 +265,17 @@ def cluster_aba_derivatives(model, y, yd, tau_ind, f_ext=None, *, q=None, gravit
     tau_ind : (nyv,) generalized forces on the independent coordinates [N m, N].{state}
 
     Returns ``(dydd_dy, dydd_dyd, dydd_dtau)``, each (nyv, nyv); ``dydd_dtau`` = H⁻¹,
-    symmetric. Raises ``numpy.linalg.LinAlgError`` when H is singular.
+    symmetric. Raises ``numpy.linalg.LinAlgError`` when H is not positive definite.
     """
     y, yd, tau_ind = _checked(model, y, (("yd", yd), ("tau_ind", tau_ind)))
     ydd = cluster_aba(model, y, yd, tau_ind, f_ext, q=q, gravity=gravity)  # validates the arguments
     dtau_dy, dtau_dyd, H = _derivatives(model, y, yd, ydd, f_ext, q, gravity)
     n = H.shape[0]
-    X = np.linalg.solve(H, np.hstack([np.eye(n), dtau_dy, dtau_dyd]))  # one factorization, three right sides
+    # one Cholesky factorization, three right sides (LAPACK directly: small matrices)
+    _, X, info = lapack.dposv(H, np.hstack([np.eye(n), dtau_dy, dtau_dyd]))
+    if info:
+        raise np.linalg.LinAlgError(f"y: the mass matrix of the independent coordinates H = GᵀMG is not positive "
+                                    f"definite at this configuration (LAPACK dposv info {info})")
     Hinv = X[:, :n]
     return -X[:, n:2 * n], -X[:, 2 * n:], 0.5 * (Hinv + Hinv.T)
 
