@@ -157,3 +157,32 @@ def test_errors_name_the_argument():
     q = sd.spanning_state(model, y, None)[0]
     with pytest.raises(sd.ConstraintError, match="off the constraint manifold"):
         sd.cluster_rnea_derivatives(model, y, yd, ydd, q=q + np.r_[0.0, 0.1, 0.0])
+
+
+def test_pure_and_thread_safe():
+    """Results depend on the arguments only: the same bits in any call order and from
+    several threads at once (a loop cluster and the rotors, interleaved)."""
+    import threading
+    cases = []
+    for name in ("crank_rocker", "mini_cheetah", "planar_leg_linkage"):
+        model = mechanism(name)
+        for seed in (9, 10):
+            y, yd, ydd = _state(model, seed)
+            cases.append(lambda m=model, y=y, yd=yd, ydd=ydd: sd.cluster_rnea_derivatives(m, y, yd, ydd))
+            cases.append(lambda m=model, y=y, yd=yd, ydd=ydd: sd.cluster_aba_derivatives(m, y, yd, ydd))
+    reference = [call() for call in cases]
+    failures = []
+
+    def worker(seed):
+        rng = np.random.default_rng(seed)
+        for _ in range(5):
+            for i in rng.permutation(len(cases)):
+                if not all(np.array_equal(a, b) for a, b in zip(cases[i](), reference[i])):
+                    failures.append(i)
+
+    threads = [threading.Thread(target=worker, args=(s,)) for s in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures
