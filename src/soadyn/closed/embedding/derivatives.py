@@ -73,7 +73,6 @@ class _ImplicitCluster:
         j = self.j
         st = self._rows(q, None)
         self.K = st.G[:, j.v_index]
-        self.S = None  # the symmetric second derivatives (symmetric_second), once g is needed
         self.G, _ = j.explicit_form_of(self.K, None)
         self.Kd_pinv = np.linalg.pinv(self.K[:, j.dependent_v])  # K_d⁺: redundant rows are normal
         # (body-frame) Lie brackets of the spherical and free joints' tangent vectors (eq. CD-3)
@@ -84,6 +83,7 @@ class _ImplicitCluster:
             if jt.kind in ("spherical", "free"):
                 self.groups.append((jt.kind, pos))
             pos += jt.nv
+        self.S = self.symmetric_second()
 
     def _full(self, u):
         x = np.zeros(self.model.nv)
@@ -173,7 +173,6 @@ def _derivatives(model, y, yd, ydd, f_ext, q, gravity):
     v = G @ yd
     a = G @ ydd
     for c in implicit:  # g = [0; K_d⁺ k] with k(q̇) = −ẏᵀSẏ (eq. CD-1, CD-4)
-        c.S = c.symmetric_second()
         ydc = yd[c.cl.y_v]
         a[c.j.v_index] += c.solve(-np.einsum("k,klm,l->m", ydc, c.S, ydc))
     spanning = model.spanning_tree()
