@@ -148,7 +148,7 @@ def test_bench_writes_to_a_new_folder_by_default(tmp_path, monkeypatch):
     committed = os.path.join(os.path.dirname(__file__), "..", "benchmarks", "results", "bench")
     before = {f: os.path.getmtime(os.path.join(committed, f)) for f in os.listdir(committed)}
     monkeypatch.chdir(tmp_path)
-    args = ["bench", "--skip", "robots,overhead,chains,batch,startup", "--no-progress"]
+    args = ["bench", "--skip", "robots,overhead,chains,batch,startup,rollout,distributed", "--no-progress"]
     assert cli.main(args) == 0 and cli.main(args) == 0
     folders = sorted(os.listdir(tmp_path))
     assert len(folders) == 2 and all(f.startswith("soadyn-bench-") for f in folders)
