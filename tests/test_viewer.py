@@ -287,26 +287,33 @@ def test_server_scene_tree_holds_the_nodes_at_their_poses():
 
 
 def test_server_with_meshes_and_trajectory_playback():
-    """panda: the 11 meshes are read (pycollada for .dae) and drawn; a simulate result is
+    """ur5: the 7 meshes are read (pycollada for .dae) and drawn; a simulate result is
     played back: moving the time slider poses the scene at the recorded configuration."""
     pytest.importorskip("viser")
     pytest.importorskip("collada")
-    model = _quiet(sd.load_urdf, robot_path("panda"))
+    model = sd.load_urdf(robot_path("ur5"))
     rng = np.random.default_rng(5)
     q0 = sd.random_configuration(model, rng)
     res = simulate(model, q0, np.zeros(model.nv), 0.02, dt=0.005)
     viewer = sd.viewer.show(model, trajectory=res, port=0, block=False, verbose=False)
     with viewer:
-        assert len(viewer.scene.names("/soadyn/visual/")) == 11
-        assert len(viewer.handles) == 11 + model.nbodies  # meshes and body frames
-        assert type(viewer.server.scene.get_handle_by_name("/soadyn/visual/panda_link0_0")).__name__ != "FrameHandle"
+        assert len(viewer.scene.names("/soadyn/visual/")) == 7
+        assert len(viewer.handles) == len(viewer.scene.nodes) == 7 + model.nbodies == 13  # meshes, body frames
+        assert type(viewer.server.scene.get_handle_by_name("/soadyn/visual/base_link_0")).__name__ != "FrameHandle"
         _check_server_scene(viewer, res.q[0])
         assert (viewer.slider.min, viewer.slider.max) == (pytest.approx(0.0), pytest.approx(res.t[-1]))
-        viewer.slider.value = float(res.t[3])
-        deadline = time.monotonic() + 5
-        while viewer.set_time(viewer.slider.value) != 3 and time.monotonic() < deadline:
+        viewer.slider.value = float(res.t[3])  # its on_update callback poses the scene (a worker thread)
+        name = "/soadyn/visual/wrist_3_link_0"
+        expected = sd.viewer.placements(model, viewer.scene, res.q[3])[name][:3, 3]
+        deadline = time.monotonic() + 10
+        while np.abs(viewer.handles[name].position - expected).max() > 1e-6 and time.monotonic() < deadline:
             time.sleep(0.01)
         _check_server_scene(viewer, res.q[3])
+        viewer.playing.value = True  # the play box advances the slider in real time (and wraps around)
+        deadline = time.monotonic() + 10
+        while viewer.slider.value == pytest.approx(res.t[3]) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert viewer.slider.value != pytest.approx(res.t[3])
 
 
 def test_cli_view_loads_the_file_and_serves_it(monkeypatch, capsys, tmp_path):
