@@ -40,6 +40,7 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.spatial.transform import Rotation
 
 from .closed.assembly import LoopClosureError, close_loops
 from .core.configuration import neutral
@@ -259,15 +260,14 @@ def _initial_configuration(model):
     if model.has_constraints:
         try:
             q = close_loops(model, q + 0.1)[0]  # off the neutral point: it is often a singular one
-        except (LoopClosureError, ValueError):
+        except (LoopClosureError, ValueError):  # no assembly near there: draw the loops open
             pass
     return q
 
 
 # ================================================================= the viser server
 def _wxyz(R):
-    from scipy.spatial.transform import Rotation
-
+    """viser's quaternion order (w, x, y, z) of a rotation matrix."""
     x, y, z, w = Rotation.from_matrix(R).as_quat()
     return np.array([w, x, y, z])
 
@@ -281,9 +281,10 @@ class Viewer:
 
     Attributes: ``server`` (the ``viser.ViserServer``), ``scene`` (:class:`Scene`),
     ``model``, ``handles`` ({node name: viser scene-node handle}), ``url``, ``times`` and
-    ``configurations`` (the trajectory, or None), ``slider`` (the time slider's GUI handle,
-    or None). ``set_configuration(q)`` poses the scene, ``set_time(t)`` moves the slider,
-    ``close()`` stops the server (also on leaving a ``with`` block).
+    ``configurations`` (the trajectory, or None), ``slider`` and ``playing`` (the GUI handles
+    of the time slider and the play box, or None). ``set_configuration(q)`` poses the scene,
+    ``set_time(t)`` poses it at the trajectory's configuration at time t (and returns its
+    index), ``close()`` stops the server (also on leaving a ``with`` block).
     """
 
     def __init__(self, model, scn, server, handles, times, qs):

@@ -14,10 +14,12 @@ floating and planar) plus the URDF+ extensions used for closed chains:
 
 Each link's ``<visual>`` elements (box, cylinder, sphere, mesh; origin; material colour)
 are kept in ``model.visuals`` (:class:`~soadyn.core.visuals.Visual`, fixed to the link's
-frame) for :mod:`soadyn.viewer`; they do not change the dynamics. Mesh references
-``package://PKG/rest`` are resolved as Pinocchio does: ``DIR/PKG/rest`` for DIR in
-``package_dirs``, then in ``ROS_PACKAGE_PATH``, then the folders above the file; other
-relative references from the file's folder.
+frame) for :mod:`soadyn.viewer`; they do not change the dynamics. A mesh reference
+``package://PKG/rest`` is the first existing ``DIR/PKG/rest`` for DIR in ``package_dirs``,
+then in ``ROS_PACKAGE_PATH`` (Pinocchio's search), then in the folders above the file (which
+finds example-robot-data's meshes with no argument); a relative reference is taken from the
+file's folder (from the current folder for XML text); a mesh not found keeps
+``filename=None`` (the viewer warns and skips it).
 
 Fixed joints are merged: the child link's inertia is added to its parent body and
 the link stays addressable as a frame. Every link is a frame of the model.
