@@ -293,7 +293,8 @@ class Viewer:
         self.url = f"http://{server.get_host()}:{server.get_port()}"
         self.slider = self.playing = None
         self._stop = threading.Event()
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # one pose update at a time, none once closed
+        self._player = None
 
     def set_configuration(self, q):
         """Pose every node at configuration ``q`` (nq,)."""
@@ -315,6 +316,16 @@ class Viewer:
         self.set_configuration(self.configurations[k])
         return k
 
+    def _on_slider(self, _event):
+        """The slider's callback (viser's worker threads): pose the scene, unless closed."""
+        with self._lock:
+            if not self._stop.is_set():
+                self.set_time(self.slider.value)
+
+    def _start_player(self):
+        self._player = threading.Thread(target=self._play, daemon=True, name="soadyn-viewer-play")
+        self._player.start()
+
     def _play(self):
         """Advance the slider in real time while 'play' is ticked (a daemon thread)."""
         t_end = self.times[-1]
@@ -324,8 +335,12 @@ class Viewer:
                 self.slider.value = float(self.times[0] if t > t_end else t)
 
     def close(self):
+        """Stop the playback and the server."""
         self._stop.set()
-        self.server.stop()
+        if self._player is not None:
+            self._player.join()
+        with self._lock:  # after any pose update under way
+            self.server.stop()
 
     def __enter__(self):
         return self
@@ -427,8 +442,8 @@ def show(model, q=None, trajectory=None, *, times=None, frames=True, skeleton=No
             viewer.slider = server.gui.add_slider("t", min=float(ts[0]), max=float(ts[0]) + max(span, step),
                                                   step=step, initial_value=float(ts[0]))
             viewer.playing = server.gui.add_checkbox("play", initial_value=False)
-            viewer.slider.on_update(lambda _: viewer.set_time(viewer.slider.value))
-            threading.Thread(target=viewer._play, daemon=True, name="soadyn-viewer-play").start()
+            viewer.slider.on_update(viewer._on_slider)
+            viewer._start_player()
     except BaseException:
         server.stop()
         raise
