@@ -5,7 +5,8 @@ ratios are meaningful on a shared, noisy machine):
 
 * **per call** on the example-robot-data robots (panda, ur5, solo12, hyq, talos, g1):
   ``rnea``, ``aba``, ``mass_matrix``, ``mass_matrix_inverse``, ``frame_jacobian``,
-  ``forward_kinematics``, ``rnea_derivatives`` and ``aba_derivatives`` through the plain public functions (new output array, input
+  ``forward_kinematics``, ``frame_placement``, ``frame_velocity``, ``rnea_derivatives`` and
+  ``aba_derivatives`` through the plain public functions (new output array, input
   checks included), through the low-overhead path (:class:`soadyn.Workspace` and
   ``out=``) and the matching Pinocchio calls;
 * **chains**: generated serial chains of 2…256 bodies, time against the number of
@@ -14,7 +15,12 @@ ratios are meaningful on a shared, noisy machine):
   ``pin.rnea`` and against ``pin.abaInParallel`` / ``pin.rneaInParallel`` with the
   same number of threads;
 * **startup**: a fresh process calling every public function once, with an empty
-  Numba cache (cold compile, full runs only) and with a warm one (ready time).
+  Numba cache (cold compile, full runs only) and with a warm one (ready time);
+* **rollout**: ``sd.rollout`` against MuJoCo's ``mujoco.rollout`` on panda and ur5, 1 and 2
+  threads, both integrators, with the trajectories' agreement (``rollout.py``);
+* **distributed**: ``soadyn.distributed.map_batches`` on a local Dask cluster of 1 and 2
+  workers against the single-process batch, and the per-chunk overhead
+  (``dask_throughput.py``).
 
 Each per-call figure is the median over ``rounds`` samples of many calls after a
 warm-up; every sample times a block of calls long enough to dwarf the timer, and the
@@ -39,7 +45,8 @@ import warnings
 import numpy as np
 
 ROBOT_ALGORITHMS = ("rnea", "aba", "mass_matrix", "mass_matrix_inverse", "frame_jacobian",
-                    "forward_kinematics", "rnea_derivatives", "aba_derivatives")
+                    "forward_kinematics", "frame_placement", "frame_velocity", "rnea_derivatives",
+                    "aba_derivatives")
 CHAIN_ALGORITHMS = ("rnea", "aba", "mass_matrix")
 #: the exponent the chain sweep should show: time ∝ bodies ** exponent
 EXPECTED_EXPONENT = {"rnea": 1, "aba": 1, "mass_matrix": 2}
@@ -184,6 +191,22 @@ def robot_cases(pair, algorithm, state, pin):
         cases["soadyn_low"] = "sd.forward_kinematics(m, q, workspace=ws)"
         cases["pinocchio"] = "pin.forwardKinematics(pm, pd, qp)"
         note = "world poses of all bodies"
+    elif algorithm == "frame_placement":
+        ns["frame"] = frame
+        cases["soadyn"] = "sd.frame_placement(m, q, frame)"
+        if pin is not None:
+            ns["fid"] = pair.pm.getFrameId(frame)
+        # Pinocchio's frame placement needs its forward kinematics first (both in the call)
+        cases["pinocchio"] = "pin.forwardKinematics(pm, pd, qp); pin.updateFramePlacement(pm, pd, fid)"
+        note = f"frame {frame!r}: 4×4 world pose (Pinocchio: forwardKinematics + updateFramePlacement)"
+    elif algorithm == "frame_velocity":
+        ns["frame"] = frame
+        cases["soadyn"] = "sd.frame_velocity(m, q, v, frame)"
+        if pin is not None:
+            ns["fid"] = pair.pm.getFrameId(frame)
+            ns["LOCAL"] = pin.LOCAL
+        cases["pinocchio"] = "pin.forwardKinematics(pm, pd, qp, vp); pin.getFrameVelocity(pm, pd, fid, LOCAL)"
+        note = f"frame {frame!r}, local axes (Pinocchio: forwardKinematics with v + getFrameVelocity)"
     elif algorithm == "rnea_derivatives":
         cases["soadyn"] = "sd.rnea_derivatives(m, q, v, a)"
         cases["soadyn_low"] = "sd.rnea_derivatives(m, q, v, a, out=M3, workspace=ws)"
@@ -210,7 +233,7 @@ def bench_robots(robots, pin, rounds, sample_seconds, rng, progress):
                 import soadyn as sd
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    m = sd.load_urdf(peers.robot_path(name), floating_base=peers.ROBOTS[name][1])
+                    m = sd.load_urdf(peers.robot_path(name), floating_base=peers.ROBOTS[name][1], mimic="ignore")
                 pair = _SoadynOnly(m)
         except (FileNotFoundError, ImportError) as e:
             for alg in ROBOT_ALGORITHMS:
@@ -500,6 +523,71 @@ print(json.dumps({"import": t_import, "calls": times, "total": time.perf_counter
 """
 
 
+def bench_rollout(quick, progress):
+    """``sd.rollout`` against ``mujoco.rollout`` (:func:`rollout.measure`): one row per robot
+    and integrator, steps per second at 1 and 2 threads and the trajectories' agreement;
+    [] (with a note on stderr) without MuJoCo."""
+    try:
+        import mujoco  # noqa: F401
+
+        import rollout
+    except ImportError as e:
+        print(f"rollout section skipped: {e}", file=sys.stderr)
+        return []
+    rows = []
+    batch, steps, rounds = (16, 200, 3) if quick else (64, 1000, 9)
+    for robot in ("panda", "ur5"):
+        for integrator in rollout.INTEGRATORS:
+            progress.step(f"rollout {robot} {integrator}")
+            r = rollout.measure(robot, integrator, batch, steps, 0.002, rounds)
+            sps = r.pop("sps")
+            r.update({f"{impl}_{threads}thr_steps_per_s": x for (impl, threads), x in sps.items()})
+            rows.append(r)
+    return rows
+
+
+def bench_distributed(quick, progress):
+    """``map_batches`` on a local Dask cluster (:func:`dask_throughput.measure`): one row per
+    way of evaluating the batch, and the fitted per-chunk cost; [] without Dask."""
+    try:
+        import dask_throughput
+        import distributed  # noqa: F401
+    except ImportError as e:
+        print(f"distributed section skipped: {e}", file=sys.stderr)
+        return []
+    progress.step("distributed")
+    batch, steps, rounds = (16384, 100, 3) if quick else (262144, 500, 7)
+    return dask_throughput.measure(batch, steps, 0.002, rounds)["rows"]
+
+
+def peer_sections(rollout_rows, distributed_rows):
+    """The summary tables of the rollout and distributed sections."""
+    out = []
+    if rollout_rows:
+        out.append("## Rollouts: sd.rollout against mujoco.rollout (steps per second; ratio ≥ 1: soadyn faster)\n")
+        out.append("| robot | integrator | B × T | MuJoCo 1 thr | soadyn 1 thr | ratio | MuJoCo 2 thr | soadyn 2 thr "
+                   "| ratio | max Δq all T | soadyn vs itself, q0 + 1e-12 |")
+        out.append("|---|---|---|---|---|---|---|---|---|---|---|")
+        for r in rollout_rows:
+            out.append(f"| {r['robot']} | {r['integrator']} | {r['batch']} × {r['steps']} | "
+                       f"{r['mujoco_1thr_steps_per_s']:.3g} | {r['soadyn_1thr_steps_per_s']:.3g} | {r['ratio1']:.2f} | "
+                       f"{r['mujoco_2thr_steps_per_s']:.3g} | {r['soadyn_2thr_steps_per_s']:.3g} | {r['ratio2']:.2f} | "
+                       f"{r['q_all']:.1e} | {r['q_sens']:.1e} |")
+        out.append("\n1 thread: MuJoCo `Rollout(nthread=0)` against a loop of single `sd.rollout` calls; 2 threads: "
+                   "`Rollout(nthread=2)` against one batched call. Over the horizon the trajectories differ as "
+                   "much as the motion's own sensitivity (last column) allows.\n")
+    if distributed_rows:
+        out.append("## soadyn.distributed on a local Dask cluster (ur5)\n")
+        out.append("| how | aba [states/s] | vs 1 thread | rollout [steps/s] | vs 1 thread | per-chunk cost [ms] |")
+        out.append("|---|---|---|---|---|---|")
+        for r in distributed_rows:
+            out.append(f"| {r['how']} | {r['aba_states_per_s']:.3g} | {r['aba_vs_1_thread']:.2f} | "
+                       f"{r['rollout_steps_per_s']:.3g} | {r['rollout_vs_1_thread']:.2f} | "
+                       f"{r['per_chunk_ms']:.2f} |")
+        out.append("")
+    return "\n".join(out)
+
+
 def _ready_process(cache_dir=None):
     """Run the readiness script in a fresh interpreter; its JSON report."""
     env = dict(os.environ)
@@ -577,7 +665,7 @@ def _git_commit():
 
 
 SECTION_FILES = {"robots": "per_call", "overhead": "overhead", "chains": "chains", "batch": "batch",
-                 "startup": "startup"}
+                 "startup": "startup", "rollout": "rollout", "distributed": "distributed"}
 
 
 def read_csv(path):
@@ -768,7 +856,7 @@ def parse_args(argv):
     p.add_argument("--batch", type=int, default=None, help="states per batched call (default 10000, quick 1000)")
     p.add_argument("--rounds", type=int, default=None, help="samples per measurement (default 41, quick 7)")
     p.add_argument("--skip", default="", help="comma-separated sections to skip: "
-                   "robots,overhead,chains,batch,startup (their CSV files in --output, if any, "
+                   "robots,overhead,chains,batch,startup,rollout,distributed (their CSV files in --output, if any, "
                    "are kept and summarised again)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p.parse_args(argv)
@@ -826,13 +914,15 @@ def main(argv=None):
              + 3 * len(overhead_robots) * ("overhead" not in skip and pin is not None)
              + len(CHAIN_ALGORITHMS) * ("chains" not in skip)
              + 2 * len(batch_robots) * ("batch" not in skip and pin is not None)
-             + (1 if quick else 2) * ("startup" not in skip))
+             + (1 if quick else 2) * ("startup" not in skip)
+             + 4 * ("rollout" not in skip) + ("distributed" not in skip))
     progress = Progress(steps, enabled=not args.no_progress)
     rng = random.Random(0)
     t0 = time.perf_counter()
     kept = {name: read_csv(os.path.join(args.output, f"{name}.csv")) for name in SECTION_FILES.values()}
-    robot_rows, overhead_rows, chain_rows, batch_rows, startup_rows = (
-        kept[SECTION_FILES[k]] for k in ("robots", "overhead", "chains", "batch", "startup"))
+    robot_rows, overhead_rows, chain_rows, batch_rows, startup_rows, rollout_rows, distributed_rows = (
+        kept[SECTION_FILES[k]] for k in ("robots", "overhead", "chains", "batch", "startup", "rollout",
+                                         "distributed"))
     reused = [k for k in SECTION_FILES if k in skip and kept[SECTION_FILES[k]]]
     if "robots" not in skip:
         robot_rows = bench_robots(robots, pin, rounds, sample, rng, progress)
@@ -851,8 +941,15 @@ def main(argv=None):
     if "startup" not in skip:
         startup_rows = bench_startup(cold=not quick, progress=progress)
         write_csv(os.path.join(args.output, "startup.csv"), startup_rows)
+    if "rollout" not in skip:
+        rollout_rows = bench_rollout(quick, progress)
+        write_csv(os.path.join(args.output, "rollout.csv"), rollout_rows)
+    if "distributed" not in skip:
+        distributed_rows = bench_distributed(quick, progress)
+        write_csv(os.path.join(args.output, "distributed.csv"), distributed_rows)
     progress.close()
     text = summary_tables(robot_rows, overhead_rows, chain_rows, exponents, batch_rows, startup_rows)
+    text += peer_sections(rollout_rows, distributed_rows)
     paths = plot(args.output, robot_rows, chain_rows, exponents, batch_rows)
     if reused:
         text = (f"(Sections {', '.join(reused)}: kept from an earlier run in this directory; "

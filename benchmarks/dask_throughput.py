@@ -64,18 +64,13 @@ def on_this_thread(model, kernel, args, batch):
     return lambda: kernel(d.compiled.mi, d.compiled.mf, d.buffer(), *args, status, 0, batch)
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--batch", type=int, default=262144, help="states for aba (rollouts: batch / 64)")
-    ap.add_argument("--steps", type=int, default=500, help="steps per rollout")
-    ap.add_argument("--dt", type=float, default=0.002)
-    ap.add_argument("--rounds", type=int, default=7)
-    ap.add_argument("--output", default=os.path.join(HERE, "results", "distributed.md"))
-    args = ap.parse_args(argv)
+def measure(B, T, dt, rounds):
+    """Throughput of the four ways (module docstring) and the per-chunk sweep: ``{"rows":
+    [one dict per way], "chunks": {chunk: seconds}, "per_chunk_s", "fixed_s", "state_us",
+    "nroll"}``."""
     import distributed
 
     import soadyn.distributed as sdd
-    B, T, dt = args.batch, args.steps, args.dt
     model, q, v, tau, controls = problem(B, T)
     nroll = len(controls)
     q0, v0 = q[:nroll].copy(), v[:nroll].copy()
@@ -90,38 +85,57 @@ def main(argv=None):
             "1 worker": lambda: sdd.map_batches(sd.aba, model, (q, v, tau), one),
             "2 workers": lambda: sdd.map_batches(sd.aba, model, (q, v, tau), two),
         }
-        aba_t = interleaved(cases, args.rounds)
+        aba_t = interleaved(cases, rounds)
         cases = {
             "1 thread": on_this_thread(model, rollout_batch, (q0, v0, controls, dt, code, *roll_out), nroll),
             "threads": lambda: sd.rollout(model, q0, v0, controls, dt),
             "1 worker": lambda: sdd.rollout(model, q0, v0, controls, dt, client=one),
             "2 workers": lambda: sdd.rollout(model, q0, v0, controls, dt, client=two),
         }
-        roll_t = interleaved(cases, args.rounds)
-        chunks = sorted({1024, 4096, 16384, 65536, B})
+        roll_t = interleaved(cases, rounds)
+        chunks = sorted({c for c in (1024, 4096, 16384, 65536) if c < B} | {B})
         sweep = interleaved({c: (lambda c=c: sdd.map_batches(sd.aba, model, (q, v, tau), one, chunk=c))
-                             for c in chunks}, max(3, args.rounds // 2))
+                             for c in chunks}, max(3, rounds // 2))
     n = np.array([-(-B // c) for c in chunks], dtype=float)
     per_chunk, fixed = np.polyfit(n, np.array([sweep[c] for c in chunks]), 1)
-    state_us = aba_t["1 thread"] / B * 1e6
     labels = {"1 thread": "single process, batch kernel on 1 thread",
               "threads": f"single process, batched call ({os.cpu_count()} threads)",
               "1 worker": "map_batches, 1 worker", "2 workers": "map_batches, 2 workers"}
+    rows = [{"how": label, "batch": B, "steps": T, "aba_states_per_s": B / aba_t[k],
+             "aba_vs_1_thread": aba_t["1 thread"] / aba_t[k], "rollout_steps_per_s": nroll * T / roll_t[k],
+             "rollout_vs_1_thread": roll_t["1 thread"] / roll_t[k], "per_chunk_ms": per_chunk * 1e3}
+            for k, label in labels.items()]
+    return {"rows": rows, "chunks": sweep, "per_chunk_s": per_chunk, "fixed_s": fixed,
+            "state_us": aba_t["1 thread"] / B * 1e6, "nroll": nroll, "version": distributed.__version__}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--batch", type=int, default=262144, help="states for aba (rollouts: batch / 64)")
+    ap.add_argument("--steps", type=int, default=500, help="steps per rollout")
+    ap.add_argument("--dt", type=float, default=0.002)
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--output", default=os.path.join(HERE, "results", "distributed.md"))
+    args = ap.parse_args(argv)
+    import soadyn.distributed as sdd
+    B, T, dt = args.batch, args.steps, args.dt
+    r = measure(B, T, dt, args.rounds)
+    nroll, per_chunk, fixed, state_us, sweep = r["nroll"], r["per_chunk_s"], r["fixed_s"], r["state_us"], r["chunks"]
     lines = ["# soadyn.distributed: throughput on a local Dask cluster", "", "```", machine_description(),
-             f"dask {distributed.__version__}", "```", "",
+             f"dask {r['version']}", "```", "",
              f"ur5 (nv = 6). `aba`: B = {B} states; `rollout`: {nroll} rollouts × {T} steps "
              f"(semi-implicit Euler, dt = {dt} s). map_batches with its default chunk ({sdd.DEFAULT_CHUNK} "
              f"states; rollout: {max(1, sdd.DEFAULT_CHUNK // T)} rollouts of {T} steps); workers are "
              "single-threaded processes (`soadyn.distributed.local_cluster`), both clusters started and "
              f"warmed before timing. Medians of {args.rounds} rounds, the four ways interleaved in random order.",
              "", "| how | aba [states/s] | vs 1 thread | rollout [steps/s] | vs 1 thread |", "|---|---|---|---|---|"]
-    for k, label in labels.items():
-        lines.append(f"| {label} | {B / aba_t[k]:.3g} | {aba_t['1 thread'] / aba_t[k]:.2f} | "
-                     f"{nroll * T / roll_t[k]:.3g} | {roll_t['1 thread'] / roll_t[k]:.2f} |")
+    for row in r["rows"]:
+        lines.append(f"| {row['how']} | {row['aba_states_per_s']:.3g} | {row['aba_vs_1_thread']:.2f} | "
+                     f"{row['rollout_steps_per_s']:.3g} | {row['rollout_vs_1_thread']:.2f} |")
     lines += ["", f"## Per-chunk overhead (1 worker, aba, B = {B})", "",
               "| chunk [states] | chunks | time [s] | states/s |", "|---|---|---|---|"]
-    for c, k in zip(chunks, n):
-        lines.append(f"| {c} | {int(k)} | {sweep[c]:.3f} | {B / sweep[c]:.3g} |")
+    for c, t in sweep.items():
+        lines.append(f"| {c} | {-(-B // c)} | {t:.3f} | {B / t:.3g} |")
     lines += ["", f"Fit time = a + b · chunks: b = **{per_chunk * 1e3:.2f} ms per chunk** (scheduling, moving its "
               f"inputs and results through the scheduler), a = {fixed:.3f} s (the evaluation of the B states and "
               f"the call's fixed cost). One aba state costs {state_us:.2f} µs on one thread, so chunks of n "

@@ -109,7 +109,7 @@ def robot(name):
     from peers import robot_path
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # placeholder inertias in some description files
-        return sd.load_urdf(robot_path(name), floating_base=name in ("talos", "solo12"))
+        return sd.load_urdf(robot_path(name), floating_base=name in ("talos", "solo12"), mimic="ignore")
 
 
 def measure(kind, n, rounds, sample_seconds, seed):

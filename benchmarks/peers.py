@@ -84,7 +84,8 @@ def load_pair(name, floating=None):
     path = robot_path(name)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # placeholder inertias in some description files
-        m = sd.load_urdf(path, floating_base=floating)
+        # the tree, as Pinocchio's parser builds it without mimic=True (panda's finger mimic)
+        m = sd.load_urdf(path, floating_base=floating, mimic="ignore")
     pm = pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer()) if floating else pin.buildModelFromUrdf(path)
     return PinPair(m, pm)
 

@@ -66,7 +66,7 @@ def setup(robot, batch, steps, dt, seed):
     path = robot_path(robot)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model = sd.load_urdf(path, floating_base=False)
+        model = sd.load_urdf(path, floating_base=False, mimic="ignore")  # the fingers' mimic disabled
     mm = mujoco_model(path, dt)
     names = [mm.joint(i).name for i in range(mm.njnt)]
     assert names == [j.name for j in model.joints if j.nv], (names, model.joints)

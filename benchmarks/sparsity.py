@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import time
+import warnings
 
 import matplotlib
 
@@ -27,7 +28,9 @@ def main():
     rows = ["| robot | nv | entries | allowed by the topology | nonzero at 16 samples | zero by geometry | "
             "examples (row, column: joint names) |", "|---|---|---|---|---|---|---|"]
     for name, (_, floating) in ROBOTS.items():
-        model = sd.load_urdf(robot_path(name), floating_base=floating)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # mimic='ignore': the tree's M (panda's fingers independent)
+            model = sd.load_urdf(robot_path(name), floating_base=floating, mimic="ignore")
         d = sd.plot.sparsity_data(model, samples=16)
         names = [None] * model.nv
         for b in model.bodies:

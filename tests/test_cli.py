@@ -16,10 +16,11 @@ from soadyn import cli
 def test_quick_bench_writes_tables_and_plots(tmp_path):
     pytest.importorskip("matplotlib")
     out = tmp_path / "bench"
-    assert cli.main(["bench", "--quick", "--no-progress", "--output", str(out)]) == 0
+    # (the distributed section starts two Dask clusters: timed by hand, not in the suite)
+    assert cli.main(["bench", "--quick", "--no-progress", "--skip", "distributed", "--output", str(out)]) == 0
     files = set(os.listdir(out))
     for name in ("machine.txt", "summary.md", "per_call.csv", "overhead.csv", "chains.csv", "startup.csv",
-                 "ratios.png", "scaling.png"):
+                 "rollout.csv", "ratios.png", "scaling.png"):
         assert name in files, name
     with open(out / "chains.csv") as f:
         rows = list(csv.DictReader(f))
@@ -27,8 +28,14 @@ def test_quick_bench_writes_tables_and_plots(tmp_path):
     assert all(float(r["soadyn_us"]) > 0 for r in rows)
     with open(out / "startup.csv") as f:
         assert float(next(csv.DictReader(f))["ready_s"]) > 0
+    with open(out / "rollout.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert {(r["robot"], r["integrator"]) for r in rows} == {(r, i) for r in ("panda", "ur5")
+                                                              for i in ("semi-implicit-euler", "rk4")}
+    assert all(float(r["q_step1"]) < 1e-9 for r in rows)  # one step agrees with MuJoCo to rounding
     summary = (out / "summary.md").read_text()
-    assert "Per call" in summary and "Fitted exponents" in summary
+    assert "Per call" in summary and "Fitted exponents" in summary and "mujoco.rollout" in summary
+    assert "frame_velocity" in summary
 
 
 @pytest.mark.parametrize("model", ["four_bar_linkage", "mini_cheetah"])

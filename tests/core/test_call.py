@@ -58,6 +58,26 @@ def test_positional_call_is_the_tuple_call():
         _RNEA.call(sd.models.four_bar_linkage(), np.zeros(3), np.zeros(3), np.zeros(3), NO_FORCES, True)
 
 
+def test_positional_call_with_several_outputs():
+    """A function with several named output shapes (the poses of forward_kinematics)
+    returns the tuple the general path returns, allocates anew each call, and leaves the
+    fast path for a batch, a list or bad input with the general path's results and errors."""
+    import soadyn as sd
+    from soadyn.dynamics.kinematics import _POSES
+    m = sd.models.random_tree(6, 0, floating_base=True)
+    rng = np.random.default_rng(1)
+    Q = np.stack([sd.random_configuration(m, rng) for _ in range(3)])
+    full = sd.forward_kinematics(m, Q[0], np.zeros(m.nv))  # the kernel with rates, another path
+    R, p = _POSES.call(m, Q[0])
+    assert np.array_equal(R, full.rotations) and np.array_equal(p, full.positions)
+    R2, p2 = _POSES.call(m, list(Q[0]))
+    assert np.array_equal(R2, R) and np.array_equal(p2, p) and R2 is not R
+    RB, pB = _POSES.call(m, Q)
+    assert RB.shape == (3, m.nbodies, 3, 3) and np.array_equal(RB[0], R) and np.array_equal(pB[0], p)
+    with pytest.raises(ValueError, match="q: expected shape"):
+        _POSES.call(m, Q[0, :-1])
+
+
 def test_calls_with_every_output_given_stay_on_the_fast_path(monkeypatch):
     """A kernel whose caller passes all its outputs (an internal kernel: ``outputs`` None)
     and a public function with several outputs take the validated path once, then the fast

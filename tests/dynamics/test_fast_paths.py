@@ -132,3 +132,51 @@ def test_fast_path_errors(tree):
         sd.rnea(m, q, v, bad)
     with pytest.raises(ValueError, match="tau: expected finite"):
         sd.aba(m, q, v, bad)
+
+
+def test_frame_functions_input_forms_and_errors(tree):
+    """The compiled frame functions: a batch equals the states one by one, lists equal
+    arrays, a frame fixed to the world has its own pose and no motion, and bad input
+    raises errors naming the argument."""
+    m, q, v, a = tree
+    rng = np.random.default_rng(3)
+    Q = np.stack([q, sd.random_configuration(m, rng)])
+    V, A = np.stack([v, -v]), np.stack([a, 2 * a])
+    for ref in ("local", "local_world_aligned", "world"):
+        one = [sd.frame_velocity(m, Q[b], V[b], "b3", ref) for b in range(2)]
+        assert np.array_equal(sd.frame_velocity(m, Q, V, "b3", ref), np.stack(one))
+        acc = [sd.frame_acceleration(m, Q[b], V[b], A[b], "b3", ref) for b in range(2)]
+        assert np.array_equal(sd.frame_acceleration(m, Q, V, A, "b3", ref), np.stack(acc))
+        assert np.array_equal(sd.frame_velocity(m, list(q), list(v), "b3", ref), one[0])
+    assert np.array_equal(sd.frame_placement(m, Q, "b3")[1], sd.frame_placement(m, Q[1], "b3"))
+    # the pose of body 3 composed in NumPy from forward_kinematics (another kernel)
+    fk = sd.forward_kinematics(m, q)
+    f = m.frame("b3")
+    T = sd.frame_placement(m, q, "b3")
+    assert np.allclose(T[:3, :3], fk.rotations[f.body] @ f.rotation, atol=1e-14)
+    assert np.allclose(T[:3, 3], fk.positions[f.body] + fk.rotations[f.body] @ f.translation, atol=1e-14)
+    assert np.array_equal(T[3], [0.0, 0.0, 0.0, 1.0])
+    with pytest.raises(ValueError, match=r"reference: expected one of"):
+        sd.frame_velocity(m, q, v, "b3", "LOCAL")
+    with pytest.raises(ValueError, match=r"v: expected shape"):
+        sd.frame_velocity(m, q, v[:-1], "b3")
+    bad = v.copy()
+    bad[0] = np.inf
+    with pytest.raises(ValueError, match="v: expected finite"):
+        sd.frame_velocity(m, q, bad, "b3")
+    with pytest.raises(ValueError, match="frame: unknown frame"):
+        sd.frame_placement(m, q, "nope")
+
+
+def test_frame_on_the_world():
+    """A frame fixed to the world: its placement at every q, zero velocity and acceleration."""
+    m = unit_axis_tree(5, n=4)
+    R, p = sp.exp3(np.array([0.1, -0.4, 0.3])), np.array([0.5, -1.0, 2.0])
+    m.add_frame("station", "world", (R, p))
+    q = sd.random_configuration(m, 0)
+    v = np.ones(m.nv)
+    T = sd.frame_placement(m, q, "station")
+    assert np.array_equal(T[:3, :3], R) and np.array_equal(T[:3, 3], p) and np.array_equal(T[3], [0, 0, 0, 1])
+    for ref in ("local", "world"):
+        assert np.array_equal(sd.frame_velocity(m, q, v, "station", ref), np.zeros(6))
+        assert np.array_equal(sd.frame_acceleration(m, q, v, v, "station", ref), np.zeros(6))

@@ -415,7 +415,7 @@ def test_urdf_compiled_by_mujoco_equals_load_urdf(robot):
 def _load_urdf_quietly(path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # panda's <mimic> is loaded as an independent joint
-        return sd.load_urdf(path)
+        return sd.load_urdf(path, mimic="ignore")
 
 
 def mujoco_urdf_model(path):

@@ -102,10 +102,11 @@ def output_state(model, views, t=0.0):
                            views.sel, t)
 
 
-def direct_fast(model, q, v, tau, residual_tol):
+def direct_fast(model, q, v, tau, residual_tol, by_default):
     """The plain call of the compiled direct method in one kernel call, or None when it
     needs the validated path (:func:`direct_solve`): a model without compiled tables or
-    with an outdated compiled form, this thread's first call, arguments of other types
+    with an outdated compiled form (or, ``by_default``, whose default method is not known
+    to be this one), this thread's first call, arguments of other types
     (lists, batches, None, integer or strided arrays), a kernel status other than OK, or
     a residual above ``residual_tol`` (None: no check). Gravity on, no external forces,
     no Baumgarte terms. Returns ``(out, tables)``; the validated path raises the error
@@ -117,9 +118,10 @@ def direct_fast(model, q, v, tau, residual_tol):
     d = getattr(model, "_derived", None)
     if d is None or d.version != model._version or v is None or tau is None:
         return None
-    tables = d.memo("direct_tables", lambda: _build_tables(model))
+    # both built by the first, validated call
+    tables = d.known("direct_tables")
     ws = getattr(d.threads, "buffer", None)
-    if tables is None or ws is None:
+    if tables is None or ws is None or (by_default and d.known("default_method") != "direct"):
         return None
     out = np.empty(tables.output_size)
     c = d.compiled

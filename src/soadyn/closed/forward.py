@@ -181,11 +181,15 @@ class CompiledDirectResult(ConstrainedDynamicsResult):
     and the rank come from the batched kernel: the other attributes are made state by state
     in Python (an SVD of G_c each) when first read."""
 
+    method = "direct"
+
     def __init__(self, model, out, tables, t, rank_tol):
-        self.method = "direct"
         self._model, self._out, self._tables, self._t, self._rank_tol = model, out, tables, t, rank_tol
-        self.n_constraints = tables.m
         self.qdd = out[:model.nv] if out.ndim == 1 else out[:, :model.nv]
+
+    @property
+    def n_constraints(self):
+        return self._tables.m
 
     def _views(self, row):
         return direct_outputs(row, self._model.nv, self._tables)
@@ -495,8 +499,8 @@ def constrained_forward_dynamics(model, q, v, tau=None, method=None, *, tau_ind=
     # the common call: the direct method (by default or by name), one state, default
     # options, straight into its kernel; anything else, or any doubt, takes the paths below
     if tau_ind is None and f_ext is None and baumgarte is None and type(residual_tol) is float \
-            and (method == "direct" or (method is None and default_method(model) == "direct")):
-        fast = direct_fast(model, q, v, tau, residual_tol if check else None)
+            and (method is None or method == "direct"):
+        fast = direct_fast(model, q, v, tau, residual_tol if check else None, method is None)
         if fast is not None:
             return CompiledDirectResult(model, fast[0], fast[1], t, rank_tol)
     if method is None:

@@ -171,14 +171,23 @@ class Arg:
 
 
 def _positional_call(function, n_state, n_params):
-    """The fast path of ``function`` (a single-output :class:`CompiledFunction`) as a plain
-    function of positional arguments, generated for its arity (the technique of
-    ``dataclasses``: no tuple is built, no argument unpacked); anything else goes through
+    """The fast path of ``function`` (a :class:`CompiledFunction` whose outputs are shape
+    attributes of the compiled model, or one :class:`ParamShape` output) as a plain function
+    of positional arguments, generated for its arity (the technique of ``dataclasses``: no
+    tuple is built, no argument unpacked); anything else goes through
     ``function(model, state, params, out, workspace)``."""
     state = ", ".join(f"s{k}" for k in range(n_state))
     params = "".join(f", p{k}" for k in range(n_params))
     closed_check = "c.closed" if function.tree_function is not None else "False"
-    shape = f"c.{function.shape}" if function.shape is not None else "shape_of(c, p0)"
+    if function.shapes is None:  # one output, shaped by the first parameter
+        allocate, outputs, returned = "result = empty(shape_of(c, p0)) if out is None else out", "result", "result"
+    elif len(function.shapes) == 1:
+        allocate = f"result = empty(c.{function.shapes[0]}) if out is None else out"
+        outputs = returned = "result"
+    else:  # several outputs: a given ``out`` tuple is checked by the general path
+        allocate = "; ".join(f"o{k} = empty(c.{shape})" for k, shape in enumerate(function.shapes))
+        outputs = ", ".join(f"o{k}" for k in range(len(function.shapes)))
+        returned = f"({outputs})"
     source = f"""
 def call(model, {state}{params}, out=None, workspace=None):
     d = getattr(model, "_derived", None)
@@ -188,11 +197,11 @@ def call(model, {state}{params}, out=None, workspace=None):
         else:  # the kernels check that the buffer is large enough
             ws = workspace.buffer if type(workspace) is Workspace else None
         c = d.compiled
-        if ws is not None and not {closed_check}:
+        if ws is not None and not {closed_check}{" and out is None" if returned.startswith("(") else ""}:
             try:
-                result = empty({shape}) if out is None else out
-                if fast(c.mi, c.mf, ws, {state}{params}, result) == 0:
-                    return result
+                {allocate}
+                if fast(c.mi, c.mf, ws, {state}{params}, {outputs}) == 0:
+                    return {returned}
             except GeneralPath:
                 pass
     return function(model, ({state},), ({params[2:]}{"," if n_params else ""}), out, workspace)
@@ -224,10 +233,11 @@ class CompiledFunction:
     outputs : ``outputs(c, state, params) -> tuple of shapes`` for one state (``c`` the
         :class:`~soadyn.core.compile.CompiledModel`, ``state`` and ``params`` the
         arguments as given); or the name of one shape attribute of ``c`` (``"v_shape"``,
-        ...) for a single output of that shape; or a :class:`ParamShape`, for a single
-        output whose shape the first parameter gives (the packed tables of a cluster tree). ``outputs`` returning None means that the
-        caller always provides the outputs (``out``, a tuple), unchecked: internal
-        kernels only.
+        ...) for a single output of that shape, or a tuple of such names for several
+        outputs; or a :class:`ParamShape`, for a single output whose shape the first
+        parameter gives (the packed tables of a cluster tree). ``outputs`` returning None
+        means that the caller always provides the outputs (``out``, a tuple), unchecked:
+        internal kernels only.
     params : optional converters of the parameters (e.g. ``bool``; None: as given) for the
         general path.
     allocate : for a kernel with several outputs, ``allocate(c, state) -> tuple of
@@ -249,10 +259,18 @@ class CompiledFunction:
         self.batch = batch
         self.args = tuple(args)
         self.names = tuple(a.name for a in self.args if a.size != "forces") if names is None else tuple(names)
-        self.shape = self.shape_of = None
-        if isinstance(outputs, str):  # a shape attribute of the compiled model
-            self.shape = outputs
-            self.outputs = lambda c, state, params: (getattr(c, outputs),)
+        #: the output shapes as attribute names of the compiled model, when they are such
+        self.shapes = self.shape = self.shape_of = None
+        if isinstance(outputs, str):
+            outputs = (outputs,)
+        if isinstance(outputs, tuple):
+            shapes = self.shapes = outputs
+            self.outputs = lambda c, state, params: tuple(getattr(c, s) for s in shapes)
+            if len(shapes) == 1:
+                self.shape = shapes[0]
+            elif allocate is None:
+                def allocate(c, state):
+                    return tuple(np.empty(getattr(c, s)) for s in shapes)
         elif isinstance(outputs, ParamShape):
             self.shape_of = outputs.shape_of
             self.outputs = lambda c, state, params: (outputs.shape_of(c, params[0]),)
@@ -261,9 +279,10 @@ class CompiledFunction:
         self.params = tuple(params)
         self.allocate = allocate
         self.single = allocate is None
-        self.n_outputs = None  # known after the first general call (see general)
+        #: known at construction for named shapes, else after the first general call
+        self.n_outputs = None if self.shapes is None else len(self.shapes)
         self.tree_function = tree_function
-        if self.shape is not None or self.shape_of is not None:
+        if self.shapes is not None or self.shape_of is not None:
             #: ``call(model, *state, *params, out=None, workspace=None)``: :meth:`__call__`
             #: with positional arguments (one per state argument and per parameter), for
             #: the hottest public functions: building and unpacking the two tuples costs

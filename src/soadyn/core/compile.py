@@ -33,11 +33,12 @@ class CompiledModel:
     """The flat array form of a model for the kernels (see :mod:`soadyn.core.layout`):
     ``mi``, ``mf`` and the sizes ``nb``, ``nq``, ``nv``; ``parents`` (nb,) body parents; the
     output shapes ``q_shape`` (nq,), ``v_shape`` (nv,), ``vv_shape`` (nv, nv) and
-    ``jacobian_shape`` (6, nv); ``closed``: the model has loops, couplings or user
+    ``jacobian_shape`` (6, nv), ``rotations_shape`` (nb, 3, 3), ``positions_shape``
+    (nb, 3), ``pose_shape`` (4, 4) and ``motion_shape`` (6,); ``closed``: the model has loops, couplings or user
     constraints (the tree-dynamics functions refuse it, see :class:`soadyn.core.call.CompiledFunction`)."""
 
     __slots__ = ("nb", "nq", "nv", "mi", "mf", "parents", "q_shape", "v_shape", "vv_shape", "jacobian_shape",
-                 "closed")
+                 "rotations_shape", "positions_shape", "pose_shape", "motion_shape", "closed")
 
     def __init__(self, model):
         bodies = model.bodies
@@ -45,6 +46,8 @@ class CompiledModel:
         # output shapes of the common kernels, named for the fast call path
         self.q_shape, self.v_shape, self.vv_shape, self.jacobian_shape = (self.nq,), (self.nv,), (self.nv, self.nv), \
             (6, self.nv)
+        self.rotations_shape, self.positions_shape = (self.nb, 3, 3), (self.nb, 3)
+        self.pose_shape, self.motion_shape = (4, 4), (6,)
         self.parents = np.array([b.parent for b in bodies], dtype=np.int64)
         self.closed = bool(model.has_constraints)
         # left writable although nothing writes them after packing: Numba compiles separate
@@ -82,6 +85,11 @@ class Derived:
         if value is None:
             value = store[key] = build()
         return value
+
+    def known(self, key):
+        """The value stored under ``key``, or None when it has not been built yet (for
+        fast paths that leave the first call to the validated one)."""
+        return self._memo.get(key)
 
     def memo(self, key, build):
         """The value stored under ``key``, built by ``build()`` on first use (once, under a

@@ -11,7 +11,7 @@ from ..core import validation as val
 from ..core.compile import derived
 from ..core.model import Frame
 
-__all__ = ["FrameSet", "frame_set", "model_frame"]
+__all__ = ["FrameSet", "frame_set", "frame_tables", "model_frame"]
 
 FrameSet = namedtuple("FrameSet", ["names", "body", "rotation", "translation", "pickoff"])
 FrameSet.__doc__ = """Frames resolved for the kernels: ``names`` (m,), ``body`` (m,) the body
@@ -27,6 +27,17 @@ def model_frame(model, frame):
     except AttributeError:
         raise val.not_a_model(model) from None
     return lookup(frame)
+
+
+def frame_tables(model):
+    """(bodies (nf,), poses (nf, 3, 4) [R_f | p_f]) of every frame of the model, as the
+    frame kernels (:mod:`soadyn.kernels.frames`) read them, once per model version."""
+    def build():
+        poses = np.zeros((len(model.frames), 3, 4))
+        for f in model.frames:
+            poses[f.index, :, :3], poses[f.index, :, 3] = f.rotation, f.translation
+        return np.array([f.body for f in model.frames], dtype=np.int64), poses
+    return derived(model).memo("frame_tables", build)
 
 
 def _key(frames):

@@ -11,8 +11,9 @@ from ..core.call import Arg, CompiledFunction
 from ..core.layout import INT_FIELDS, MODEL_HEADER
 from ..core.partition import partitioned_body_names
 from ..kernels.innovations import (articulated_inertias_batch, articulated_inertias_kernel, factor_product_kernel,
-                                   log_det_batch, log_det_kernel, mass_matrix_inverse_batch, mass_matrix_inverse_kernel)
+                                   log_det_batch, log_det_kernel)
 from ..kernels.ltdl import mass_matrix_inverse_ltdl_batch, mass_matrix_inverse_ltdl_kernel
+from ..kernels.minverse import mass_matrix_inverse_batch, mass_matrix_inverse_kernel
 from ..kernels.partitioned_aba import partitioned_inertias_batch, partitioned_inertias_kernel
 
 __all__ = ["articulated_inertias", "mass_matrix_inverse", "log_det_mass_matrix",
@@ -141,8 +142,9 @@ def mass_matrix_inverse(model, q, *, method="ltdl", out=None, workspace=None):
       (no fill-in) and the inverse from the factors ([Featherstone05]), O(N d²) for depth d.
     * ``"innovations"``: the SOA operator expression M⁻¹ = [I − HψK]* D⁻¹ [I − HψK]
       ([Jain24, topic 6] and its "G_c M⁻¹ G_c* simplification"): one tips-to-base gather
-      and one base-to-tips scatter over the N columns of the identity, O(N²), without
-      forming or factoring M.
+      over each body's subtree columns and one base-to-tips scatter over the upper
+      triangle, in world axes, O(N²), without forming or factoring M
+      (:mod:`soadyn.kernels.minverse`; 1.3–2× the time of ``"ltdl"`` on the bench robots).
 
     Parameters
     ----------
@@ -156,7 +158,7 @@ def mass_matrix_inverse(model, q, *, method="ltdl", out=None, workspace=None):
     if method == "ltdl":
         return _MINV_LTDL.call(model, q, out=out, workspace=workspace)
     if method == "innovations":
-        return _MINV(model, (q,), (), out, workspace)
+        return _MINV.call(model, q, out=out, workspace=workspace)
     raise ValueError(f"method: expected one of {list(MINV_METHODS)}, got {method!r}")
 
 

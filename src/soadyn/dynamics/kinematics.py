@@ -6,8 +6,9 @@ import numpy as np
 
 from ..core import validation as val
 from ..core.call import ABSENT, Arg, CompiledFunction
-from ..kernels.kinematics import kinematics_batch, kinematics_kernel
-from .frames import model_frame
+from ..kernels.frames import MOTION_ACCELERATION, frame_motion_kernel, frame_placement_kernel
+from ..kernels.kinematics import kinematics_batch, kinematics_kernel, poses_batch, poses_kernel
+from .frames import frame_tables, model_frame
 
 __all__ = ["forward_kinematics", "frame_placement", "body_placements", "frame_velocity",
            "frame_acceleration", "KinematicsResult"]
@@ -25,6 +26,8 @@ class KinematicsResult:
             (time derivative of the spatial velocity, not the classical acceleration
             of the origin); include −g when ``gravity=True``; None without a.
     """
+
+    __slots__ = ("rotations", "positions", "velocities", "accelerations")
 
     def __init__(self, rotations, positions, velocities, accelerations):
         self.rotations = rotations
@@ -56,6 +59,9 @@ def _allocate_kinematics(c, state):
             _NO_MOTIONS if state[2] is ABSENT else np.empty((c.nb, 6)))
 
 
+#: the poses alone, the common call (``forward_kinematics(model, q)``, frame placements)
+_POSES = CompiledFunction(poses_kernel, poses_batch, (Arg("q", "nq"),), ("rotations_shape", "positions_shape"))
+
 _KINEMATICS = CompiledFunction(kinematics_kernel, kinematics_batch,
                                (Arg("q", "nq"), Arg("v", "nv", optional=True), Arg("a", "nv", optional=True)),
                                _kinematics_outputs, params=(val.GRAVITY,), allocate=_allocate_kinematics)
@@ -82,6 +88,9 @@ def forward_kinematics(model, q, v=None, a=None, *, gravity=False, workspace=Non
     """
     if gravity is not True and gravity is not False:  # the fast path would read its truth value
         gravity = val.GRAVITY(gravity)
+    if v is None and a is None:
+        R, p = _POSES.call(model, q, workspace=workspace)
+        return KinematicsResult(R, p, None, None)
     vk = v
     if a is not None and v is None:  # accelerations at zero velocity
         vk = np.zeros(np.shape(a)[:1] + (model.nv,)) if np.ndim(a) == 2 else np.zeros(model.nv)
@@ -96,26 +105,25 @@ def body_placements(model, q):
     return r.rotations, r.positions
 
 
+#: reference frames of frame velocities and accelerations (as for Jacobians), in the
+#: order of the kernels' codes (soadyn.kernels.frames: LOCAL, LOCAL_WORLD_ALIGNED, WORLD)
+_MOTION_REFERENCES = ("local", "local_world_aligned", "world")
+_REFERENCE_CODES = {name: code for code, name in enumerate(_MOTION_REFERENCES)}
+
+# the parameters (frame index, the frame tables, the reference code) come checked
+_FRAME_PLACEMENT = CompiledFunction(frame_placement_kernel, "loop", (Arg("q", "nq"),), "pose_shape",
+                                    params=(None,) * 3)
+_FRAME_MOTION = CompiledFunction(frame_motion_kernel, "loop",
+                                 (Arg("q", "nq"), Arg("v", "nv", optional=True), Arg("a", "nv", optional=True)),
+                                 "motion_shape", params=(None,) * 4)
+
+
 def frame_placement(model, q, frame):
     """4×4 homogeneous world pose of the frame named ``frame`` (or the world frame pose
-    of a frame fixed to the world). ``q`` may be batched, giving (B, 4, 4)."""
-    f = model_frame(model, frame)
-    r = forward_kinematics(model, q)
-    lead = r.rotations.shape[:-3]  # () or (B,)
-    T = np.zeros(lead + (4, 4))
-    T[..., 3, 3] = 1.0
-    if f.body < 0:
-        T[..., :3, :3] = f.rotation
-        T[..., :3, 3] = f.translation
-    else:
-        Rb, pb = r.rotations[..., f.body, :, :], r.positions[..., f.body, :]
-        T[..., :3, :3] = Rb @ f.rotation
-        T[..., :3, 3] = pb + Rb @ f.translation
-    return T
-
-
-#: reference frames of frame velocities and accelerations (as for Jacobians)
-_MOTION_REFERENCES = ("local", "local_world_aligned", "world")
+    of a frame fixed to the world) [m]. ``q`` may be batched, giving (B, 4, 4)."""
+    index = model_frame(model, frame).index
+    bodies, poses = frame_tables(model)
+    return _FRAME_PLACEMENT.call(model, q, index, bodies, poses)
 
 
 def frame_velocity(model, q, v, frame, reference="local"):
@@ -126,46 +134,24 @@ def frame_velocity(model, q, v, frame, reference="local"):
     ``"world"``: world axes, velocity of the body point at the world origin
     (Pinocchio's LOCAL, LOCAL_WORLD_ALIGNED and WORLD). ``v``: None means zero. [rad/s, m/s]
     """
-    f = _frame_and_reference(model, frame, reference)
-    r = forward_kinematics(model, q, _zero_if_none(model, q, v))
-    return _frame_motion(f, r, r.velocities, reference)
+    index, code = _frame_and_reference(model, frame, reference)
+    bodies, poses = frame_tables(model)
+    return _FRAME_MOTION.call(model, q, ABSENT if v is None else v, ABSENT, index, bodies, poses, code)
 
 
 def frame_acceleration(model, q, v, a, frame, reference="local"):
     """Spatial acceleration (6,) of a frame (derivative of the spatial velocity, gravity
     not included), or (B, 6) for a batch; ``reference`` as in :func:`frame_velocity`.
     ``v``, ``a``: None means zero. [rad/s², m/s²]"""
-    f = _frame_and_reference(model, frame, reference)
-    r = forward_kinematics(model, q, _zero_if_none(model, q, v), _zero_if_none(model, q, a))
-    return _frame_motion(f, r, r.accelerations, reference)
+    index, code = _frame_and_reference(model, frame, reference)
+    bodies, poses = frame_tables(model)
+    return _FRAME_MOTION.call(model, q, ABSENT if v is None else v, ABSENT if a is None else a, index, bodies,
+                              poses, code + MOTION_ACCELERATION)
 
 
 def _frame_and_reference(model, frame, reference):
-    if reference not in _MOTION_REFERENCES:
+    """(frame index, reference code), or the errors naming the argument."""
+    code = _REFERENCE_CODES.get(reference) if isinstance(reference, str) else None
+    if code is None:
         raise ValueError(f"reference: expected one of {list(_MOTION_REFERENCES)}, got {reference!r}")
-    return model_frame(model, frame)
-
-
-def _zero_if_none(model, q, rate):
-    """``rate``, or zero rates (nv,) / (B, nv) shaped like ``q``'s batch when None."""
-    return np.zeros(np.shape(q)[:-1] + (model.nv,)) if rate is None else rate
-
-
-def _frame_motion(f, r, motions, reference):
-    """Body-frame motion vectors ``motions`` (..., nb, 6) of the frame's body, expressed
-    at the frame (:func:`frame_velocity`); (..., 6)."""
-    lead = motions.shape[:-2]
-    if f.body < 0:
-        return np.zeros(lead + (6,))
-    M = motions[..., f.body, :]
-    w = M[..., :3]
-    vo = M[..., 3:] + np.cross(w, f.translation)  # velocity of the frame origin, body axes
-    if reference == "local":  # Rᵀx for each row x: x R
-        return np.concatenate([w @ f.rotation, vo @ f.rotation], axis=-1)
-    Rb = r.rotations[..., f.body, :, :]
-    ww = np.einsum("...ij,...j->...i", Rb, w)
-    vw = np.einsum("...ij,...j->...i", Rb, vo)
-    if reference == "local_world_aligned":
-        return np.concatenate([ww, vw], axis=-1)
-    origin = r.positions[..., f.body, :] + Rb @ f.translation
-    return np.concatenate([ww, vw - np.cross(ww, origin)], axis=-1)
+    return model_frame(model, frame).index, code

@@ -12,6 +12,10 @@ floating and planar) plus the URDF+ extensions used for closed chains:
 * ``<coupling name type>`` with ``<predecessor link/>``, ``<successor link/>`` and
   ``<ratio value/>``: a gear or belt transmission, kept in ``model.couplings``.
 
+Standard ``<mimic joint multiplier offset/>`` (q_follower = multiplier · q_joint + offset)
+becomes a :class:`~soadyn.core.constraints.Transmission` per master joint (``mimic="couple"``,
+see :func:`load_urdf`).
+
 Each link's ``<visual>`` elements (box, cylinder, sphere, mesh; origin; material colour)
 are kept in ``model.visuals`` (:class:`~soadyn.core.visuals.Visual`, fixed to the link's
 frame) for :mod:`soadyn.viewer`; they do not change the dynamics. A mesh reference
@@ -141,8 +145,12 @@ def _make_joint(elem, where):
                     "prismatic, fixed, floating or planar)")
 
 
+#: values of ``load_urdf(..., mimic=)``
+MIMIC_MODES = ("couple", "ignore")
+
+
 def load_urdf(path, floating_base=False, gravity=(0.0, 0.0, -9.81), name=None, strict_inertia=False,
-              package_dirs=None):
+              mimic="couple", package_dirs=None):
     """Load a URDF or URDF+ file (or XML string) into a :class:`~soadyn.Model`.
 
     Parameters
@@ -159,17 +167,34 @@ def load_urdf(path, floating_base=False, gravity=(0.0, 0.0, -9.81), name=None, s
     name : model name (default: the robot's name).
     strict_inertia : raise on physically impossible link inertias (default: warn, as
         placeholder inertias are common in published files).
+    mimic : ``"couple"`` (default) or ``"ignore"``: what becomes of ``<mimic joint=i
+        multiplier=m offset=c/>`` on a joint j, the relation q_j = m·q_i + c (m
+        dimensionless or in the ratio of the joints' units, c [rad or m]; URDF defaults
+        m = 1, c = 0). ``"couple"``: the relation is a constraint — one
+        :class:`~soadyn.core.constraints.Transmission` ``"<master>_mimic"`` per master
+        joint, with the row q_j − m·q_master = c for each joint j that follows it, the
+        followers marked dependent (``independent = False``). A chain of mimics (j mimics
+        i, which mimics k) is resolved to the master k: q_j = (m_j m_i)·q_k + (m_j c_i + c_j).
+        The model is then a closed-chain system (constant G: no position solve when every
+        offset is zero): use :func:`soadyn.constrained_forward_dynamics` or the cluster
+        functions, or ``model.spanning_tree()`` for the tree. A mimic on a ``fixed`` joint
+        is dropped (the joint is merged and cannot move). ``"ignore"``: the mimicking joints
+        are independent joints (the tree), with a warning.
     package_dirs : folders that hold the packages of ``package://PKG/...`` mesh references
         (searched first; see the module docstring). Only the visuals use them.
+
+    Raises :class:`URDFError` for malformed files, and for a mimic whose master joint is
+    missing, fixed, or not a 1-dof joint (revolute, continuous, prismatic), whose follower
+    is a floating or planar joint, or whose chain closes on itself.
 
     Bodies are numbered depth-first from the root link, a link's child joints in order
     of joint name, so that q and v list the joints in the order of
     ``pin.buildModelFromUrdf(path)`` (``floating_base=True``: of
     ``pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer())``, root joint first); see
     the module docstring.
-
-    Raises :class:`URDFError` for malformed files.
     """
+    if not (isinstance(mimic, str) and mimic in MIMIC_MODES):
+        raise ValueError(f"mimic: expected one of {list(MIMIC_MODES)}, got {mimic!r}")
     try:
         text = os.fspath(path)
     except TypeError:
@@ -230,13 +255,14 @@ def load_urdf(path, floating_base=False, gravity=(0.0, 0.0, -9.81), name=None, s
         if j.get("type") is None:
             raise URDFError(f"{where}: missing attribute 'type'")
         if j.find("mimic") is not None:
-            mimics.append(jname)
+            mimics.append(j)
         joints_by_child[child] = j
         children[parent].append(j)
 
-    if mimics:
-        warnings.warn(f"{path if len(str(path)) < 200 else 'URDF'}: <mimic> is not supported; joints "
-                      f"{mimics} are loaded as independent joints", stacklevel=2)
+    moving_mimics = [j.get("name") for j in mimics if j.get("type") != "fixed"]
+    if moving_mimics and mimic == "ignore":
+        warnings.warn(f"{path if len(str(path)) < 200 else 'URDF'}: mimic='ignore': the <mimic> joints "
+                      f"{moving_mimics} are loaded as independent joints", stacklevel=2)
     roots = [n for n in links if n not in joints_by_child]
     if len(roots) != 1:
         raise URDFError(f"<robot name={root.get('name')!r}>: expected exactly one root link, "
@@ -295,6 +321,8 @@ def load_urdf(path, floating_base=False, gravity=(0.0, 0.0, -9.81), name=None, s
         model.loops.append(_parse_loop(lp, model, where_is))
     for cp in root.findall("coupling"):
         model.couplings.append(_parse_coupling(cp, links))
+    if mimics and mimic == "couple":
+        _add_mimics(model, mimics, {j.get("name"): j.get("type") for j in root.findall("joint")})
     base = os.path.dirname(os.path.abspath(text)) if not is_xml else os.getcwd()
     model.visuals.extend(_visuals(root, links, _mesh_resolver(base, package_dirs)))
     if floating_base:
@@ -406,6 +434,61 @@ def _parse_coupling(cp, links):
         raise URDFError(f"{where}: missing <ratio value=...>")
     ratio = _scalar(r, "value", f"{where}/ratio")
     return Coupling(name, pred, succ, ratio, cp.get("type") or "rolling")
+
+
+def _parse_mimic(j):
+    """(master joint name, multiplier, offset [rad or m]) of the ``<mimic>`` of joint ``j``."""
+    where = f"<joint name={j.get('name')!r}>/mimic"
+    e = j.find("mimic")
+    master = e.get("joint")
+    if not master:
+        raise URDFError(f"{where}: missing attribute 'joint'")
+    return master, _scalar(e, "multiplier", where, 1.0), _scalar(e, "offset", where, 0.0)
+
+
+_ONE_DOF = ("revolute", "continuous", "prismatic")
+
+
+def _add_mimics(model, mimic_joints, types):
+    """Add one Transmission per master joint for the ``<mimic>`` relations q_j = m q_i + c
+    of ``mimic_joints`` (the ``<joint>`` elements), chains resolved to the master;
+    ``types``: joint name -> URDF joint type. See :func:`load_urdf` (``mimic="couple"``)."""
+    relation = {j.get("name"): _parse_mimic(j) for j in mimic_joints}
+    groups = {}  # master -> [(follower, multiplier, offset)]
+    for follower, (master, _, _) in relation.items():
+        where = f"<joint name={follower!r}>/mimic"
+        kind = types[follower]
+        if kind == "fixed":
+            continue  # merged into its parent body: nothing moves, nothing to couple
+        if kind not in _ONE_DOF:
+            raise URDFError(f"{where}: the mimicking joint is a {kind} joint; a mimic relates 1-dof joints "
+                            f"({', '.join(_ONE_DOF)}). Load with mimic='ignore' to keep it independent")
+        # q_follower = mult · q_current + off, walked up the chain to the master
+        mult, off, current, chain = 1.0, 0.0, follower, [follower]
+        while current in relation:
+            nxt, m, c = relation[current]
+            if nxt not in types:
+                raise URDFError(f"<joint name={current!r}>/mimic@joint: unknown joint {nxt!r}. Load with "
+                                "mimic='ignore' to keep the mimicking joints independent")
+            if nxt in chain:
+                raise URDFError(f"{where}: the mimic relations form a cycle: {' -> '.join(chain + [nxt])}")
+            chain.append(nxt)
+            if types[nxt] not in _ONE_DOF:
+                raise URDFError(f"{where}: {current!r} mimics {nxt!r} (chain {' -> '.join(chain)}), a "
+                                f"{types[nxt]} joint; a mimic follows a 1-dof joint ({', '.join(_ONE_DOF)})")
+            mult, off, current = mult * m, mult * c + off, nxt
+        groups.setdefault(current, []).append((follower, mult, off))
+    for master, followers in groups.items():
+        followers.sort(key=lambda f: model.joint(f[0]).v_index)  # in the order of v
+        k = len(followers)
+        ratios = np.zeros((k, k + 1))
+        ratios[:, :k] = np.eye(k)
+        ratios[:, k] = [-m for _, m, _ in followers]
+        try:
+            model.add_transmission(f"{master}_mimic", [f for f, _, _ in followers] + [master], ratios,
+                                   offset=[c for _, _, c in followers])
+        except ValueError as e:
+            raise URDFError(f"<joint name={followers[0][0]!r}>/mimic: {e}") from None
 
 
 def _materials(root):

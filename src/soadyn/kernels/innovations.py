@@ -8,19 +8,18 @@ with K = E_φ G and ψ = (I − E_φ τ̄)⁻¹:
 
 * innovations factorization   M = [I + HφK] D [I + HφK]*
 * its inverse factor          [I + HφK]⁻¹ = I − HψK
-* the mass-matrix inverse     M⁻¹ = [I − HψK]* D⁻¹ [I − HψK]
+* the mass-matrix inverse     M⁻¹ = [I − HψK]* D⁻¹ [I − HψK]  (:mod:`.minverse`)
 * the determinant             det M = Π_k det D(k)
 
 Each factor is applied by one O(N) recursion to a block of columns (:func:`factor_gather`
 tips-to-base for [I + HφK] and [I − HψK], :func:`factor_scatter` base-to-tips for their
 adjoints); applied to the N columns of the identity they give M⁻¹ in O(N²) without
-forming or factoring M.
+forming or factoring M (:mod:`.minverse` does so with the identity's sparsity).
 """
 from __future__ import annotations
 
 import math
 
-import numpy as np
 from numba import njit
 
 from ..core.layout import model_tables, workspace_views
@@ -246,43 +245,7 @@ def factor_product_kernel(mi, mf, ws, q, Z, inverse, adjoint, X):
     return OK
 
 
-# --------------------------------------------------------------------------- M⁻¹, det
-@njit(cache=True)
-def mass_matrix_inverse_kernel(mi, mf, ws, q, Minv):
-    """M⁻¹ = [I − HψK]* D⁻¹ [I − HψK] applied to the identity, O(N²) [Jain24, topic 6]."""
-    st = atbi(mi, mf, ws, q)
-    if st != OK:
-        return st
-    m = model_tables(mi, mf)
-    nv = m.nv
-    if Minv.shape[0] != nv or Minv.shape[1] != nv:
-        return BAD_SHAPE
-    # the gather's and scatter's (nb, nv, 6) scratch: O(N²) like M⁻¹, so not in the
-    # workspace (one allocation per call, as the Python front made before)
-    Z = np.empty((m.nb, nv, 6))
-    Minv[:] = 0.0
-    for c in range(nv):
-        Minv[c, c] = 1.0
-    factor_gather(mi, mf, ws, Minv, Z, True)
-    apply_dinv(mi, mf, ws, Minv, True)
-    factor_scatter(mi, mf, ws, Minv, Z, True)
-    # the two triangles agree to rounding; return the exactly symmetric mean
-    for r in range(nv):
-        for c in range(r):
-            x = 0.5 * (Minv[r, c] + Minv[c, r])
-            Minv[r, c] = x
-            Minv[c, r] = x
-    return OK
-
-
-@njit(nogil=True, cache=True)
-def mass_matrix_inverse_batch(mi, mf, ws, Q, Minv, status, start, stop):
-    """:func:`mass_matrix_inverse_kernel` on states ``start`` to ``stop − 1`` of a batch, with one workspace (a
-    block of a batched call, see :func:`soadyn.core.call.run_blocks`)."""
-    for b in range(start, stop):
-        status[b] = mass_matrix_inverse_kernel(mi, mf, ws, Q[b], Minv[b])
-
-
+# --------------------------------------------------------------------------- det
 @njit(cache=True)
 def log_det_kernel(mi, mf, ws, q, out):
     """out[0] = log det M = Σ_k log det D(k) [Jain24, topic 6], O(N)."""

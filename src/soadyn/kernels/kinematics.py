@@ -247,7 +247,44 @@ def body_accelerations(mi, mf, ws, qdd, gravity, has_v):
                 A[i, k] += w.coriolis[i, k]
 
 
-# --------------------------------------------------------------------------- kernel
+# --------------------------------------------------------------------------- kernels
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def poses_into(mi, mf, ws, q, R_out, p_out):
+    """World poses of every body for a checked ``q``, into ``R_out`` (nb, 3, 3) and
+    ``p_out`` (nb, 3)."""
+    m = model_tables(mi, mf)
+    w = workspace_views(ws, m)
+    joint_placements(mi, mf, ws, q)
+    world_poses(mi, mf, ws)
+    for i in range(m.nb):
+        for k in range(3):
+            p_out[i, k] = w.pw[i, k]
+            for j in range(3):
+                R_out[i, k, j] = w.Rw[i, k, j]
+
+
+@njit(cache=True)
+def poses_kernel(mi, mf, ws, q, R_out, p_out):
+    """World poses only (:func:`kinematics_kernel` without rates): five arguments fewer
+    through Numba's dispatcher (~0.1 µs each) for the most common kinematic call."""
+    m = model_tables(mi, mf)
+    st = configuration_status(m, q, ws)
+    if st != OK:
+        return st
+    if R_out.shape[0] != m.nb or p_out.shape[0] != m.nb:
+        return BAD_SHAPE
+    poses_into(mi, mf, ws, q, R_out, p_out)
+    return OK
+
+
+@njit(nogil=True, cache=True)
+def poses_batch(mi, mf, ws, Q, R_out, p_out, status, start, stop):
+    """:func:`poses_kernel` on states ``start`` to ``stop − 1`` of a batch (a block of a
+    batched call, see :func:`soadyn.core.call.run_blocks`)."""
+    for b in range(start, stop):
+        status[b] = poses_kernel(mi, mf, ws, Q[b], R_out[b], p_out[b])
+
+
 @njit(cache=True)
 def kinematics_kernel(mi, mf, ws, q, v, a, gravity, R_out, p_out, V_out, A_out):
     """World poses into ``R_out, p_out``; with ``v`` body velocities into ``V_out``; with
@@ -269,13 +306,7 @@ def kinematics_kernel(mi, mf, ws, q, v, a, gravity, R_out, p_out, V_out, A_out):
     if nonfinite(a):
         return BAD_THIRD
     w = workspace_views(ws, m)
-    joint_placements(mi, mf, ws, q)
-    world_poses(mi, mf, ws)
-    for i in range(nb):
-        for k in range(3):
-            p_out[i, k] = w.pw[i, k]
-            for j in range(3):
-                R_out[i, k, j] = w.Rw[i, k, j]
+    poses_into(mi, mf, ws, q, R_out, p_out)
     if has_v:
         body_velocities(mi, mf, ws, v)
         for i in range(nb):

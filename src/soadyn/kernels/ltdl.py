@@ -147,7 +147,7 @@ def mass_matrix_inverse_ltdl_kernel(mi, mf, ws, q, Minv):
     (:func:`~soadyn.kernels.crba.mass_matrix_kernel`), its sparse factors M = LᵀDL and the
     inverse from them (:func:`ltdl_inverse`); returns a status (SINGULAR when some
     D(k) ≤ 0). O(N d²) for a tree of depth d, against O(N²) for the innovations factors'
-    recursion (:func:`~soadyn.kernels.innovations.mass_matrix_inverse_kernel`), with less
+    recursion (:func:`~soadyn.kernels.minverse.mass_matrix_inverse_kernel`), with less
     work per entry on the trees of real robots."""
     nv = Minv.shape[0]
     LD = np.empty((nv, nv))
