@@ -16,7 +16,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import warnings
 
 import numpy as np
 import pytest
@@ -31,31 +30,32 @@ from conftest import pinocchio, robot_path, urdfplus, URDFPLUS
 FOUR_BAR = os.path.join(URDFPLUS, "four_bar.urdf")
 
 
-def _quiet(load, *a, **kw):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # panda's <mimic> finger
-        return load(*a, **kw)
-
-
 def _point(T, x):
     return T[:3, :3] @ x + T[:3, 3]
 
 
 # =========================================================================== URDF visuals
-@pytest.mark.parametrize("robot", ["panda", "ur5"])
+#: scene nodes: meshes, body frames, and panda's finger mimic (a transmission: 2 joint markers, 1 segment)
+MESH_ROBOTS = {"panda": (11, 9, 3), "ur5": (7, 6, 0)}
+
+
+@pytest.mark.parametrize("robot", sorted(MESH_ROBOTS))
 def test_urdf_visuals_match_pinocchio_visual_geometry(robot):
     """Names, resolved package:// mesh files, scales and world poses at random q equal
     Pinocchio's visual GeometryModel (buildGeomFromUrdf, updateGeometryPlacements)."""
     pin = pinocchio()
     path = robot_path(robot)
-    model = _quiet(sd.load_urdf, path)
+    model = sd.load_urdf(path)
     pm = pin.buildModelFromUrdf(path)
     share = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(path)))))
     gm = pin.buildGeomFromUrdf(pm, path, pin.GeometryType.VISUAL, package_dirs=[share])
     ours = {v.name: v for v in model.visuals}
     assert len(ours) == gm.ngeoms > 0
     scn = sd.viewer.scene(model)
-    assert not scn.skeleton and len(scn.names("/soadyn/visual/")) == gm.ngeoms
+    meshes, frames, couplings = MESH_ROBOTS[robot]
+    assert not scn.skeleton and len(scn.names("/soadyn/visual/")) == gm.ngeoms == meshes
+    assert (len(scn.names("/soadyn/frames/")), len(scn.names("/soadyn/couplings/"))) == (frames, couplings)
+    assert len(scn.nodes) == meshes + frames + couplings
     rng = np.random.default_rng(3)
     for _ in range(3):
         q = sd.random_configuration(model, rng)
@@ -340,53 +340,110 @@ def _chromium():
     return None
 
 
+def _magenta_pixels(png):
+    """Pixels of the test box's colour (rgba 0.9 0.1 0.9, shaded) in a PNG screenshot."""
+    import io
+
+    Image = pytest.importorskip("PIL.Image")  # with matplotlib
+    im = np.asarray(Image.open(io.BytesIO(png)).convert("RGB")).astype(int)
+    r, g, b = im[..., 0], im[..., 1], im[..., 2]
+    return int(np.sum((r > 90) & (b > 90) & (g < 0.6 * np.minimum(r, b))))
+
+
+class _DevTools:
+    """Headless Chromium driven through its DevTools protocol (a websocket): navigate,
+    take screenshots. Started in its own process group, which ``close`` ends."""
+
+    def __init__(self, browser, folder):
+        from websockets.sync.client import connect  # a dependency of viser
+
+        cmd = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+               "--disable-component-update", "--disable-sync", "--no-first-run", "--enable-unsafe-swiftshader",
+               f"--user-data-dir={os.path.join(folder, 'profile')}", "--window-size=800,600",
+               "--remote-debugging-port=0", "about:blank"]
+        # output to a file, not pipes: chromium's helper processes keep inherited pipes open
+        self._log = open(os.path.join(folder, "chromium.log"), "wb")
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log,
+                                     start_new_session=True)
+        try:
+            port_file = os.path.join(folder, "profile", "DevToolsActivePort")
+            deadline = time.monotonic() + 60
+            while not (os.path.isfile(port_file) and open(port_file).read().strip()):
+                assert self.proc.poll() is None and time.monotonic() < deadline, "chromium did not start"
+                time.sleep(0.1)
+            port = int(open(port_file).read().split()[0])
+            import json
+            import urllib.request
+
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=30) as f:
+                page = next(t for t in json.load(f) if t["type"] == "page")
+            self.ws = connect(page["webSocketDebuggerUrl"], max_size=None, open_timeout=30)
+            self._json, self._id = json, 0
+        except BaseException:
+            self.close()
+            raise
+
+    def call(self, method, **params):
+        self._id += 1
+        self.ws.send(self._json.dumps({"id": self._id, "method": method, "params": params}))
+        while True:
+            reply = self._json.loads(self.ws.recv(timeout=60))
+            if reply.get("id") == self._id:
+                assert "error" not in reply, reply
+                return reply["result"]
+
+    def screenshot(self):
+        import base64
+
+        return base64.b64decode(self.call("Page.captureScreenshot", format="png")["data"])
+
+    def close(self):
+        if getattr(self, "ws", None) is not None:
+            self.ws.close()
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)  # chromium and its helper processes
+        except ProcessLookupError:
+            pass
+        self.proc.wait()
+        self._log.close()
+
+
+def _wait_for(condition, seconds):
+    deadline = time.monotonic() + seconds
+    while True:
+        value = condition()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(0.5)
+
+
 def test_page_loads_and_renders_in_headless_chromium():
     """Headless Chromium (software WebGL) opens the viewer's page: its client connects over
-    the websocket and the screenshot shows the model's colour (a magenta box) where a
-    screenshot of the same page without the model shows none."""
+    the websocket, the screenshot shows the model's colour (a magenta box), and when the
+    server hides the box the browser's picture loses it."""
     pytest.importorskip("viser")
     browser = _chromium()
     if browser is None:
         pytest.skip("no chromium found (apt-get install chromium)")
-    Image = pytest.importorskip("PIL.Image")  # with matplotlib
-
     xml = """<robot name="magenta"><link name="base"/><link name="arm"><visual><origin xyz="0 0 0.3"/>
       <geometry><box size="0.3 0.3 0.6"/></geometry><material name="m"><color rgba="0.9 0.1 0.9 1"/></material>
       </visual></link><joint name="j" type="revolute"><parent link="base"/><child link="arm"/>
       <axis xyz="0 0 1"/></joint></robot>"""
     model = sd.load_urdf(xml)
-
-    def magenta_pixels(viewer):
-        connected = []
+    connected = []
+    with sd.viewer.show(model, np.zeros(1), port=0, block=False, verbose=False, frames=False) as viewer, \
+            tempfile.TemporaryDirectory() as folder:
         viewer.server.on_client_connect(lambda client: connected.append(client.client_id))
-        with tempfile.TemporaryDirectory() as d:
-            shot = os.path.join(d, "shot.png")
-            cmd = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                   "--disable-component-update", "--disable-sync", "--no-first-run", "--enable-unsafe-swiftshader",
-                   f"--user-data-dir={os.path.join(d, 'profile')}", "--window-size=800,600",
-                   "--virtual-time-budget=8000", f"--screenshot={shot}", viewer.url]
-            # output to a file, not pipes: chromium's helper processes keep inherited pipes open
-            with open(os.path.join(d, "chromium.log"), "wb") as log:
-                proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                        start_new_session=True)
-                try:
-                    proc.wait(timeout=180)
-                finally:
-                    try:
-                        os.killpg(proc.pid, signal.SIGKILL)  # its helper processes, if any are left
-                    except ProcessLookupError:
-                        pass
-                    proc.wait()
-            assert os.path.isfile(shot), "chromium wrote no screenshot"
-            im = np.asarray(Image.open(shot).convert("RGB")).astype(int)
-        assert connected, "the page's client never connected to the server"
-        r, g, b = im[..., 0], im[..., 1], im[..., 2]
-        return int(np.sum((r > 90) & (b > 90) & (g < 0.6 * np.minimum(r, b))))
+        chrome = _DevTools(browser, folder)
+        try:
+            chrome.call("Page.navigate", url=viewer.url)
+            assert _wait_for(lambda: connected, 120), "the page's client never connected to the server"
+            def box_drawn():
+                n = _magenta_pixels(chrome.screenshot())
+                return n if n > 500 else 0  # the box covers thousands of pixels; the page has no magenta
 
-    with sd.viewer.show(model, np.zeros(1), port=0, block=False, verbose=False, frames=False) as viewer:
-        shown = magenta_pixels(viewer)
-    with sd.viewer.show(model, np.zeros(1), port=0, block=False, verbose=False, frames=False) as viewer:
-        viewer.handles["/soadyn/visual/arm_0"].visible = False
-        hidden = magenta_pixels(viewer)
-    assert hidden == 0
-    assert shown > 500
+            assert _wait_for(box_drawn, 120), "the box was not rendered"
+            viewer.handles["/soadyn/visual/arm_0"].visible = False
+            assert _wait_for(lambda: _magenta_pixels(chrome.screenshot()) == 0, 60), "the hidden box is still drawn"
+        finally:
+            chrome.close()
