@@ -1,13 +1,15 @@
 # Two entry points on a fresh machine with only Python:
 #   make demo   create/refresh .venv, install soadyn, run the demo on a built-in model
 #   make test   install the test extras and run the whole suite
+#   make docs   install the docs extra and build the documentation into docs/_build/html
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP_BASE := $(VENV)/.installed-base
 STAMP_TEST := $(VENV)/.installed-test
+STAMP_DOCS := $(VENV)/.installed-docs
 
-.PHONY: demo test bench clean
+.PHONY: demo test docs bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +23,10 @@ $(STAMP_TEST): $(STAMP_BASE) pyproject.toml
 	$(BIN)/python -m pip install -e ".[test,plot,symbolic]"
 	touch $@
 
+$(STAMP_DOCS): $(STAMP_BASE) pyproject.toml
+	$(BIN)/python -m pip install -e ".[docs]"
+	touch $@
+
 demo: $(STAMP_BASE)
 	$(BIN)/python -m soadyn demo
 
@@ -29,9 +35,15 @@ test: $(STAMP_TEST)
 	$(BIN)/python -m soadyn precompile --jobs 2
 	$(BIN)/python -m pytest
 
+# warnings are errors (-E: every page re-read, so a second run reports them too); every gallery
+# example runs (sphinx-gallery; unchanged ones are not re-run), after the kernels are in
+# Numba's cache (make test compiles them first; alone, the examples compile what they call)
+docs: $(STAMP_DOCS)
+	$(BIN)/python -m sphinx -b html -E -W --keep-going docs docs/_build/html
+
 bench: $(STAMP_TEST)
 	$(BIN)/python -m soadyn bench
 
 clean:
-	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache
+	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache docs/_build docs/generated docs/auto_examples docs/sg_execution_times.rst
 	find . -name __pycache__ -prune -exec rm -rf {} +

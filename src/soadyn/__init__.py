@@ -39,8 +39,8 @@ from .graph import mass_matrix_sparsity  # noqa: E402
 from .closed import (LoopClosureError, close_loops, constrained_forward_dynamics,  # noqa: E402
                      constrained_inverse_dynamics, constraint_acceleration_bias, constraint_jacobian,
                      constraint_residual)
-from .closed.embedding import (approximate_model, cluster_aba, cluster_efpa, cluster_mass_matrix,  # noqa: E402
-                               cluster_rnea, cluster_tree, declare_cluster, independent_state,
+from .closed.embedding import (approximate_model, cluster_aba, cluster_aba_derivatives, cluster_efpa,  # noqa: E402
+                               cluster_mass_matrix, cluster_rnea, cluster_rnea_derivatives, cluster_tree, declare_cluster, independent_state,
                                projected_efpa, projected_forward_dynamics, projected_rnea, spanning_state)
 from .core import joints, spatial  # noqa: E402
 from .core.compile import Workspace  # noqa: E402
@@ -83,6 +83,7 @@ __all__ = [
     "operational_space_compliance", "operational_space_inertia",
     "graph", "mass_matrix_sparsity", "cluster_tree", "declare_cluster", "independent_state", "spanning_state", "cluster_aba",
     "cluster_rnea", "cluster_efpa", "cluster_mass_matrix", "approximate_model",
+    "cluster_rnea_derivatives", "cluster_aba_derivatives",
     "projected_rnea", "projected_forward_dynamics", "projected_efpa", "ConstraintError", "ClosedChainError", "symbolic_constraint",
     "rollout", "plot", "viewer", "partition_hinges", "merge_massless", "partitioned_state", "unpartitioned_state",
 ]

@@ -71,6 +71,57 @@ class SimulationResult:
         """max over time of the position residual (closed chains; None for trees)."""
         return None if self.constraint_residual is None else float(np.max(self.constraint_residual))
 
+    def plot(self, q_index=None, v_index=None):
+        """Draw the trajectory: joint coordinates q(t), velocities v(t), the energy E(t)
+        and, for closed chains, the constraint residual max |𝔡(q(t))| (log scale).
+
+        Parameters
+        ----------
+        q_index, v_index : indices of the entries of q and v to draw (sequences of ints);
+            default all of them.
+
+        Returns
+        -------
+        matplotlib.figure.Figure, with one Axes per panel, top to bottom: q [m, rad],
+        v [m/s, rad/s], E [J] and, for closed chains, the residual [m, rad].
+        """
+        import matplotlib.pyplot as plt  # optional dependency (extra 'plot'): imported to draw only
+
+        iq = _indices(q_index, self.q.shape[1], "q_index")
+        iv = _indices(v_index, self.v.shape[1], "v_index")
+        closed = self.constraint_residual is not None
+        fig, axes = plt.subplots(4 if closed else 3, 1, figsize=(7, 8 if closed else 6.5), sharex=True)
+        for ax, x, idx, name, unit in ((axes[0], self.q, iq, "q", "[m, rad]"),
+                                       (axes[1], self.v, iv, "v", "[m/s, rad/s]")):
+            for k in idx:
+                ax.plot(self.t, x[:, k], label=f"{name}[{k}]")
+            ax.set_ylabel(f"{name} {unit}")
+            if 0 < len(idx) <= 10:  # a legend of more entries hides the curves
+                ax.legend(loc="upper right", fontsize=7, ncol=min(len(idx), 5))
+        axes[2].plot(self.t, self.energy, color="k")
+        axes[2].set_ylabel("E = T + U [J]")
+        axes[2].set_title(f"energy drift max |E(t) − E(0)| = {self.energy_drift:.3g} J", fontsize=8)
+        if closed:
+            # exact zeros (e.g. at t = 0) have no logarithm: matplotlib leaves them out
+            axes[3].semilogy(self.t, self.constraint_residual, color="C3")
+            axes[3].set_ylabel("max |d(q)| [m, rad]")  # 𝔡: no glyph in the default font
+            axes[3].set_title(f"constraint residual, max {self.constraint_drift:.3g}", fontsize=8)
+        axes[-1].set_xlabel("t [s]")
+        method = self.info.get("method", "")
+        fig.suptitle(f"simulation ({method})" if method else "simulation", fontsize=9)
+        fig.tight_layout()
+        return fig
+
+
+def _indices(index, n, name):
+    """``index`` as an int array of indices into 0..n-1 (None: all of them)."""
+    if index is None:
+        return np.arange(n)
+    idx = np.asarray(index)
+    if idx.ndim != 1 or (idx.size and idx.dtype.kind not in "iu") or np.any((idx < 0) | (idx >= n)):
+        raise ValueError(f"{name}: expected a sequence of indices in [0, {n}), got {index!r}")
+    return idx.astype(int)
+
 
 def _torque(tau, t, q, v, nv):
     if tau is None:

@@ -457,8 +457,8 @@ class Model:
         ratios : (k,) or (m, k), m < k, rows of full rank; each ratios[r, i]·q̇_i in the
             row's unit (dimensionless ratios for rotations; m/rad for a rack and pinion).
         offset : float or (m,) [rad or m], the position-level constants (default 0).
-        dependent : names of m joints solved from the rows (marked ``independent =
-            False``, as URDF+ ``independent="false"``); default the first m of ``joints``,
+        dependent : names of m joints solved from the rows (marked
+            ``independent = False``, as URDF+ ``independent="false"``); default the first m of ``joints``,
             so list the driven joints first. ``()`` marks none (each cluster then picks its
             dependent coordinates by a pivoted QR).
 

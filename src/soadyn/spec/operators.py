@@ -189,25 +189,25 @@ class SKO:
     Construct with :func:`sko`. Attributes (see the module docstring for the block
     structure; n bodies, N = nv dofs; all operators dense):
 
-    ========== =========== ===============================================================
-    name       shape       meaning (seed equation)
-    ========== =========== ===============================================================
-    E_phi      6n × 6n     SKO, blocks φ(℘(k), k) ([Jain12, eq. 9])
-    phi        6n × 6n     SPO φ = (I − E_φ)⁻¹ ([Jain12, eq. 10])
-    H          N × 6n      joint maps, block diagonal ([Jain12, eq. 6])
-    M          6n × 6n     spatial inertias about the body origins, block diagonal
-    V, a, b    6n          body velocities φ*H*θ̇, Coriolis accelerations, gyroscopic
-                           forces V ×* M V ([Jain12, eq. 11–13]); need ``v``
-    mass_matrix N × N      HφMφ*H* ([Jain12, eq. 17])
-    coriolis   N           Hφ(Mφ*a + b) ([Jain12, eq. 17], no gravity); needs ``v``
-    P          6n × 6n     articulated body inertias, the Riccati solution ([Jain23p, eq. 7])
-    D, Dinv    N × N       HPH* and its inverse
-    G          6n × N      PH*D⁻¹ (Kalman gains)
-    K          6n × N      E_φ G
-    tau_bar    6n × 6n     I − GH
-    E_psi, psi 6n × 6n     E_φ τ̄ and ψ = (I − E_ψ)⁻¹
-    Omega      6n × 6n     EOSCM ψ*H*D⁻¹Hψ ([Jain24], "Focus on Ω")
-    ========== =========== ===============================================================
+    =========== =========== ===============================================================
+    name        shape       meaning (seed equation)
+    =========== =========== ===============================================================
+    E_phi       6n × 6n     SKO, blocks φ(℘(k), k) ([Jain12, eq. 9])
+    phi         6n × 6n     SPO φ = (I − E_φ)⁻¹ ([Jain12, eq. 10])
+    H           N × 6n      joint maps, block diagonal ([Jain12, eq. 6])
+    M           6n × 6n     spatial inertias about the body origins, block diagonal
+    V, a, b     6n          body velocities φ*H*θ̇, Coriolis accelerations, gyroscopic
+                            forces V ×* M V ([Jain12, eq. 11–13]); need ``v``
+    mass_matrix N × N       HφMφ*H* ([Jain12, eq. 17])
+    coriolis    N           Hφ(Mφ*a + b) ([Jain12, eq. 17], no gravity); needs ``v``
+    P           6n × 6n     articulated body inertias, the Riccati solution ([Jain23p, eq. 7])
+    D, Dinv     N × N       HPH* and its inverse
+    G           6n × N      PH*D⁻¹ (Kalman gains)
+    K           6n × N      E_φ G
+    tau_bar     6n × 6n     I − GH
+    E_psi, psi  6n × 6n     E_φ τ̄ and ψ = (I − E_ψ)⁻¹
+    Omega       6n × 6n     EOSCM ψ*H*D⁻¹Hψ ([Jain24], "Focus on Ω")
+    =========== =========== ===============================================================
 
     Methods give the innovations factors (:meth:`innovations_factor`,
     :meth:`innovations_factor_inverse`), the mass-matrix inverse by its operator

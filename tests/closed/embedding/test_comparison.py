@@ -38,6 +38,9 @@ def test_approximate_methods(name):
     c = sd.bias_forces(am.model, y, yd)
     assert np.allclose(am.aba(y, yd, tau), np.linalg.solve(H, tau - c), atol=1e-8)
     assert np.allclose(am.rnea(y, yd, ydd), H @ ydd + c, atol=1e-9)
+    # a batch: each row the single call (H̃ ÿ row by row)
+    Y, YD, YDD = np.stack([y, y]), np.stack([yd, -yd]), np.stack([ydd, 2 * ydd])
+    assert np.allclose(am.rnea(Y, YD, YDD), [am.rnea(Y[b], YD[b], YDD[b]) for b in range(2)], atol=1e-12)
     frame = [f.name for f in am.model.frames if f.body >= 0][-1]
     J = sd.frame_jacobian(am.model, y, frame)
     assert np.allclose(am.efpa(y, [frame]), J @ np.linalg.solve(H, J.T), atol=1e-9)

@@ -345,3 +345,34 @@ def test_cluster_functions_on_threads_give_the_serial_results():
     for t in threads:
         t.join()
     assert not failures, sorted(set(failures))
+
+
+@pytest.mark.parametrize("name", ["four_bar_linkage", "mini_cheetah"])
+def test_wrong_lengths_after_a_valid_call_are_rejected(name):
+    """The fast path passes exact-type arrays straight to the kernel: after a first valid
+    call (which builds the compiled tables), rates, forces and outputs of the wrong length
+    must still raise the error that names them, never be read or written past their end."""
+    model = getattr(sd.models, name)()
+    tree = cluster_tree(model)
+    rng = np.random.default_rng(0)
+    if name == "four_bar_linkage":
+        q, _ = sd.close_loops(model, [0.7, 1.0, 1.6])
+    else:  # explicit clusters: the independent coordinates of any spanning configuration
+        q = sd.random_configuration(model.spanning_tree(), rng)
+    y = tree.independent_state(q, np.zeros(model.nv))[0]
+    nv = tree.nyv
+    yd, x = rng.normal(size=(2, nv))
+    sd.cluster_aba(model, y, yd, x)
+    sd.cluster_rnea(model, y, yd, x)
+    sd.cluster_mass_matrix(model, y)
+    long = np.zeros(nv + 1)
+    with pytest.raises(ValueError, match=r"yd: expected shape"):
+        sd.cluster_aba(model, y, long, x)
+    with pytest.raises(ValueError, match=r"tau_ind: expected shape|tau: expected shape"):
+        sd.cluster_aba(model, y, yd, long)
+    with pytest.raises(ValueError, match=r"ydd: expected shape"):
+        sd.cluster_rnea(model, y, yd, long)
+    with pytest.raises(ValueError, match=r"y: expected shape"):
+        sd.cluster_rnea(model, y[:-1], yd, x)
+    with pytest.raises(ValueError, match=r"y: expected shape"):
+        sd.cluster_mass_matrix(model, np.zeros(len(y) + 1))

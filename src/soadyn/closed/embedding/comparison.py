@@ -122,8 +122,10 @@ class ApproximateModel:
         return H
 
     def rnea(self, y, yd, ydd, *, gravity=True):
-        """Approximate inverse dynamics τ ≈ RNEA(G_ind, y, ẏ, ÿ) + H̃ ÿ ([Chignoli23, §II-C])."""
-        return rnea(self.model, y, yd, ydd, gravity=gravity) + self.reflected @ ydd
+        """Approximate inverse dynamics τ ≈ RNEA(G_ind, y, ẏ, ÿ) + H̃ ÿ ([Chignoli23, §II-C]);
+        ``y, yd, ydd`` (nyv,) or a batch (B, nyv)."""
+        tau = rnea(self.model, y, yd, ydd, gravity=gravity)
+        return tau + np.asarray(ydd, dtype=float) @ self.reflected.T  # H̃ ÿ, row by row for a batch
 
     def aba(self, y, yd, tau, *, gravity=True):
         """Approximate forward dynamics ÿ = (H_ind + H̃)⁻¹(τ − C_ind) by the articulated-body

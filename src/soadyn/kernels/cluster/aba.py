@@ -19,11 +19,10 @@ from numba import njit
 
 from ...core.layout import model_tables, workspace_views
 from ...core.status import OK, SINGULAR
-from ..kinematics import state_status
 from ..primitives import add_force_to_parent, parent_acceleration
 from .implicit import prepare_implicit
 from .inertia import _nonzero, init_cluster_inertias, invert_joint_inertia, project_cluster_inertia
-from .kinematics import positions_pass
+from .kinematics import cluster_state_status, positions_pass
 from .layout import (articulated_inertia, bias_force, cluster_bodies, cluster_scratch, cluster_tables,
                      cluster_workspace, force_columns, inertia_subspace, innovation, inverse_joint_inertia,
                      motion_subspace, velocity_product)
@@ -181,7 +180,7 @@ def cluster_acceleration_pass(mi, mf, ws, ci, cws, gravity, ydd):
 def cluster_aba_kernel(mi, mf, ws, y, yd, tau, fext, ci, cf, cws, gravity, ydd):
     """C-ABA [Chignoli23, Alg. 1]: ÿ from (y, ẏ, τ_ind) into ``ydd`` (the nonlinear
     clusters prepared in the workspace); returns a status."""
-    st = state_status(y, yd, tau, fext)
+    st = cluster_state_status(mi, mf, ci, y, yd, tau, fext, ydd.shape[0])
     if st != OK:
         return st
     st = positions_pass(mi, mf, ws, ci, cf, cws, y, yd, True, True)

@@ -11,11 +11,11 @@ from __future__ import annotations
 from numba import njit
 
 from ...core.layout import model_tables
-from ...core.status import OK
+from ...core.status import BAD_SHAPE, OK
 from ..kinematics import no_forces
 from ..primitives import add_force_to_parent
 from .inertia import init_cluster_inertias, project_cluster_inertia
-from .kinematics import positions_pass
+from .kinematics import cluster_state_status, positions_pass
 from .layout import (articulated_inertia, cluster_bodies, cluster_tables, cluster_workspace, force_columns,
                      inertia_subspace, motion_subspace)
 
@@ -24,6 +24,11 @@ from .layout import (articulated_inertia, cluster_bodies, cluster_tables, cluste
 def cluster_mass_matrix_kernel(mi, mf, ws, y, ci, cf, cws, H):
     """H = GᵀMG (n_y, n_y) into ``H`` (the nonlinear clusters prepared in the workspace);
     returns a status."""
+    st = cluster_state_status(mi, mf, ci, y, y[:0], y[:0], no_forces(ws), H.shape[0])
+    if st != OK:
+        return st
+    if H.shape[1] != H.shape[0]:
+        return BAD_SHAPE
     st = positions_pass(mi, mf, ws, ci, cf, cws, y, y, False, False)
     if st != OK:
         return st

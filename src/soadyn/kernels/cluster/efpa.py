@@ -17,7 +17,7 @@ from ..kinematics import absent, no_forces
 from ..primitives import add_force_to_parent
 from .aba import articulated_cluster_pass
 from .inertia import init_cluster_inertias
-from .kinematics import positions_pass
+from .kinematics import cluster_state_status, positions_pass
 from .layout import (cluster_bodies, cluster_scratch, cluster_tables, cluster_workspace, force_columns,
                      inertia_subspace, inverse_joint_inertia, motion_subspace)
 
@@ -27,18 +27,25 @@ def cluster_efpa_kernel(mi, mf, ws, y, fbody, fR, fp, Z, ci, cf, cws, Omega):
     """Ω (6m, 6m) of the m frames at poses (fR, fp)[e] in bodies ``fbody[e]``; ``Z``
     (m, n_y, 6) scratch for the projected propagators χ^e_k S_k (the nonlinear clusters
     prepared in the workspace). Returns a status."""
+    m = model_tables(mi, mf)
+    c = cluster_tables(ci)
+    st = cluster_state_status(mi, mf, ci, y, y[:0], y[:0], no_forces(ws), c.nyv)
+    if st != OK:
+        return st
+    nf = fbody.shape[0]
+    if (Z.shape[0] != nf or Z.shape[1] != c.nyv or Omega.shape[0] != 6 * nf or Omega.shape[1] != 6 * nf
+            or fR.shape[0] != nf or fp.shape[0] != nf):
+        return BAD_SHAPE
+    for e in range(nf):
+        if not 0 <= fbody[e] < m.nb:
+            return BAD_SHAPE
     st = positions_pass(mi, mf, ws, ci, cf, cws, y, y, False, False)
     if st != OK:
         return st
     init_cluster_inertias(mi, mf, ws, ci, cws, False, no_forces(ws))
     if not articulated_cluster_pass(mi, mf, ci, cf, cws, absent(ws), False):
         return SINGULAR
-    m = model_tables(mi, mf)
-    c = cluster_tables(ci)
     w = cluster_workspace(cws, c, m.nq, m.nv)
-    nf = fbody.shape[0]
-    if Z.shape[0] != nf or Omega.shape[0] != 6 * nf or Omega.shape[1] != 6 * nf:
-        return BAD_SHAPE
     Z[:] = 0.0
     for e in range(nf):
         b = fbody[e]

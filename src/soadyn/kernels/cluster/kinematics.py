@@ -18,12 +18,28 @@ from numba import njit
 
 from ...core.layout import model_tables, workspace_views
 from ...core.status import BAD_QUATERNION, BAD_SHAPE, OK
-from ..kinematics import body_velocities, joint_placements, no_forces, quaternions_ok, state_status
+from ..kinematics import body_velocities, forces_shape_ok, joint_placements, no_forces, quaternions_ok, state_status
 from ..primitives import motion_to_child
 from .explicit import apply_explicit_map
 from .implicit import prepare_implicit
 from .layout import (NONLINEAR, cluster_bodies, cluster_tables, cluster_workspace, explicit_map, motion_subspace,
                      velocity_product)
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def cluster_state_status(mi, mf, ci, y, yd, third, fext, out_length):
+    """Status of a cluster call's arguments: y (nyq,); ẏ and the third rate (ÿ or τ_ind)
+    (nyv,) or empty (zero); ``fext`` (nb, 6) or (0, 6); an output of ``out_length``
+    entries (nyv for ÿ and τ_ind); then their finiteness. The public fast path passes
+    arrays unchecked, so the lengths are checked here (a short array would be read past
+    its end)."""
+    m = model_tables(mi, mf)
+    c = cluster_tables(ci)
+    if (y.shape[0] != c.nyq or (yd.shape[0] != c.nyv and yd.shape[0] != 0)
+            or (third.shape[0] != c.nyv and third.shape[0] != 0) or not forces_shape_ok(m, fext)
+            or out_length != c.nyv):
+        return BAD_SHAPE
+    return state_status(y, yd, third, fext)
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)

@@ -18,10 +18,11 @@ from numba import njit
 
 from ...core.layout import model_tables
 from ...core.status import BAD_QUATERNION, OK
-from ..kinematics import quaternions_ok, state_status
+from ..kinematics import quaternions_ok
 from ..rnea import rnea_passes
 from .explicit import apply_explicit_map, apply_explicit_map_transpose
 from .implicit import prepare_implicit
+from .kinematics import cluster_state_status
 from .layout import cluster_tables, cluster_workspace
 
 
@@ -29,7 +30,7 @@ from .layout import cluster_tables, cluster_workspace
 def cluster_rnea_kernel(mi, mf, ws, y, yd, ydd, fext, ci, cf, cws, gravity, tau):
     """τ_ind from (y, ẏ, ÿ) into ``tau`` (the nonlinear clusters prepared in the
     workspace: their γ, G and g); returns a status."""
-    st = state_status(y, yd, ydd, fext)
+    st = cluster_state_status(mi, mf, ci, y, yd, ydd, fext, tau.shape[0])
     if st != OK:
         return st
     m = model_tables(mi, mf)

@@ -1,0 +1,283 @@
+"""First derivatives of C-RNEA and C-ABA with respect to the independent state (y, ẏ)
+and τ_ind, for explicit clusters (rigid joints, rotors, gears, belts) and implicit ones
+(loops, differentials). The derivation, with the equation numbers cited here, is
+``docs/cluster_derivatives.md``.
+
+With q = γ(y), q̇ = G ẏ, q̈ = G ÿ + g ([Chignoli23, eq. 3]) the independent forces are
+τ_y = Gᵀ τ(q, q̇, q̈) (eq. CD-1), τ the spanning tree's inverse dynamics. Their
+derivatives are the tree's (:func:`~soadyn.rnea_derivatives`) carried through G, plus,
+for the implicit clusters only, the change of G, of q̇ and of q̈ along the constraint
+manifold, each the solution of the differentiated constraint rows (the implicit function
+theorem, eq. CD-5–CD-8). The second derivatives of the constraints that these need are
+polarizations of the acceleration bias k = −K̇q̇ (exact for a bias quadratic in q̇,
+eq. CD-4); the one third derivative (the change of the acceleration-level constraint
+K(q) q̈ − k(q, q̇) with q at fixed q̇, q̈, eq. CD-7) is a central difference of the
+constraint rows along the manifold (error ~1e-10 relative).
+Explicit clusters need none of this: G is constant and g = 0 (eq. CD-9).
+
+Python over the compiled building blocks (C-RNEA / C-ABA, the tree derivatives, the
+constraint rows); single states only.
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy.linalg import lapack
+
+from ...core import validation as val
+from ...core.compile import derived
+from ...core.configuration import integrate
+from ...dynamics.derivatives import rnea_derivatives
+from ...dynamics.rnea import rnea
+from ..kinematics import evaluate_constraint_set
+from .algorithms import cluster_aba, cluster_rnea, spanning_state
+from .clusters import cluster_tree
+
+__all__ = ["cluster_rnea_derivatives", "cluster_aba_derivatives"]
+
+#: step (on a unit tangent direction) of the central difference of eq. CD-7: truncation
+#: ~h²/6 and rounding ~1e-16/h balance near 1e-5 (both ~1e-11 relative)
+THIRD_DERIVATIVE_STEP = 1e-5
+
+
+def _checked(model, y, vectors):
+    """y and the (name, value) ``vectors`` of length nyv (None stays None) checked as single
+    states; errors name the argument, the expected and the received shape."""
+    tree = cluster_tree(model)
+    if np.ndim(y) == 2:
+        raise ValueError(f"y: expected one state of shape ({tree.nyq},) — the cluster derivatives take single "
+                         f"states, no batches (loop over the states) — got shape {np.shape(y)}")
+    out = [val.vector(y, tree.nyq, "y", batch_ok=False)]
+    for name, x in vectors:
+        out.append(None if x is None else val.vector(x, tree.nyv, name, batch_ok=False))
+    return out
+
+
+def _explicit_part(model, tree):
+    """The constant part of G (nv, nyv): the blocks of the explicit clusters, once per model version."""
+    def build():
+        G = np.zeros((model.nv, tree.nyv))
+        for cl in tree.clusters:
+            if cl.joint.linear:
+                G[np.ix_(cl.joint.v_index, np.arange(cl.y_v.start, cl.y_v.stop))] = cl.joint.G0
+        G.flags.writeable = False
+        return G
+    return derived(model).memo("cluster_derivatives_G", build)
+
+
+class _ImplicitCluster:
+    """One implicit cluster's constraint rows at the spanning configuration q: K, G, g and
+    the derivative terms of eq. CD-5–CD-8, all in the cluster's own velocity coordinates."""
+
+    def __init__(self, model, cl, q):
+        self.model, self.cl, self.j, self.q = model, cl, cl.joint, q
+        j = self.j
+        st = self._rows(q, None)
+        self.K = st.G[:, j.v_index]
+        self.G, _ = j.explicit_form_of(self.K, None)
+        self.Kd_pinv = np.linalg.pinv(self.K[:, j.dependent_v])  # K_d⁺: redundant rows are normal
+        # (body-frame) Lie brackets of the spherical and free joints' tangent vectors (eq. CD-3)
+        self.groups = []
+        pos = 0
+        for i in j.bodies:
+            jt = model.bodies[i].joint
+            if jt.kind in ("spherical", "free"):
+                self.groups.append((jt.kind, pos))
+            pos += jt.nv
+        self.S = self.symmetric_second()
+
+    def _full(self, u):
+        x = np.zeros(self.model.nv)
+        x[self.j.v_index] = u
+        return x
+
+    def _rows(self, q, u):
+        """The cluster's constraint rows at (q, cluster velocity u) (u None: K only)."""
+        return evaluate_constraint_set(self.j.constraint_set, q, None if u is None else self._full(u), 0.0,
+                                       u is not None)
+
+    def bias(self, u):
+        """k(q, u) = −K̇u (m,), the acceleration bias at cluster velocity u."""
+        return self._rows(self.q, u).acceleration_bias
+
+    def bracket(self, d, x):
+        """[d, x] per joint (eq. CD-3): δω × xω on a spherical joint, the spatial cross
+        product on a free joint ([ω; v] order), zero on vector joints."""
+        out = np.zeros(self.j.n)
+        for kind, p in self.groups:
+            dw, xw = d[p:p + 3], x[p:p + 3]
+            out[p:p + 3] = np.cross(dw, xw)
+            if kind == "free":
+                out[p + 3:p + 6] = np.cross(dw, x[p + 3:p + 6]) + np.cross(d[p + 3:p + 6], xw)
+        return out
+
+    def symmetric_second(self):
+        """S (ny, ny, m): S[k, l] = ½(B(x_k, x_l) + B(x_l, x_k)) for the columns x of G,
+        B(d, x) = ∂K/∂q[d] x, by polarization of the bias (eq. CD-4): ny(ny + 1)
+        evaluations of the rows."""
+        X = self.G
+        ny = X.shape[1]
+        S = np.empty((ny, ny, self.K.shape[0]))
+        for k in range(ny):
+            for l in range(k, ny):
+                S[k, l] = S[l, k] = -(self.bias(X[:, k] + X[:, l]) - self.bias(X[:, k] - X[:, l])) / 4.0
+        return S
+
+    def second(self, S, k, l):
+        """B(x_k, x_l) = ∂K/∂q[x_k] x_l (m,): the symmetric part plus half the bracket term (eq. CD-3)."""
+        if not self.groups:
+            return S[k, l]
+        return S[k, l] + 0.5 * (self.K @ self.bracket(self.G[:, k], self.G[:, l]))
+
+    def dbias_dv(self, v, w):
+        """∂k/∂q̇[w] at q̇ = v (m,): exact for a bias quadratic in q̇ (eq. CD-4)."""
+        return (self.bias(v + w) - self.bias(v - w)) / 2.0
+
+    def solve(self, r):
+        """The cluster velocity vector with zero independent entries and dependent entries
+        K_d⁺ r (the differentiated rows solved, eq. CD-5)."""
+        out = np.zeros(self.j.n)
+        out[self.j.dependent_v] = self.Kd_pinv @ r
+        return out
+
+    def acceleration_rows_rate(self, d, v, a):
+        """d/ds [K(q ⊕ s d) a − k(q ⊕ s d, v)] at s = 0 (m,) by a central difference along
+        the unit direction of d (eq. CD-7)."""
+        scale = float(np.abs(d).max(initial=0.0))
+        if scale == 0.0:
+            return np.zeros(self.K.shape[0])
+        h = THIRD_DERIVATIVE_STEP
+        step = self._full(d / scale)
+
+        def row(s):
+            st = self._rows(integrate(self.model, self.q, step, s), v)
+            return st.G[:, self.j.v_index] @ a - st.acceleration_bias
+
+        return (row(h) - row(-h)) * (scale / (2.0 * h))
+
+
+def _derivatives(model, y, yd, ydd, f_ext, q, gravity):
+    """(∂τ_y/∂y, ∂τ_y/∂ẏ, H = GᵀMG) at a validated single state."""
+    tree = cluster_tree(model)
+    nv, nyv = model.nv, tree.nyv
+    y = np.asarray(y, dtype=float)
+    yd = np.zeros(nyv) if yd is None else np.asarray(yd, dtype=float)
+    ydd = np.zeros(nyv) if ydd is None else np.asarray(ydd, dtype=float)
+    qs = spanning_state(model, y, None)[0] if q is None else np.asarray(q, dtype=float)
+    G = _explicit_part(model, tree).copy()
+    implicit = []
+    for cl in tree.clusters:
+        if not cl.joint.linear:
+            c = _ImplicitCluster(model, cl, qs)
+            G[np.ix_(cl.joint.v_index, np.arange(cl.y_v.start, cl.y_v.stop))] = c.G
+            implicit.append(c)
+    v = G @ yd
+    a = G @ ydd
+    for c in implicit:  # g = [0; K_d⁺ k] with k(q̇) = −ẏᵀSẏ (eq. CD-1, CD-4)
+        ydc = yd[c.cl.y_v]
+        a[c.j.v_index] += c.solve(-np.einsum("k,klm,l->m", ydc, c.S, ydc))
+    spanning = model.spanning_tree()
+    dq, dv, M = rnea_derivatives(spanning, qs, v, a, f_ext, gravity=gravity)
+    # the chain rule through G (eq. CD-2, CD-9): all there is for explicit clusters
+    dtau_dy = G.T @ (dq @ G)
+    dtau_dyd = G.T @ (dv @ G)
+    MG = M @ G
+    H = G.T @ MG
+    if implicit:
+        tau = rnea(spanning, qs, v, a, f_ext, gravity=gravity)
+        Vy = np.zeros((nv, nyv))   # ∂q̇/∂y (eq. CD-6)
+        Ay = np.zeros((nv, nyv))   # ∂q̈/∂y (eq. CD-7)
+        Ayd = np.zeros((nv, nyv))  # ∂q̈/∂ẏ = ∂g/∂ẏ (eq. CD-8)
+        T = np.zeros((nyv, nyv))   # (∂G/∂y)ᵀ τ (eq. CD-2)
+        for c in implicit:
+            vi, cols = c.j.v_index, np.arange(c.cl.y_v.start, c.cl.y_v.stop)
+            X, ydc, vc, ac = c.G, yd[cols], v[vi], a[vi]
+            S, ny = c.S, X.shape[1]
+            dk_dv = -2.0 * np.einsum("l,lkm->km", ydc, S)  # ∂k/∂q̇[x_k] = −2 Σ_l ẏ_l S[l, k] (eq. CD-4)
+            for k in range(ny):
+                dG = np.stack([c.solve(-c.second(S, k, l)) for l in range(ny)], axis=1)  # ∂G/∂y_k (eq. CD-5)
+                dvk = dG @ ydc
+                Vy[vi, cols[k]] = dvk
+                T[cols, cols[k]] = dG.T @ tau[vi]
+                rate = c.acceleration_rows_rate(X[:, k], vc, ac)
+                Ay[vi, cols[k]] = c.solve(c.dbias_dv(vc, dvk) - rate)
+                Ayd[vi, cols[k]] = c.solve(dk_dv[k])
+        dtau_dy += G.T @ (dv @ Vy + M @ Ay) + T
+        dtau_dyd += MG.T @ Ayd
+    return dtau_dy, dtau_dyd, H
+
+
+_STATE_DOC = """
+    q : optional (nq,) spanning configuration that fixes the assembly branch, as for
+        :func:`~soadyn.cluster_rnea` (y must be its independent coordinates and q must
+        satisfy the constraints); default γ(y) solved as :func:`~soadyn.cluster_rnea` does.
+    gravity : include the model's gravity.
+
+    Derivatives with respect to y are taken along the constraint manifold in the
+    tangent space of the independent joints: column k of ∂/∂y is d/dε at ε = 0 along a
+    motion q(ε) on the manifold with dq/dε = G e_k, i.e. independent velocity ẏ = e_k
+    (for independent free and spherical joints a body-frame increment, as
+    :func:`~soadyn.integrate` applies it: the tree convention of
+    :func:`~soadyn.rnea_derivatives`). Row i, column j holds ∂(output)_i/∂(input)_j.
+
+    Single states only: a batch raises ValueError (loop over the states). A pure
+    function of its arguments."""
+
+
+def cluster_rnea_derivatives(model, y, yd, ydd, f_ext=None, *, q=None, gravity=True):
+    """Derivatives of the cluster inverse dynamics τ_ind = C-RNEA(y, ẏ, ÿ)
+    ([Chignoli23, §VI]; ``docs/cluster_derivatives.md``, eq. CD-2, CD-5–CD-9):
+
+        ∂τ_y/∂ẏ = Gᵀ(∂τ/∂q̇ G + M ∂g/∂ẏ)
+        ∂τ_y/∂y = (∂G/∂y)ᵀτ + Gᵀ(∂τ/∂q G + ∂τ/∂q̇ ∂q̇/∂y + M ∂q̈/∂y)
+
+    with τ, ∂τ/∂q, ∂τ/∂q̇, M the spanning tree's at (γ(y), Gẏ, Gÿ + g); the last three
+    terms vanish for explicit clusters (rigid joints, rotors, gears, belts).
+
+    Parameters
+    ----------
+    model : Model with clusters (see :func:`~soadyn.cluster_tree`).
+    y : (nyq,) independent coordinates [rad, m]; yd, ydd : (nyv,) independent velocities
+        and accelerations (None means zero).
+    f_ext : optional (nbodies, 6) spatial forces on the bodies, body frame [N m, N]
+        (held fixed in the body frames when y varies).{state}
+
+    Returns ``(dtau_dy, dtau_dyd)``, each (nyv, nyv) [N m/rad, ...; N m s/rad, ...].
+    """
+    y, yd, ydd = _checked(model, y, (("yd", yd), ("ydd", ydd)))
+    cluster_rnea(model, y, yd, ydd, f_ext, q=q, gravity=gravity)  # validates the arguments (errors name them)
+    dtau_dy, dtau_dyd, _ = _derivatives(model, y, yd, ydd, f_ext, q, gravity)
+    return dtau_dy, dtau_dyd
+
+
+def cluster_aba_derivatives(model, y, yd, tau_ind, f_ext=None, *, q=None, gravity=True):
+    """Derivatives of the cluster forward dynamics ÿ = C-ABA(y, ẏ, τ_ind) ([Chignoli23,
+    Alg. 1]; ``docs/cluster_derivatives.md``, eq. CD-10): from H(y) ÿ + C_y(y, ẏ) = τ_ind
+    differentiated at the C-ABA solution,
+
+        ∂ÿ/∂y = −H⁻¹ ∂τ_y/∂y |_{ÿ},   ∂ÿ/∂ẏ = −H⁻¹ ∂τ_y/∂ẏ |_{ÿ},   ∂ÿ/∂τ_ind = H⁻¹,
+
+    H = GᵀMG, ∂τ_y from :func:`cluster_rnea_derivatives` at ÿ.
+
+    Parameters
+    ----------
+    model, y, yd, f_ext : as :func:`cluster_rnea_derivatives`.
+    tau_ind : (nyv,) generalized forces on the independent coordinates [N m, N].{state}
+
+    Returns ``(dydd_dy, dydd_dyd, dydd_dtau)``, each (nyv, nyv); ``dydd_dtau`` = H⁻¹,
+    symmetric. Raises ``numpy.linalg.LinAlgError`` when H is not positive definite.
+    """
+    y, yd, tau_ind = _checked(model, y, (("yd", yd), ("tau_ind", tau_ind)))
+    ydd = cluster_aba(model, y, yd, tau_ind, f_ext, q=q, gravity=gravity)  # validates the arguments
+    dtau_dy, dtau_dyd, H = _derivatives(model, y, yd, ydd, f_ext, q, gravity)
+    n = H.shape[0]
+    # one Cholesky factorization, three right sides (LAPACK directly: small matrices)
+    _, X, info = lapack.dposv(H, np.hstack([np.eye(n), dtau_dy, dtau_dyd]))
+    if info:
+        raise np.linalg.LinAlgError(f"y: the mass matrix of the independent coordinates H = GᵀMG is not positive "
+                                    f"definite at this configuration (LAPACK dposv info {info})")
+    Hinv = X[:, :n]
+    return -X[:, n:2 * n], -X[:, 2 * n:], 0.5 * (Hinv + Hinv.T)
+
+
+for _f in (cluster_rnea_derivatives, cluster_aba_derivatives):
+    _f.__doc__ = _f.__doc__.replace("{state}", _STATE_DOC)
