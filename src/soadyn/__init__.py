@@ -19,6 +19,7 @@ Quick reference (see the README and each function's docstring)::
     Minv = sd.mass_matrix_inverse(model, q)  # sparse LᵀDL; method="innovations": [I − HψK]* D⁻¹ [I − HψK]
     Lam = sd.operational_space_compliance(model, q, ["foot_l", "foot_r"])  # J M⁻¹ Jᵀ
     ops = sd.operators.sko(model, q, v)      # dense SOA operators (numeric or sympy)
+    sd.viewer.show(model, q)                 # in the browser (viser, extra 'viewer'); trajectory=sd.simulate(...)
 
 Spatial vectors are angular-first ([ω; v], [n; f]) in body frames; bodies are numbered
 parent-first; quaternions are (x, y, z, w). The package is layered, each floor importing
@@ -65,6 +66,7 @@ from .io.mjcf import MJCFError, load_mjcf  # noqa: E402
 from .io.urdf import URDFError, load_urdf  # noqa: E402
 from .spec import operators  # noqa: E402
 from . import plot  # noqa: E402  (matplotlib is imported when a picture is drawn)
+from . import viewer  # noqa: E402  (viser is imported when a viewer is served)
 
 __version__ = "0.1.0"
 
@@ -83,5 +85,5 @@ __all__ = [
     "cluster_rnea", "cluster_efpa", "cluster_mass_matrix", "approximate_model",
     "cluster_rnea_derivatives", "cluster_aba_derivatives",
     "projected_rnea", "projected_forward_dynamics", "projected_efpa", "ConstraintError", "ClosedChainError", "symbolic_constraint",
-    "rollout", "plot", "partition_hinges", "merge_massless", "partitioned_state", "unpartitioned_state",
+    "rollout", "plot", "viewer", "partition_hinges", "merge_massless", "partitioned_state", "unpartitioned_state",
 ]

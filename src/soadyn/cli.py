@@ -1,5 +1,5 @@
 """The ``soadyn`` command: ``soadyn demo``, ``soadyn models``, ``soadyn info FILE``,
-``soadyn precompile``, ``soadyn bench``.
+``soadyn view FILE``, ``soadyn precompile``, ``soadyn bench``.
 
 Errors in what the user typed (an unknown model, a file that cannot be loaded) are one line
 on stderr, ``soadyn <command>: error: ...``, with exit status 2 (bad argument) or 1 (the
@@ -136,19 +136,40 @@ def _models(args):
     return 0
 
 
-def _info(args):
+def _load(command, file, floating):
+    """The model of a URDF/URDF+ or MJCF (.xml) file, or of a built-in model's name; an
+    exit status (int) with a one-line error when it cannot be loaded."""
     try:
-        if args.file.lower().endswith(".xml"):  # MJCF (MuJoCo's format), read by MuJoCo's compiler
-            model = sd.load_mjcf(args.file, floating_base=True if args.floating else None)
-        else:
-            model = sd.load_urdf(args.file, floating_base=args.floating)
-    except ImportError as e:  # load_mjcf without the optional mujoco
-        return _error("info", str(e).splitlines()[0], 1)
+        if not os.path.exists(file) and file in models.BUILTIN:
+            return models.get(file)
+        if file.lower().endswith(".xml"):  # MJCF (MuJoCo's format), read by MuJoCo's compiler
+            return sd.load_mjcf(file, floating_base=True if floating else None)
+        return sd.load_urdf(file, floating_base=floating)
+    except ImportError as e:  # load_mjcf without the optional mujoco; tello without sympy
+        return _error(command, str(e).splitlines()[0], 1)
     except (OSError, ValueError) as e:  # URDFError, MJCFError (ValueErrors) name the file and the element
-        return _error("info", str(e).splitlines()[0] if str(e) else type(e).__name__, 1)
+        return _error(command, str(e).splitlines()[0] if str(e) else type(e).__name__, 1)
+
+
+def _info(args):
+    model = _load("info", args.file, args.floating)
+    if isinstance(model, int):
+        return model
     print(model.summary())
     if args.sparsity is not None:
         return _sparsity_picture(model, args.sparsity or f"{model.name}_sparsity.png")
+    return 0
+
+
+def _view(args):
+    model = _load("view", args.file, args.floating)
+    if isinstance(model, int):
+        return model
+    print(model.summary())
+    try:
+        sd.viewer.show(model, host=args.host, port=args.port, block=True)
+    except ImportError as e:
+        return _error("view", str(e).splitlines()[0], 1)
     return 0
 
 
@@ -224,11 +245,20 @@ def parser():
                        description="The built-in models: name, size, tree or closed chain, description.")
     m.set_defaults(func=_models)
     i = sub.add_parser("info", help="load a URDF/URDF+ file (or an MJCF .xml file) and print its summary")
-    i.add_argument("file")
+    i.add_argument("file", help="URDF/URDF+ or MJCF (.xml) file, or the name of a built-in model")
     i.add_argument("--floating", action="store_true", help="add a floating base")
     i.add_argument("--sparsity", nargs="?", const="", default=None, metavar="PNG",
                    help="also write the mass-matrix sparsity picture (default file: MODEL_sparsity.png)")
     i.set_defaults(func=_info)
+    w = sub.add_parser("view", help="show a URDF/URDF+ or MJCF file (or a built-in model) in the browser",
+                       description="Serve the model in the browser (viser, extra 'viewer') at its neutral "
+                                   "configuration (loops closed), with its visual geometry or, without one, its "
+                                   "kinematic skeleton; loop joints and couplings are marked. Ctrl-C stops.")
+    w.add_argument("file", help="URDF/URDF+ or MJCF (.xml) file, or the name of a built-in model")
+    w.add_argument("--floating", action="store_true", help="add a floating base")
+    w.add_argument("--host", default="127.0.0.1", help="address to serve on (default 127.0.0.1)")
+    w.add_argument("--port", type=int, default=8080, help="port (default 8080; the next free one if busy)")
+    w.set_defaults(func=_view)
     sub.add_parser("precompile", help="compile every kernel into the on-disk cache")
     sub.add_parser("bench", help="benchmarks against peer libraries (from a source checkout)")
     return p

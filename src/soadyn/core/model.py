@@ -23,6 +23,7 @@ from . import joints as jt
 from . import spatial as sp
 from .compile import compiled, derived
 from .constraints import Coupling, LinearCoupling, Loop, Transmission, UserConstraint
+from .visuals import Visual
 
 __all__ = ["Model", "Body", "Frame", "check_rigid_inertia"]
 
@@ -221,6 +222,7 @@ class Model:
         self.couplings: list[LinearCoupling] = []  # Coupling (URDF+) and Transmission
         self.user_constraints: list = []  # HolonomicConstraint / NonholonomicConstraint
         self.declared_clusters: list = []  # see soadyn.declare_cluster
+        self.visuals: list[Visual] = []  # drawn by soadyn.viewer; not model data the dynamics uses
         self._joint_by_name = {}
         self._body_by_name = {}
         self._frame_by_name = {}
@@ -627,6 +629,7 @@ class Model:
             tree.frames.append(tree._own(frame))
             tree._frame_by_name[f.name] = frame
         tree.nq, tree.nv = self.nq, self.nv
+        tree.visuals = list(self.visuals)  # frozen Visuals on the same frame names
         tree._edited()
         tree._spanning_tree_of = weakref.ref(self)
         return tree

@@ -16,6 +16,15 @@ Standard ``<mimic joint multiplier offset/>`` (q_follower = multiplier · q_join
 becomes a :class:`~soadyn.core.constraints.Transmission` per master joint (``mimic="couple"``,
 see :func:`load_urdf`).
 
+Each link's ``<visual>`` elements (box, cylinder, sphere, mesh; origin; material colour)
+are kept in ``model.visuals`` (:class:`~soadyn.core.visuals.Visual`, fixed to the link's
+frame) for :mod:`soadyn.viewer`; they do not change the dynamics. A mesh reference
+``package://PKG/rest`` is the first existing ``DIR/PKG/rest`` for DIR in ``package_dirs``,
+then in ``ROS_PACKAGE_PATH`` (Pinocchio's search), then in the folders above the file (which
+finds example-robot-data's meshes with no argument); a relative reference is taken from the
+file's folder (from the current folder for XML text); a mesh not found keeps
+``filename=None`` (the viewer warns and skips it).
+
 Fixed joints are merged: the child link's inertia is added to its parent body and
 the link stays addressable as a frame. Every link is a frame of the model.
 
@@ -40,6 +49,7 @@ from ..core import joints as jt
 from ..core import spatial as sp
 from ..core.constraints import Coupling, Loop
 from ..core.model import Model
+from ..core.visuals import Visual
 
 __all__ = ["load_urdf", "URDFError"]
 
@@ -140,7 +150,7 @@ MIMIC_MODES = ("couple", "ignore")
 
 
 def load_urdf(path, floating_base=False, gravity=(0.0, 0.0, -9.81), name=None, strict_inertia=False,
-              mimic="couple"):
+              mimic="couple", package_dirs=None):
     """Load a URDF or URDF+ file (or XML string) into a :class:`~soadyn.Model`.
 
     Parameters
@@ -170,6 +180,8 @@ def load_urdf(path, floating_base=False, gravity=(0.0, 0.0, -9.81), name=None, s
         functions, or ``model.spanning_tree()`` for the tree. A mimic on a ``fixed`` joint
         is dropped (the joint is merged and cannot move). ``"ignore"``: the mimicking joints
         are independent joints (the tree), with a warning.
+    package_dirs : folders that hold the packages of ``package://PKG/...`` mesh references
+        (searched first; see the module docstring). Only the visuals use them.
 
     Raises :class:`URDFError` for malformed files, and for a mimic whose master joint is
     missing, fixed, or not a 1-dof joint (revolute, continuous, prismatic), whose follower
@@ -311,6 +323,8 @@ def load_urdf(path, floating_base=False, gravity=(0.0, 0.0, -9.81), name=None, s
         model.couplings.append(_parse_coupling(cp, links))
     if mimics and mimic == "couple":
         _add_mimics(model, mimics, {j.get("name"): j.get("type") for j in root.findall("joint")})
+    base = os.path.dirname(os.path.abspath(text)) if not is_xml else os.getcwd()
+    model.visuals.extend(_visuals(root, links, _mesh_resolver(base, package_dirs)))
     if floating_base:
         b = model.bodies[0]
         if b.mass == 0 and not np.any(b.inertia_com):
@@ -475,3 +489,85 @@ def _add_mimics(model, mimic_joints, types):
                                    offset=[c for _, _, c in followers])
         except ValueError as e:
             raise URDFError(f"<joint name={followers[0][0]!r}>/mimic: {e}") from None
+
+
+def _materials(root):
+    """Colours of the robot-level ``<material name><color rgba/></material>`` elements."""
+    colors = {}
+    for m in root.findall("material"):
+        c = m.find("color")
+        if m.get("name") and c is not None:
+            colors[m.get("name")] = tuple(_floats(c.get("rgba"), 4, f"<material name={m.get('name')!r}>/color@rgba"))
+    return colors
+
+
+def _visuals(root, links, resolve):
+    """The :class:`Visual` of every ``<link><visual>`` (named ``"<link>_<i>"``)."""
+    colors = _materials(root)
+    out = []
+    for lname, link in links.items():
+        for i, v in enumerate(link.findall("visual")):
+            where = f"<link name={lname!r}>/visual[{i}]"
+            g = v.find("geometry")
+            shape = None if g is None else next(iter(g), None)
+            if shape is None:
+                raise URDFError(f"{where}: missing <geometry> with a shape")
+            T = np.eye(4)
+            T[:3, :3], T[:3, 3] = _origin(v, where)
+            kw = {}
+            if shape.tag == "box":
+                kind, size = "box", _floats(shape.get("size"), 3, f"{where}/box@size")
+            elif shape.tag == "cylinder":
+                kind = "cylinder"
+                size = [_scalar(shape, "radius", f"{where}/cylinder"), _scalar(shape, "length", f"{where}/cylinder")]
+            elif shape.tag == "sphere":
+                kind, size = "sphere", [_scalar(shape, "radius", f"{where}/sphere")]
+            elif shape.tag == "mesh":
+                uri = shape.get("filename")
+                if not uri:
+                    raise URDFError(f"{where}/mesh: missing attribute 'filename'")
+                kind, size = "mesh", _floats(shape.get("scale"), 3, f"{where}/mesh@scale", (1.0, 1.0, 1.0))
+                kw = {"uri": uri, "filename": resolve(uri)}
+            else:  # not URDF (some files carry <capsule>): the dynamics need no visual
+                warnings.warn(f"{where}/geometry: unsupported shape <{shape.tag}> (expected box, cylinder, "
+                              "sphere or mesh): not drawn", stacklevel=3)
+                continue
+            m = v.find("material")
+            rgba = None
+            if m is not None:
+                c = m.find("color")
+                rgba = tuple(_floats(c.get("rgba"), 4, f"{where}/material/color@rgba")) if c is not None \
+                    else colors.get(m.get("name"))
+            try:
+                out.append(Visual(f"{lname}_{i}", lname, kind, size, T, rgba=rgba, **kw))
+            except ValueError as e:
+                raise URDFError(f"{where}: {e}") from None
+    return out
+
+
+def _mesh_resolver(base, package_dirs):
+    """``resolve(uri)``: the absolute path of a mesh reference, or None when no file is
+    found (see the module docstring for the search order)."""
+    if isinstance(package_dirs, (str, os.PathLike)):
+        package_dirs = [package_dirs]
+    dirs = [os.fspath(d) for d in (package_dirs or ())]
+    dirs += [d for d in os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep) if d]
+    up = base
+    while True:  # the folders above the file: a package beside one of them
+        dirs.append(up)
+        parent = os.path.dirname(up)
+        if parent == up:
+            break
+        up = parent
+
+    def resolve(uri):
+        if uri.startswith("package://"):
+            pkg, _, rest = uri[len("package://"):].partition("/")
+            candidates = [os.path.join(d, pkg, rest) for d in dirs]
+        elif uri.startswith("file://"):
+            candidates = [uri[len("file://"):]]
+        else:
+            candidates = [os.path.join(base, uri)]
+        return next((os.path.abspath(c) for c in candidates if os.path.isfile(c)), None)
+
+    return resolve
