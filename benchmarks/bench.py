@@ -151,9 +151,10 @@ def robot_cases(pair, algorithm, state, pin):
     ns = dict(state, sd=sd, m=m, ws=sd.Workspace(m), out=np.empty(m.nv), M=np.empty((m.nv, m.nv)),
               J=np.empty((6, m.nv)), M3=tuple(np.empty((m.nv, m.nv)) for _ in range(3)))
     cases, note = {}, ""
-    if pin is not None:
-        ns.update(pin=pin, pm=pair.pm, pd=pair.pd)
     frame = m.bodies[-1].name
+    ns["frame"] = frame  # the frame functions' frame: the last body
+    if pin is not None:
+        ns.update(pin=pin, pm=pair.pm, pd=pair.pd, fid=pair.pm.getFrameId(frame), LOCAL=pin.LOCAL)
     if algorithm == "rnea":
         cases["soadyn"] = "sd.rnea(m, q, v, a)"
         cases["soadyn_low"] = "sd.rnea(m, q, v, a, out=out, workspace=ws)"
@@ -178,12 +179,8 @@ def robot_cases(pair, algorithm, state, pin):
         cases["pinocchio"] = "pin.computeMinverse(pm, pd, qp)"
         note = "Pinocchio fills the upper triangle only"
     elif algorithm == "frame_jacobian":
-        ns["frame"] = frame
         cases["soadyn"] = "sd.frame_jacobian(m, q, frame)"
         cases["soadyn_low"] = "sd.frame_jacobian(m, q, frame, out=J, workspace=ws)"
-        if pin is not None:
-            ns["fid"] = pair.pm.getFrameId(frame)
-            ns["LOCAL"] = pin.LOCAL
         cases["pinocchio"] = "pin.computeFrameJacobian(pm, pd, qp, fid, LOCAL)"
         note = f"frame {frame!r}, local axes"
     elif algorithm == "forward_kinematics":
@@ -192,19 +189,12 @@ def robot_cases(pair, algorithm, state, pin):
         cases["pinocchio"] = "pin.forwardKinematics(pm, pd, qp)"
         note = "world poses of all bodies"
     elif algorithm == "frame_placement":
-        ns["frame"] = frame
         cases["soadyn"] = "sd.frame_placement(m, q, frame)"
-        if pin is not None:
-            ns["fid"] = pair.pm.getFrameId(frame)
         # Pinocchio's frame placement needs its forward kinematics first (both in the call)
         cases["pinocchio"] = "pin.forwardKinematics(pm, pd, qp); pin.updateFramePlacement(pm, pd, fid)"
         note = f"frame {frame!r}: 4×4 world pose (Pinocchio: forwardKinematics + updateFramePlacement)"
     elif algorithm == "frame_velocity":
-        ns["frame"] = frame
         cases["soadyn"] = "sd.frame_velocity(m, q, v, frame)"
-        if pin is not None:
-            ns["fid"] = pair.pm.getFrameId(frame)
-            ns["LOCAL"] = pin.LOCAL
         cases["pinocchio"] = "pin.forwardKinematics(pm, pd, qp, vp); pin.getFrameVelocity(pm, pd, fid, LOCAL)"
         note = f"frame {frame!r}, local axes (Pinocchio: forwardKinematics with v + getFrameVelocity)"
     elif algorithm == "rnea_derivatives":
