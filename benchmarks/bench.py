@@ -33,16 +33,16 @@ import argparse
 import csv
 import json
 import os
-import platform
 import random
 import subprocess
 import sys
 import tempfile
 import time
-import timeit
 import warnings
 
 import numpy as np
+
+from timing import machine_description, time_interleaved
 
 ROBOT_ALGORITHMS = ("rnea", "aba", "mass_matrix", "mass_matrix_inverse", "frame_jacobian",
                     "forward_kinematics", "frame_placement", "frame_velocity", "rnea_derivatives",
@@ -94,35 +94,6 @@ class Progress:
         if self.enabled:
             sys.stderr.write("\n")
             sys.stderr.flush()
-
-
-def time_interleaved(cases, rounds, sample_seconds, rng):
-    """Per-call seconds of each case: ``{key: (median, min, max)}``.
-
-    ``cases`` maps a key to ``(stmt, namespace)``; statements run through ``timeit``
-    (no wrapper function in the timed loop). Each case is warmed up and calibrated to
-    ``sample_seconds`` per sample; the cases then take turns, in a shuffled order, for
-    ``rounds`` rounds.
-    """
-    timers, numbers = {}, {}
-    for key, (stmt, ns) in cases.items():
-        timer = timeit.Timer(stmt, globals=ns)
-        timer.timeit(number=3)  # warm-up (and any first-call work)
-        n, elapsed = 1, 0.0
-        while True:
-            elapsed = timer.timeit(number=n)
-            if elapsed >= sample_seconds / 4 or n >= 1 << 20:
-                break
-            n *= 4
-        timers[key] = timer
-        numbers[key] = max(1, int(n * sample_seconds / max(elapsed, 1e-9)))
-    samples = {key: [] for key in cases}
-    keys = list(cases)
-    for _ in range(rounds):
-        rng.shuffle(keys)
-        for key in keys:
-            samples[key].append(timers[key].timeit(number=numbers[key]) / numbers[key])
-    return {key: (float(np.median(s)), float(np.min(s)), float(np.max(s))) for key, s in samples.items()}
 
 
 # ============================================================================ per call
@@ -612,48 +583,6 @@ def _flatten(report):
 
 
 # ============================================================================ output
-def machine_description():
-    import numba
-    lines = [f"date: {time.strftime('%Y-%m-%d %H:%M:%S %z')}"]
-    cpu = platform.processor() or "unknown"
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    lines.append(f"cpu: {cpu}")
-    from soadyn.core.call import batch_threads
-    lines.append(f"logical cores: {os.cpu_count()}; soadyn batch threads: {batch_threads()}; OMP_WAIT_POLICY="
-                 f"{os.environ.get('OMP_WAIT_POLICY', 'unset')}")
-    if hasattr(os, "getloadavg"):
-        lines.append("load average at start (1, 5, 15 min): %.2f %.2f %.2f" % os.getloadavg())
-    lines.append(f"os: {platform.platform()}")
-    lines.append(f"python: {sys.version.split()[0]} ({platform.python_implementation()})")
-    import soadyn
-    versions = [f"soadyn {soadyn.__version__}{_git_commit()}", f"numpy {np.__version__}",
-                f"numba {numba.__version__}"]
-    try:
-        import pinocchio
-        versions.append(f"pinocchio {pinocchio.__version__}")
-    except ImportError:
-        versions.append("pinocchio not installed")
-    lines.append("versions: " + ", ".join(versions))
-    return "\n".join(lines) + "\n"
-
-
-def _git_commit():
-    try:
-        here = os.path.dirname(os.path.abspath(__file__))
-        sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=here, capture_output=True,
-                             text=True, timeout=5)
-        return f" (git {sha.stdout.strip()})" if sha.returncode == 0 and sha.stdout.strip() else ""
-    except (OSError, subprocess.SubprocessError):
-        return ""
-
-
 SECTION_FILES = {"robots": "per_call", "overhead": "overhead", "chains": "chains", "batch": "batch",
                  "startup": "startup", "rollout": "rollout", "distributed": "distributed"}
 

@@ -113,7 +113,7 @@ def measure_peers(rounds, sample_seconds, rng):
     import pinocchio as pin
 
     import peers
-    from bench import time_interleaved
+    from timing import time_interleaved
     rows = []
     for name, model, q, v in _mechanisms(rng):
         tau = rng.normal(size=model.nv)

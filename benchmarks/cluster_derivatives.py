@@ -23,7 +23,7 @@ import soadyn as sd  # noqa: E402
 from soadyn.closed.embedding.clusters import random_independent_state  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench import time_interleaved  # noqa: E402
+from timing import time_interleaved  # noqa: E402
 
 
 def main(argv=None):

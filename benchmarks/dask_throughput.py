@@ -33,7 +33,7 @@ from soadyn.kernels.rollout import rollout_batch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from bench import machine_description, time_interleaved  # noqa: E402
+from timing import machine_description, time_interleaved  # noqa: E402
 from peers import robot_path  # noqa: E402
 
 

@@ -232,7 +232,7 @@ def main(argv=None):
     parser.add_argument("--output", default=os.path.join(HERE, "results", "mjcf.md"))
     args = parser.parse_args(argv)
     sys.path.insert(0, HERE)
-    from bench import machine_description
+    from timing import machine_description
     rng = np.random.default_rng(0)
     rows = []
     sources = [(name, xml, "written for the tests") for name, xml in MODELS.items()]

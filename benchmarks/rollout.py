@@ -36,7 +36,7 @@ import warnings
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench import machine_description, time_interleaved  # noqa: E402
+from timing import machine_description, time_interleaved  # noqa: E402
 from peers import robot_path  # noqa: E402
 
 import soadyn as sd  # noqa: E402
