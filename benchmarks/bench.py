@@ -868,7 +868,9 @@ def main(argv=None):
         write_csv(os.path.join(args.output, "distributed.csv"), distributed_rows)
     progress.close()
     text = summary_tables(robot_rows, overhead_rows, chain_rows, exponents, batch_rows, startup_rows)
-    text += peer_sections(rollout_rows, distributed_rows)
+    extra = peer_sections(rollout_rows, distributed_rows)
+    if extra:
+        text = text.rstrip("\n") + "\n\n" + extra
     paths = plot(args.output, robot_rows, chain_rows, exponents, batch_rows)
     if reused:
         text = (f"(Sections {', '.join(reused)}: kept from an earlier run in this directory; "
