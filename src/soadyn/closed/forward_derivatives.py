@@ -21,6 +21,7 @@ from scipy.linalg import lapack
 
 from ..core import validation as val
 from ..dynamics.derivatives import rnea_derivatives
+from ..dynamics.rnea import rnea
 from .constraint_set import constraint_set
 from .cut_joint import RowSpace
 from .embedding.derivatives import constraint_rows_rate
@@ -88,10 +89,14 @@ def constrained_forward_dynamics_derivatives(model, q, v, tau, *, check=True, re
         raise NotImplementedError("model: constrained_forward_dynamics_derivatives supports loop joints, couplings "
                                   "and transmissions; this model has user constraints (Python callables), whose "
                                   "second derivatives are not available")
-    res = constrained_forward_dynamics(model, q, v, tau, method="direct", check=check, residual_tol=residual_tol)
-    a, lam = res.qdd, res.multipliers
+    a = constrained_forward_dynamics(model, q, v, tau, method="direct", check=check, residual_tol=residual_tol).qdd
     st = evaluate_constraint_set(cs, q, v, 0.0, True)
-    dID_dq, dID_dv, M = rnea_derivatives(model.spanning_tree(), q, v, a)  # eq. KD-1, at the KKT θ̈
+    rows = RowSpace(st.G)
+    tree = model.spanning_tree()
+    dID_dq, dID_dv, M = rnea_derivatives(tree, q, v, a)  # eq. KD-1, at the KKT θ̈
+    # the least-norm λ with G_c*λ = ID(θ, θ̇, θ̈) − T, as constrained_forward_dynamics's (any λ
+    # would do, see docs/kkt_derivatives.md; this one costs an RNEA pass, not a second SVD)
+    lam = rows.least_norm_multipliers(rnea(tree, q, v, a) - tau)
     # θ-columns of the constraint terms (eq. KD-3): one central difference of the rows each
     rhs_q = -dID_dq
     con_q = np.empty((cs.m, nv))
@@ -103,7 +108,6 @@ def constrained_forward_dynamics_derivatives(model, q, v, tau, *, check=True, re
         con_q[:, k] = dbias - dG @ a
     con_v = _velocity_rates(cs, q, v)
     # the null-space solution (eq. KD-4): ∂θ̈ = G_c⁺ r₂ + X_c (X_c* M X_c)⁻¹ X_c* (r₁ − M G_c⁺ r₂)
-    rows = RowSpace(st.G)
     X = rows.null
     part_q, part_v = (rows.Vt.T @ ((rows.U.T @ r) / rows.s[:, None]) for r in (con_q, con_v))  # G_c⁺ r₂
     d = X.shape[1]
