@@ -26,6 +26,10 @@ MODELS = {
     "rssr_linkage": lambda: sd.models.rssr_linkage(),
     "four_bar_chain_3": lambda: sd.models.four_bar_chain(3),
     "geared_chain": lambda: sd.models.geared_chain(),
+    # floating bases: loops (MIT humanoid), rotors (mini cheetah), symbolic user constraints (Tello)
+    "mit_humanoid": lambda: sd.models.get("mit_humanoid"),
+    "mini_cheetah": lambda: sd.models.get("mini_cheetah"),
+    "tello": lambda: sd.models.get("tello"),
 }
 
 
@@ -103,8 +107,17 @@ def test_invalid_inputs_are_named():
         sd.constrained_forward_dynamics_derivatives(model, np.stack([q, q]), v, tau)
     arm = sd.models.serial_chain(3, axes="zyz")
     arm.add_constraint(sd.HolonomicConstraint("c", lambda x, t: np.array([x[0] + x[1] ** 2 - 0.1])))
-    with pytest.raises(NotImplementedError, match="user constraints"):
+    with pytest.raises(NotImplementedError, match="'c'.*numerically differentiated"):
         sd.constrained_forward_dynamics_derivatives(arm, np.zeros(3), np.zeros(3), np.zeros(3), check=False)
+    timed = sd.models.serial_chain(3, axes="zyz")
+    timed.add_constraint(sd.HolonomicConstraint("moving", lambda x, t: np.array([x[0] - 0.1 * t]),
+                                                lambda x, t: np.array([[1.0, 0.0, 0.0]]), time_dependent=True,
+                                                bias=lambda x, xd, t: np.zeros(1)))
+    with pytest.raises(NotImplementedError, match="'moving'.*time dependence"):
+        sd.constrained_forward_dynamics_derivatives(timed, np.zeros(3), np.zeros(3), np.zeros(3), check=False)
+    disk = sd.models.rolling_disk()  # analytic Jacobians, numerical biases
+    with pytest.raises(NotImplementedError, match="'contact'"):
+        sd.constrained_forward_dynamics_derivatives(disk, sd.neutral(disk), np.zeros(6), np.zeros(6), check=False)
 
 
 # ----------------------------------------------------------------------------- Pinocchio

@@ -9,7 +9,8 @@ constraint terms are the change of the rows G_c and of the bias 𝔘̊: with res
 by polarization of the quadratic bias, with respect to θ one central difference of the rows
 per tangent direction (:func:`~soadyn.closed.embedding.derivatives.constraint_rows_rate`,
 shared with the cluster derivatives). The (possibly rank-deficient) KKT system is solved on
-the null space of G_c, so that redundant rows (planar loops) need no special case.
+the null space of G_c, so that redundant rows (planar loops) need no special case. User
+constraints take part when time-invariant with an analytic Jacobian and bias.
 
 Python over the compiled building blocks (the direct method, the tree derivatives, the
 constraint rows); single states only.
@@ -45,6 +46,19 @@ def _velocity_rates(cs, q, v):
     return out
 
 
+def _check_user_constraint(uc):
+    """User constraints enter through the same row evaluations when they are time-invariant
+    and give their Jacobian and acceleration bias analytically (e.g.
+    :func:`~soadyn.symbolic_constraint`): a bias that is itself a finite difference would be
+    differenced again (eq. KD-3 and the θ-rates), and t is not an argument here."""
+    if uc.time_dependent or uc.jacobian_function is None or getattr(uc, "bias_function", None) is None:
+        raise NotImplementedError(
+            f"model: constraint {uc.name!r} is a user constraint with "
+            f"{'an explicit time dependence' if uc.time_dependent else 'a numerically differentiated Jacobian or bias'}"
+            "; constrained_forward_dynamics_derivatives takes loop joints, couplings, transmissions and time-invariant "
+            "user constraints with an analytic jacobian and bias (e.g. sd.symbolic_constraint)")
+
+
 def constrained_forward_dynamics_derivatives(model, q, v, tau, *, check=True, residual_tol=1e-6):
     """Derivatives of the closed-chain accelerations θ̈ = ``constrained_forward_dynamics(model,
     q, v, tau).qdd`` of the cut-joint methods (the KKT system, ``docs/kkt_derivatives.md``):
@@ -59,8 +73,10 @@ def constrained_forward_dynamics_derivatives(model, q, v, tau, *, check=True, re
 
     Parameters
     ----------
-    model : Model closed by loop joints, couplings and/or transmissions (holonomic,
-        time-invariant constraints). User constraints raise NotImplementedError.
+    model : Model closed by loop joints, couplings and/or transmissions, and user
+        constraints that are time-invariant with an analytic ``jacobian`` and ``bias`` (e.g.
+        :func:`~soadyn.symbolic_constraint`); other user constraints raise
+        NotImplementedError.
     q : (nq,) configuration [rad, m]; v : (nv,) velocities; tau : (nv,) generalized
         forces T [N m, N]. Single states only (a batch raises ValueError).
     check, residual_tol : as :func:`~soadyn.constrained_forward_dynamics`: by default
@@ -85,10 +101,8 @@ def constrained_forward_dynamics_derivatives(model, q, v, tau, *, check=True, re
     v = val.vector(v, nv, "v", batch_ok=False)
     tau = val.vector(tau, nv, "tau", batch_ok=False)
     cs = constraint_set(model)
-    if cs.user_blocks:
-        raise NotImplementedError("model: constrained_forward_dynamics_derivatives supports loop joints, couplings "
-                                  "and transmissions; this model has user constraints (Python callables), whose "
-                                  "second derivatives are not available")
+    for blk in cs.user_blocks:
+        _check_user_constraint(blk.source)
     a = constrained_forward_dynamics(model, q, v, tau, method="direct", check=check, residual_tol=residual_tol).qdd
     st = evaluate_constraint_set(cs, q, v, 0.0, True)
     rows = RowSpace(st.G)
