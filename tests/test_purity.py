@@ -32,6 +32,8 @@ def _cases():
             four_bar, qc, vc, tc, method="embedding").qdd))
         cases.append((f"direct{k}", lambda qc=qc, vc=vc, tc=tc: sd.constrained_forward_dynamics(
             four_bar, qc, vc, tc).qdd))  # the compiled default
+        cases.append((f"kkt_derivatives{k}", lambda qc=qc, vc=vc, tc=tc: np.stack(
+            sd.constrained_forward_dynamics_derivatives(four_bar, qc, vc, tc))))
         cases.append((f"cluster_aba_four_bar{k}", lambda y=y, yd=yd: sd.cluster_aba(four_bar, y, yd, np.ones(len(yd)))))
         yc, ydc = sd.closed.embedding.random_independent_state(cheetah, rng, 0.6)
         tau_c = rng.normal(size=len(ydc))

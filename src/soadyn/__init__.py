@@ -37,6 +37,7 @@ numba_cache.compile_for_plain_types()  # one version of a helper, whatever const
 from . import graph, models  # noqa: E402
 from .graph import mass_matrix_sparsity  # noqa: E402
 from .closed import (LoopClosureError, close_loops, constrained_forward_dynamics,  # noqa: E402
+                     constrained_forward_dynamics_derivatives,
                      constrained_inverse_dynamics, constraint_acceleration_bias, constraint_jacobian,
                      constraint_residual)
 from .closed.embedding import (approximate_model, cluster_aba, cluster_aba_derivatives, cluster_efpa,  # noqa: E402
@@ -77,7 +78,8 @@ __all__ = [
     "generalized_gravity", "aba", "mass_matrix", "rnea_derivatives", "aba_derivatives", "kinetic_energy", "potential_energy",
     "center_of_mass", "joints", "spatial", "models",
     "constraint_jacobian", "constraint_residual", "constraint_acceleration_bias", "close_loops",
-    "LoopClosureError", "constrained_forward_dynamics", "constrained_inverse_dynamics",
+    "LoopClosureError", "constrained_forward_dynamics", "constrained_forward_dynamics_derivatives",
+    "constrained_inverse_dynamics",
     "HolonomicConstraint", "NonholonomicConstraint",
     "operators", "articulated_inertias", "mass_matrix_inverse", "log_det_mass_matrix",
     "operational_space_compliance", "operational_space_inertia",

@@ -142,17 +142,27 @@ class _ImplicitCluster:
     def acceleration_rows_rate(self, d, v, a):
         """d/ds [K(q ⊕ s d) a − k(q ⊕ s d, v)] at s = 0 (m,) by a central difference along
         the unit direction of d (eq. CD-7)."""
-        scale = float(np.abs(d).max(initial=0.0))
-        if scale == 0.0:
-            return np.zeros(self.K.shape[0])
-        h = THIRD_DERIVATIVE_STEP
-        step = self._full(d / scale)
+        dG, dk = constraint_rows_rate(self.j.constraint_set, self.q, self._full(v), self._full(d))
+        return dG[:, self.j.v_index] @ a - dk
 
-        def row(s):
-            st = self._rows(integrate(self.model, self.q, step, s), v)
-            return st.G[:, self.j.v_index] @ a - st.acceleration_bias
 
-        return (row(h) - row(-h)) * (scale / (2.0 * h))
+def constraint_rows_rate(cs, q, v, d, step=THIRD_DERIVATIVE_STEP):
+    """(d/ds G_c(q ⊕ s d), d/ds 𝔘̊(q ⊕ s d, v)) at s = 0, shapes (m, nv) and (m,), for the
+    rows of the constraint set ``cs`` (a :class:`~soadyn.closed.constraint_set.ConstraintSet`)
+    at q (nq,), velocity v (nv,) and tangent direction d (nv,): one central difference on
+    the unit direction of d with ``step`` (the rows' second, and the bias's third,
+    derivative; eq. CD-7 and ``docs/kkt_derivatives.md``)."""
+    scale = float(np.abs(d).max(initial=0.0))
+    if scale == 0.0:
+        return np.zeros((cs.m, cs.model.nv)), np.zeros(cs.m)
+    unit = d / scale
+
+    def rows(s):
+        return evaluate_constraint_set(cs, integrate(cs.model, q, unit, s), v, 0.0, True)
+
+    plus, minus = rows(step), rows(-step)
+    f = scale / (2.0 * step)
+    return (plus.G - minus.G) * f, (plus.acceleration_bias - minus.acceleration_bias) * f
 
 
 def _derivatives(model, y, yd, ydd, f_ext, q, gravity):
