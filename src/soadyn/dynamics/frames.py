@@ -30,14 +30,9 @@ def model_frame(model, frame):
 
 
 def frame_tables(model):
-    """(bodies (nf,), poses (nf, 3, 4) [R_f | p_f]) of every frame of the model, as the
-    frame kernels (:mod:`soadyn.kernels.frames`) read them, once per model version."""
-    def build():
-        poses = np.zeros((len(model.frames), 3, 4))
-        for f in model.frames:
-            poses[f.index, :, :3], poses[f.index, :, 3] = f.rotation, f.translation
-        return np.array([f.body for f in model.frames], dtype=np.int64), poses
-    return derived(model).memo("frame_tables", build)
+    """The :class:`FrameSet` of every frame of the model (row = frame index), as the frame
+    kernels (:mod:`soadyn.kernels.frames`) read it, once per model version."""
+    return derived(model).memo("frame_tables", lambda: frame_set(model, range(len(model.frames))))
 
 
 def _key(frames):

@@ -112,18 +112,18 @@ _REFERENCE_CODES = {name: code for code, name in enumerate(_MOTION_REFERENCES)}
 
 # the parameters (frame index, the frame tables, the reference code) come checked
 _FRAME_PLACEMENT = CompiledFunction(frame_placement_kernel, "loop", (Arg("q", "nq"),), "pose_shape",
-                                    params=(None,) * 3)
+                                    params=(None,) * 4)
 _FRAME_MOTION = CompiledFunction(frame_motion_kernel, "loop",
                                  (Arg("q", "nq"), Arg("v", "nv", optional=True), Arg("a", "nv", optional=True)),
-                                 "motion_shape", params=(None,) * 4)
+                                 "motion_shape", params=(None,) * 5)
 
 
 def frame_placement(model, q, frame):
     """4×4 homogeneous world pose of the frame named ``frame`` (or the world frame pose
     of a frame fixed to the world) [m]. ``q`` may be batched, giving (B, 4, 4)."""
     index = model_frame(model, frame).index
-    bodies, poses = frame_tables(model)
-    return _FRAME_PLACEMENT.call(model, q, index, bodies, poses)
+    fs = frame_tables(model)
+    return _FRAME_PLACEMENT.call(model, q, index, fs.body, fs.rotation, fs.translation)
 
 
 def frame_velocity(model, q, v, frame, reference="local"):
@@ -135,8 +135,9 @@ def frame_velocity(model, q, v, frame, reference="local"):
     (Pinocchio's LOCAL, LOCAL_WORLD_ALIGNED and WORLD). ``v``: None means zero. [rad/s, m/s]
     """
     index, code = _frame_and_reference(model, frame, reference)
-    bodies, poses = frame_tables(model)
-    return _FRAME_MOTION.call(model, q, ABSENT if v is None else v, ABSENT, index, bodies, poses, code)
+    fs = frame_tables(model)
+    return _FRAME_MOTION.call(model, q, ABSENT if v is None else v, ABSENT, index, fs.body, fs.rotation,
+                              fs.translation, code)
 
 
 def frame_acceleration(model, q, v, a, frame, reference="local"):
@@ -144,9 +145,9 @@ def frame_acceleration(model, q, v, a, frame, reference="local"):
     not included), or (B, 6) for a batch; ``reference`` as in :func:`frame_velocity`.
     ``v``, ``a``: None means zero. [rad/s², m/s²]"""
     index, code = _frame_and_reference(model, frame, reference)
-    bodies, poses = frame_tables(model)
-    return _FRAME_MOTION.call(model, q, ABSENT if v is None else v, ABSENT if a is None else a, index, bodies,
-                              poses, code + MOTION_ACCELERATION)
+    fs = frame_tables(model)
+    return _FRAME_MOTION.call(model, q, ABSENT if v is None else v, ABSENT if a is None else a, index, fs.body,
+                              fs.rotation, fs.translation, code + MOTION_ACCELERATION)
 
 
 def _frame_and_reference(model, frame, reference):
