@@ -168,6 +168,36 @@ def test_compiled_path_checks_the_residuals():
         sd.constrained_forward_dynamics(model, q, v, tau, residual_tol=-1.0)
 
 
+def test_plain_call_after_a_valid_call_checks_what_the_first_call_checks():
+    """From the second call on, the common call runs one compiled kernel with the state's
+    consistency check inside (:func:`soadyn.kernels.direct.direct_plain_kernel`): it must
+    refuse and accept exactly what the validated first call does, and give its result."""
+    model, q, v, rng = _state("four_bar.urdf", seed=5)
+    tau = rng.normal(size=model.nv)
+    first = sd.constrained_forward_dynamics(model, q, v, tau)
+    again = sd.constrained_forward_dynamics(model, q, v, tau)
+    validated = sd.constrained_forward_dynamics(model, q, v, tau, f_ext=np.zeros((model.nbodies, 6)))
+    assert np.array_equal(again.qdd, first.qdd) and np.array_equal(again.qdd, validated.qdd)
+    assert np.array_equal(again.multipliers, validated.multipliers)
+    with pytest.raises(sd.ConstraintError, match="q: expected a state on the constraint manifold"):
+        sd.constrained_forward_dynamics(model, q + 0.01, v, tau)
+    with pytest.raises(sd.ConstraintError, match="v: expected"):
+        sd.constrained_forward_dynamics(model, q, v + 0.1, tau)
+    with pytest.raises(sd.ConstraintError, match="v: expected"):
+        sd.constrained_forward_dynamics(model, q, v + 0.1, tau, residual_tol=1e-3)
+    with pytest.raises(ValueError, match="q: expected finite"):
+        sd.constrained_forward_dynamics(model, np.full(model.nq, np.nan), v, tau)
+    with pytest.raises(ValueError, match="tau"):
+        sd.constrained_forward_dynamics(model, q, v, tau[:-1])
+    # without the check, or with a loose tolerance, the off-manifold state is solved
+    ref = sd.constrained_forward_dynamics(model, q, v + 0.1, tau, method="projection", check=False).qdd
+    for res in (sd.constrained_forward_dynamics(model, q, v + 0.1, tau, check=False),
+                sd.constrained_forward_dynamics(model, q, v + 0.1, tau, residual_tol=1.0)):
+        assert np.allclose(res.qdd, ref, rtol=0, atol=1e-9 * (1 + np.abs(ref).max()))
+    # other argument types take the validated path and give the same numbers
+    assert np.array_equal(sd.constrained_forward_dynamics(model, list(q), v, tau).qdd, first.qdd)
+
+
 def test_user_constraints_fall_back_to_a_python_method():
     model = models.rolling_disk()
     assert not compiled_constraints(model)

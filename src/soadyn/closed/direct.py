@@ -15,11 +15,11 @@ from collections import namedtuple
 import numpy as np
 
 from ..core import validation as val
-from ..core.call import ABSENT, NO_FORCES, Arg, CompiledFunction, GeneralPath
+from ..core.call import ABSENT, NO_FORCES, Arg, CompiledFunction, ExactCall, GeneralPath
 from ..core.compile import derived
 from ..core.configuration import random_configuration
 from ..kernels.direct import (FLOAT_HEADER, INT_HEADER, DirectOutputs, direct_batch, direct_kernel,
-                              direct_output_size, independent_rows, pack_direct_tables)
+                              direct_output_size, direct_plain_kernel, independent_rows, pack_direct_tables)
 from .constraint_set import constraint_set
 from .kinematics import ConstraintState, constraint_jacobian
 
@@ -33,9 +33,12 @@ PIVOT_TOL = 1e-12
 
 #: the constraint set of a model packed for the kernel: the tables (``ints``, ``floats``,
 #: read by :func:`soadyn.kernels.direct.direct_tables`; the floats carry the settings of
-#: the plain call: gravity, no Baumgarte terms, ``PIVOT_TOL``), the row counts, the
-#: kernel's output length and where the output holds max |𝔡|, max |G_c v|
-DirectTables = namedtuple("DirectTables", ["ints", "floats", "m", "m_loop", "output_size", "residuals_at"])
+#: the plain call: gravity, no Baumgarte terms, ``PIVOT_TOL``), the same after the
+#: model's own tables (``model_ints`` = [mi | ints], ``model_floats`` = [mf | floats], for
+#: :func:`~soadyn.kernels.direct.direct_plain_kernel`), the row counts, the kernel's
+#: output length and where the output holds max |𝔡|, max |G_c v|
+DirectTables = namedtuple("DirectTables", ["ints", "floats", "model_ints", "model_floats", "m", "m_loop",
+                                           "output_size", "residuals_at"])
 
 
 def compiled_constraints(model):
@@ -51,8 +54,9 @@ def _build_tables(model):
     ints, floats = pack_direct_tables(cs.loop_int, cs.loop_float, cs.coupling_v, cs.coupling_q,
                                       np.asarray(cs.coupling_offset, dtype=float), cs.m_loop, _generic_rows(model),
                                       True, 0.0, 0.0, PIVOT_TOL)
-    return DirectTables(ints, floats, cs.m, cs.m_loop, int(direct_output_size(model.nv, cs.m, cs.m_loop)),
-                        model.nv + cs.m + 1)
+    c = derived(model).compiled
+    return DirectTables(ints, floats, np.concatenate([c.mi, ints]), np.concatenate([c.mf, floats]), cs.m, cs.m_loop,
+                        int(direct_output_size(model.nv, cs.m, cs.m_loop)), model.nv + cs.m + 1)
 
 
 def _generic_rows(model):
@@ -81,6 +85,8 @@ def _output_shape(c, state, params):
 _DIRECT = CompiledFunction(direct_kernel, direct_batch,
                            (Arg("q", "nq"), Arg("v", "nv", optional=True), Arg("tau", "nv"), Arg("f_ext", "forces")),
                            _output_shape)
+#: the plain call's kernel (:func:`direct_fast`)
+_PLAIN = ExactCall(direct_plain_kernel)
 
 
 def direct_outputs(out, nv, tables):
@@ -103,20 +109,21 @@ def output_state(model, views, t=0.0):
 
 
 def direct_fast(model, q, v, tau, residual_tol, by_default):
-    """The plain call of the compiled direct method in one kernel call, or None when it
-    needs the validated path (:func:`direct_solve`): a model without compiled tables or
-    with an outdated compiled form (or, ``by_default``, whose default method is not known
-    to be this one), this thread's first call, arguments of other types
-    (lists, batches, None, integer or strided arrays), a kernel status other than OK, or
-    a residual above ``residual_tol`` (None: no check). Gravity on, no external forces,
-    no Baumgarte terms. Returns ``(out, tables)``; the validated path raises the error
-    that names what was wrong.
+    """The plain call of the compiled direct method in one kernel call
+    (:func:`~soadyn.kernels.direct.direct_plain_kernel`), or None when it needs the
+    validated path (:func:`direct_solve`): a model without compiled tables or with an
+    outdated compiled form (or, ``by_default``, whose default method is not known to be
+    this one), this thread's first call, arguments of other types (lists, batches, None,
+    integer or strided arrays), a kernel status other than OK, or a residual above
+    ``residual_tol`` (a float; ``inf``: no check). Gravity on, no external forces, no
+    Baumgarte terms. Returns ``(out, tables)``; the validated path raises the error that
+    names what was wrong.
 
-    Every step here costs ~0.1–0.5 µs against ~5.7 µs for the compiled call on a four-bar
-    (dispatch included): it looks up only what the call needs (:class:`~soadyn.core.call.CompiledFunction` does the same
-    for the tree functions)."""
+    Each step here costs ~0.1–0.5 µs against ~6 µs for the compiled call on a four-bar
+    (dispatch included): it looks up only what the call needs (:class:`~soadyn.core.call.CompiledFunction`
+    does the same for the tree functions)."""
     d = getattr(model, "_derived", None)
-    if d is None or d.version != model._version or v is None or tau is None:
+    if d is None or d.version != model._version:
         return None
     # both built by the first, validated call
     tables = d.known("direct_tables")
@@ -124,16 +131,21 @@ def direct_fast(model, q, v, tau, residual_tol, by_default):
     if tables is None or ws is None or (by_default and d.known("default_method") != "direct"):
         return None
     out = np.empty(tables.output_size)
-    c = d.compiled
     try:
-        if _DIRECT.fast(c.mi, c.mf, ws, q, v, tau, NO_FORCES, tables.ints, tables.floats, out) != 0:
-            return None
+        status = _PLAIN.fast(tables.model_ints, tables.model_floats, ws, q, v, tau, residual_tol, out)
     except GeneralPath:
-        return None
-    k = tables.residuals_at
-    if residual_tol is not None and not (out[k] <= residual_tol and out[k + 1] <= residual_tol):  # NaN too
-        return None
-    return out, tables
+        if not (_plain_types(q, model.nq) and _plain_types(v, model.nv) and _plain_types(tau, model.nv)):
+            return None
+        # this process's first plain call: compile (or load) the kernel for these types
+        status = _PLAIN(tables.model_ints, tables.model_floats, ws, q, v, tau, residual_tol, out)
+    return (out, tables) if status == 0 else None
+
+
+def _plain_types(x, n):
+    """True for the argument types the plain kernel is compiled for: a C-contiguous float64
+    vector of length n (anything else takes the validated path, which converts it)."""
+    return type(x) is np.ndarray and x.dtype == np.float64 and x.ndim == 1 and x.shape[0] == n \
+        and x.flags.c_contiguous
 
 
 def direct_solve(model, q, v, tau, f_ext=None, *, gravity=True, baumgarte=None, pivot_tol=PIVOT_TOL,

@@ -499,8 +499,8 @@ def constrained_forward_dynamics(model, q, v, tau=None, method=None, *, tau_ind=
     # the common call: the direct method (by default or by name), one state, default
     # options, straight into its kernel; anything else, or any doubt, takes the paths below
     if tau_ind is None and f_ext is None and baumgarte is None and type(residual_tol) is float \
-            and (method is None or method == "direct"):
-        fast = direct_fast(model, q, v, tau, residual_tol if check else None, method is None)
+            and (method is None or method == "direct") and 0.0 < residual_tol < np.inf:
+        fast = direct_fast(model, q, v, tau, residual_tol if check else np.inf, method is None)
         if fast is not None:
             return CompiledDirectResult(model, fast[0], fast[1], t, rank_tol)
     if method is None:

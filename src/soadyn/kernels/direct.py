@@ -50,8 +50,8 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from ..core.layout import carve, model_tables
-from ..core.status import BAD_SHAPE, OK, SINGULAR
+from ..core.layout import borrow, carve, model_float_size, model_int_size, model_tables
+from ..core.status import BAD_SHAPE, OFF_MANIFOLD, OK, SINGULAR
 from .aba import acceleration_pass, articulated_body_pass
 from .innovations import apply_dinv, factor_gather, factor_scatter
 from .kinematics import configuration_status, forces_shape_ok, rates_shape_ok, state_status
@@ -250,8 +250,8 @@ def direct_outputs(out, nv, m, m_loop):
 #: the rows (m, nv); W = [I − HψK]Ĝ* and Y = D⁻¹W (nv, n), their spatial scratch
 #: (nb, n, 6), A (n, n), the right-hand side, μ and the solve's scratch (n,); the chosen
 #: rows and the pivot order (m,) as integers.
-DirectScratch = namedtuple("DirectScratch", ["J", "x", "corr", "Zs1", "basis", "W", "Y", "Zs", "A", "rhs", "mu", "y",
-                                             "rows", "perm"])
+DirectScratch = namedtuple("DirectScratch", ["J", "x", "corr", "Zs1", "target", "basis", "W", "Y", "Zs", "A", "rhs",
+                                             "mu", "y", "rows", "perm"])
 
 
 @njit(forceinline=True, cache=True)
@@ -262,6 +262,7 @@ def direct_scratch(buf, ibuf, nb, nv, m, n):
     x = carve(buf, o, nv); o += nv
     corr = carve(buf, o, (nv, 1)); o += nv
     Zs1 = carve(buf, o, (nb, 1, 6)); o += 6 * nb
+    target = carve(buf, o, m); o += m
     basis = carve(buf, o, (m, nv)); o += m * nv
     W = carve(buf, o, (nv, n)); o += nv * n
     Y = carve(buf, o, (nv, n)); o += nv * n
@@ -270,13 +271,14 @@ def direct_scratch(buf, ibuf, nb, nv, m, n):
     rhs = carve(buf, o, n); o += n
     mu = carve(buf, o, n); o += n
     y = carve(buf, o, n)
-    return DirectScratch(J, x, corr, Zs1, basis, W, Y, Zs, A, rhs, mu, y, carve(ibuf, 0, m), carve(ibuf, m, m))
+    return DirectScratch(J, x, corr, Zs1, target, basis, W, Y, Zs, A, rhs, mu, y, carve(ibuf, 0, m),
+                         carve(ibuf, m, m))
 
 
 @njit(forceinline=True, cache=True)
 def scratch_size(nb, nv, m):
     """Floats of the scratch of :func:`direct_scratch` at n = m (the most)."""
-    return 14 * nv + 6 * nb + m * nv + 2 * nv * m + 6 * nb * m + m * m + 3 * m
+    return 14 * nv + 6 * nb + m * nv + 2 * nv * m + 6 * nb * m + m * m + 4 * m
 
 
 @njit(cache=True)
@@ -290,6 +292,8 @@ def direct_kernel(mi, mf, ws, q, v, tau, fext, ti, tf, out):
     relative pivot threshold of the pivoted Cholesky factorization of A (rows below it
     are redundant).
     """
+    # borrowed views: the passes below then pass them on without reference counting
+    mi, mf, ws, q, v, tau = borrow(mi), borrow(mf), borrow(ws), borrow(q), borrow(v), borrow(tau)
     mt = model_tables(mi, mf)
     st = configuration_status(mt, q, ws)
     if st != OK:
@@ -326,16 +330,20 @@ def direct_kernel(mi, mf, ws, q, v, tau, fext, ti, tf, out):
         o.ubias[r] = 0.0
         for k in range(nv):
             G[r, k] = t.coupling_v[c, k]
-    # the largest residuals (loop and coupling rows are holonomic, with 𝔘 = 0)
+    # the largest residuals (loop and coupling rows are holonomic, with 𝔘 = 0) and each
+    # row's right-hand side 𝔘̊ − 2α G_c θ̇ − β²𝔡 (Baumgarte terms when α, β are nonzero)
     worst_q = 0.0
     worst_v = 0.0
+    target = s.target
     for r in range(m):
         worst_q = max(worst_q, abs(o.resid[r]))
+        target[r] = o.ubias[r] - t.beta * t.beta * o.resid[r]
         if has_v:
             acc = 0.0
             for k in range(nv):
                 acc += G[r, k] * v[k]
             worst_v = max(worst_v, abs(acc))
+            target[r] -= 2.0 * t.alpha * acc
     o.worst_residuals[0] = worst_q
     o.worst_residuals[1] = worst_v
     # 2. the free accelerations θ̈_f = M⁻¹(T − C) by the ABA, which leaves the innovations
@@ -356,10 +364,34 @@ def direct_kernel(mi, mf, ws, q, v, tau, fext, ti, tf, out):
     if n > 0:
         for j in range(n):
             s.rows[j] = t.selected[j]
-        if constrained_accelerations(mi, mf, ws, o, t, buf, ibuf, n, v, has_v, x) == OK:
+        if constrained_accelerations(mi, mf, ws, o.G, s.target, t.pivot_tol, buf, ibuf, n, x, o.lam, o.rank, o.qdd) == OK:
             return OK
     n = independent_rows(G, s.rows, s.basis)
-    constrained_accelerations(mi, mf, ws, o, t, buf, ibuf, n, v, has_v, x)
+    constrained_accelerations(mi, mf, ws, o.G, s.target, t.pivot_tol, buf, ibuf, n, x, o.lam, o.rank, o.qdd)
+    return OK
+
+
+@njit(cache=True)
+def direct_plain_kernel(mti, mtf, ws, q, v, tau, residual_tol, out):
+    """:func:`direct_kernel` for the common call (the plain call of
+    ``constrained_forward_dynamics``): the model's tables followed by the constraint
+    tables in one int array ``mti`` = [mi | ti] and one float array ``mtf`` = [mf | tf]
+    (the dispatcher costs ~0.15 µs per argument, a sizeable part of a four-bar's call), no
+    external forces, and the consistency check of the state: returns ``OFF_MANIFOLD`` when
+    a position residual max |𝔡| or a velocity residual max |G_c θ̇| exceeds
+    ``residual_tol`` (or is NaN) — the caller then takes the validated path, which names
+    the constraint."""
+    nb = mti[0]
+    ni, nf = model_int_size(nb), model_float_size(nb)
+    if nb < 0 or mti.shape[0] < ni or mtf.shape[0] < nf:
+        return BAD_SHAPE
+    ti, tf = carve(mti, ni, mti.shape[0] - ni), carve(mtf, nf, mtf.shape[0] - nf)
+    st = direct_kernel(carve(mti, 0, ni), carve(mtf, 0, nf), ws, q, v, tau, carve(mtf, 0, (0, 6)), ti, tf, out)
+    if st != OK:
+        return st
+    o = direct_outputs(out, mti[2], ti[4], ti[3])
+    if not (o.worst_residuals[0] <= residual_tol and o.worst_residuals[1] <= residual_tol):
+        return OFF_MANIFOLD
     return OK
 
 
@@ -370,13 +402,14 @@ SELECTION_TOL = 1e-8
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def constrained_accelerations(mi, mf, ws, o, t, buf, ibuf, n, v, has_v, x):
-    """Steps 3–6 of :func:`direct_kernel` on the n rows Ĝ of G_c in ``rows`` (the first n
-    of the scratch's row list): λ on those rows and θ̈ = θ̈_f + M⁻¹Ĝ*λ into ``o``. Returns
-    OK when θ̈ satisfies every row of G_c (to ``SELECTION_TOL``), else SINGULAR."""
+def constrained_accelerations(mi, mf, ws, G, target, pivot_tol, buf, ibuf, n, x, lam, rank_out, qdd):
+    """Steps 3–6 of :func:`direct_kernel` on the n rows Ĝ of G_c (m, nv) in ``rows`` (the
+    first n of the scratch's row list), for G_c θ̈ = ``target`` and the free accelerations
+    ``x``: λ (m,) on those rows, the rank of A (``rank_out[0]``) and θ̈ = θ̈_f + M⁻¹Ĝ*λ
+    (``qdd``). Returns OK when θ̈ satisfies every row of G_c (to ``SELECTION_TOL``), else
+    SINGULAR."""
     mt = model_tables(mi, mf)
-    nv, m = mt.nv, t.m
-    G = o.G
+    nv, m = mt.nv, G.shape[0]
     s = direct_scratch(buf, ibuf, mt.nb, nv, m, n)  # the views for n rows
     rows, W, Y = s.rows, s.W, s.Y
     # 4. W = [I − HψK] Ĝ*, A = W* D⁻¹ W = Ĝ M⁻¹ Ĝ* on those rows Ĝ, and 𝔘̊ − Ĝ θ̈_f
@@ -398,14 +431,13 @@ def constrained_accelerations(mi, mf, ws, o, t, buf, ibuf, n, v, has_v, x):
             A[i, j] = acc
             A[j, i] = acc
     for j in range(n):
-        s.rhs[j] = _row_target(G, o, t, rows[j], v, has_v) - _row_times(G, rows[j], x)
+        s.rhs[j] = target[rows[j]] - _row_times(G, rows[j], x)
     # 5. λ on the independent rows (the pivoted factorization also drops rows that are
     #    independent in G_c but nearly dependent through M⁻¹), zero on the others
-    rank = pivoted_cholesky(A, s.perm, t.pivot_tol)
-    o.rank[0] = rank
+    rank = pivoted_cholesky(A, s.perm, pivot_tol)
+    rank_out[0] = rank
     mu = s.mu
     pivoted_solve(A, s.perm, rank, s.rhs, mu, s.y)
-    lam = o.lam
     for r in range(m):
         lam[r] = 0.0
     for j in range(n):
@@ -418,15 +450,10 @@ def constrained_accelerations(mi, mf, ws, o, t, buf, ibuf, n, v, has_v, x):
             acc += Y[k, j] * mu[j]
         corr[k, 0] = acc
     factor_scatter(mi, mf, ws, corr, s.Zs1, True)
-    qdd = o.qdd
     for k in range(nv):
         qdd[k] = x[k] + corr[k, 0]
     # every row, the ones left out included, must hold: G_c θ̈ = target
-    for r in range(m):
-        target = _row_target(G, o, t, r, v, has_v)
-        if abs(_row_times(G, r, qdd) - target) > SELECTION_TOL * (1.0 + abs(target) + _row_times_abs(G, r, qdd)):
-            return SINGULAR
-    return OK
+    return OK if rows_hold(G, target, qdd) else SINGULAR
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -437,23 +464,20 @@ def _row_times(G, r, x):
     return acc
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _row_times_abs(G, r, x):
-    acc = 0.0
-    for k in range(x.shape[0]):
-        acc += abs(G[r, k] * x[k])
-    return acc
-
-
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _row_target(G, o, t, r, v, has_v):
-    """Row r's right-hand side of G_c θ̈ = 𝔘̊ − 2α G_c θ̇ − β²𝔡."""
-    acc = o.ubias[r]
-    if t.alpha != 0.0 and has_v:
-        acc -= 2.0 * t.alpha * _row_times(G, r, v)
-    if t.beta != 0.0:
-        acc -= t.beta * t.beta * o.resid[r]
-    return acc
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def rows_hold(G, target, qdd):
+    """True when every row of G θ̈ = target holds to ``SELECTION_TOL`` (relative to the
+    row's terms)."""
+    for r in range(G.shape[0]):
+        acc = 0.0
+        size = 1.0 + abs(target[r])
+        for k in range(qdd.shape[0]):
+            term = G[r, k] * qdd[k]
+            acc += term
+            size += abs(term)
+        if abs(acc - target[r]) > SELECTION_TOL * size:
+            return False
+    return True
 
 
 @njit(nogil=True, cache=True)

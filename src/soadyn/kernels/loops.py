@@ -176,7 +176,7 @@ def _node_motion(src, b, Rl, pl, dst):
         dst[3 + a] = Rl[0, a] * l0 + Rl[1, a] * l1 + Rl[2, a] * l2
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _emit(r, cP, cS, extra, res, JP, JS, AP, AS, nv, G, ubias, resid, sel):
     """One constraint row: G row = cP·J_P + cS·J_S, 𝔘̊ = −(cP·A_P + cS·A_S + extra)."""
     acc = extra
@@ -193,7 +193,7 @@ def _emit(r, cP, cS, extra, res, JP, JS, AP, AS, nv, G, ubias, resid, sel):
         G[r, k] = s
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _emit_rotation(r, n, extra, res, Rrel, cP, cS, tmp, J, AP, AS, nv, G, ubias, resid, sel):
     """A rotation row n·ω_rel = n·(R_rel ω_S − ω_P): Q = [−n, 0 | R_relᵀ n, 0]."""
     _matvec(Rrel, n, tmp, True)
