@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from ..core.layout import model_tables, workspace_views
+from ..core.layout import borrow, model_tables, workspace_views
 from ..core.status import BAD_SHAPE, OK, SINGULAR
 from .kinematics import (body_velocities, configuration_status, forces_shape_ok, joint_placements, rates_shape_ok,
                          state_status)
@@ -176,6 +176,7 @@ def aba_kernel(mi, mf, ws, q, v, tau, fext, gravity, qdd):
     Runs the partitioned form of the passes above ([Jain23p, eq. 8],
     :mod:`soadyn.kernels.partitioned_aba`): the same q̈, measured faster on multi-dof
     hinges and no slower on 1-dof ones (``benchmarks/results/partitioning.md``)."""
+    mi, mf, ws, q, v, tau, qdd = borrow(mi), borrow(mf), borrow(ws), borrow(q), borrow(v), borrow(tau), borrow(qdd)
     m = model_tables(mi, mf)
     st = configuration_status(m, q, ws)
     if st != OK:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from ..core.layout import model_tables, workspace_views
+from ..core.layout import borrow, model_tables, workspace_views
 from ..core.status import BAD_SHAPE, OK
 from .kinematics import configuration_status, joint_placements, world_poses
 from .primitives import (add_force_to_parent, add_rigid_inertia_to_parent, add_rigid_inertia_to_parent_about_axis, force_to_world,
@@ -60,6 +60,7 @@ def composite_inertias(mi, mf, ws):
 @njit(cache=True)
 def mass_matrix_kernel(mi, mf, ws, q, M):
     """M(q) into ``M`` (nv, nv), both triangles (:func:`mass_matrix_pass`)."""
+    mi, mf, ws, q = borrow(mi), borrow(mf), borrow(ws), borrow(q)
     m = model_tables(mi, mf)
     st = configuration_status(m, q, ws)
     if st != OK:

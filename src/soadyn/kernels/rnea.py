@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..core.layout import model_tables, workspace_views
+from ..core.layout import borrow, model_tables, workspace_views
 from ..core.status import BAD_SHAPE, OK
 from .kinematics import (body_accelerations, body_velocities, configuration_status, forces_shape_ok,
                          joint_placements, rates_shape_ok, state_status)
@@ -63,6 +63,7 @@ def generalized_forces_pass(mi, mf, ws, tau):
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def rnea_passes(mi, mf, ws, q, v, a, fext, gravity, tau):
     """The RNEA: τ into ``tau`` and the hinge forces f(k) in ``w.f``; returns a status."""
+    mi, mf, ws, q, v, a, tau = borrow(mi), borrow(mf), borrow(ws), borrow(q), borrow(v), borrow(a), borrow(tau)
     m = model_tables(mi, mf)
     st = configuration_status(m, q, ws)
     if st != OK:
