@@ -177,8 +177,10 @@ def _node_motion(src, b, Rl, pl, dst):
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _emit(r, cP, cS, extra, res, JP, JS, AP, AS, nv, G, ubias, resid, sel):
-    """One constraint row: G row = cP·J_P + cS·J_S, 𝔘̊ = −(cP·A_P + cS·A_S + extra)."""
+def _emit(r, cP, cS, extra, res, J, AP, AS, m, bP, bS, G, ubias, resid, sel):
+    """One constraint row: G row = cP·J_P + cS·J_S, 𝔘̊ = −(cP·A_P + cS·A_S + extra).
+    The node Jacobians J_P = J[0], J_S = J[1] are read on their bodies' paths to the root
+    only (their other columns are zero and not stored)."""
     acc = extra
     for a in range(6):
         sel[r, a] = cP[a]
@@ -186,15 +188,28 @@ def _emit(r, cP, cS, extra, res, JP, JS, AP, AS, nv, G, ubias, resid, sel):
         acc += cP[a] * AP[a] + cS[a] * AS[a]
     ubias[r] = -acc
     resid[r] = res
-    for k in range(nv):
-        s = 0.0
-        for a in range(6):
-            s += cP[a] * JP[a, k] + cS[a] * JS[a, k]
-        G[r, k] = s
+    for k in range(G.shape[1]):
+        G[r, k] = 0.0
+    _add_path_columns(G, r, cP, J[0], bP, m.parent, m.v_index, m.joint_nv)
+    _add_path_columns(G, r, cS, J[1], bS, m.parent, m.v_index, m.joint_nv)
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _emit_rotation(r, n, extra, res, Rrel, cP, cS, tmp, J, AP, AS, nv, G, ubias, resid, sel):
+def _add_path_columns(G, r, c, Jn, body, parent, v_index, joint_nv):
+    """G[r] += c·Jn on the columns of the joints from ``body`` to the root (the nonzero
+    columns of a node Jacobian, [Jain24, "Recall: Jacobian Matrix"]); none for the world."""
+    k = body
+    while k >= 0:
+        for col in range(v_index[k], v_index[k] + joint_nv[k]):
+            s = 0.0
+            for a in range(6):
+                s += c[a] * Jn[a, col]
+            G[r, col] += s
+        k = parent[k]
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _emit_rotation(r, n, extra, res, Rrel, cP, cS, tmp, J, AP, AS, m, bP, bS, G, ubias, resid, sel):
     """A rotation row n·ω_rel = n·(R_rel ω_S − ω_P): Q = [−n, 0 | R_relᵀ n, 0]."""
     _matvec(Rrel, n, tmp, True)
     for a in range(3):
@@ -202,7 +217,7 @@ def _emit_rotation(r, n, extra, res, Rrel, cP, cS, tmp, J, AP, AS, nv, G, ubias,
         cP[3 + a] = 0.0
         cS[a] = tmp[a]
         cS[3 + a] = 0.0
-    _emit(r, cP, cS, extra, res, J[0], J[1], AP, AS, nv, G, ubias, resid, sel)
+    _emit(r, cP, cS, extra, res, J, AP, AS, m, bP, bS, G, ubias, resid, sel)
 
 
 @njit(cache=True)
@@ -254,7 +269,6 @@ def loop_rows_pass(mi, mf, ws, li, lf, has_v, J, G, ubias, resid, sel):
 def loop_rows(mi, mf, ws, li, lf, l, has_v, J, G, ubias, resid, sel):
     """The rows of loop joint ``l`` (at its ``first_row``), as :func:`loop_rows_pass`."""
     m = model_tables(mi, mf)
-    nv = m.nv
     L = loop_tables(li, lf)
     w = workspace_views(ws, m)
     # the small arrays of the loop rows, carved from the workspace's scratch (22 separate
@@ -288,7 +302,6 @@ def loop_rows(mi, mf, ws, li, lf, l, has_v, J, G, ubias, resid, sel):
     bP, bS, kind, row = L.pred_body[l], L.succ_body[l], L.kind[l], L.first_row[l]
     _node(w, bP, L.R_pred[l], L.p_pred[l], has_v, RP, oP, VP, AP)
     _node(w, bS, L.R_succ[l], L.p_succ[l], has_v, RS, oS, VS, AS)
-    J[:] = 0.0
     if bP >= 0:
         jacobian_columns(m, w, bP, L.R_pred[l], L.p_pred[l], 0, J[0])
     if bS >= 0:
@@ -340,7 +353,7 @@ def loop_rows(mi, mf, ws, li, lf, l, has_v, J, G, ubias, resid, sel):
         rv[1] = _dot(b2, t2)
         nrot = 2
     for i in range(nrot):
-        _emit_rotation(row, dirs[i], _dot(dirs[i], dRwS), rv[i], Rrel, cP, cS, t1, J, AP, AS, nv,
+        _emit_rotation(row, dirs[i], _dot(dirs[i], dRwS), rv[i], Rrel, cP, cS, t1, J, AP, AS, m, bP, bS,
                        G, ubias, resid, sel)
         row += 1
     if kind == UNIVERSAL:
@@ -355,7 +368,7 @@ def loop_rows(mi, mf, ws, li, lf, l, has_v, J, G, ubias, resid, sel):
         extra = _dot(t2, dRwS)
         for a in range(3):
             extra += t3[a] * (RwS[a] - wP[a])
-        _emit_rotation(row, t2, extra, _dot(ax, t1), Rrel, cP, cS, t3, J, AP, AS, nv, G, ubias, resid, sel)
+        _emit_rotation(row, t2, extra, _dot(ax, t1), Rrel, cP, cS, t3, J, AP, AS, m, bP, bS, G, ubias, resid, sel)
         row += 1
     # ---- translation rows
     if kind == PRISMATIC or kind == CYLINDRICAL:
@@ -384,7 +397,7 @@ def loop_rows(mi, mf, ws, li, lf, l, has_v, J, G, ubias, resid, sel):
             cP[3 + a] = -T[a]
             cS[a] = 0.0
             cS[3 + a] = t3[a]
-        _emit(row, cP, cS, _dot(T, t2), _dot(T, prel), J[0], J[1], AP, AS, nv, G, ubias, resid, sel)
+        _emit(row, cP, cS, _dot(T, t2), _dot(T, prel), J, AP, AS, m, bP, bS, G, ubias, resid, sel)
         row += 1
 
 
