@@ -130,7 +130,9 @@ def cluster_workspace(cws, c, nq, nv):
     to = carve(cws, o, (nb, 3)); o += nb * 3
     tmp = carve(cws, o, (4, 6, 6)); o += 144
     vec = carve(cws, o, (8, 6)); o += 48
-    return ClusterWorkspace(q, qd, qdd, Ro, to, tmp, vec, (o, o + 6 * rows), cws)
+    # ``flat`` borrowed too (no reference count): the per-cluster accessors take ``w``, and
+    # an array argument in it costs two atomic reference-count updates per accessor call
+    return ClusterWorkspace(q, qd, qdd, Ro, to, tmp, vec, (o, o + 6 * rows), carve(cws, 0, cws.shape[0]))
 
 
 # --------------------------------------------------------------------------- per-cluster views
@@ -194,9 +196,20 @@ def explicit_map(c, cf, w, k):
     """(G_k (n_spanning, n_y), g_k (n_spanning,)) of a constrained cluster, q̇_k = G_k ẏ_k,
     q̈_k = G_k ÿ_k + g_k [Chignoli23, eq. 3]: constants in ``cf`` for a rigid or linear
     cluster, this call's values in the workspace for a nonlinear one."""
-    src = w.flat if c.kind[k] == NONLINEAR else cf
+    if c.kind[k] == NONLINEAR:
+        nc, ny = c.n_spanning[k], c.n_y[k]
+        return carve(w.flat, c.G_offset[k], (nc, ny)), carve(w.flat, c.g_offset[k], nc)
+    return constant_map(c, cf, k)
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def constant_map(c, cf, k):
+    """(G_k, g_k = 0) of a rigid or linear cluster, constants in ``cf`` (see
+    :func:`explicit_map`). Loops that run over many clusters call this in a branch of
+    their own: a view chosen between two buffers (``explicit_map``) costs ~20 ns per
+    cluster in the loop that reads it (measured on the Mini Cheetah's 13 clusters)."""
     nc, ny = c.n_spanning[k], c.n_y[k]
-    return carve(src, c.G_offset[k], (nc, ny)), carve(src, c.g_offset[k], nc)
+    return carve(cf, c.G_offset[k], (nc, ny)), carve(cf, c.g_offset[k], nc)
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
