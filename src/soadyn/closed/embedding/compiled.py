@@ -84,7 +84,8 @@ class PackedClusters:
                 cf.extend(np.asarray(G, dtype=float).ravel().tolist())
                 c.g_offset[k] = len(cf)
                 cf.extend([0.0] * nc)
-            pair = rotor_pair_constants(model, cl.bodies, cl.output_bodies, np.asarray(G, dtype=float)) if c.kind[k] == LINEAR else None
+            pair = (rotor_pair_constants(model, cl.bodies, cl.output_bodies, np.asarray(G, dtype=float))
+                    if c.kind[k] == LINEAR else None)  # a geared rotor: constants of the C-ABA step
             c.rotor_offset[k], c.rotor_local[k] = (-1, -1) if pair is None else (len(cf), pair[0])
             if pair is not None:
                 cf.extend(pair[1])

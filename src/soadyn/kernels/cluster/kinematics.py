@@ -88,7 +88,7 @@ def cluster_subspaces(mi, mf, ws, ci, cf, cws, with_bias):
             _cluster_subspace(m, t, c, w, k, G, g, False, with_bias)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)  # not inlined: typed once for both branches
 def _cluster_subspace(m, t, c, w, k, G, g, nonlinear, with_bias):
     """S_k and (with ``with_bias``) c_k of cluster k by the recursion inside the cluster
     (module docstring), for its explicit map (G, g)."""
