@@ -9,6 +9,7 @@ import numpy as np
 from ...core.compile import derived
 from ...core.configuration import neutral
 from ...kernels.cluster import implicit as imp
+from ...kernels.cluster.inertia import rotor_pair_constants
 from ...kernels.cluster.layout import (HEADER, LINEAR, NONLINEAR, RIGID, cluster_int_size, cluster_tables,
                                        fixed_workspace_size)
 from ..constraint_set import ConstraintSet, constraint_set
@@ -83,6 +84,11 @@ class PackedClusters:
                 cf.extend(np.asarray(G, dtype=float).ravel().tolist())
                 c.g_offset[k] = len(cf)
                 cf.extend([0.0] * nc)
+            pair = (rotor_pair_constants(model, cl.bodies, cl.output_bodies, np.asarray(G, dtype=float))
+                    if c.kind[k] == LINEAR else None)  # a geared rotor: constants of the C-ABA step
+            c.rotor_offset[k], c.rotor_local[k] = (-1, -1) if pair is None else (len(cf), pair[0])
+            if pair is not None:
+                cf.extend(pair[1])
             if armature is not None and k in armature:
                 c.armature_offset[k] = len(cf)
                 cf.extend(np.asarray(armature[k], dtype=float).reshape(ny, ny).ravel().tolist())

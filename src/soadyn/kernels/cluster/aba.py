@@ -21,7 +21,7 @@ from ...core.layout import model_tables, workspace_views
 from ...core.status import OK, SINGULAR
 from ..primitives import add_force_to_parent, parent_acceleration
 from .implicit import prepare_implicit
-from .inertia import _nonzero, init_cluster_inertias, invert_joint_inertia, project_cluster_inertia
+from .inertia import _nonzero, init_cluster_inertias, invert_joint_inertia, project_cluster_inertia, project_rotor_pair
 from .kinematics import cluster_state_status, positions_pass
 from .layout import (articulated_inertia, bias_force, cluster_bodies, cluster_scratch, cluster_tables,
                      cluster_workspace, force_columns, inertia_subspace, innovation, inverse_joint_inertia,
@@ -32,7 +32,8 @@ from .layout import (articulated_inertia, bias_force, cluster_bodies, cluster_sc
 def articulated_cluster_pass(mi, mf, ci, cf, cws, tau, with_bias):
     """The backward pass of C-ABA (module docstring). I^a is projected as
     ^λX* I^A ^kX − (^λX*U) D⁻¹ (^λX*U)ᵀ: the rank-n_y correction is carried by the n_y
-    force columns ^λX*U_k rather than by 6n × 6n blocks. An empty ``tau`` means τ = 0;
+    force columns ^λX*U_k rather than by 6n × 6n blocks; a link–rotor pair by
+    :func:`~.inertia.project_rotor_pair` (its rotor's blocks constant). An empty ``tau`` means τ = 0;
     without ``with_bias`` p^A, c_k and u_k are skipped (C-EFPA). Needs the cluster
     inertias (:func:`~.inertia.init_cluster_inertias`). Returns False when some D_k is
     not positive definite."""
@@ -70,33 +71,12 @@ def articulated_cluster_pass(mi, mf, ci, cf, cws, tau, with_bias):
         if p < 0:
             continue
         Dinv = inverse_joint_inertia(c, w, k)
-        nbp = c.n_bodies[p]
-        IAp, pAp = articulated_inertia(c, w, p), bias_force(c, w, p)
-        project_cluster_inertia(c, w, k)  # ^λX* I^A_k ^kX
-        # ^λX* U_k: the columns of U_k gathered on the output bodies
-        XU = force_columns(w, 0, ny, nbp)
-        XU[:] = 0.0
-        for a in range(nbk):
-            for j in range(ny):
-                add_force_to_parent(w.Ro, w.to, bodies[a], U[j], a, XU[j], c.output_local[bodies[a]])
+        pAp = bias_force(c, w, p)
+        if c.rotor_offset[k] >= 0:  # a link–rotor pair: its rotor's blocks are constants
+            project_rotor_pair(c, cf, w, k)
+        else:
+            _project_articulated_inertia(c, w, k)
         t, yk = cluster_scratch(c, w, k)
-        for la in range(nbp):  # − (^λX*U) D⁻¹ (^λX*U)ᵀ on the output bodies' blocks
-            if not _receives(c, bodies, la):
-                continue
-            for lb in range(nbp):
-                if not _receives(c, bodies, lb):
-                    continue
-                for r in range(6):
-                    for j in range(ny):
-                        acc = 0.0
-                        for j2 in range(ny):
-                            acc += Dinv[j, j2] * XU[j2, la, r]
-                        t[j] = acc
-                    for e in range(6):
-                        acc = 0.0
-                        for j in range(ny):
-                            acc += t[j] * XU[j, lb, e]
-                        IAp[la, lb, r, e] -= acc
         if with_bias:
             # p^a = p^A + I^a c + U D⁻¹ u = p^A + I^A c + U D⁻¹ (u − Uᵀ c)
             ck = velocity_product(c, w, k)
@@ -127,6 +107,43 @@ def articulated_cluster_pass(mi, mf, ci, cf, cws, tau, with_bias):
                     pa[r] = acc
                 add_force_to_parent(w.Ro, w.to, bodies[a], w.vec, 0, pAp, c.output_local[bodies[a]])
     return True
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _project_articulated_inertia(c, w, k):
+    """I^A_λ(k) += ^λX* I^A_k ^kX − (^λX*U_k) D_k⁻¹ (^λX*U_k)ᵀ, body block by body block
+    (module docstring; any cluster)."""
+    ny = c.n_y[k]
+    p = c.parent[k]
+    bodies = cluster_bodies(c, k)
+    U, Dinv = inertia_subspace(c, w, k), inverse_joint_inertia(c, w, k)
+    nbp = c.n_bodies[p]
+    IAp = articulated_inertia(c, w, p)
+    project_cluster_inertia(c, w, k)  # ^λX* I^A_k ^kX
+    # ^λX* U_k: the columns of U_k gathered on the output bodies
+    XU = force_columns(w, 0, ny, nbp)
+    XU[:] = 0.0
+    for a in range(bodies.shape[0]):
+        for j in range(ny):
+            add_force_to_parent(w.Ro, w.to, bodies[a], U[j], a, XU[j], c.output_local[bodies[a]])
+    t, _ = cluster_scratch(c, w, k)
+    for la in range(nbp):  # − (^λX*U) D⁻¹ (^λX*U)ᵀ on the output bodies' blocks
+        if not _receives(c, bodies, la):
+            continue
+        for lb in range(nbp):
+            if not _receives(c, bodies, lb):
+                continue
+            for r in range(6):
+                for j in range(ny):
+                    acc = 0.0
+                    for j2 in range(ny):
+                        acc += Dinv[j, j2] * XU[j2, la, r]
+                    t[j] = acc
+                for e in range(6):
+                    acc = 0.0
+                    for j in range(ny):
+                        acc += t[j] * XU[j, lb, e]
+                    IAp[la, lb, r, e] -= acc
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from numba import njit
 
-from ...core.layout import model_tables
+from ...core.layout import carve, model_tables
 from ...core.status import OK
-from .layout import RIGID, LINEAR, cluster_bodies, cluster_tables, cluster_workspace, explicit_map
+from .layout import LINEAR, RIGID, cluster_bodies, cluster_tables, cluster_workspace, constant_map, explicit_map
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -35,16 +35,34 @@ def apply_explicit_map(mi, mf, ci, cf, cws, x, out, positions, with_bias):
                     out[start + e] = x[o + e]
                 o += n
             continue
-        if positions and kind != LINEAR:
-            continue
-        G, g = explicit_map(c, cf, w, k)
         rows = c.rows_q if positions else c.rows_v
-        r0 = c.row_start[k]
-        for r in range(c.n_spanning[k]):
-            acc = g[r] if with_bias else 0.0
-            for j in range(c.n_y[k]):
-                acc += G[r, j] * x[y0 + j]
-            out[rows[r0 + r]] = acc
+        if kind == LINEAR:
+            G, g = constant_map(c, cf, k)
+            _map_rows(G, g, carve(rows, c.row_start[k], c.n_spanning[k]), x, y0, out, with_bias)
+        elif not positions:  # nonlinear: this call's G(q), g(q, q̇)
+            G, g = explicit_map(c, cf, w, k)
+            _map_rows(G, g, carve(rows, c.row_start[k], c.n_spanning[k]), x, y0, out, with_bias)
+
+
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)  # not inlined: typed once for both branches
+def _map_rows(G, g, rows, x, y0, out, with_bias):
+    """out[rows[r]] = (G x_k)[r] (+ g[r]) for a cluster's independent entries x_k = x[y0:]
+    (called in a branch per kind of G: see :func:`~.layout.constant_map`)."""
+    for r in range(G.shape[0]):
+        acc = g[r] if with_bias else 0.0
+        for j in range(G.shape[1]):
+            acc += G[r, j] * x[y0 + j]
+        out[rows[r]] = acc
+
+
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)  # not inlined: typed once for both branches
+def _map_transpose(G, rows, f, y0, out):
+    """out[y0 + j] = (G_kᵀ f_k)[j], f_k = f[rows] (see :func:`_map_rows`)."""
+    for j in range(G.shape[1]):
+        acc = 0.0
+        for r in range(G.shape[0]):
+            acc += G[r, j] * f[rows[r]]
+        out[y0 + j] = acc
 
 
 @njit(cache=True)
@@ -62,13 +80,13 @@ def apply_explicit_map_transpose(mi, mf, ci, cf, cws, f, out):
                     out[o + e] = f[m.v_index[i] + e]
                 o += m.joint_nv[i]
             continue
-        G, g = explicit_map(c, cf, w, k)
-        r0 = c.row_start[k]
-        for j in range(ny):
-            acc = 0.0
-            for r in range(c.n_spanning[k]):
-                acc += G[r, j] * f[c.rows_v[r0 + r]]
-            out[y0 + j] = acc
+        rows = carve(c.rows_v, c.row_start[k], c.n_spanning[k])
+        if c.kind[k] == LINEAR:
+            G, _ = constant_map(c, cf, k)
+            _map_transpose(G, rows, f, y0, out)
+        else:
+            G, _ = explicit_map(c, cf, w, k)
+            _map_transpose(G, rows, f, y0, out)
 
 
 @njit(cache=True)

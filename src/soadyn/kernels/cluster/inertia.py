@@ -12,11 +12,45 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ...core import spatial as sp
 from ...core.layout import model_tables, workspace_views
 from ..primitives import add_cross_force, add_force_to_parent, add_inertia_to_parent, inertia_times_motion, \
     spd_inverse
 from .layout import (articulated_inertia, bias_force, cluster_bodies, cluster_tables, cluster_workspace,
-                     inertia_subspace, inverse_joint_inertia, motion_subspace, reflected_inertia)
+                     inertia_subspace, inverse_joint_inertia, motion_subspace, reflected_inertia, rotor_constants)
+
+
+def rotor_pair_constants(model, bodies, output_bodies, G):
+    """(rotor's position in the pair, [I_r (36), s_r (6), u_r (6)]) for a link–rotor pair,
+    or None: the pair's constants of :func:`~.layout.rotor_constants`.
+
+    A pair is two bodies on the same output body Λ (both hinged to it) with one independent
+    velocity and a constant G (a geared motor: q̇_link = G_l ẏ, q̇_rotor = G_r ẏ), one of
+    them — the rotor — a leaf body on a revolute joint whose inertia does not change as it
+    turns (mass centre on the axis, rotational inertia symmetric about it). Then the
+    rotor's blocks of the cluster quantities are constant in Λ's frame: its projected
+    inertia ^ΛX*_r I_r ^rX_Λ [Chignoli23, eq. 55] and its column of ^ΛX* U_k, so the
+    backward pass of C-ABA forms no per-call transform for it."""
+    if len(bodies) != 2 or G.shape[1] != 1 or output_bodies[0] != output_bodies[1]:
+        return None
+    parents = [b.parent for b in model.bodies]
+    if any(parents[i] != output_bodies[0] for i in bodies):
+        return None
+    for a in (1, 0):  # the second body first: rotors usually follow the link they drive
+        b = model.bodies[bodies[a]]
+        j = b.joint
+        if j.kind not in ("revolute", "continuous") or bodies[a] in parents:
+            continue
+        Xj = sp.motion_transform(*j.pose(np.array([1.0])))  # a turn by 1 rad: invariance under it
+        inertia = np.asarray(b.inertia, dtype=float)        # is invariance under every turn
+        if not np.allclose(Xj.T @ inertia @ Xj, inertia, rtol=1e-12, atol=1e-14 * np.abs(inertia).max()):
+            continue
+        X = sp.motion_transform(*b.placement)  # Λ → rotor at q_rotor = 0
+        row = 0 if a == 0 else model.bodies[bodies[0]].joint.nv
+        I_r = X.T @ inertia @ X
+        s_r = np.linalg.solve(X, j.motion_subspace(np.zeros(1))[:, 0]) * G[row, 0]
+        return a, np.concatenate([I_r.ravel(), s_r, I_r @ s_r]).tolist()
+    return None
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -94,6 +128,37 @@ def project_cluster_inertia(c, w, k):
             if b != a and _nonzero(IA[a, b]):
                 ib = bodies[b]
                 _add_transformed_block(w.Ro, w.to, ia, ib, IA[a, b], IAp[la, c.output_local[ib]], w.tmp)
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def project_rotor_pair(c, cf, w, k):
+    """I^A_λ(k) += ^λX*_k I^a ^kX_λ(k) for a link–rotor pair k (``c.rotor_offset[k] ≥ 0``,
+    n_y = 1), I^a = I^A_k − U_k D_k⁻¹ U_kᵀ [Chignoli23, eq. 55–56], on the one block of
+    the output body Λ of both bodies: with W = ^ΛX*_l U_l + u_r (the column ^λX* U_k),
+
+        I^A_Λ += ^ΛX*_l I^A_l ^lX_Λ + I_r − W D_k⁻¹ Wᵀ,
+
+    the rotor's projected inertia I_r and its column u_r being constants
+    (:func:`~.layout.rotor_constants`): one congruence per pair instead of one per body,
+    and no rank-one update over body blocks. Needs U_k and D_k⁻¹."""
+    bodies = cluster_bodies(c, k)
+    r = c.rotor_local[k]
+    link = 1 - r
+    il = bodies[link]
+    lo = c.output_local[il]
+    IA, IAp = articulated_inertia(c, w, k), articulated_inertia(c, w, c.parent[k])
+    I_r, _, u_r = rotor_constants(c, cf, k)
+    add_inertia_to_parent(w.Ro, w.to, il, IA[link, link], IAp[lo], lo, w.tmp)  # ^ΛX*_l I^A_l ^lX_Λ
+    W = w.vec[1]
+    for e in range(6):
+        W[e] = u_r[e]
+    add_force_to_parent(w.Ro, w.to, il, inertia_subspace(c, w, k)[0], link, w.vec, 1)  # W = ^ΛX*_l U_l + u_r
+    dinv = inverse_joint_inertia(c, w, k)[0, 0]
+    B = IAp[lo, lo]
+    for a in range(6):
+        x = W[a] * dinv
+        for e in range(6):
+            B[a, e] += I_r[a, e] - x * W[e]
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)

@@ -22,8 +22,8 @@ from ..kinematics import body_velocities, forces_shape_ok, joint_placements, no_
 from ..primitives import motion_to_child
 from .explicit import apply_explicit_map
 from .implicit import prepare_implicit
-from .layout import (NONLINEAR, cluster_bodies, cluster_tables, cluster_workspace, explicit_map, motion_subspace,
-                     velocity_product)
+from .layout import (NONLINEAR, cluster_bodies, cluster_tables, cluster_workspace, constant_map, explicit_map,
+                     motion_subspace, velocity_product)
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -80,36 +80,46 @@ def cluster_subspaces(mi, mf, ws, ci, cf, cws, with_bias):
     c = cluster_tables(ci)
     w = cluster_workspace(cws, c, m.nq, m.nv)
     for k in range(c.n):
-        S = motion_subspace(c, w, k)
-        ck = velocity_product(c, w, k)
-        G, g = explicit_map(c, cf, w, k)
-        nonlinear = c.kind[k] == NONLINEAR
-        for a, i in enumerate(cluster_bodies(c, k)):
-            pl = c.parent_local[i]
-            row = c.row_in_cluster[i]
-            vi = m.v_index[i]
-            for j in range(c.n_y[k]):
-                if pl >= 0:  # the parent's motion carried to body i
-                    motion_to_child(t.R, t.t, i, S[j], pl, S[j], a)
-                else:
-                    S[j, a, :] = 0.0
-                for e in range(m.joint_nv[i]):  # plus body i's joint motion H*(i) q̇_i, q̇ = G e_j
-                    x = G[row + e, j]
-                    if x != 0.0:
-                        for d in range(6):
-                            S[j, a, d] += t.S[vi + e, d] * x
-            if with_bias:
-                if pl >= 0:
-                    motion_to_child(t.R, t.t, i, ck, pl, ck, a)
-                else:
-                    ck[a, :] = 0.0
-                for d in range(6):
-                    ck[a, d] += t.coriolis[i, d]
-                if nonlinear:  # H*(i) q̈_i for q̈ = g
-                    for e in range(m.joint_nv[i]):
-                        x = g[row + e]
-                        for d in range(6):
-                            ck[a, d] += t.S[vi + e, d] * x
+        if c.kind[k] == NONLINEAR:  # this call's G(q), g(q, q̇)
+            G, g = explicit_map(c, cf, w, k)
+            _cluster_subspace(m, t, c, w, k, G, g, True, with_bias)
+        else:  # constant G, g = 0 (a branch of its own: see constant_map)
+            G, g = constant_map(c, cf, k)
+            _cluster_subspace(m, t, c, w, k, G, g, False, with_bias)
+
+
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)  # not inlined: typed once for both branches
+def _cluster_subspace(m, t, c, w, k, G, g, nonlinear, with_bias):
+    """S_k and (with ``with_bias``) c_k of cluster k by the recursion inside the cluster
+    (module docstring), for its explicit map (G, g)."""
+    S = motion_subspace(c, w, k)
+    ck = velocity_product(c, w, k)
+    for a, i in enumerate(cluster_bodies(c, k)):
+        pl = c.parent_local[i]
+        row = c.row_in_cluster[i]
+        vi = m.v_index[i]
+        for j in range(c.n_y[k]):
+            if pl >= 0:  # the parent's motion carried to body i
+                motion_to_child(t.R, t.t, i, S[j], pl, S[j], a)
+            else:
+                S[j, a, :] = 0.0
+            for e in range(m.joint_nv[i]):  # plus body i's joint motion H*(i) q̇_i, q̇ = G e_j
+                x = G[row + e, j]
+                if x != 0.0:
+                    for d in range(6):
+                        S[j, a, d] += t.S[vi + e, d] * x
+        if with_bias:
+            if pl >= 0:
+                motion_to_child(t.R, t.t, i, ck, pl, ck, a)
+            else:
+                ck[a, :] = 0.0
+            for d in range(6):
+                ck[a, d] += t.coriolis[i, d]
+            if nonlinear:  # H*(i) q̈_i for q̈ = g
+                for e in range(m.joint_nv[i]):
+                    x = g[row + e]
+                    for d in range(6):
+                        ck[a, d] += t.S[vi + e, d] * x
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)

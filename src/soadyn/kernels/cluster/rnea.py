@@ -13,10 +13,9 @@ result with the tree's per-body step, which needs no cluster subspaces S_k.
 """
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
-from ...core.layout import model_tables
+from ...core.layout import carve, model_tables
 from ...core.status import BAD_QUATERNION, OK
 from ..kinematics import quaternions_ok
 from ..rnea import rnea_passes
@@ -40,7 +39,7 @@ def cluster_rnea_kernel(mi, mf, ws, y, yd, ydd, fext, ci, cf, cws, gravity, tau)
     apply_explicit_map(mi, mf, ci, cf, cws, ydd, w.qdd, False, True)  # q̈ = G ÿ + g
     if not quaternions_ok(m, w.q):
         return BAD_QUATERNION
-    T = np.empty(m.nv)
+    T = carve(w.flat, w.scratch_offsets[0], m.nv)  # the tree's joint forces, in a scratch area (≥ 6 nb rows)
     st = rnea_passes(mi, mf, ws, w.q, w.qd, w.qdd, fext, gravity, T)
     if st != OK:
         return st
