@@ -28,9 +28,7 @@ def frame_jacobian(model, q, frame, reference="local", *, out=None, workspace=No
         LOCAL, LOCAL_WORLD_ALIGNED and WORLD.
     out : optional (6, nv) output; workspace : optional :class:`~soadyn.Workspace`.
     """
-    f = getattr(model, "_frame_by_name", {}).get(frame) if type(frame) is str else None
-    if f is None:
-        f = model_frame(model, frame)
+    f = model_frame(model, frame)
     try:
         mode = REFERENCES[reference]
     except (KeyError, TypeError):
