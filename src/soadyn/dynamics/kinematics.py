@@ -89,7 +89,7 @@ def forward_kinematics(model, q, v=None, a=None, *, gravity=False, workspace=Non
     if gravity is not True and gravity is not False:  # the fast path would read its truth value
         gravity = val.GRAVITY(gravity)
     if v is None and a is None:
-        R, p = _POSES.call(model, q, workspace=workspace)
+        R, p = _POSES.call(model, q, None, workspace)  # (out, workspace): positional is cheaper
         return KinematicsResult(R, p, None, None)
     vk = v
     if a is not None and v is None:  # accelerations at zero velocity
