@@ -23,6 +23,7 @@ from ..core.joints import FREE, REVOLUTE, SPHERICAL, joint_pose_and_subspace
 from ..core.layout import carve, model_tables, sizes_match, workspace_views
 from ..core.status import BAD_FEXT, BAD_FIRST, BAD_QUATERNION, BAD_SECOND, BAD_SHAPE, BAD_THIRD, OK
 from .primitives import axis_coriolis_term, compose_pose, coriolis_term, motion_to_child, parent_acceleration
+from .trig import sincos
 
 
 # --------------------------------------------------------------------------- absent arguments
@@ -139,8 +140,9 @@ def place_body(m, w, i, q):
         k = abs(code) - 1
         k1, k2 = other_axes(k)
         th = q[m.q_index[i]]
-        c = math.cos(th)
-        s = math.sin(th) if code > 0 else -math.sin(th)
+        s, c = sincos(th)
+        if code < 0:
+            s = -s
         for a in range(3):
             pj[i, a] = 0.0
             for b in range(3):
@@ -218,8 +220,7 @@ def world_pose_step(m, w, i, q, Rw, pw):
     k = abs(code) - 1
     if k < 3:  # R_J: rotation by x about e_k, which turns columns k1, k2 of the product
         k1, k2 = other_axes(k)
-        c = math.cos(x)
-        s = math.sin(x)
+        s, c = sincos(x)
         for a in range(3):
             r1, r2 = Rw[i, a, k1], Rw[i, a, k2]
             Rw[i, a, k1] = r1 * c + r2 * s
@@ -245,8 +246,7 @@ def pose_to_parent(m, w, i, q, X):
         k = abs(code) - 1
         if k < 3:  # rows k1, k2 turn
             k1, k2 = other_axes(k)
-            c = math.cos(x)
-            s = math.sin(x)
+            s, c = sincos(x)
             for b in range(4):
                 r1, r2 = X[k1, b], X[k2, b]
                 X[k1, b] = c * r1 - s * r2
