@@ -107,8 +107,7 @@ def configuration_status(m, q, ws):
 # --------------------------------------------------------------------------- passes
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def other_axes(k):
-    """(k + 1, k + 2) mod 3: the plane a rotation about e_k turns (Python's modulo of
-    signed integers costs two 64-bit divisions here, ~20 ns per body)."""
+    """(k + 1, k + 2) mod 3: the plane a rotation about e_k turns."""
     if k == 0:
         return 1, 2
     if k == 1:
