@@ -44,6 +44,7 @@ def _tree_kernels():
     sd.forward_kinematics(m, q)
     sd.frame_jacobian(m, q, m.frames[-1].name)
     sd.frame_placement(m, q, m.frames[-1].name)
+    sd.frame_velocity(m, q, v, m.frames[-1].name)
     sd.frame_acceleration(m, q, v, a, m.frames[-1].name)
     sd.kinetic_energy(m, q, v)
     sd.center_of_mass(m, q, v)

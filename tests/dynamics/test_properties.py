@@ -158,3 +158,24 @@ def test_batched_calls_equal_single_calls(params, B):
         fk1 = sd.forward_kinematics(model, Q[b], Vv[b], A[b])
         assert np.allclose(fk.accelerations[b], fk1.accelerations)
         assert np.allclose(fk.rotations[b], fk1.rotations)
+
+
+@SETTINGS
+@given(trees)
+def test_frame_placements_are_body_poses_times_frame_poses(params):
+    """The walk from a frame's body to the root (frame placements) and the one-step world
+    poses (forward kinematics without rates) agree with the world poses of the recursion
+    with rates (joint placements, then their products), on every joint type."""
+    model, q, v, a, rng = build(params)
+    full = sd.forward_kinematics(model, q, v)
+    poses = sd.forward_kinematics(model, q)
+    assert np.allclose(poses.rotations, full.rotations, atol=1e-12)
+    assert np.allclose(poses.positions, full.positions, atol=1e-12)
+    for frame in model.frames:
+        R, p = frame.rotation, frame.translation
+        if frame.body >= 0:
+            Rb, pb = full.rotations[frame.body], full.positions[frame.body]
+            R, p = Rb @ R, pb + Rb @ p
+        T = sd.frame_placement(model, q, frame.name)
+        assert np.allclose(T[:3, :3], R, atol=1e-12) and np.allclose(T[:3, 3], p, atol=1e-12)
+        assert np.array_equal(T[3], [0.0, 0.0, 0.0, 1.0])

@@ -28,11 +28,10 @@ def frame_jacobian(model, q, frame, reference="local", *, out=None, workspace=No
         LOCAL, LOCAL_WORLD_ALIGNED and WORLD.
     out : optional (6, nv) output; workspace : optional :class:`~soadyn.Workspace`.
     """
-    f = getattr(model, "_frame_by_name", {}).get(frame) if type(frame) is str else None
-    if f is None:
-        f = model_frame(model, frame)
+    f = model_frame(model, frame)
     try:
         mode = REFERENCES[reference]
     except (KeyError, TypeError):
         raise ValueError(f"reference: expected one of {list(REFERENCES)}, got {reference!r}") from None
-    return _JACOBIAN.call(model, q, f.body, f.rotation, f.translation, mode, out=out, workspace=workspace)
+    # (positional: keyword arguments cost the generated call ~0.05 µs more)
+    return _JACOBIAN.call(model, q, f.body, f.rotation, f.translation, mode, out, workspace)

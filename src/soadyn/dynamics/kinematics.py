@@ -6,9 +6,9 @@ import numpy as np
 
 from ..core import validation as val
 from ..core.call import ABSENT, Arg, CompiledFunction
-from ..kernels.frames import MOTION_ACCELERATION, frame_motion_kernel, frame_placement_kernel
+from ..kernels.frames import frame_acceleration_kernel, frame_placement_kernel, frame_velocity_kernel
 from ..kernels.kinematics import kinematics_batch, kinematics_kernel, poses_batch, poses_kernel
-from .frames import frame_tables, model_frame
+from .frames import model_frame
 
 __all__ = ["forward_kinematics", "frame_placement", "body_placements", "frame_velocity",
            "frame_acceleration", "KinematicsResult"]
@@ -89,7 +89,7 @@ def forward_kinematics(model, q, v=None, a=None, *, gravity=False, workspace=Non
     if gravity is not True and gravity is not False:  # the fast path would read its truth value
         gravity = val.GRAVITY(gravity)
     if v is None and a is None:
-        R, p = _POSES.call(model, q, workspace=workspace)
+        R, p = _POSES.call(model, q, None, workspace)  # (out, workspace): positional is cheaper
         return KinematicsResult(R, p, None, None)
     vk = v
     if a is not None and v is None:  # accelerations at zero velocity
@@ -106,24 +106,26 @@ def body_placements(model, q):
 
 
 #: reference frames of frame velocities and accelerations (as for Jacobians), in the
-#: order of the kernels' codes (soadyn.kernels.frames: LOCAL, LOCAL_WORLD_ALIGNED, WORLD)
+#: order of the kernels' codes (soadyn.kernels.jacobians: LOCAL, LOCAL_WORLD_ALIGNED, WORLD)
 _MOTION_REFERENCES = ("local", "local_world_aligned", "world")
 _REFERENCE_CODES = {name: code for code, name in enumerate(_MOTION_REFERENCES)}
 
-# the parameters (frame index, the frame tables, the reference code) come checked
+# the parameters (the frame's body, its rotation and translation there, the reference
+# code) come checked: the frame is one of the model's
 _FRAME_PLACEMENT = CompiledFunction(frame_placement_kernel, "loop", (Arg("q", "nq"),), "pose_shape",
-                                    params=(None,) * 4)
-_FRAME_MOTION = CompiledFunction(frame_motion_kernel, "loop",
-                                 (Arg("q", "nq"), Arg("v", "nv", optional=True), Arg("a", "nv", optional=True)),
-                                 "motion_shape", params=(None,) * 5)
+                                    params=(None,) * 3)
+_FRAME_VELOCITY = CompiledFunction(frame_velocity_kernel, "loop", (Arg("q", "nq"), Arg("v", "nv", optional=True)),
+                                   "motion_shape", params=(None,) * 4)
+_FRAME_ACCELERATION = CompiledFunction(frame_acceleration_kernel, "loop",
+                                       (Arg("q", "nq"), Arg("v", "nv", optional=True), Arg("a", "nv", optional=True)),
+                                       "motion_shape", params=(None,) * 4)
 
 
 def frame_placement(model, q, frame):
     """4×4 homogeneous world pose of the frame named ``frame`` (or the world frame pose
     of a frame fixed to the world) [m]. ``q`` may be batched, giving (B, 4, 4)."""
-    index = model_frame(model, frame).index
-    fs = frame_tables(model)
-    return _FRAME_PLACEMENT.call(model, q, index, fs.body, fs.rotation, fs.translation)
+    f = model_frame(model, frame)
+    return _FRAME_PLACEMENT.call(model, q, f.body, f.rotation, f.translation)
 
 
 def frame_velocity(model, q, v, frame, reference="local"):
@@ -134,25 +136,23 @@ def frame_velocity(model, q, v, frame, reference="local"):
     ``"world"``: world axes, velocity of the body point at the world origin
     (Pinocchio's LOCAL, LOCAL_WORLD_ALIGNED and WORLD). ``v``: None means zero. [rad/s, m/s]
     """
-    index, code = _frame_and_reference(model, frame, reference)
-    fs = frame_tables(model)
-    return _FRAME_MOTION.call(model, q, ABSENT if v is None else v, ABSENT, index, fs.body, fs.rotation,
-                              fs.translation, code)
+    f = model_frame(model, frame)
+    return _FRAME_VELOCITY.call(model, q, ABSENT if v is None else v, f.body, f.rotation, f.translation,
+                                _reference_code(reference))
 
 
 def frame_acceleration(model, q, v, a, frame, reference="local"):
     """Spatial acceleration (6,) of a frame (derivative of the spatial velocity, gravity
     not included), or (B, 6) for a batch; ``reference`` as in :func:`frame_velocity`.
     ``v``, ``a``: None means zero. [rad/s², m/s²]"""
-    index, code = _frame_and_reference(model, frame, reference)
-    fs = frame_tables(model)
-    return _FRAME_MOTION.call(model, q, ABSENT if v is None else v, ABSENT if a is None else a, index, fs.body,
-                              fs.rotation, fs.translation, code + MOTION_ACCELERATION)
+    f = model_frame(model, frame)
+    return _FRAME_ACCELERATION.call(model, q, ABSENT if v is None else v, ABSENT if a is None else a, f.body,
+                                    f.rotation, f.translation, _reference_code(reference))
 
 
-def _frame_and_reference(model, frame, reference):
-    """(frame index, reference code), or the errors naming the argument."""
-    code = _REFERENCE_CODES.get(reference) if isinstance(reference, str) else None
+def _reference_code(reference):
+    """The kernels' code of ``reference``, or the error naming the argument."""
+    code = _REFERENCE_CODES.get(reference) if type(reference) is str else None
     if code is None:
         raise ValueError(f"reference: expected one of {list(_MOTION_REFERENCES)}, got {reference!r}")
-    return model_frame(model, frame).index, code
+    return code

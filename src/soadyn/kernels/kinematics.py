@@ -23,6 +23,7 @@ from ..core.joints import FREE, REVOLUTE, SPHERICAL, joint_pose_and_subspace
 from ..core.layout import carve, model_tables, sizes_match, workspace_views
 from ..core.status import BAD_FEXT, BAD_FIRST, BAD_QUATERNION, BAD_SECOND, BAD_SHAPE, BAD_THIRD, OK
 from .primitives import axis_coriolis_term, compose_pose, coriolis_term, motion_to_child, parent_acceleration
+from .trig import sincos
 
 
 # --------------------------------------------------------------------------- absent arguments
@@ -104,6 +105,16 @@ def configuration_status(m, q, ws):
 
 
 # --------------------------------------------------------------------------- passes
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def other_axes(k):
+    """(k + 1, k + 2) mod 3: the plane a rotation about e_k turns."""
+    if k == 0:
+        return 1, 2
+    if k == 1:
+        return 2, 0
+    return 0, 1
+
+
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def joint_placements(mi, mf, ws, q):
     """Pose ``(w.R[k], w.t[k])`` of each body in its parent and the joint maps ``w.S``:
@@ -126,11 +137,11 @@ def place_body(m, w, i, q):
     if code != 0 and m.joint_type[i] == REVOLUTE:
         # rotation by θ about ±e_k: only the (k1, k2) plane turns
         k = abs(code) - 1
-        k1 = (k + 1) % 3
-        k2 = (k + 2) % 3
+        k1, k2 = other_axes(k)
         th = q[m.q_index[i]]
-        c = math.cos(th)
-        s = math.sin(th) if code > 0 else -math.sin(th)
+        s, c = sincos(th)
+        if code < 0:
+            s = -s
         for a in range(3):
             pj[i, a] = 0.0
             for b in range(3):
@@ -165,6 +176,108 @@ def place_body(m, w, i, q):
             t[i, a] = m.pos_tree[i, a] + pj[i, a]
             for b in range(3):
                 R[i, a, b] = Rj[i, a, b]
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def joint_transform(m, w, i, q):
+    """The joint transform ``(w.Rj[i], w.pj[i])`` and joint map (rows of ``w.S``) of body
+    i (:func:`~soadyn.core.joints.joint_pose_and_subspace`): the general path of the
+    one-step pose updates below, for joints without a unit axis (``m.axis_code`` 0)."""
+    joint_pose_and_subspace(i, m.joint_type[i], m.n_sub[i], m.sub_kinds[i], m.axes, m.pitch, q, m.q_index[i],
+                            w.S, m.v_index[i], w.Rj, w.pj)
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def world_pose_step(m, w, i, q, Rw, pw):
+    """(Rw, pw)[i] = (Rw, pw)[℘(i)] ∘ (R_tree, p_tree)[i] ∘ (R_J(q), p_J(q))[i]: the world
+    pose of body i from its parent's (the world: identity) in one step, into any (nb, 3, 3),
+    (nb, 3) pair. The joint placement is applied only when it rotates (``m.rotated``); a
+    joint about or along a coordinate axis (``m.axis_code``) then turns two columns
+    (12 products) or moves the origin, instead of a general 3×3 product; other joints go
+    through :func:`joint_transform` (which writes ``w.Rj[i], w.pj[i]`` and rows of ``w.S``)."""
+    p = m.parent[i]
+    rot_tree, pos_tree = m.rot_tree, m.pos_tree
+    if p < 0:
+        for a in range(3):
+            pw[i, a] = pos_tree[i, a]
+            for b in range(3):
+                Rw[i, a, b] = rot_tree[i, a, b]
+    elif m.rotated[i]:
+        compose_pose(Rw, pw, p, rot_tree, pos_tree, i, Rw, pw, i)
+    else:
+        x0, x1, x2 = pos_tree[i, 0], pos_tree[i, 1], pos_tree[i, 2]
+        for a in range(3):
+            pw[i, a] = pw[p, a] + Rw[p, a, 0] * x0 + Rw[p, a, 1] * x1 + Rw[p, a, 2] * x2
+            for b in range(3):
+                Rw[i, a, b] = Rw[p, a, b]
+    code = m.axis_code[i]
+    if code == 0:
+        joint_transform(m, w, i, q)
+        compose_pose(Rw, pw, i, w.Rj, w.pj, i, Rw, pw, i)
+        return
+    x = q[m.q_index[i]] if code > 0 else -q[m.q_index[i]]
+    k = abs(code) - 1
+    if k < 3:  # R_J: rotation by x about e_k, which turns columns k1, k2 of the product
+        k1, k2 = other_axes(k)
+        s, c = sincos(x)
+        for a in range(3):
+            r1, r2 = Rw[i, a, k1], Rw[i, a, k2]
+            Rw[i, a, k1] = r1 * c + r2 * s
+            Rw[i, a, k2] = r2 * c - r1 * s
+    else:  # p_J = x e_k
+        k -= 3
+        for a in range(3):
+            pw[i, a] += x * Rw[i, a, k]
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def pose_to_parent(m, w, i, q, X):
+    """X ← (R_tree, p_tree)[i] ∘ (R_J(q), p_J(q))[i] ∘ X: a pose given in body i's frame
+    (``X[:3, :3]`` rotation, ``X[:3, 3]`` origin) re-expressed in its parent's, the step
+    of a walk from a body towards the root (poses of frames on the support path only).
+    The same short paths as :func:`world_pose_step`; a joint without a unit axis needs
+    :func:`joint_transform` first."""
+    code = m.axis_code[i]
+    if code == 0:
+        pose_times(w.Rj, w.pj, i, X)
+    else:
+        x = q[m.q_index[i]] if code > 0 else -q[m.q_index[i]]
+        k = abs(code) - 1
+        if k < 3:  # rows k1, k2 turn
+            k1, k2 = other_axes(k)
+            s, c = sincos(x)
+            for b in range(4):
+                r1, r2 = X[k1, b], X[k2, b]
+                X[k1, b] = c * r1 - s * r2
+                X[k2, b] = s * r1 + c * r2
+        else:
+            X[k - 3, 3] += x
+    if m.rotated[i]:
+        pose_times(m.rot_tree, m.pos_tree, i, X)
+    else:
+        for a in range(3):
+            X[a, 3] += m.pos_tree[i, a]
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def pose_times(R, p, i, X):
+    """X ← (R[i], p[i]) ∘ X for a pose X (``X[:3, :3]``, ``X[:3, 3]``)."""
+    for b in range(4):
+        x0, x1, x2 = X[0, b], X[1, b], X[2, b]
+        o0, o1, o2 = (p[i, 0], p[i, 1], p[i, 2]) if b == 3 else (0.0, 0.0, 0.0)
+        X[0, b] = o0 + R[i, 0, 0] * x0 + R[i, 0, 1] * x1 + R[i, 0, 2] * x2
+        X[1, b] = o1 + R[i, 1, 0] * x0 + R[i, 1, 1] * x1 + R[i, 1, 2] * x2
+        X[2, b] = o2 + R[i, 2, 0] * x0 + R[i, 2, 1] * x1 + R[i, 2, 2] * x2
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def frame_pose_in_body(X, fR, fp):
+    """X ← (fR, fp), the pose of a frame in its body: the start of a walk to the root
+    (:func:`pose_to_parent`)."""
+    for a in range(3):
+        X[a, 3] = fp[a]
+        for b in range(3):
+            X[a, b] = fR[a, b]
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -251,16 +364,19 @@ def body_accelerations(mi, mf, ws, qdd, gravity, has_v):
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def poses_into(mi, mf, ws, q, R_out, p_out):
     """World poses of every body for a checked ``q``, into ``R_out`` (nb, 3, 3) and
-    ``p_out`` (nb, 3)."""
+    ``p_out`` (nb, 3) (:func:`world_pose_step`). (The steps write the workspace, then the
+    poses are copied: composing in the outputs themselves, arrays the compiler cannot
+    prove apart from the model tables, took 1.5× as long.)"""
     m = model_tables(mi, mf)
     w = workspace_views(ws, m)
-    joint_placements(mi, mf, ws, q)
-    world_poses(mi, mf, ws)
+    Rw, pw = w.Rw, w.pw
     for i in range(m.nb):
-        for k in range(3):
-            p_out[i, k] = w.pw[i, k]
-            for j in range(3):
-                R_out[i, k, j] = w.Rw[i, k, j]
+        world_pose_step(m, w, i, q, Rw, pw)
+    for i in range(m.nb):
+        for a in range(3):
+            p_out[i, a] = pw[i, a]
+            for b in range(3):
+                R_out[i, a, b] = Rw[i, a, b]
 
 
 @njit(cache=True)
@@ -306,7 +422,16 @@ def kinematics_kernel(mi, mf, ws, q, v, a, gravity, R_out, p_out, V_out, A_out):
     if nonfinite(a):
         return BAD_THIRD
     w = workspace_views(ws, m)
-    poses_into(mi, mf, ws, q, R_out, p_out)
+    joint_placements(mi, mf, ws, q)
+    for i in range(nb):  # the world poses from the placements (R, t), into the outputs
+        p = m.parent[i]
+        if p >= 0:
+            compose_pose(R_out, p_out, p, w.R, w.t, i, R_out, p_out, i)
+        else:
+            for k in range(3):
+                p_out[i, k] = w.t[i, k]
+                for j in range(3):
+                    R_out[i, k, j] = w.R[i, k, j]
     if has_v:
         body_velocities(mi, mf, ws, v)
         for i in range(nb):
