@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from ...core.layout import model_tables, workspace_views
+from ...core.layout import borrow, model_tables, workspace_views
 from ...core.status import OK, SINGULAR
 from ..primitives import add_force_to_parent, parent_acceleration
 from .implicit import prepare_implicit
@@ -197,6 +197,9 @@ def cluster_acceleration_pass(mi, mf, ws, ci, cws, gravity, ydd):
 def cluster_aba_kernel(mi, mf, ws, y, yd, tau, fext, ci, cf, cws, gravity, ydd):
     """C-ABA [Chignoli23, Alg. 1]: ÿ from (y, ẏ, τ_ind) into ``ydd`` (the nonlinear
     clusters prepared in the workspace); returns a status."""
+    # borrowed views: the passes below then pass them on without reference counting
+    mi, mf, ws, ci, cf, cws = borrow(mi), borrow(mf), borrow(ws), borrow(ci), borrow(cf), borrow(cws)
+    y, yd, tau, ydd = borrow(y), borrow(yd), borrow(tau), borrow(ydd)
     st = cluster_state_status(mi, mf, ci, y, yd, tau, fext, ydd.shape[0])
     if st != OK:
         return st

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from ...core.layout import carve, model_tables
+from ...core.layout import borrow, carve, model_tables
 from ...core.status import BAD_QUATERNION, OK
 from ..kinematics import quaternions_ok
 from ..rnea import rnea_passes
@@ -29,6 +29,9 @@ from .layout import cluster_tables, cluster_workspace
 def cluster_rnea_kernel(mi, mf, ws, y, yd, ydd, fext, ci, cf, cws, gravity, tau):
     """τ_ind from (y, ẏ, ÿ) into ``tau`` (the nonlinear clusters prepared in the
     workspace: their γ, G and g); returns a status."""
+    # borrowed views: the passes below then pass them on without reference counting
+    mi, mf, ws, ci, cf, cws = borrow(mi), borrow(mf), borrow(ws), borrow(ci), borrow(cf), borrow(cws)
+    y, yd, ydd, tau = borrow(y), borrow(yd), borrow(ydd), borrow(tau)
     st = cluster_state_status(mi, mf, ci, y, yd, ydd, fext, tau.shape[0])
     if st != OK:
         return st
