@@ -136,6 +136,8 @@ def mass_matrix_jtmj_kernel(mi, mf, ws, q, M):
     Each step is O(N) per column, so M costs O(N²) — the order [CDI18] gives for the
     procedure "J, then Q = MJ, then JᵀQ", which holds when step 3 is the Ψ_Dᵀ recursion
     rather than a dense product (O(N³) on a chain)."""
+    # borrowed views: the passes below then pass them on without reference counting
+    mi, mf, ws, q = borrow(mi), borrow(mf), borrow(ws), borrow(q)
     m = model_tables(mi, mf)
     st = configuration_status(m, q, ws)
     if st != OK:

@@ -34,7 +34,7 @@ import numpy as np
 from numba import njit
 
 from ..core.joints import COMPOSITE
-from ..core.layout import carve, model_tables, workspace_views
+from ..core.layout import borrow, carve, model_tables, workspace_views
 from ..core.status import BAD_SHAPE, OK, SINGULAR
 from .aba import aba_kernel
 from .kinematics import configuration_status, forces_shape_ok, joint_placements, rates_shape_ok, state_status, \
@@ -334,6 +334,8 @@ def rnea_derivative_passes(mi, mf, ws, buf, v, a, fext, gravity, dq, dv, M):
 def rnea_derivatives_kernel(mi, mf, ws, q, v, a, fext, gravity, dtau_dq, dtau_dv, M):
     """∂τ/∂q (tangent space), ∂τ/∂v and M(q) of τ = rnea(q, v, a, f_ext) into the three
     (nv, nv) outputs; an empty ``v`` or ``a`` means zero. Returns a status."""
+    # borrowed views: the passes below then pass them on without reference counting
+    mi, mf, ws, q, v, a = borrow(mi), borrow(mf), borrow(ws), borrow(q), borrow(v), borrow(a)
     m = model_tables(mi, mf)
     st = configuration_status(m, q, ws)
     if st != OK:
@@ -365,6 +367,8 @@ def aba_derivatives_kernel(mi, mf, ws, q, v, tau, fext, gravity, dqdd_dq, dqdd_d
     ∂q̈/∂τ = M⁻¹ of q̈ = aba(q, v, τ, f_ext) into the three (nv, nv) outputs: q̈ by the ABA,
     the products with M⁻¹ by solves with the sparse LTDL factors of the M the derivative
     passes give ([Featherstone05]). Returns a status."""
+    # borrowed views: the passes below then pass them on without reference counting
+    mi, mf, ws, q, v, tau = borrow(mi), borrow(mf), borrow(ws), borrow(q), borrow(v), borrow(tau)
     m = model_tables(mi, mf)
     nv = m.nv
     qdd = np.empty(nv)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from ..core.layout import model_tables, workspace_views
+from ..core.layout import borrow, model_tables, workspace_views
 from ..core.status import BAD_SECOND, BAD_SHAPE, OK
 from .kinematics import body_velocities, configuration_status, joint_placements, nonfinite, world_poses
 
@@ -16,6 +16,8 @@ from .kinematics import body_velocities, configuration_status, joint_placements,
 def energy_kernel(mi, mf, ws, q, v, out):
     """out = [T, U, total mass, com (3), com velocity (3)] (velocity terms need v; an empty
     v means zero velocity)."""
+    # borrowed views: the passes below then pass them on without reference counting
+    mi, mf, ws, q, v = borrow(mi), borrow(mf), borrow(ws), borrow(q), borrow(v)
     m = model_tables(mi, mf)
     st = configuration_status(m, q, ws)
     if st != OK:

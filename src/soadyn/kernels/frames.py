@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from ..core.layout import model_tables, workspace_views
+from ..core.layout import borrow, model_tables, workspace_views
 from ..core.status import BAD_SECOND, BAD_SHAPE, BAD_THIRD, OK
 from .jacobians import LOCAL, WORLD, frame_column, local_to_reference
 from .kinematics import (body_accelerations, body_velocities, configuration_status, frame_pose_in_body,
@@ -37,6 +37,8 @@ def _frame_ok(m, body, fR, fp):
 def frame_placement_kernel(mi, mf, ws, q, body, fR, fp, T):
     """The 4×4 world pose of the frame at pose (fR, fp) in body ``body`` into ``T``: the
     walk from the body to the root (module docstring), bodies off the path untouched."""
+    # borrowed views: the passes below then pass them on without reference counting
+    mi, mf, ws, q = borrow(mi), borrow(mf), borrow(ws), borrow(q)
     m = model_tables(mi, mf)
     st = configuration_status(m, q, ws)
     if st != OK:
@@ -63,6 +65,8 @@ def frame_velocity_kernel(mi, mf, ws, q, v, body, fR, fp, reference, out):
     """The spatial velocity of the frame at pose (fR, fp) in body ``body`` into ``out``
     (6,), in the reference frame LOCAL, LOCAL_WORLD_ALIGNED or WORLD (module docstring):
     J θ̇ summed column by column on the walk to the root. ``v`` may be empty (zero)."""
+    # borrowed views: the passes below then pass them on without reference counting
+    mi, mf, ws, q, v = borrow(mi), borrow(mf), borrow(ws), borrow(q), borrow(v)
     m = model_tables(mi, mf)
     st = configuration_status(m, q, ws)
     if st != OK:
@@ -105,6 +109,8 @@ def frame_acceleration_kernel(mi, mf, ws, q, v, a, body, fR, fp, reference, out)
     included) of the frame at pose (fR, fp) in body ``body`` into ``out`` (6,), in the
     reference frame LOCAL, LOCAL_WORLD_ALIGNED or WORLD (module docstring), from the
     body accelerations of [Jain12, eq. 15]. ``v``, ``a`` may be empty (zero)."""
+    # borrowed views: the passes below then pass them on without reference counting
+    mi, mf, ws, q, v, a = borrow(mi), borrow(mf), borrow(ws), borrow(q), borrow(v), borrow(a)
     m = model_tables(mi, mf)
     st = configuration_status(m, q, ws)
     if st != OK:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from ..core.layout import model_tables, workspace_views
+from ..core.layout import borrow, model_tables, workspace_views
 from ..core.status import BAD_SHAPE, OK
 from .kinematics import configuration_status, frame_pose_in_body, joint_transform, pose_to_parent
 
@@ -29,6 +29,8 @@ def frame_jacobian_kernel(mi, mf, ws, q, body, fR, fp, mode, J):
     in the frame's axes (:func:`frame_column`), then moves to the parent
     (:func:`~soadyn.kernels.kinematics.pose_to_parent`); at the root X is the frame's world
     pose, which turns the columns to the other references (:func:`local_to_reference`)."""
+    # borrowed views: the passes below then pass them on without reference counting
+    mi, mf, ws, q = borrow(mi), borrow(mf), borrow(ws), borrow(q)
     m = model_tables(mi, mf)
     st = configuration_status(m, q, ws)
     if st != OK:

@@ -20,7 +20,7 @@ import math
 from numba import njit
 
 from ..core.joints import FREE, REVOLUTE, SPHERICAL, joint_pose_and_subspace
-from ..core.layout import carve, model_tables, sizes_match, workspace_views
+from ..core.layout import borrow, carve, model_tables, sizes_match, workspace_views
 from ..core.status import BAD_FEXT, BAD_FIRST, BAD_QUATERNION, BAD_SECOND, BAD_SHAPE, BAD_THIRD, OK
 from .primitives import axis_coriolis_term, compose_pose, coriolis_term, motion_to_child, parent_acceleration
 from .trig import sincos
@@ -383,6 +383,8 @@ def poses_into(mi, mf, ws, q, R_out, p_out):
 def poses_kernel(mi, mf, ws, q, R_out, p_out):
     """World poses only (:func:`kinematics_kernel` without rates): five arguments fewer
     through Numba's dispatcher (~0.1 µs each) for the most common kinematic call."""
+    # borrowed views: the passes below then pass them on without reference counting
+    mi, mf, ws, q = borrow(mi), borrow(mf), borrow(ws), borrow(q)
     m = model_tables(mi, mf)
     st = configuration_status(m, q, ws)
     if st != OK:
@@ -406,6 +408,8 @@ def kinematics_kernel(mi, mf, ws, q, v, a, gravity, R_out, p_out, V_out, A_out):
     """World poses into ``R_out, p_out``; with ``v`` body velocities into ``V_out``; with
     ``a`` (and ``v``) body accelerations into ``A_out``. ``v``, ``a`` may be empty
     (absent), their outputs then (0, 6)."""
+    # borrowed views: the passes below then pass them on without reference counting
+    mi, mf, ws, q, v, a = borrow(mi), borrow(mf), borrow(ws), borrow(q), borrow(v), borrow(a)
     m = model_tables(mi, mf)
     nb = m.nb
     st = configuration_status(m, q, ws)

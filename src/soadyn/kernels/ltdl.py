@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..core.layout import model_tables
+from ..core.layout import borrow, model_tables
 from ..core.status import BAD_SHAPE, OK, SINGULAR
 from .crba import mass_matrix_kernel
 
@@ -149,6 +149,8 @@ def mass_matrix_inverse_ltdl_kernel(mi, mf, ws, q, Minv):
     D(k) ≤ 0). O(N d²) for a tree of depth d, against O(N²) for the innovations factors'
     recursion (:func:`~soadyn.kernels.minverse.mass_matrix_inverse_kernel`), with less
     work per entry on the trees of real robots."""
+    # borrowed views: the passes below then pass them on without reference counting
+    mi, mf, ws, q = borrow(mi), borrow(mf), borrow(ws), borrow(q)
     nv = Minv.shape[0]
     LD = np.empty((nv, nv))
     st = mass_matrix_kernel(mi, mf, ws, q, LD)

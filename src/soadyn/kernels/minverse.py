@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..core.layout import model_tables, workspace_views
+from ..core.layout import borrow, model_tables, workspace_views
 from ..core.status import BAD_SHAPE, OK
 from .innovations import atbi
 from .kinematics import world_poses
@@ -137,6 +137,8 @@ def inverse_scatter(mi, mf, ws, Gw, A, Minv):
 def mass_matrix_inverse_kernel(mi, mf, ws, q, Minv):
     """M⁻¹(q) into ``Minv`` (nv, nv), both triangles, by the innovations factors applied
     to the identity (module docstring), O(N²)."""
+    # borrowed views: the passes below then pass them on without reference counting
+    mi, mf, ws, q = borrow(mi), borrow(mf), borrow(ws), borrow(q)
     st = atbi(mi, mf, ws, q)
     if st != OK:
         return st
