@@ -129,15 +129,15 @@ def _cluster_kernels():
 def _implicit_clusters():
     """Everything that contains the compiled preparation of implicit clusters (loop joints,
     symbolic constraints), in one process so that it compiles once: the preparation
-    kernel, C-ABA and C-RNEA with it (single and batched), the spanning-state solve and
-    the embedding method (single and batched)."""
+    kernel (with C-ABA), the batched C-ABA and C-RNEA with it, the spanning-state solve and
+    the embedding method (single and batched). The single-state C-RNEA and cluster mass
+    matrix run the preparation kernel and the cluster kernels the "clusters" group
+    compiles, and the state comes from the spanning-state solve rather than
+    ``close_loops`` (the "closed" group's kernel): those would be compiled twice."""
     m = sd.models.four_bar_chain(1, 0)
-    q, v = sd.close_loops(m, sd.neutral(m) + 0.1, np.ones(m.nv))
-    y, yd = sd.independent_state(m, q, v)
+    y, yd = sd.independent_state(m, sd.neutral(m) + 0.1, np.ones(m.nv))
+    q, v = sd.spanning_state(m, y, yd)
     sd.cluster_aba(m, y, yd, yd)
-    sd.cluster_rnea(m, y, yd, yd)
-    sd.cluster_mass_matrix(m, y)
-    sd.spanning_state(m, y, yd)
     Y, YD = y[None], yd[None]
     sd.cluster_aba(m, Y, YD, YD)
     sd.cluster_rnea(m, Y, YD, YD)

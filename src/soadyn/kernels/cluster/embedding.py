@@ -19,7 +19,7 @@ from ..kinematics import state_status
 from .aba import articulated_cluster_pass, cluster_acceleration_pass
 from .explicit import apply_explicit_map, apply_explicit_map_transpose
 from .inertia import init_cluster_inertias
-from .implicit import GIVEN, implicit_tables, implicit_workspace, prepare_implicit
+from .implicit import GIVEN, explicit_form, given_configuration, implicit_tables, implicit_workspace
 from .kinematics import positions_pass
 from .layout import LINEAR, cluster_tables, cluster_workspace, explicit_map
 
@@ -81,9 +81,12 @@ def embedding_forward_kernel(mi, mf, ws, q, v, tau, fext, ci, cf, cws, gravity, 
         y[a] = q[c.y_positions[a]]
     for a in range(c.nyv):
         yd[a] = v[c.yv_positions[a]]
-    st = prepare_implicit(mi, mf, ws, ci, cf, cws, y, yd, q, mode, True)
-    if st != OK:
-        return st
+    if mode == GIVEN:  # G and g at the given q, checked on the manifold (no position solve)
+        st = given_configuration(mi, mf, ci, cf, cws, y, q)
+        if st == OK:
+            st = explicit_form(mi, mf, ws, ci, cf, cws, yd, True, True)
+        if st != OK:
+            return st
     st = positions_pass(mi, mf, ws, ci, cf, cws, y, yd, True, True)
     if st != OK:
         return st

@@ -106,7 +106,7 @@ def implicit_workspace_size(counts, nv):
         + rows + 2 * dep
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def implicit_tables(ci, cf):
     """Named views (:class:`ImplicitTables`) of the implicit clusters' tables, which start at
     ``ci[7]`` and ``cf[ci[8]]``."""
@@ -219,19 +219,19 @@ def _symbolic_rows(x, s, q, v, has_v, iw):
         out = carve(x.out_b, x.out_b_start[s], nr)
         for r in range(nr):
             iw.ubias[r0 + r] = regs[out[r]]
-        return
-    for c in range(k):
-        regs[c] = q[x.sym_q[j0 + c]]
-    run_tape(carve(x.code_q, 4 * x.code_q_start[s], (x.code_q_len[s], 4)), x.consts, regs)
-    out = carve(x.out_q, x.out_q_start[s], nr * (1 + k))
-    G = iw.G
-    for r in range(nr):
-        iw.resid[r0 + r] = regs[out[r]]
-        for e in range(G.shape[1]):
-            G[r0 + r, e] = 0.0
+    else:
         for c in range(k):
-            G[r0 + r, x.sym_v[j0 + c]] = regs[out[nr + r * k + c]]
-        iw.ubias[r0 + r] = 0.0
+            regs[c] = q[x.sym_q[j0 + c]]
+        run_tape(carve(x.code_q, 4 * x.code_q_start[s], (x.code_q_len[s], 4)), x.consts, regs)
+        out = carve(x.out_q, x.out_q_start[s], nr * (1 + k))
+        G = iw.G
+        for r in range(nr):
+            iw.resid[r0 + r] = regs[out[r]]
+            for e in range(G.shape[1]):
+                G[r0 + r, e] = 0.0
+            for c in range(k):
+                G[r0 + r, x.sym_v[j0 + c]] = regs[out[nr + r * k + c]]
+            iw.ubias[r0 + r] = 0.0
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -248,38 +248,30 @@ def _coupling_row(x, c, q, iw):
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def cluster_rows(mi, mf, ws, ci, cf, cws, i, q, v, has_v):
-    """The constraint rows of implicit cluster i at (q, q̇ = v) (positions only without
-    ``has_v``) into the implicit clusters' scratch of the workspace ``cws``."""
+def constraint_rows(mi, mf, ws, ci, cf, cws, i, q, v, has_v):
+    """The constraint rows of implicit cluster i — of every implicit cluster for i < 0,
+    the loop kinematics once — at (q, q̇ = v) (positions only without ``has_v``) into the
+    implicit clusters' scratch of the workspace ``cws``. With ``has_v`` the symbolic
+    constraints' φ and K are those of the positions-only call at the same q before (their
+    bias tape only). (One compiled function for both uses: each compiled function costs a
+    separate LLVM optimisation of everything it calls.)"""
     x = implicit_tables(ci, cf)
     iw = implicit_workspace(cws, x, model_tables(mi, mf).nv)
-    if x.n_loops[i] > 0:
+    every = i < 0
+    n_loops = x.n_loops[i] if not every else (loop_tables(x.li, x.lf).n if x.m_loop > 0 else 0)
+    if n_loops > 0:
         loop_kinematics(mi, mf, ws, q, v if has_v else absent(ws))
-        for a in range(x.n_loops[i]):
-            loop_rows(mi, mf, ws, x.li, x.lf, x.loops[x.loops_start[i] + a], has_v, iw.J, iw.G, iw.ubias, iw.resid,
-                      iw.sel)
-    for a in range(x.n_couplings[i]):
-        _coupling_row(x, x.couplings[x.couplings_start[i] + a], q, iw)
-    for a in range(x.n_symbolics[i]):
-        _symbolic_rows(x, x.symbolics[x.symbolic_start[i] + a], q, v, has_v, iw)
+        for a in range(n_loops):
+            loop_rows(mi, mf, ws, x.li, x.lf, a if every else x.loops[x.loops_start[i] + a], has_v, iw.J, iw.G,
+                      iw.ubias, iw.resid, iw.sel)
+    for a in range(x.n_coupling if every else x.n_couplings[i]):
+        _coupling_row(x, a if every else x.couplings[x.couplings_start[i] + a], q, iw)
+    for a in range(x.n_symbolic if every else x.n_symbolics[i]):
+        _symbolic_rows(x, a if every else x.symbolics[x.symbolic_start[i] + a], q, v, has_v, iw)
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def all_rows(mi, mf, ws, ci, cf, cws, q, v, has_v):
-    """The rows of every implicit cluster at (q, q̇ = v): the loop kinematics once. With
-    ``has_v`` the symbolic constraints' φ and K are those of the positions-only call at
-    the same q before (their bias tape only)."""
-    x = implicit_tables(ci, cf)
-    iw = implicit_workspace(cws, x, model_tables(mi, mf).nv)
-    if x.m_loop > 0:
-        loop_kinematics(mi, mf, ws, q, v if has_v else absent(ws))
-        L = loop_tables(x.li, x.lf)
-        for l in range(L.n):
-            loop_rows(mi, mf, ws, x.li, x.lf, l, has_v, iw.J, iw.G, iw.ubias, iw.resid, iw.sel)
-    for c in range(x.n_coupling):
-        _coupling_row(x, c, q, iw)
-    for s in range(x.n_symbolic):
-        _symbolic_rows(x, s, q, v, has_v, iw)
+#: ``constraint_rows``'s cluster index for the rows of every implicit cluster
+EVERY = -1
 
 
 # --------------------------------------------------------------------------- explicit form
@@ -391,7 +383,10 @@ def _residual(x, iw, i):
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def newton(mi, mf, ws, ci, cf, cws, i, q):
     """Gauss–Newton on φ_i(q) = 0 for implicit cluster i's dependent coordinates, from
-    their values in ``q`` (model q, modified in place); True on convergence."""
+    their values in ``q`` (model q, modified in place); True on convergence. Each pass of
+    the loop evaluates the rows at the current q once: at the start, then after a full
+    Newton step δ = −K_d⁺ φ or after halving the step of the backtracking line search
+    (Armijo: until ‖φ‖ decreases)."""
     m = model_tables(mi, mf)
     c = cluster_tables(ci)
     x = implicit_tables(ci, cf)
@@ -402,39 +397,39 @@ def newton(mi, mf, ws, ci, cf, cws, i, q):
     dep = carve(x.dep, x.dep_start[i], nd)
     col0 = c.row_start[k]
     empty = absent(ws)
-    cluster_rows(mi, mf, ws, ci, cf, cws, i, q, empty, False)
-    norm, top = _residual(x, iw, i)
+    norm, top = math.inf, math.inf
+    alpha = 0.0  # the step fraction being tried; 0 before the first step
     it = 0
-    while top > SOLVE_TOL:
-        if it == MAX_ITER:
-            return top < ACCEPT_TOL
-        it += 1
-        if not dependent_pinv(ci, cf, cws, m.nv, i):
-            return top < ACCEPT_TOL
-        P = _pinv(x, cws, i)
-        for d in range(nd):
-            acc = 0.0
-            for r in range(nr):
-                acc -= P[d, r] * iw.resid[rows[r]]
-            if not math.isfinite(acc):
-                return top < ACCEPT_TOL
-            iw.step[d] = acc
-            iw.saved[d] = q[c.rows_q[col0 + dep[d]]]
-        alpha = 1.0
-        while True:  # backtracking until ‖φ‖ decreases (Armijo)
-            for d in range(nd):
-                q[c.rows_q[col0 + dep[d]]] = iw.saved[d] + alpha * iw.step[d]
-            cluster_rows(mi, mf, ws, ci, cf, cws, i, q, empty, False)
-            n_new, t_new = _residual(x, iw, i)
-            if n_new < norm * (1.0 - 1e-4 * alpha) or n_new <= SOLVE_TOL:
-                break
-            alpha *= 0.5
+    while True:
+        constraint_rows(mi, mf, ws, ci, cf, cws, i, q, empty, False)
+        n_new, t_new = _residual(x, iw, i)
+        if alpha > 0.0 and not (n_new < norm * (1.0 - 1e-4 * alpha) or n_new <= SOLVE_TOL):
+            alpha *= 0.5  # backtrack
             if alpha < 1e-6:
                 for d in range(nd):
                     q[c.rows_q[col0 + dep[d]]] = iw.saved[d]
                 return top < ACCEPT_TOL
-        norm, top = n_new, t_new
-    return True
+        else:  # accepted: the next Newton step
+            norm, top = n_new, t_new
+            if top <= SOLVE_TOL:
+                return True
+            if it == MAX_ITER:
+                return top < ACCEPT_TOL
+            it += 1
+            if not dependent_pinv(ci, cf, cws, m.nv, i):
+                return top < ACCEPT_TOL
+            P = _pinv(x, cws, i)
+            for d in range(nd):
+                acc = 0.0
+                for r in range(nr):
+                    acc -= P[d, r] * iw.resid[rows[r]]
+                if not math.isfinite(acc):
+                    return top < ACCEPT_TOL
+                iw.step[d] = acc
+                iw.saved[d] = q[c.rows_q[col0 + dep[d]]]
+            alpha = 1.0
+        for d in range(nd):
+            q[c.rows_q[col0 + dep[d]]] = iw.saved[d] + alpha * iw.step[d]
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -466,17 +461,54 @@ def _wrap(x, i, q):
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def spanning_configuration_ok(mi, mf, ci, cf, cws, y):
-    """For a given spanning configuration (in the workspace): y equals q's independent
-    coordinates (to 1e-9 (1 + |y|)) and the linear clusters' coordinates are G y (to
-    MANIFOLD_TOL)."""
+def explicit_form(mi, mf, ws, ci, cf, cws, yd, check, with_bias):
+    """The explicit form of every implicit cluster at the spanning configuration in the
+    workspace [Chignoli23, eq. 3]: its rows, K_d⁺, G = [1; −K_d⁺K_i] and, with
+    ``with_bias``, g = [0; K_d⁺k] at q̇ = G ẏ (``yd``). With ``check`` each cluster's
+    residual must be at most MANIFOLD_TOL. Returns OK or UNSOLVED."""
     m = model_tables(mi, mf)
+    x = implicit_tables(ci, cf)
+    if x.n == 0:
+        return OK
+    c = cluster_tables(ci)
+    w = cluster_workspace(cws, c, m.nq, m.nv)
+    iw = implicit_workspace(cws, x, m.nv)
+    constraint_rows(mi, mf, ws, ci, cf, cws, EVERY, w.q, absent(ws), False)
+    for i in range(x.n):
+        if check and _residual(x, iw, i)[1] > MANIFOLD_TOL:
+            return UNSOLVED
+        if not dependent_pinv(ci, cf, cws, m.nv, i):
+            return UNSOLVED
+        write_explicit_map(ci, cf, cws, m.nv, i)
+    if with_bias:
+        apply_explicit_map(mi, mf, ci, cf, cws, yd, w.qd, False, False)
+        constraint_rows(mi, mf, ws, ci, cf, cws, EVERY, w.q, w.qd, True)
+        for i in range(x.n):
+            write_bias(ci, cf, cws, m.nv, i)
+    return OK
+
+
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def given_configuration(mi, mf, ci, cf, cws, y, q_given):
+    """The spanning configuration ``q_given`` of mode GIVEN into the workspace, checked:
+    y equals q's independent coordinates (to 1e-9 (1 + |y|)) and the linear clusters'
+    coordinates are G y (to MANIFOLD_TOL); :func:`explicit_form` with ``check`` then checks
+    the implicit clusters' residuals. Returns OK, BAD_SHAPE or UNSOLVED. (Apart from
+    :func:`explicit_form`, so that the embedding kernel compiles it without the solve, and
+    each compiled function re-optimises everything it calls.)"""
+    m = model_tables(mi, mf)
+    if q_given.shape[0] != m.nq:  # the caller's checks then name the problem
+        return BAD_SHAPE
+    if nonfinite(q_given):
+        return UNSOLVED
     c = cluster_tables(ci)
     w = cluster_workspace(cws, c, m.nq, m.nv)
     q = w.q
+    for e in range(m.nq):
+        q[e] = q_given[e]
     for a in range(y.shape[0]):
         if not abs(y[a] - q[c.y_positions[a]]) <= 1e-9 * (1.0 + abs(y[a])):
-            return False
+            return UNSOLVED
     for k in range(c.n):
         if c.kind[k] != LINEAR:
             continue
@@ -487,8 +519,8 @@ def spanning_configuration_ok(mi, mf, ci, cf, cws, y):
             for j in range(c.n_y[k]):
                 acc += G[r, j] * y[y0 + j]
             if not abs(q[c.rows_q[r0 + r]] - acc) <= MANIFOLD_TOL:
-                return False
-    return True
+                return UNSOLVED
+    return OK
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -500,8 +532,11 @@ def prepare_implicit(mi, mf, ws, ci, cf, cws, y, yd, q_given, mode, with_bias):
     the rigid and linear clusters are written too. Returns OK or UNSOLVED."""
     if mode == PREPARED or (mode == SOLVE and ci[ci[7]] == 0):  # no implicit cluster (header entry n)
         return OK  # positions_pass writes the rigid and linear clusters
+    if mode == GIVEN:  # no solve: the given configuration, checked, and the explicit form there
+        st = given_configuration(mi, mf, ci, cf, cws, y, q_given)
+        return st if st != OK else explicit_form(mi, mf, ws, ci, cf, cws, yd, True, with_bias)
     m = model_tables(mi, mf)
-    if mode == GIVEN or mode == GUESS:
+    if mode == GUESS:
         if q_given.shape[0] != m.nq:  # the caller's checks then name the problem
             return BAD_SHAPE
         if nonfinite(q_given):
@@ -510,51 +545,34 @@ def prepare_implicit(mi, mf, ws, ci, cf, cws, y, yd, q_given, mode, with_bias):
     w = cluster_workspace(cws, c, m.nq, m.nv)
     x = implicit_tables(ci, cf)
     q = w.q
-    if mode == GIVEN:
-        for e in range(m.nq):
-            q[e] = q_given[e]
-        if not spanning_configuration_ok(mi, mf, ci, cf, cws, y):
+    apply_explicit_map(mi, mf, ci, cf, cws, y, q, True, False)  # rigid and linear clusters
+    for i in range(x.n):  # the independent coordinates of the implicit clusters, then their starts
+        if x.solvable[i] != 1:
             return UNSOLVED
-    else:
-        apply_explicit_map(mi, mf, ci, cf, cws, y, q, True, False)  # rigid and linear clusters
-        for i in range(x.n):  # the independent coordinates of the implicit clusters, then their starts
-            if x.solvable[i] != 1:
-                return UNSOLVED
-            k = x.cluster[i]
-            col0, y0 = c.row_start[k], c.yq_start[k]
-            for j in range(c.n_y[k]):
-                q[c.rows_q[col0 + x.ind[x.ind_start[i] + j]]] = y[y0 + j]
-            if mode == SOLVE:
-                _start(ci, cf, i, q, y, x.has_start_map[i] == 1)
-            else:  # GUESS: the dependent coordinates of the given start
-                for d in range(x.n_dep[i]):
-                    e = c.rows_q[col0 + x.dep[x.dep_start[i] + d]]
-                    q[e] = q_given[e]
-    if x.n == 0:
-        return OK
-    iw = implicit_workspace(cws, x, m.nv)
-    if mode != GIVEN:
-        for i in range(x.n):
-            if not newton(mi, mf, ws, ci, cf, cws, i, q):
-                if mode == GUESS or x.has_start_map[i] != 1:
-                    return UNSOLVED
-                _start(ci, cf, i, q, y, False)  # from the reference itself
-                if not newton(mi, mf, ws, ci, cf, cws, i, q):
-                    return UNSOLVED
-            _wrap(x, i, q)
-    all_rows(mi, mf, ws, ci, cf, cws, q, absent(ws), False)
+        k = x.cluster[i]
+        col0, y0 = c.row_start[k], c.yq_start[k]
+        for j in range(c.n_y[k]):
+            q[c.rows_q[col0 + x.ind[x.ind_start[i] + j]]] = y[y0 + j]
+        if mode == SOLVE:
+            _start(ci, cf, i, q, y, x.has_start_map[i] == 1)
+        else:  # GUESS: the dependent coordinates of the given start
+            for d in range(x.n_dep[i]):
+                e = c.rows_q[col0 + x.dep[x.dep_start[i] + d]]
+                q[e] = q_given[e]
     for i in range(x.n):
-        if mode == GIVEN and _residual(x, iw, i)[1] > MANIFOLD_TOL:
+        # from the start above, then (SOLVE with a first-order start) from the reference itself
+        attempts = 2 if (mode == SOLVE and x.has_start_map[i] == 1) else 1
+        solved = False
+        for attempt in range(attempts):
+            if attempt == 1:
+                _start(ci, cf, i, q, y, False)
+            if newton(mi, mf, ws, ci, cf, cws, i, q):
+                solved = True
+                break
+        if not solved:
             return UNSOLVED
-        if not dependent_pinv(ci, cf, cws, m.nv, i):
-            return UNSOLVED
-        write_explicit_map(ci, cf, cws, m.nv, i)
-    if with_bias:
-        apply_explicit_map(mi, mf, ci, cf, cws, yd, w.qd, False, False)
-        all_rows(mi, mf, ws, ci, cf, cws, q, w.qd, True)
-        for i in range(x.n):
-            write_bias(ci, cf, cws, m.nv, i)
-    return OK
+        _wrap(x, i, q)
+    return explicit_form(mi, mf, ws, ci, cf, cws, yd, False, with_bias)
 
 
 @njit(cache=True)
