@@ -40,7 +40,7 @@ from ..dynamics.rnea import rnea
 from .constraint_set import constraint_set
 from .cut_joint import CUT_JOINT_METHODS, RowSpace, constraint_forces, stabilized_bias
 from .direct import direct_fast, direct_outputs, direct_solve, direct_tables, output_state
-from .embedding.algorithms import embedding_accelerations, embedding_solve
+from .embedding.algorithms import embedding_accelerations, embedding_fast, embedding_solve
 from .embedding.clusters import cluster_tree
 from .embedding.compiled import packed_clusters
 from .kinematics import check_residuals, evaluate_constraints, residual_tolerance
@@ -242,13 +242,19 @@ class EmbeddingResult(ConstrainedDynamicsResult):
     (B, m), ``generalized_constraint_force`` (B, nv), ``constraint_rank`` (B,), ``state``
     and ``constraint_forces`` lists). The result holds its own copies of the inputs."""
 
+    method = "embedding"
+
     def __init__(self, model, q, v, tau, f_ext, t, rank_tol, qdd):
-        self.method = "embedding"
         self.qdd = qdd
-        self._qdd = qdd.copy()  # the caller may edit qdd before reading the multipliers
         self._model, self._q, self._v, self._tau, self._f_ext = model, q, v, tau, f_ext
         self._t, self._rank_tol = t, rank_tol
         self._batch = qdd.ndim == 2
+
+    @cached_property
+    def _qdd(self):
+        """θ̈ again from the result's own inputs (the caller may have edited ``qdd`` before
+        reading the multipliers; the kernel is deterministic, so this is the same θ̈)."""
+        return embedding_solve(self._model, self._q, self._v, self._tau, self._f_ext)[..., :self._model.nv]
 
     @cached_property
     def n_constraints(self):
@@ -302,6 +308,10 @@ def _compiled_embedding(model, q, v, tau, tau_ind, f_ext, t, rank_tol, residual_
     Python path must run: some cluster prepared in Python, or a state the kernel refused
     (off the constraint manifold beyond MANIFOLD_TOL, singular) or whose residuals exceed
     ``residual_tol`` — the Python path then raises the error that names the constraint."""
+    if tau_ind is None and f_ext is None:
+        result = _embedding_fast(model, q, v, tau, t, rank_tol, residual_tol)
+        if result is not None:
+            return result
     batch = np.ndim(q) == 2
     if tau_ind is not None:
         if batch:
@@ -327,6 +337,19 @@ def _compiled_embedding(model, q, v, tau, tau_ind, f_ext, t, rank_tol, residual_
     return EmbeddingResult(model, _own(q), _own(v), _own(tau), _own(f_ext), t, rank_tol, out[..., :nv])
 
 
+def _embedding_fast(model, q, v, tau, t, rank_tol, residual_tol):
+    """The common call of the embedding method (one state of exact types, no external
+    forces, gravity on) in one kernel call, or None for the paths of
+    :func:`_compiled_embedding` (which name what is wrong)."""
+    out = embedding_fast(model, q, v, tau)
+    if out is None:
+        return None
+    nv = model.nv
+    if not (out.item(nv) <= residual_tol and out.item(nv + 1) <= residual_tol):  # (also for NaN)
+        return None
+    return EmbeddingResult(model, q.copy(), v.copy(), tau.copy(), None, t, rank_tol, out[:nv])
+
+
 def _own(x):
     """The result's own copy of an input (None stays None)."""
     return None if x is None else (x.copy() if type(x) is np.ndarray else np.array(x, dtype=float))
@@ -339,7 +362,9 @@ def _embedding_state_by_state(model, q, v, tau, f_ext, t, rank_tol, residual_tol
     qdd = np.array([constrained_forward_dynamics(model, q[b], v[b], tau[b], "embedding",
                                                  f_ext=None if f_ext is None else f_ext[b], t=t, rank_tol=rank_tol,
                                                  residual_tol=residual_tol).qdd for b in range(B)])
-    return EmbeddingResult(model, _own(q), _own(v), _own(tau), _own(f_ext), t, rank_tol, qdd)
+    result = EmbeddingResult(model, _own(q), _own(v), _own(tau), _own(f_ext), t, rank_tol, qdd)
+    result.__dict__["_qdd"] = qdd.copy()  # (the batched kernel refused a state: no recomputation by it)
+    return result
 
 
 #: the constraint rows from which the default method is the embedding one when both are
@@ -499,10 +524,15 @@ def constrained_forward_dynamics(model, q, v, tau=None, method=None, *, tau_ind=
     # the common call: the direct method (by default or by name), one state, default
     # options, straight into its kernel; anything else, or any doubt, takes the paths below
     if tau_ind is None and f_ext is None and baumgarte is None and type(residual_tol) is float \
-            and (method is None or method == "direct") and 0.0 < residual_tol < np.inf:
-        fast = direct_fast(model, q, v, tau, residual_tol if check else np.inf, method is None)
-        if fast is not None:
-            return CompiledDirectResult(model, fast[0], fast[1], t, rank_tol)
+            and 0.0 < residual_tol < np.inf:
+        if method is None or method == "direct":
+            fast = direct_fast(model, q, v, tau, residual_tol if check else np.inf, method is None)
+            if fast is not None:
+                return CompiledDirectResult(model, fast[0], fast[1], t, rank_tol)
+        elif method == "embedding" and check:
+            result = _embedding_fast(model, q, v, tau, t, rank_tol, residual_tol)
+            if result is not None:
+                return result
     if method is None:
         method = default_method(model)
         if method == "embedding" and baumgarte is not None:  # Baumgarte terms: a cut-joint method

@@ -197,6 +197,34 @@ def test_embedding_method_checks_the_state():
     assert np.all(np.isfinite(r.qdd))
 
 
+def test_plain_embedding_call_after_a_valid_one_checks_and_keeps_its_inputs():
+    """From the second call on, the common embedding call goes straight into its kernel
+    (``soadyn.closed.embedding.algorithms.embedding_fast``): it refuses what the validated
+    first call refuses, gives the validated result, and its lazily made multipliers use
+    the result's own inputs (not arrays the caller edited afterwards)."""
+    m = sd.models.planar_leg_linkage()
+    Q, V, T = consistent_states(m, 3, 9)
+    q, v, tau = Q[0].copy(), V[0].copy(), T[0].copy()
+    first = sd.constrained_forward_dynamics(m, q, v, tau, method="embedding")
+    plain = sd.constrained_forward_dynamics(m, q, v, tau, method="embedding")
+    validated = sd.constrained_forward_dynamics(m, q, v, tau, method="embedding", f_ext=np.zeros((m.nbodies, 6)))
+    assert np.array_equal(plain.qdd, first.qdd) and np.array_equal(plain.qdd, validated.qdd)
+    bad = v.copy()
+    bad[m.joint("foot_joint").v_index] += 0.3
+    with pytest.raises(ConstraintError, match="loop"):
+        sd.constrained_forward_dynamics(m, q, bad, tau, method="embedding")
+    with pytest.raises(ValueError, match="tau"):
+        sd.constrained_forward_dynamics(m, q, v, tau[:-1], method="embedding")
+    expected = validated.generalized_constraint_force
+    q[0] += 0.1
+    v[:] = 0.0
+    tau[:] = 1.0
+    plain.qdd[:] = 0.0
+    assert np.array_equal(plain.generalized_constraint_force, expected)
+    direct = sd.constrained_forward_dynamics(m, Q[0], V[0], T[0], method="direct")
+    assert np.allclose(expected, direct.generalized_constraint_force, rtol=1e-6, atol=1e-7)
+
+
 def test_public_spanning_state_is_the_kernels_solve(robot):
     """sd.spanning_state solves as the cluster kernels do: C-ABA from y and from y with the
     q it returns agree to the last bit; the Python solve agrees to its tolerance."""

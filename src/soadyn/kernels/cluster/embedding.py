@@ -13,7 +13,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ...core.layout import carve, model_tables
+from ...core.layout import borrow, carve, model_tables
 from ...core.status import BAD_SHAPE, OK, SINGULAR
 from ..kinematics import state_status
 from .aba import articulated_cluster_pass, cluster_acceleration_pass
@@ -67,6 +67,9 @@ def embedding_forward_kernel(mi, mf, ws, q, v, tau, fext, ci, cf, cws, gravity, 
     the worst residuals of (q, q̇) (:func:`worst_residuals`; NaN in mode PREPARED).
     ``mode``: GIVEN (the implicit clusters are prepared at q, which must satisfy the
     constraints to MANIFOLD_TOL) or PREPARED (by the caller). Returns a status."""
+    # borrowed views: the passes below then pass them on without reference counting
+    mi, mf, ws, ci, cf, cws = borrow(mi), borrow(mf), borrow(ws), borrow(ci), borrow(cf), borrow(cws)
+    q, v, tau, out = borrow(q), borrow(v), borrow(tau), borrow(out)
     st = state_status(q, v, tau, fext)
     if st != OK:
         return st
