@@ -113,6 +113,7 @@ def _closed_chain_methods():
         if method != "embedding":  # with the cluster kernels
             sd.constrained_forward_dynamics(m, q, v, tau, method=method)
     sd.constrained_forward_dynamics(m, q, v, tau)  # the default: the compiled direct method
+    sd.constrained_forward_dynamics(m, q, v, tau)  # its plain call (one kernel from the second call on)
     sd.constrained_forward_dynamics(m, q[None], v[None], tau[None])  # its batched kernel
 
 
