@@ -28,6 +28,7 @@ from .kinematics import (body_accelerations, body_velocities, configuration_stat
                          joint_placements, joint_transform, nonfinite, pose_to_parent, rates_shape_ok, world_poses)
 from .primitives import motion_to_world
 
+
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _frame_ok(m, body, fR, fp):
     return body < m.nb and fR.shape[0] == 3 and fR.shape[1] == 3 and fp.shape[0] == 3
