@@ -429,13 +429,15 @@ def _plain_call(model):
     :func:`~soadyn.kernels.cluster.aba.cluster_aba_plain_kernel` (three arrays instead of
     six: Numba's dispatcher costs ~0.15 µs per array argument), or an empty tuple, as
     :func:`_explicit_call`. The workspace is this thread's own copy, made once."""
+    try:  # the common case first: no exception costs nothing (Python 3.11)
+        d = model._derived
+        if d.version == model._version:
+            return d.threads.objects["cluster_plain_call"]
+    except (AttributeError, KeyError):  # no compiled form, or this thread's first call
+        pass
     d = getattr(model, "_derived", None)
     if d is None or d.version != model._version:
         return ()
-    objects = getattr(d.threads, "objects", None)
-    found = None if objects is None else objects.get("cluster_plain_call")
-    if found is not None:
-        return found
 
     def build():
         explicit = _explicit_call(model)
