@@ -26,12 +26,13 @@ from __future__ import annotations
 import numpy as np
 
 from ...core import validation as val
-from ...core.call import ABSENT, NO_FORCES, Arg, CompiledFunction, GeneralPath, ParamShape
+from ...core.call import ABSENT, NO_FORCES, Arg, CompiledFunction, ExactCall, GeneralPath, ParamShape
 from ...core.compile import derived
 from ...core.constraints import ConstraintError
 from ...core.status import Unsolved, raise_status
 from ...dynamics.frames import frame_set
-from ...kernels.cluster.aba import cluster_aba_batch, cluster_aba_kernel, cluster_aba_state_kernel
+from ...kernels.cluster.aba import (cluster_aba_batch, cluster_aba_kernel, cluster_aba_plain_kernel,
+                                    cluster_aba_state_kernel)
 from ...kernels.cluster.crba import cluster_mass_matrix_kernel
 from ...kernels.cluster.efpa import cluster_efpa_kernel
 from ...kernels.cluster.embedding import embedding_forward_batch, embedding_forward_kernel
@@ -79,6 +80,7 @@ _RNEA_ARGS = (_Y, _YD, Arg("ydd", _nyv), Arg("f_ext", "forces"))
 # prepared inside the batched kernel, from q or q_guess when given)
 _CABA = CompiledFunction(cluster_aba_kernel, None, _ABA_ARGS, _independent_vector,
                          params=(None, None, None, val.GRAVITY))
+_CABA_PLAIN = ExactCall(cluster_aba_plain_kernel)
 _CABA_STATES = CompiledFunction(cluster_aba_state_kernel, cluster_aba_batch, _ABA_ARGS + (_Q,), _independent_vector,
                                 params=(None, None, None, val.GRAVITY, None))
 _CRNEA = CompiledFunction(cluster_rnea_kernel, None, _RNEA_ARGS, _independent_vector,
@@ -331,16 +333,28 @@ def cluster_aba(model, y, yd, tau_ind, f_ext=None, *, q=None, q_guess=None, grav
     Returns ÿ (nyv,) [rad/s², m/s²]. A pure function of its arguments.
     """
     if q is None and q_guess is None and (gravity is True or gravity is False):
-        fast = _explicit_call(model)  # the common call on an explicit model: one lookup, one kernel
-        if fast:
-            mi, mf, ws, ci, cf, cws, nyv = fast
-            try:
+        if f_ext is None:
+            fast = _plain_call(model)  # the plain call on an explicit model: one lookup, one kernel
+            if fast:
+                mci, mcf, wcws, nyv = fast
                 ydd = np.empty(nyv) if out is None else out
-                if _CABA.fast(mi, mf, ws, y, yd, tau_ind, NO_FORCES if f_ext is None else f_ext, ci, cf, cws, gravity,
-                              ydd) == 0:
-                    return ydd
-            except GeneralPath:  # other argument types (None, lists, batches): the general path names them
-                pass
+                try:
+                    if _CABA_PLAIN.fast(mci, mcf, wcws, y, yd, tau_ind, gravity, ydd) == 0:
+                        return ydd
+                except GeneralPath:  # this process's first plain call, or other argument types
+                    if _plain_types(y, ydd, yd, tau_ind, nyv) and _CABA_PLAIN(mci, mcf, wcws, y, yd, tau_ind, gravity,
+                                                                              ydd) == 0:
+                        return ydd
+        else:
+            fast = _explicit_call(model)  # the common call on an explicit model: one lookup, one kernel
+            if fast:
+                mi, mf, ws, ci, cf, cws, nyv = fast
+                try:
+                    ydd = np.empty(nyv) if out is None else out
+                    if _CABA.fast(mi, mf, ws, y, yd, tau_ind, f_ext, ci, cf, cws, gravity, ydd) == 0:
+                        return ydd
+                except GeneralPath:  # other argument types (None, lists, batches): the general path names them
+                    pass
     if q_guess is None and yd is not None and (gravity is True or gravity is False) and np.ndim(y) == 1:
         tables, implicit = _call_tables(model)  # the common call: one lookup, then one kernel
         if tables is not None:
@@ -408,6 +422,42 @@ def _explicit_call(model):
                 int(packed.ci[6]))
 
     return d.per_thread("cluster_explicit_call", build)
+
+
+def _plain_call(model):
+    """This thread's ([mi | ci], [mf | cf], [tree workspace | cluster workspace], nyv) for
+    :func:`~soadyn.kernels.cluster.aba.cluster_aba_plain_kernel` (three arrays instead of
+    six: Numba's dispatcher costs ~0.15 µs per array argument), or an empty tuple, as
+    :func:`_explicit_call`. The workspace is this thread's own copy, made once."""
+    try:  # the common case first: no exception costs nothing (Python 3.11)
+        d = model._derived
+        if d.version == model._version:
+            return d.threads.objects["cluster_plain_call"]
+    except (AttributeError, KeyError):  # no compiled form, or this thread's first call
+        pass
+    d = getattr(model, "_derived", None)
+    if d is None or d.version != model._version:
+        return ()
+
+    def build():
+        explicit = _explicit_call(model)
+        if not explicit:
+            return ()
+        mi, mf, ws, ci, cf, cws, nyv = explicit
+        return np.concatenate([mi, ci]), np.concatenate([mf, cf]), np.concatenate([ws, cws]), nyv
+
+    return d.per_thread("cluster_plain_call", build)
+
+
+def _plain_types(y, ydd, yd, tau_ind, nyv):
+    """True for the argument types the plain kernel is compiled for: C-contiguous float64
+    vectors, y of any length (the kernel checks it), the others of length nyv (anything
+    else takes the validated path, which converts it or names what is wrong)."""
+    for i, x in enumerate((y, ydd, yd, tau_ind)):
+        if not (type(x) is np.ndarray and x.dtype == np.float64 and x.ndim == 1 and x.flags.c_contiguous
+                and (i == 0 or x.shape[0] == nyv)):
+            return False
+    return True
 
 
 def aba_with(model, packed, y, yd, tau_ind, f_ext=None, gravity=True, out=None, q=None, q_guess=None):

@@ -17,13 +17,14 @@ from __future__ import annotations
 
 from numba import njit
 
-from ...core.layout import borrow, model_tables, workspace_views
-from ...core.status import OK, SINGULAR
+from ...core.layout import (borrow, carve, model_float_size, model_int_size, model_tables, workspace_size,
+                            workspace_views)
+from ...core.status import BAD_SHAPE, OK, SINGULAR
 from ..primitives import add_force_to_parent, parent_acceleration
 from .implicit import prepare_implicit
 from .inertia import _nonzero, init_cluster_inertias, invert_joint_inertia, project_cluster_inertia, project_rotor_pair
 from .kinematics import cluster_state_status, positions_pass
-from .layout import (articulated_inertia, bias_force, cluster_bodies, cluster_scratch, cluster_tables,
+from .layout import (HEADER, articulated_inertia, bias_force, cluster_bodies, cluster_scratch, cluster_tables,
                      cluster_workspace, force_columns, inertia_subspace, innovation, inverse_joint_inertia,
                      motion_subspace, velocity_product)
 
@@ -73,9 +74,9 @@ def articulated_cluster_pass(mi, mf, ci, cf, cws, tau, with_bias):
         Dinv = inverse_joint_inertia(c, w, k)
         pAp = bias_force(c, w, p)
         if c.rotor_offset[k] >= 0:  # a link–rotor pair: its rotor's blocks are constants
-            project_rotor_pair(c, cf, w, k)
+            project_rotor_pair(c, cf, w, k, m.axis_code, m.rotated)
         else:
-            _project_articulated_inertia(c, w, k)
+            _project_articulated_inertia(c, w, k, m.axis_code, m.rotated)
         t, yk = cluster_scratch(c, w, k)
         if with_bias:
             # p^a = p^A + I^a c + U D⁻¹ u = p^A + I^A c + U D⁻¹ (u − Uᵀ c)
@@ -110,16 +111,17 @@ def articulated_cluster_pass(mi, mf, ci, cf, cws, tau, with_bias):
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _project_articulated_inertia(c, w, k):
+def _project_articulated_inertia(c, w, k, axis_code, rotated):
     """I^A_λ(k) += ^λX* I^A_k ^kX − (^λX*U_k) D_k⁻¹ (^λX*U_k)ᵀ, body block by body block
-    (module docstring; any cluster)."""
+    (module docstring; any cluster; ``axis_code``, ``rotated``: the model's tables, for
+    :func:`~.inertia.project_cluster_inertia`)."""
     ny = c.n_y[k]
     p = c.parent[k]
     bodies = cluster_bodies(c, k)
     U, Dinv = inertia_subspace(c, w, k), inverse_joint_inertia(c, w, k)
     nbp = c.n_bodies[p]
     IAp = articulated_inertia(c, w, p)
-    project_cluster_inertia(c, w, k)  # ^λX* I^A_k ^kX
+    project_cluster_inertia(c, w, k, axis_code, rotated)  # ^λX* I^A_k ^kX
     # ^λX* U_k: the columns of U_k gathered on the output bodies
     XU = force_columns(w, 0, ny, nbp)
     XU[:] = 0.0
@@ -211,6 +213,25 @@ def cluster_aba_kernel(mi, mf, ws, y, yd, tau, fext, ci, cf, cws, gravity, ydd):
         return SINGULAR
     cluster_acceleration_pass(mi, mf, ws, ci, cws, gravity, ydd)
     return OK
+
+
+@njit(cache=True)
+def cluster_aba_plain_kernel(mci, mcf, wcws, y, yd, tau, gravity, ydd):
+    """:func:`cluster_aba_kernel` for the plain call (no external forces) with its tables in
+    three arrays: ``mci`` = [mi | ci], ``mcf`` = [mf | cf] and ``wcws`` = [ws | cws] (the
+    dispatcher costs ~0.15 µs per array argument: ~0.6 µs of a ~12 µs call on the Mini
+    Cheetah). Returns a status."""
+    nb = mci[0]
+    ni, nf = model_int_size(nb), model_float_size(nb)
+    if nb < 0 or mci.shape[0] < ni + len(HEADER) or mcf.shape[0] < nf:
+        return BAD_SHAPE
+    ci = carve(mci, ni, mci.shape[0] - ni)
+    nws, ncws = workspace_size(nb, mci[2]), ci[3]
+    if wcws.shape[0] != nws + ncws:
+        return BAD_SHAPE
+    return cluster_aba_kernel(carve(mci, 0, ni), carve(mcf, 0, nf), carve(wcws, 0, nws), y, yd, tau,
+                              carve(mcf, 0, (0, 6)), ci, carve(mcf, nf, mcf.shape[0] - nf), carve(wcws, nws, ncws),
+                              gravity, ydd)
 
 
 @njit(cache=True)

@@ -38,7 +38,7 @@ def cluster_mass_matrix_kernel(mi, mf, ws, y, ci, cf, cws, H):
     w = cluster_workspace(cws, c, m.nq, m.nv)
     for k in range(c.n - 1, -1, -1):  # composite cluster inertias
         if c.parent[k] >= 0:
-            project_cluster_inertia(c, w, k)
+            project_cluster_inertia(c, w, k, m.axis_code, m.rotated)
     H[:] = 0.0
     for k in range(c.n):
         ny, y0 = c.n_y[k], c.yv_start[k]
