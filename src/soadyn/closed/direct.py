@@ -134,18 +134,12 @@ def direct_fast(model, q, v, tau, residual_tol, by_default):
     try:
         status = _PLAIN.fast(tables.model_ints, tables.model_floats, ws, q, v, tau, residual_tol, out)
     except GeneralPath:
-        if not (_plain_types(q, model.nq) and _plain_types(v, model.nv) and _plain_types(tau, model.nv)):
+        if not (val.kernel_vector(q, model.nq) and val.kernel_vector(v, model.nv)
+                and val.kernel_vector(tau, model.nv)):
             return None
         # this process's first plain call: compile (or load) the kernel for these types
         status = _PLAIN(tables.model_ints, tables.model_floats, ws, q, v, tau, residual_tol, out)
     return (out, tables) if status == 0 else None
-
-
-def _plain_types(x, n):
-    """True for the argument types the plain kernel is compiled for: a C-contiguous float64
-    vector of length n (anything else takes the validated path, which converts it)."""
-    return type(x) is np.ndarray and x.dtype == np.float64 and x.ndim == 1 and x.shape[0] == n \
-        and x.flags.c_contiguous
 
 
 def direct_solve(model, q, v, tau, f_ext=None, *, gravity=True, baumgarte=None, pivot_tol=PIVOT_TOL,

@@ -12,6 +12,15 @@ import os
 import numpy as np
 
 
+def kernel_vector(x, n=None):
+    """True when ``x`` is of the type the plain-call kernels are compiled for: a
+    C-contiguous float64 vector (of length ``n`` when given). A fast path checks its
+    arguments with this before it compiles a kernel for them; anything else takes the
+    validated path, which converts it or names what is wrong."""
+    return (type(x) is np.ndarray and x.dtype == np.float64 and x.ndim == 1 and x.flags.c_contiguous
+            and (n is None or x.shape[0] == n))
+
+
 def vector(x, n, name, batch_ok=True):
     """``x`` as a C-contiguous, writeable float64 array of shape (n,) or (B, n)."""
     if type(x) is not np.ndarray or x.dtype != np.float64 or not x.flags.c_contiguous:

@@ -342,8 +342,8 @@ def cluster_aba(model, y, yd, tau_ind, f_ext=None, *, q=None, q_guess=None, grav
                     if _CABA_PLAIN.fast(mci, mcf, wcws, y, yd, tau_ind, gravity, ydd) == 0:
                         return ydd
                 except GeneralPath:  # this process's first plain call, or other argument types
-                    if _plain_types(y, ydd, yd, tau_ind, nyv) and _CABA_PLAIN(mci, mcf, wcws, y, yd, tau_ind, gravity,
-                                                                              ydd) == 0:
+                    if val.kernel_vector(y) and all(val.kernel_vector(x, nyv) for x in (ydd, yd, tau_ind)) \
+                            and _CABA_PLAIN(mci, mcf, wcws, y, yd, tau_ind, gravity, ydd) == 0:
                         return ydd
         else:
             fast = _explicit_call(model)  # the common call on an explicit model: one lookup, one kernel
@@ -447,17 +447,6 @@ def _plain_call(model):
         return np.concatenate([mi, ci]), np.concatenate([mf, cf]), np.concatenate([ws, cws]), nyv
 
     return d.per_thread("cluster_plain_call", build)
-
-
-def _plain_types(y, ydd, yd, tau_ind, nyv):
-    """True for the argument types the plain kernel is compiled for: C-contiguous float64
-    vectors, y of any length (the kernel checks it), the others of length nyv (anything
-    else takes the validated path, which converts it or names what is wrong)."""
-    for i, x in enumerate((y, ydd, yd, tau_ind)):
-        if not (type(x) is np.ndarray and x.dtype == np.float64 and x.ndim == 1 and x.flags.c_contiguous
-                and (i == 0 or x.shape[0] == nyv)):
-            return False
-    return True
 
 
 def aba_with(model, packed, y, yd, tau_ind, f_ext=None, gravity=True, out=None, q=None, q_guess=None):
