@@ -50,7 +50,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from ..core.layout import borrow, carve, model_float_size, model_int_size, model_tables
+from ..core.layout import borrow, carve, model_tables, split_model_tables
 from ..core.status import BAD_SHAPE, OFF_MANIFOLD, OK, SINGULAR
 from .aba import acceleration_pass, articulated_body_pass
 from .innovations import apply_dinv, factor_gather, factor_scatter
@@ -381,12 +381,10 @@ def direct_plain_kernel(mti, mtf, ws, q, v, tau, residual_tol, out):
     a position residual max |𝔡| or a velocity residual max |G_c θ̇| exceeds
     ``residual_tol`` (or is NaN) — the caller then takes the validated path, which names
     the constraint."""
-    nb = mti[0]
-    ni, nf = model_int_size(nb), model_float_size(nb)
-    if nb < 0 or mti.shape[0] < ni or mtf.shape[0] < nf:
+    ok, mi, mf, ti, tf = split_model_tables(mti, mtf)
+    if not ok:
         return BAD_SHAPE
-    ti, tf = carve(mti, ni, mti.shape[0] - ni), carve(mtf, nf, mtf.shape[0] - nf)
-    st = direct_kernel(carve(mti, 0, ni), carve(mtf, 0, nf), ws, q, v, tau, carve(mtf, 0, (0, 6)), ti, tf, out)
+    st = direct_kernel(mi, mf, ws, q, v, tau, carve(mtf, 0, (0, 6)), ti, tf, out)
     if st != OK:
         return st
     o = direct_outputs(out, mti[2], ti[4], ti[3])

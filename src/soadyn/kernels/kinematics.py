@@ -286,20 +286,21 @@ def world_poses(mi, mf, ws):
     m = model_tables(mi, mf)
     w = workspace_views(ws, m)
     for i in range(m.nb):
-        world_pose(m, w, i)
+        world_pose(m, w, i, w.Rw, w.pw)
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def world_pose(m, w, i):
-    """Body i's part of :func:`world_poses` (its parent's world pose must be known)."""
+def world_pose(m, w, i, Rw, pw):
+    """Body i's part of :func:`world_poses`, into any (nb, 3, 3), (nb, 3) pair ``Rw, pw``
+    that holds its parent's world pose: (Rw, pw)[i] = (Rw, pw)[℘(i)] ∘ (w.R, w.t)[i]."""
     p = m.parent[i]
     if p < 0:
         for a in range(3):
-            w.pw[i, a] = w.t[i, a]
+            pw[i, a] = w.t[i, a]
             for b in range(3):
-                w.Rw[i, a, b] = w.R[i, a, b]
+                Rw[i, a, b] = w.R[i, a, b]
     else:
-        compose_pose(w.Rw, w.pw, p, w.R, w.t, i, w.Rw, w.pw, i)
+        compose_pose(Rw, pw, p, w.R, w.t, i, Rw, pw, i)
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -428,14 +429,7 @@ def kinematics_kernel(mi, mf, ws, q, v, a, gravity, R_out, p_out, V_out, A_out):
     w = workspace_views(ws, m)
     joint_placements(mi, mf, ws, q)
     for i in range(nb):  # the world poses from the placements (R, t), into the outputs
-        p = m.parent[i]
-        if p >= 0:
-            compose_pose(R_out, p_out, p, w.R, w.t, i, R_out, p_out, i)
-        else:
-            for k in range(3):
-                p_out[i, k] = w.t[i, k]
-                for j in range(3):
-                    R_out[i, k, j] = w.R[i, k, j]
+        world_pose(m, w, i, R_out, p_out)
     if has_v:
         body_velocities(mi, mf, ws, v)
         for i in range(nb):
