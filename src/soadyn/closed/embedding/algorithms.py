@@ -20,6 +20,12 @@ read them, at a spanning configuration q that is either
   call.
 
 Either way the result is a function of the arguments alone.
+
+The common single-state calls take one kernel each: on models whose clusters are all
+explicit the algorithm alone, on models with implicit clusters (all compiled) the solve
+and the algorithm together (:mod:`soadyn.kernels.cluster.solved`); any other argument
+form or kernel status takes the validated path, which gives the same result or names
+the problem.
 """
 from __future__ import annotations
 
