@@ -129,16 +129,18 @@ def _cluster_kernels():
 
 def _implicit_clusters():
     """Everything that contains the compiled preparation of implicit clusters (loop joints,
-    symbolic constraints), in one process so that it compiles once: the preparation
-    kernel (with C-ABA), the batched C-ABA and C-RNEA with it, the spanning-state solve and
-    the embedding method (single and batched). The single-state C-RNEA and cluster mass
-    matrix run the preparation kernel and the cluster kernels the "clusters" group
-    compiles, and the state comes from the spanning-state solve rather than
+    symbolic constraints), in one process so that it compiles once: the plain calls of
+    C-ABA, C-RNEA and C-EFPA (solve and algorithm in one kernel), the batched C-ABA and
+    C-RNEA, the spanning-state solve and the embedding method (single and batched). The
+    cluster mass matrix runs the preparation kernel and the cluster kernels the "clusters"
+    group compiles, and the state comes from the spanning-state solve rather than
     ``close_loops`` (the "closed" group's kernel): those would be compiled twice."""
     m = sd.models.four_bar_chain(1, 0)
     y, yd = sd.independent_state(m, sd.neutral(m) + 0.1, np.ones(m.nv))
     q, v = sd.spanning_state(m, y, yd)
     sd.cluster_aba(m, y, yd, yd)
+    sd.cluster_rnea(m, y, yd, yd)
+    sd.cluster_efpa(m, y, [m.frames[-1].name])
     Y, YD = y[None], yd[None]
     sd.cluster_aba(m, Y, YD, YD)
     sd.cluster_rnea(m, Y, YD, YD)

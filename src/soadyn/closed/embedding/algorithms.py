@@ -20,6 +20,12 @@ read them, at a spanning configuration q that is either
   call.
 
 Either way the result is a function of the arguments alone.
+
+The common single-state calls take one kernel each: on models whose clusters are all
+explicit the algorithm alone, on models with implicit clusters (all compiled) the solve
+and the algorithm together (:mod:`soadyn.kernels.cluster.solved`); any other argument
+form or kernel status takes the validated path, which gives the same result or names
+the problem.
 """
 from __future__ import annotations
 
@@ -39,6 +45,8 @@ from ...kernels.cluster.embedding import embedding_forward_batch, embedding_forw
 from ...kernels.cluster.implicit import GIVEN, GUESS, PREPARED, SOLVE, prepare_implicit_kernel
 from ...kernels.cluster.kinematics import cluster_subspaces_kernel, spanning_state_kernel
 from ...kernels.cluster.rnea import cluster_rnea_batch, cluster_rnea_kernel, cluster_rnea_state_kernel
+from ...kernels.cluster.solved import (cluster_aba_solved_kernel, cluster_efpa_solved_kernel,
+                                       cluster_rnea_solved_kernel)
 from .cluster_joints import off_manifold_message
 from .clusters import cluster_tree, solve_spanning_state
 from .compiled import cluster_workspace_buffer, packed_clusters
@@ -81,6 +89,10 @@ _RNEA_ARGS = (_Y, _YD, Arg("ydd", _nyv), Arg("f_ext", "forces"))
 _CABA = CompiledFunction(cluster_aba_kernel, None, _ABA_ARGS, _independent_vector,
                          params=(None, None, None, val.GRAVITY))
 _CABA_PLAIN = ExactCall(cluster_aba_plain_kernel)
+# the plain calls of models with implicit clusters: the solve and the algorithm in one kernel
+_CABA_SOLVED = ExactCall(cluster_aba_solved_kernel)
+_CRNEA_SOLVED = ExactCall(cluster_rnea_solved_kernel)
+_CEFPA_SOLVED = ExactCall(cluster_efpa_solved_kernel)
 _CABA_STATES = CompiledFunction(cluster_aba_state_kernel, cluster_aba_batch, _ABA_ARGS + (_Q,), _independent_vector,
                                 params=(None, None, None, val.GRAVITY, None))
 _CRNEA = CompiledFunction(cluster_rnea_kernel, None, _RNEA_ARGS, _independent_vector,
@@ -345,6 +357,10 @@ def cluster_aba(model, y, yd, tau_ind, f_ext=None, *, q=None, q_guess=None, grav
                     if val.kernel_vector(y) and all(val.kernel_vector(x, nyv) for x in (ydd, yd, tau_ind)) \
                             and _CABA_PLAIN(mci, mcf, wcws, y, yd, tau_ind, gravity, ydd) == 0:
                         return ydd
+            else:
+                ydd = _solved_plain(model, _CABA_SOLVED, y, yd, tau_ind, gravity, out)
+                if ydd is not None:
+                    return ydd
         else:
             fast = _explicit_call(model)  # the common call on an explicit model: one lookup, one kernel
             if fast:
@@ -449,6 +465,77 @@ def _plain_call(model):
     return d.per_thread("cluster_plain_call", build)
 
 
+def _solved_call(model):
+    """This thread's ([mi | ci], [mf | cf], [tree workspace | cluster workspace], nyv) for
+    the plain-call kernels of :mod:`soadyn.kernels.cluster.solved` — a model with implicit
+    clusters, all prepared in compiled code (no cluster prepared in Python) — or an empty
+    tuple (other models; a model changed since it was compiled, or not compiled yet):
+    then the general path. One lookup, as :func:`_plain_call`; the workspace is this
+    thread's own copy, made once, and every entry the kernels read is written per call."""
+    try:  # the common case first: no exception costs nothing (Python 3.11)
+        d = model._derived
+        if d.version == model._version:
+            return d.threads.objects["cluster_solved_call"]
+    except (AttributeError, KeyError):  # no compiled form, or this thread's first call
+        pass
+    d = getattr(model, "_derived", None)
+    if d is None or d.version != model._version:
+        return ()
+
+    def build():
+        packed = packed_clusters(model)
+        if not packed.compiled or packed.python_prepared:
+            return ()
+        c = d.compiled
+        return (np.concatenate([c.mi, packed.ci]), np.concatenate([c.mf, packed.cf]),
+                np.concatenate([d.buffer(), cluster_workspace_buffer(model, packed)]), int(packed.ci[6]))
+
+    return d.per_thread("cluster_solved_call", build)
+
+
+def _solved_plain(model, kernel, y, yd, rate, gravity, out):
+    """The plain call ``kernel(mci, mcf, wcws, y, yd, rate, gravity, result)`` of C-ABA or
+    C-RNEA on a model with implicit clusters (:func:`_solved_call`): its result (nyv,), or
+    None when the validated path must run (another model, other argument types, any
+    status other than OK: that path names the cause or runs the Python solve). ``gravity``
+    is True or False."""
+    fast = _solved_call(model)
+    if not fast:
+        return None
+    mci, mcf, wcws, nyv = fast
+    result = np.empty(nyv) if out is None else out
+    try:
+        if kernel.fast(mci, mcf, wcws, y, yd, rate, gravity, result) == 0:
+            return result
+    except GeneralPath:  # this process's first plain call, or other argument types
+        if val.kernel_vector(y) and all(val.kernel_vector(x, nyv) for x in (result, yd, rate)) \
+                and kernel(mci, mcf, wcws, y, yd, rate, gravity, result) == 0:
+            return result
+    return None
+
+
+def _solved_efpa(model, y, frames):
+    """The plain call of C-EFPA on a model with implicit clusters (as :func:`_solved_plain`):
+    Ω, or None when the validated path must run."""
+    fast = _solved_call(model)
+    if not fast:
+        return None
+    mci, mcf, wcws, nyv = fast
+    try:
+        fs = frame_set(model, frames)
+    except (ValueError, KeyError, TypeError):  # the validated path names the frame
+        return None
+    omega = np.empty((6 * len(fs.names), 6 * len(fs.names)))
+    try:
+        if _CEFPA_SOLVED.fast(mci, mcf, wcws, y, fs.body, fs.rotation, fs.translation, omega) == 0:
+            return omega
+    except GeneralPath:  # this process's first plain call, or other argument types
+        if val.kernel_vector(y) and _CEFPA_SOLVED(mci, mcf, wcws, y, fs.body, fs.rotation, fs.translation,
+                                                   omega) == 0:
+            return omega
+    return None
+
+
 def aba_with(model, packed, y, yd, tau_ind, f_ext=None, gravity=True, out=None, q=None, q_guess=None):
     """:func:`cluster_aba` with other packed clusters of the model (None: its own)."""
     if gravity is not True and gravity is not False:  # the fast path would read its truth value
@@ -500,6 +587,10 @@ def cluster_rnea(model, y, yd, ydd, f_ext=None, *, q=None, q_guess=None, gravity
                     return tau
             except GeneralPath:  # other argument types (None, lists, batches): the general path names them
                 pass
+        elif f_ext is None:
+            tau = _solved_plain(model, _CRNEA_SOLVED, y, yd, ydd, gravity, out)
+            if tau is not None:
+                return tau
     if q_guess is None and yd is not None and ydd is not None and (gravity is True or gravity is False) \
             and np.ndim(y) == 1:
         tables, implicit = _call_tables(model)  # the common call: one lookup, then one kernel
@@ -545,6 +636,10 @@ def cluster_efpa(model, y, frames, *, q=None, q_guess=None):
 
     Returns Ω (6m, 6m) for m frames [1/kg, 1/(kg m²)]. A pure function of its arguments.
     """
+    if q is None and q_guess is None:
+        omega = _solved_efpa(model, y, frames)
+        if omega is not None:
+            return omega
     return efpa_with(model, None, y, frames, q, q_guess)
 
 

@@ -471,8 +471,9 @@ class ClusterJoint:
             if failure is None or (np.all(np.isfinite(r)) and np.abs(r).max() < 1e-9):
                 out = q.copy()
                 out[self.q_index] = x[self.q_index]
-                for k in self._periodic:  # angles wrapped to (−π, π]
-                    out[k] = np.pi - (np.pi - out[k]) % (2 * np.pi)
+                for k in self._periodic:  # angles wrapped to (−π, π] (as the kernels: those there kept)
+                    if not -np.pi < out[k] <= np.pi:
+                        out[k] = np.pi - (np.pi - out[k]) % (2 * np.pi)
                 return out
         raise ConstraintError(f"{self.name}: cannot solve the constraints {self.constraint_names} for the "
                               f"dependent coordinates at independent coordinates y = {np.asarray(y).tolist()} "

@@ -383,10 +383,12 @@ def _residual(x, iw, i):
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def newton(mi, mf, ws, ci, cf, cws, i, q):
     """Gauss–Newton on φ_i(q) = 0 for implicit cluster i's dependent coordinates, from
-    their values in ``q`` (model q, modified in place); True on convergence. Each pass of
-    the loop evaluates the rows at the current q once: at the start, then after a full
-    Newton step δ = −K_d⁺ φ or after halving the step of the backtracking line search
-    (Armijo: until ‖φ‖ decreases)."""
+    their values in ``q`` (model q, modified in place); returns (converged, current):
+    ``current`` when the rows in the scratch are those at the returned q (the explicit
+    form then takes them instead of evaluating them again). Each pass of the loop
+    evaluates the rows at the current q once: at the start, then after a full Newton step
+    δ = −K_d⁺ φ or after halving the step of the backtracking line search (Armijo: until
+    ‖φ‖ decreases)."""
     m = model_tables(mi, mf)
     c = cluster_tables(ci)
     x = implicit_tables(ci, cf)
@@ -408,23 +410,23 @@ def newton(mi, mf, ws, ci, cf, cws, i, q):
             if alpha < 1e-6:
                 for d in range(nd):
                     q[c.rows_q[col0 + dep[d]]] = iw.saved[d]
-                return top < ACCEPT_TOL
+                return top < ACCEPT_TOL, False
         else:  # accepted: the next Newton step
             norm, top = n_new, t_new
             if top <= SOLVE_TOL:
-                return True
+                return True, True
             if it == MAX_ITER:
-                return top < ACCEPT_TOL
+                return top < ACCEPT_TOL, True
             it += 1
             if not dependent_pinv(ci, cf, cws, m.nv, i):
-                return top < ACCEPT_TOL
+                return top < ACCEPT_TOL, True
             P = _pinv(x, cws, i)
             for d in range(nd):
                 acc = 0.0
                 for r in range(nr):
                     acc -= P[d, r] * iw.resid[rows[r]]
                 if not math.isfinite(acc):
-                    return top < ACCEPT_TOL
+                    return top < ACCEPT_TOL, True
                 iw.step[d] = acc
                 iw.saved[d] = q[c.rows_q[col0 + dep[d]]]
             alpha = 1.0
@@ -455,9 +457,15 @@ def _start(ci, cf, i, q, y, first_order):
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _wrap(x, i, q):
+    """Implicit cluster i's 2π-periodic dependent angles wrapped to (−π, π] (those already
+    there left bit for bit); True when some angle changed."""
+    changed = False
     for a in range(x.n_periodic[i]):
         e = x.periodic[x.periodic_start[i] + a]
-        q[e] = math.pi - (math.pi - q[e]) % (2.0 * math.pi)
+        if not -math.pi < q[e] <= math.pi:
+            q[e] = math.pi - (math.pi - q[e]) % (2.0 * math.pi)
+            changed = True
+    return changed
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -481,11 +489,21 @@ def explicit_form(mi, mf, ws, ci, cf, cws, yd, check, with_bias):
             return UNSOLVED
         write_explicit_map(ci, cf, cws, m.nv, i)
     if with_bias:
-        apply_explicit_map(mi, mf, ci, cf, cws, yd, w.qd, False, False)
-        constraint_rows(mi, mf, ws, ci, cf, cws, EVERY, w.q, w.qd, True)
-        for i in range(x.n):
-            write_bias(ci, cf, cws, m.nv, i)
+        explicit_bias(mi, mf, ws, ci, cf, cws, yd)
     return OK
+
+
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def explicit_bias(mi, mf, ws, ci, cf, cws, yd):
+    """g = [0; K_d⁺k] of every implicit cluster at q̇ = G ẏ (``yd``), their G and K_d⁺
+    written before at the configuration in the workspace."""
+    m = model_tables(mi, mf)
+    x = implicit_tables(ci, cf)
+    w = cluster_workspace(cws, cluster_tables(ci), m.nq, m.nv)
+    apply_explicit_map(mi, mf, ci, cf, cws, yd, w.qd, False, False)
+    constraint_rows(mi, mf, ws, ci, cf, cws, EVERY, w.q, w.qd, True)
+    for i in range(x.n):
+        write_bias(ci, cf, cws, m.nv, i)
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -559,20 +577,31 @@ def prepare_implicit(mi, mf, ws, ci, cf, cws, y, yd, q_given, mode, with_bias):
             for d in range(x.n_dep[i]):
                 e = c.rows_q[col0 + x.dep[x.dep_start[i] + d]]
                 q[e] = q_given[e]
+    empty = absent(ws)
     for i in range(x.n):
         # from the start above, then (SOLVE with a first-order start) from the reference itself
         attempts = 2 if (mode == SOLVE and x.has_start_map[i] == 1) else 1
-        solved = False
+        solved, current = False, False
         for attempt in range(attempts):
             if attempt == 1:
                 _start(ci, cf, i, q, y, False)
-            if newton(mi, mf, ws, ci, cf, cws, i, q):
-                solved = True
+            solved, current = newton(mi, mf, ws, ci, cf, cws, i, q)
+            if solved:
                 break
         if not solved:
             return UNSOLVED
-        _wrap(x, i, q)
-    return explicit_form(mi, mf, ws, ci, cf, cws, yd, False, with_bias)
+        # G of cluster i from the rows the solve evaluated last, when they are those at the
+        # final q: they are the rows explicit_form evaluates there (each cluster's rows read
+        # its own and its ancestors' coordinates, final by now), so a given q = γ(y) gives
+        # the same G to the last bit
+        if _wrap(x, i, q) or not current:
+            constraint_rows(mi, mf, ws, ci, cf, cws, i, q, empty, False)
+        if not dependent_pinv(ci, cf, cws, m.nv, i):
+            return UNSOLVED
+        write_explicit_map(ci, cf, cws, m.nv, i)
+    if with_bias:
+        explicit_bias(mi, mf, ws, ci, cf, cws, yd)
+    return OK
 
 
 @njit(cache=True)

@@ -1,0 +1,96 @@
+"""The plain calls of C-ABA, C-RNEA and C-EFPA on models with implicit clusters: the
+position solve q = γ(y) from the clusters' references and the explicit form G, g of the
+implicit clusters (:func:`~.implicit.prepare_implicit`, mode SOLVE) followed by the
+algorithm, in one kernel call with the tables folded into three arrays ([mi | ci],
+[mf | cf], [ws | cws]: Numba's dispatcher costs ~0.15 µs per array argument).
+
+Every length is checked here, before the solve reads y and ẏ; any status other than OK
+(a wrong shape, a non-finite value, a solve that does not converge, a singular
+configuration) sends the caller to its validated path, which names the cause or runs the
+Python solve.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ...core.layout import carve, split_model_tables, workspace_size
+from ...core.status import BAD_SHAPE, OK
+from ..kinematics import no_forces
+from .aba import cluster_aba_kernel
+from .efpa import cluster_efpa_kernel
+from .implicit import SOLVE, prepare_implicit
+from .kinematics import cluster_state_status
+from .layout import HEADER, cluster_tables
+from .rnea import cluster_rnea_kernel
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def split_tables(mci, mcf, wcws):
+    """``(ok, mi, mf, ws, ci, cf, cws)`` from the folded arrays; ``ok`` False when they do
+    not fit together (the views are then meaningless)."""
+    ok, mi, mf, ci, cf = split_model_tables(mci, mcf)
+    ok = ok and ci.shape[0] >= len(HEADER)
+    nws = workspace_size(mi[0], mi[2]) if ok else 0
+    ncws = ci[3] if ok else 0
+    ok = ok and wcws.shape[0] == nws + ncws
+    if not ok:
+        nws, ncws = 0, 0
+    return ok, mi, mf, carve(wcws, 0, nws), ci, cf, carve(wcws, nws, ncws)
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _solved_state(mi, mf, ws, ci, cf, cws, y, yd, third, out_length, with_bias):
+    """Status of the plain call's state (ẏ of full length: the solve's bias reads it), then
+    the implicit clusters solved and prepared from their references."""
+    fext = no_forces(ws)
+    st = cluster_state_status(mi, mf, ci, y, yd, third, fext, out_length)
+    if st != OK:
+        return st
+    if yd.shape[0] != cluster_tables(ci).nyv:
+        return BAD_SHAPE
+    return prepare_implicit(mi, mf, ws, ci, cf, cws, y, yd, y[:0], SOLVE, with_bias)
+
+
+@njit(cache=True)
+def cluster_aba_solved_kernel(mci, mcf, wcws, y, yd, tau, gravity, ydd):
+    """C-ABA after the position solve (module docstring), no external forces: ÿ into
+    ``ydd``; returns a status."""
+    ok, mi, mf, ws, ci, cf, cws = split_tables(mci, mcf, wcws)
+    if not ok:
+        return BAD_SHAPE
+    st = _solved_state(mi, mf, ws, ci, cf, cws, y, yd, tau, ydd.shape[0], True)
+    if st != OK:
+        return st
+    return cluster_aba_kernel(mi, mf, ws, y, yd, tau, no_forces(ws), ci, cf, cws, gravity, ydd)
+
+
+@njit(cache=True)
+def cluster_rnea_solved_kernel(mci, mcf, wcws, y, yd, ydd, gravity, tau):
+    """C-RNEA after the position solve (module docstring), no external forces: τ_ind into
+    ``tau``; returns a status."""
+    ok, mi, mf, ws, ci, cf, cws = split_tables(mci, mcf, wcws)
+    if not ok:
+        return BAD_SHAPE
+    st = _solved_state(mi, mf, ws, ci, cf, cws, y, yd, ydd, tau.shape[0], True)
+    if st != OK:
+        return st
+    return cluster_rnea_kernel(mi, mf, ws, y, yd, ydd, no_forces(ws), ci, cf, cws, gravity, tau)
+
+
+@njit(cache=True)
+def cluster_efpa_solved_kernel(mci, mcf, wcws, y, fbody, fR, fp, Omega):
+    """C-EFPA after the position solve (module docstring): Ω (6m, 6m) of the m frames at
+    poses (fR, fp)[e] in bodies ``fbody[e]`` into ``Omega``; returns a status."""
+    ok, mi, mf, ws, ci, cf, cws = split_tables(mci, mcf, wcws)
+    if not ok:
+        return BAD_SHAPE
+    c = cluster_tables(ci)
+    st = cluster_state_status(mi, mf, ci, y, y[:0], y[:0], no_forces(ws), c.nyv)
+    if st != OK:
+        return st
+    st = prepare_implicit(mi, mf, ws, ci, cf, cws, y, y[:0], y[:0], SOLVE, False)
+    if st != OK:
+        return st
+    Z = np.empty((fbody.shape[0], c.nyv, 6))
+    return cluster_efpa_kernel(mi, mf, ws, y, fbody, fR, fp, Z, ci, cf, cws, Omega)
