@@ -29,16 +29,18 @@ from ...core import validation as val
 from ...core.call import ABSENT, NO_FORCES, Arg, CompiledFunction, ExactCall, GeneralPath, ParamShape
 from ...core.compile import derived
 from ...core.constraints import ConstraintError
+from ...core.layout import workspace_size
 from ...core.status import Unsolved, raise_status
 from ...dynamics.frames import frame_set
 from ...kernels.cluster.aba import (cluster_aba_batch, cluster_aba_kernel, cluster_aba_plain_kernel,
                                     cluster_aba_state_kernel)
 from ...kernels.cluster.crba import cluster_mass_matrix_kernel
-from ...kernels.cluster.efpa import cluster_efpa_kernel
+from ...kernels.cluster.efpa import cluster_efpa_kernel, cluster_efpa_plain_kernel
 from ...kernels.cluster.embedding import embedding_forward_batch, embedding_forward_kernel
 from ...kernels.cluster.implicit import GIVEN, GUESS, PREPARED, SOLVE, prepare_implicit_kernel
 from ...kernels.cluster.kinematics import cluster_subspaces_kernel, spanning_state_kernel
-from ...kernels.cluster.rnea import cluster_rnea_batch, cluster_rnea_kernel, cluster_rnea_state_kernel
+from ...kernels.cluster.rnea import (cluster_rnea_batch, cluster_rnea_kernel, cluster_rnea_plain_kernel,
+                                     cluster_rnea_state_kernel, rotor_free_tables)
 from .cluster_joints import off_manifold_message
 from .clusters import cluster_tree, solve_spanning_state
 from .compiled import cluster_workspace_buffer, packed_clusters
@@ -83,6 +85,7 @@ _CABA = CompiledFunction(cluster_aba_kernel, None, _ABA_ARGS, _independent_vecto
 _CABA_PLAIN = ExactCall(cluster_aba_plain_kernel)
 _CABA_STATES = CompiledFunction(cluster_aba_state_kernel, cluster_aba_batch, _ABA_ARGS + (_Q,), _independent_vector,
                                 params=(None, None, None, val.GRAVITY, None))
+_CRNEA_PLAIN = ExactCall(cluster_rnea_plain_kernel)
 _CRNEA = CompiledFunction(cluster_rnea_kernel, None, _RNEA_ARGS, _independent_vector,
                           params=(None, None, None, val.GRAVITY))
 _CRNEA_STATES = CompiledFunction(cluster_rnea_state_kernel, cluster_rnea_batch, _RNEA_ARGS + (_Q,),
@@ -90,6 +93,7 @@ _CRNEA_STATES = CompiledFunction(cluster_rnea_state_kernel, cluster_rnea_batch, 
 _CMASS = CompiledFunction(cluster_mass_matrix_kernel, None, (_Y,), _independent_square)
 _PREPARE = CompiledFunction(prepare_implicit_kernel, None, (_Y, Arg("yd", _nyv, optional=True), _Q),
                             lambda c, state, params: (), allocate=lambda c, state: ())
+_CEFPA_PLAIN = ExactCall(cluster_efpa_plain_kernel)
 _CEFPA = CompiledFunction(cluster_efpa_kernel, None, (_Y,), _operational_square)
 _SPANNING = CompiledFunction(spanning_state_kernel, None, (_Y, _YD, Arg("q_guess", "nq", optional=True)),
                              lambda c, state, params: ((c.nq + c.nv,),))
@@ -333,18 +337,10 @@ def cluster_aba(model, y, yd, tau_ind, f_ext=None, *, q=None, q_guess=None, grav
     Returns ÿ (nyv,) [rad/s², m/s²]. A pure function of its arguments.
     """
     if q is None and q_guess is None and (gravity is True or gravity is False):
-        if f_ext is None:
-            fast = _plain_call(model)  # the plain call on an explicit model: one lookup, one kernel
-            if fast:
-                mci, mcf, wcws, nyv = fast
-                ydd = np.empty(nyv) if out is None else out
-                try:
-                    if _CABA_PLAIN.fast(mci, mcf, wcws, y, yd, tau_ind, gravity, ydd) == 0:
-                        return ydd
-                except GeneralPath:  # this process's first plain call, or other argument types
-                    if val.kernel_vector(y) and all(val.kernel_vector(x, nyv) for x in (ydd, yd, tau_ind)) \
-                            and _CABA_PLAIN(mci, mcf, wcws, y, yd, tau_ind, gravity, ydd) == 0:
-                        return ydd
+        if f_ext is None:  # the plain call on an explicit model: one lookup, one kernel
+            ydd = _run_plain(_CABA_PLAIN, "cluster_aba_plain", model, y, yd, tau_ind, gravity, out)
+            if ydd is not None:
+                return ydd
         else:
             fast = _explicit_call(model)  # the common call on an explicit model: one lookup, one kernel
             if fast:
@@ -424,15 +420,19 @@ def _explicit_call(model):
     return d.per_thread("cluster_explicit_call", build)
 
 
-def _plain_call(model):
-    """This thread's ([mi | ci], [mf | cf], [tree workspace | cluster workspace], nyv) for
-    :func:`~soadyn.kernels.cluster.aba.cluster_aba_plain_kernel` (three arrays instead of
-    six: Numba's dispatcher costs ~0.15 µs per array argument), or an empty tuple, as
-    :func:`_explicit_call`. The workspace is this thread's own copy, made once."""
+def _plain_call(model, kind):
+    """This thread's tables (three arrays: Numba's dispatcher costs ~0.15 µs per array
+    argument) and nyv for the plain-call kernel of ``kind``: "cluster_aba_plain",
+    ([mi | ci], [mf | cf], [tree workspace | cluster workspace]) for
+    :func:`~soadyn.kernels.cluster.aba.cluster_aba_plain_kernel`; "cluster_rnea_plain", those of
+    :func:`~soadyn.kernels.cluster.rnea.cluster_rnea_plain_kernel` (with the tree without
+    the pairs' rotors, :func:`~soadyn.kernels.cluster.rnea.rotor_free_tables`); or an
+    empty tuple, as :func:`_explicit_call`. The workspaces are this thread's own copies,
+    made once."""
     try:  # the common case first: no exception costs nothing (Python 3.11)
         d = model._derived
         if d.version == model._version:
-            return d.threads.objects["cluster_plain_call"]
+            return d.threads.objects[kind]
     except (AttributeError, KeyError):  # no compiled form, or this thread's first call
         pass
     d = getattr(model, "_derived", None)
@@ -444,9 +444,36 @@ def _plain_call(model):
         if not explicit:
             return ()
         mi, mf, ws, ci, cf, cws, nyv = explicit
-        return np.concatenate([mi, ci]), np.concatenate([mf, cf]), np.concatenate([ws, cws]), nyv
+        if kind == "cluster_aba_plain":
+            return np.concatenate([mi, ci]), np.concatenate([mf, cf]), np.concatenate([ws, cws]), nyv
+        mir, mfr, index = rotor_free_tables(mi, mf, ci)
+        return (np.concatenate([mi, mir, index, ci]), np.concatenate([mf, mfr, cf]),
+                np.concatenate([np.zeros(workspace_size(mir[0], mir[2])), cws]), nyv)
 
-    return d.per_thread("cluster_plain_call", build)
+    return d.per_thread(kind, build)
+
+
+def _run_plain(exact, kind, model, y, x1, x2, gravity, out):
+    """The plain call of a cluster kernel (``exact``, a :class:`~soadyn.core.call.ExactCall`
+    of a kernel ``(mci, mcf, wcws, y, x1, x2, gravity, out)`` with the tables of ``kind``,
+    :func:`_plain_call`; no external forces) on an
+    explicit model: its result, or None when the call needs the validated path (no plain
+    tables: :func:`_plain_call`; other argument types; a status other than OK), which then
+    converts the arguments or raises the error that names the cause. The kernel checks
+    every length, the dispatcher the types."""
+    fast = _plain_call(model, kind)
+    if not fast:
+        return None
+    mci, mcf, wcws, nyv = fast
+    res = np.empty(nyv) if out is None else out
+    try:
+        if exact.fast(mci, mcf, wcws, y, x1, x2, gravity, res) == 0:
+            return res
+    except GeneralPath:  # this process's first plain call, or other argument types
+        if val.kernel_vector(y) and all(val.kernel_vector(x, nyv) for x in (res, x1, x2)) \
+                and exact(mci, mcf, wcws, y, x1, x2, gravity, res) == 0:
+            return res
+    return None
 
 
 def aba_with(model, packed, y, yd, tau_ind, f_ext=None, gravity=True, out=None, q=None, q_guess=None):
@@ -490,16 +517,20 @@ def cluster_rnea(model, y, yd, ydd, f_ext=None, *, q=None, q_guess=None, gravity
     Returns τ_ind (nyv,) [N m, N]. A pure function of its arguments.
     """
     if q is None and q_guess is None and (gravity is True or gravity is False):
-        fast = _explicit_call(model)  # the common call on an explicit model: one lookup, one kernel
-        if fast:
-            mi, mf, ws, ci, cf, cws, nyv = fast
-            try:
-                tau = np.empty(nyv) if out is None else out
-                if _CRNEA.fast(mi, mf, ws, y, yd, ydd, NO_FORCES if f_ext is None else f_ext, ci, cf, cws, gravity,
-                               tau) == 0:
-                    return tau
-            except GeneralPath:  # other argument types (None, lists, batches): the general path names them
-                pass
+        if f_ext is None:  # the plain call on an explicit model: one lookup, one kernel
+            tau = _run_plain(_CRNEA_PLAIN, "cluster_rnea_plain", model, y, yd, ydd, gravity, out)
+            if tau is not None:
+                return tau
+        else:
+            fast = _explicit_call(model)  # the common call on an explicit model: one lookup, one kernel
+            if fast:
+                mi, mf, ws, ci, cf, cws, nyv = fast
+                try:
+                    tau = np.empty(nyv) if out is None else out
+                    if _CRNEA.fast(mi, mf, ws, y, yd, ydd, f_ext, ci, cf, cws, gravity, tau) == 0:
+                        return tau
+                except GeneralPath:  # other argument types (lists, batches): the general path names them
+                    pass
     if q_guess is None and yd is not None and ydd is not None and (gravity is True or gravity is False) \
             and np.ndim(y) == 1:
         tables, implicit = _call_tables(model)  # the common call: one lookup, then one kernel
@@ -545,7 +576,52 @@ def cluster_efpa(model, y, frames, *, q=None, q_guess=None):
 
     Returns Ω (6m, 6m) for m frames [1/kg, 1/(kg m²)]. A pure function of its arguments.
     """
+    if q is None and q_guess is None:
+        Omega = _efpa_plain(model, y, frames)
+        if Omega is not None:
+            return Omega
     return efpa_with(model, None, y, frames, q, q_guess)
+
+
+def _efpa_plain(model, y, frames):
+    """The plain call of C-EFPA on an explicit model: Ω, or None when the call needs the
+    validated path (as :func:`_run_plain`; frames not seen on this thread yet). The
+    frames' bodies and poses and a scratch Z are kept per thread and frame list."""
+    fast = _plain_call(model, "cluster_aba_plain")
+    if not fast:
+        return None
+    try:
+        found = model._derived.threads.objects["cluster_efpa_frames"].get(
+            frames if type(frames) is str else tuple(frames))
+    except (KeyError, TypeError):  # this thread's first call; frames not a sequence
+        found = None
+    if found is None:
+        return _efpa_plain_first(model, y, frames)
+    mci, mcf, wcws, _ = fast
+    fbody, fR, fp, Z = found
+    Omega = np.empty((6 * fbody.shape[0], 6 * fbody.shape[0]))
+    try:
+        if _CEFPA_PLAIN.fast(mci, mcf, wcws, y, fbody, fR, fp, Z, Omega) == 0:
+            return Omega
+    except GeneralPath:  # this process's first plain call, or other argument types
+        if val.kernel_vector(y) and _CEFPA_PLAIN(mci, mcf, wcws, y, fbody, fR, fp, Z, Omega) == 0:
+            return Omega
+    return None
+
+
+def _efpa_plain_first(model, y, frames):
+    """This thread's first plain call with ``frames``: the validated path, then the frames
+    kept for the next calls (:func:`_efpa_plain`)."""
+    Omega = efpa_with(model, None, y, frames)
+    try:
+        key = frames if type(frames) is str else tuple(frames)
+        hash(key)
+    except TypeError:  # a single Frame, or unhashable entries: not kept
+        return Omega
+    fs = frame_set(model, frames)
+    table = derived(model).per_thread("cluster_efpa_frames", dict)
+    table[key] = (fs.body, fs.rotation, fs.translation, np.empty((2 * len(fs.names), _nyv(model), 6)))
+    return Omega
 
 
 def efpa_with(model, packed, y, frames, q=None, q_guess=None):
@@ -556,7 +632,7 @@ def efpa_with(model, packed, y, frames, q=None, q_guess=None):
             raise ValueError(f"frames: frame {name!r} is fixed to the world; it has no operational-space inertia")
 
     def call(packed, cws):
-        Z = np.empty((len(fs.names), packed.tree.nyv, 6))
+        Z = np.empty((2 * len(fs.names), packed.tree.nyv, 6))
         return _CEFPA(model, (y,), (fs.body, fs.rotation, fs.translation, Z, packed.ci, packed.cf, cws))
 
     return _run(model, y, None, False, packed, q, q_guess, call)
