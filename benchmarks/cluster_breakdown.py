@@ -30,7 +30,7 @@ from soadyn.kernels.cluster.explicit import apply_explicit_map, apply_explicit_m
 from soadyn.kernels.cluster.inertia import init_cluster_inertias
 from soadyn.kernels.cluster.kinematics import cluster_state_status, cluster_subspaces, output_poses, positions_pass
 from soadyn.kernels.cluster.layout import cluster_tables, cluster_workspace
-from soadyn.kernels.cluster.rnea import _rotor_step, cluster_rnea_kernel, cluster_rnea_plain_kernel
+from soadyn.kernels.cluster.rnea import cluster_rnea_kernel, cluster_rnea_plain_kernel
 from soadyn.kernels.kinematics import body_velocities, joint_placements
 from soadyn.kernels.rnea import rnea_passes
 
@@ -148,16 +148,6 @@ def _rnea_plain(mci, mcf, wcws, y, yd, ydd, out, n):
         cluster_rnea_plain_kernel(mci, mcf, wcws, y, yd, ydd, True, out)
 
 
-@njit
-def _rotors(ci, cf, cws, nq, nv, yd, ydd, n):
-    c = cluster_tables(ci)
-    w = cluster_workspace(cws, c, nq, nv)
-    for _ in range(n):
-        for k in range(c.n):
-            if c.rotor_offset[k] >= 0:
-                _rotor_step(c, cf, w, k, w.vec[4], w.vec[5], w.vec[6], yd, ydd)
-
-
 def per_call(loop, *args):
     """Median µs per call of a compiled loop ``loop(*args, n)``."""
     loop(*args, 10)
@@ -181,7 +171,7 @@ def main(name="mini_cheetah"):
     ci, cf = packed.ci, packed.cf
     out = np.empty(len(yd))
     T = np.random.default_rng(0).normal(size=model.nv)
-    mci, mcf, wcws, _ = _plain_call(model, "cluster_rnea_plain")
+    mci, mcf, wcws, _ = _plain_call(model)
     print(f"{name}, load average {os.getloadavg()}")
     calls = {"sd.cluster_aba (public)": lambda: sd.cluster_aba(model, y, yd, tau),
              "C-ABA kernel called from Python": lambda: cluster_aba_kernel(c.mi, c.mf, ws, y, yd, tau, NO_FORCES, ci, cf,
@@ -211,7 +201,6 @@ def main(name="mini_cheetah"):
         ("  explicit maps q, q̇, q̈ and Gᵀ", _rnea_maps, (c.mi, c.mf, ci, cf, cws, y, yd, ydd, T, out)),
         ("  tree RNEA of the spanning tree", _tree_rnea, (c.mi, c.mf, ws, ci, cws, NO_FORCES, T)),
         ("C-RNEA plain kernel (compiled loop)", _rnea_plain, (mci, mcf, wcws, y, yd, ydd, out)),
-        ("  the pairs' rotors in their output frames", _rotors, (ci, cf, cws, model.nq, model.nv, yd, ydd)),
     ]
     for label, loop, args in stages:
         print(f"  {label:40s} {per_call(loop, *args):7.2f} µs")

@@ -29,7 +29,6 @@ from ...core import validation as val
 from ...core.call import ABSENT, NO_FORCES, Arg, CompiledFunction, ExactCall, GeneralPath, ParamShape
 from ...core.compile import derived
 from ...core.constraints import ConstraintError
-from ...core.layout import workspace_size
 from ...core.status import Unsolved, raise_status
 from ...dynamics.frames import frame_set
 from ...kernels.cluster.aba import (cluster_aba_batch, cluster_aba_kernel, cluster_aba_plain_kernel,
@@ -40,7 +39,7 @@ from ...kernels.cluster.embedding import embedding_forward_batch, embedding_forw
 from ...kernels.cluster.implicit import GIVEN, GUESS, PREPARED, SOLVE, prepare_implicit_kernel
 from ...kernels.cluster.kinematics import cluster_subspaces_kernel, spanning_state_kernel
 from ...kernels.cluster.rnea import (cluster_rnea_batch, cluster_rnea_kernel, cluster_rnea_plain_kernel,
-                                     cluster_rnea_state_kernel, rotor_free_tables)
+                                     cluster_rnea_state_kernel)
 from .cluster_joints import off_manifold_message
 from .clusters import cluster_tree, solve_spanning_state
 from .compiled import cluster_workspace_buffer, packed_clusters
@@ -338,7 +337,7 @@ def cluster_aba(model, y, yd, tau_ind, f_ext=None, *, q=None, q_guess=None, grav
     """
     if q is None and q_guess is None and (gravity is True or gravity is False):
         if f_ext is None:  # the plain call on an explicit model: one lookup, one kernel
-            ydd = _run_plain(_CABA_PLAIN, "cluster_aba_plain", model, y, yd, tau_ind, gravity, out)
+            ydd = _run_plain(_CABA_PLAIN, model, y, yd, tau_ind, gravity, out)
             if ydd is not None:
                 return ydd
         else:
@@ -420,19 +419,16 @@ def _explicit_call(model):
     return d.per_thread("cluster_explicit_call", build)
 
 
-def _plain_call(model, kind):
-    """This thread's tables (three arrays: Numba's dispatcher costs ~0.15 µs per array
-    argument) and nyv for the plain-call kernel of ``kind``: "cluster_aba_plain",
-    ([mi | ci], [mf | cf], [tree workspace | cluster workspace]) for
-    :func:`~soadyn.kernels.cluster.aba.cluster_aba_plain_kernel`; "cluster_rnea_plain", those of
-    :func:`~soadyn.kernels.cluster.rnea.cluster_rnea_plain_kernel` (with the tree without
-    the pairs' rotors, :func:`~soadyn.kernels.cluster.rnea.rotor_free_tables`); or an
-    empty tuple, as :func:`_explicit_call`. The workspaces are this thread's own copies,
-    made once."""
+def _plain_call(model):
+    """This thread's ([mi | ci], [mf | cf], [tree workspace | cluster workspace], nyv) for
+    the plain-call kernels (:func:`~soadyn.kernels.cluster.aba.cluster_aba_plain_kernel`
+    and its C-RNEA and C-EFPA twins: three arrays instead of six, Numba's dispatcher costs
+    ~0.15 µs per array argument), or an empty tuple, as :func:`_explicit_call`. The
+    workspace is this thread's own copy, made once."""
     try:  # the common case first: no exception costs nothing (Python 3.11)
         d = model._derived
         if d.version == model._version:
-            return d.threads.objects[kind]
+            return d.threads.objects["cluster_plain_call"]
     except (AttributeError, KeyError):  # no compiled form, or this thread's first call
         pass
     d = getattr(model, "_derived", None)
@@ -444,24 +440,19 @@ def _plain_call(model, kind):
         if not explicit:
             return ()
         mi, mf, ws, ci, cf, cws, nyv = explicit
-        if kind == "cluster_aba_plain":
-            return np.concatenate([mi, ci]), np.concatenate([mf, cf]), np.concatenate([ws, cws]), nyv
-        mir, mfr, index = rotor_free_tables(mi, mf, ci)
-        return (np.concatenate([mi, mir, index, ci]), np.concatenate([mf, mfr, cf]),
-                np.concatenate([np.zeros(workspace_size(mir[0], mir[2])), cws]), nyv)
+        return np.concatenate([mi, ci]), np.concatenate([mf, cf]), np.concatenate([ws, cws]), nyv
 
-    return d.per_thread(kind, build)
+    return d.per_thread("cluster_plain_call", build)
 
 
-def _run_plain(exact, kind, model, y, x1, x2, gravity, out):
+def _run_plain(exact, model, y, x1, x2, gravity, out):
     """The plain call of a cluster kernel (``exact``, a :class:`~soadyn.core.call.ExactCall`
-    of a kernel ``(mci, mcf, wcws, y, x1, x2, gravity, out)`` with the tables of ``kind``,
-    :func:`_plain_call`; no external forces) on an
+    of a kernel ``(mci, mcf, wcws, y, x1, x2, gravity, out)``, no external forces) on an
     explicit model: its result, or None when the call needs the validated path (no plain
     tables: :func:`_plain_call`; other argument types; a status other than OK), which then
     converts the arguments or raises the error that names the cause. The kernel checks
     every length, the dispatcher the types."""
-    fast = _plain_call(model, kind)
+    fast = _plain_call(model)
     if not fast:
         return None
     mci, mcf, wcws, nyv = fast
@@ -518,7 +509,7 @@ def cluster_rnea(model, y, yd, ydd, f_ext=None, *, q=None, q_guess=None, gravity
     """
     if q is None and q_guess is None and (gravity is True or gravity is False):
         if f_ext is None:  # the plain call on an explicit model: one lookup, one kernel
-            tau = _run_plain(_CRNEA_PLAIN, "cluster_rnea_plain", model, y, yd, ydd, gravity, out)
+            tau = _run_plain(_CRNEA_PLAIN, model, y, yd, ydd, gravity, out)
             if tau is not None:
                 return tau
         else:
@@ -587,7 +578,7 @@ def _efpa_plain(model, y, frames):
     """The plain call of C-EFPA on an explicit model: Ω, or None when the call needs the
     validated path (as :func:`_run_plain`; frames not seen on this thread yet). The
     frames' bodies and poses and a scratch Z are kept per thread and frame list."""
-    fast = _plain_call(model, "cluster_aba_plain")
+    fast = _plain_call(model)
     if not fast:
         return None
     try:
