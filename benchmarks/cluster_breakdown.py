@@ -1,6 +1,7 @@
-"""Where a C-ABA or C-RNEA call goes: the Python front (lookups, allocation, Numba's
+"""Where a C-ABA, C-RNEA or C-EFPA call goes: the Python front (lookups, allocation, Numba's
 dispatch of the kernel's arguments) against the kernel, and inside the kernel each stage
-of [Chignoli23, Alg. 1] timed in a compiled loop of many calls (no dispatch).
+of [Chignoli23, Alg. 1] timed in a compiled loop of many calls (no dispatch); for C-EFPA
+the backward pass against the whole kernel (the rest: the force propagators and Ω).
 
 Usage (from the repository root)::
 
@@ -20,16 +21,20 @@ import numpy as np
 from numba import njit
 
 import soadyn as sd
+from soadyn.closed.embedding.algorithms import _plain_call
 from soadyn.closed.embedding.compiled import cluster_workspace_buffer, packed_clusters
 from soadyn.core.call import NO_FORCES
 from soadyn.core.compile import derived
 from soadyn.core.layout import model_tables
+from soadyn.dynamics.frames import frame_set
 from soadyn.kernels.cluster.aba import articulated_cluster_pass, cluster_aba_kernel, cluster_acceleration_pass
 from soadyn.kernels.cluster.explicit import apply_explicit_map, apply_explicit_map_transpose
 from soadyn.kernels.cluster.inertia import init_cluster_inertias
 from soadyn.kernels.cluster.kinematics import cluster_state_status, cluster_subspaces, output_poses, positions_pass
 from soadyn.kernels.cluster.layout import cluster_tables, cluster_workspace
-from soadyn.kernels.cluster.rnea import cluster_rnea_kernel
+from soadyn.kernels.cluster.efpa import cluster_efpa_kernel
+from soadyn.kernels.cluster.rnea import cluster_rnea_kernel, cluster_rnea_plain_kernel
+from soadyn.kernels.kinematics import absent, no_forces
 from soadyn.kernels.kinematics import body_velocities, joint_placements
 from soadyn.kernels.rnea import rnea_passes
 
@@ -141,6 +146,26 @@ def _rnea_maps(mi, mf, ci, cf, cws, y, yd, ydd, T, tau, n):
         apply_explicit_map_transpose(mi, mf, ci, cf, cws, T, tau)
 
 
+@njit
+def _rnea_plain(mci, mcf, wcws, y, yd, ydd, out, n):
+    for _ in range(n):
+        cluster_rnea_plain_kernel(mci, mcf, wcws, y, yd, ydd, True, out)
+
+
+@njit
+def _efpa(mi, mf, ws, y, fbody, fR, fp, Z, ci, cf, cws, Omega, n):
+    for _ in range(n):
+        cluster_efpa_kernel(mi, mf, ws, y, fbody, fR, fp, Z, ci, cf, cws, Omega)
+
+
+@njit
+def _efpa_backward(mi, mf, ws, y, ci, cf, cws, n):
+    for _ in range(n):
+        positions_pass(mi, mf, ws, ci, cf, cws, y, y, False, False)
+        init_cluster_inertias(mi, mf, ws, ci, cws, False, no_forces(ws))
+        articulated_cluster_pass(mi, mf, ci, cf, cws, absent(ws), False)
+
+
 def per_call(loop, *args):
     """Median µs per call of a compiled loop ``loop(*args, n)``."""
     loop(*args, 10)
@@ -152,11 +177,21 @@ def per_call(loop, *args):
     return float(np.median(runs))
 
 
+#: the frames of C-EFPA per robot (those of benchmarks/chignoli23.py)
+FRAMES = {"mini_cheetah": ["FR_foot", "FL_foot", "HR_foot", "HL_foot"],
+          "mit_humanoid": ["right_foot", "left_foot", "right_hand", "left_hand"],
+          "jvrc1_humanoid": ["left-foot", "right-foot", "left-hand", "right-hand"]}
+
+
 def main(name="mini_cheetah"):
     model = getattr(sd.models, name)()
     y, yd, ydd, tau = state(model)
+    frames = FRAMES.get(name, [model.frames[-1].name])
     sd.cluster_aba(model, y, yd, tau)
     sd.cluster_rnea(model, y, yd, ydd)
+    sd.cluster_efpa(model, y, frames)
+    fs = frame_set(model, frames)
+    Z, Omega = np.empty((2 * len(frames), len(yd), 6)), np.empty((6 * len(frames), 6 * len(frames)))
     packed = packed_clusters(model)
     c = model.compiled
     ws = derived(model).buffer()
@@ -164,13 +199,19 @@ def main(name="mini_cheetah"):
     ci, cf = packed.ci, packed.cf
     out = np.empty(len(yd))
     T = np.random.default_rng(0).normal(size=model.nv)
+    mci, mcf, wcws, _ = _plain_call(model)
     print(f"{name}, load average {os.getloadavg()}")
     calls = {"sd.cluster_aba (public)": lambda: sd.cluster_aba(model, y, yd, tau),
              "C-ABA kernel called from Python": lambda: cluster_aba_kernel(c.mi, c.mf, ws, y, yd, tau, NO_FORCES, ci, cf,
                                                                            cws, True, out),
              "sd.cluster_rnea (public)": lambda: sd.cluster_rnea(model, y, yd, ydd),
              "C-RNEA kernel called from Python": lambda: cluster_rnea_kernel(c.mi, c.mf, ws, y, yd, ydd, NO_FORCES, ci,
-                                                                             cf, cws, True, out)}
+                                                                             cf, cws, True, out),
+             "C-RNEA plain kernel called from Python": lambda: cluster_rnea_plain_kernel(mci, mcf, wcws, y, yd, ydd,
+                                                                                         True, out),
+             "sd.cluster_efpa (public)": lambda: sd.cluster_efpa(model, y, frames),
+             "C-EFPA kernel called from Python": lambda: cluster_efpa_kernel(c.mi, c.mf, ws, y, fs.body, fs.rotation,
+                                                                             fs.translation, Z, ci, cf, cws, Omega)}
     for label, f in calls.items():
         f()
         runs = [timeit.timeit(f, number=N) / N * 1e6 for _ in range(5)]
@@ -190,6 +231,10 @@ def main(name="mini_cheetah"):
         ("C-RNEA kernel (compiled loop)", _rnea, (c.mi, c.mf, ws, y, yd, ydd, NO_FORCES, ci, cf, cws, out)),
         ("  explicit maps q, q̇, q̈ and Gᵀ", _rnea_maps, (c.mi, c.mf, ci, cf, cws, y, yd, ydd, T, out)),
         ("  tree RNEA of the spanning tree", _tree_rnea, (c.mi, c.mf, ws, ci, cws, NO_FORCES, T)),
+        ("C-RNEA plain kernel (compiled loop)", _rnea_plain, (mci, mcf, wcws, y, yd, ydd, out)),
+        ("C-EFPA kernel (compiled loop)", _efpa, (c.mi, c.mf, ws, y, fs.body, fs.rotation, fs.translation, Z, ci, cf,
+                                                  cws, Omega)),
+        ("  positions, inertias, backward pass", _efpa_backward, (c.mi, c.mf, ws, y, ci, cf, cws)),
     ]
     for label, loop, args in stages:
         print(f"  {label:40s} {per_call(loop, *args):7.2f} µs")

@@ -34,18 +34,19 @@ def test_plain_calls_equal_the_validated_path_to_the_last_bit(robot):
     name, model = robot
     frames = FRAMES[name]
     sd.cluster_aba(model, *_states(model, 1, 5)[0][:2], np.zeros(cluster_tree(model).nyv))
-    assert alg._solved_call(model)  # implicit clusters, all compiled: the plain calls apply
+    assert alg._plain_call(model)[-1] == 1  # implicit clusters, all compiled: the solving plain calls
     zero = np.zeros((model.nbodies, 6))
     for y, yd, ydd, tau in _states(model, 3):
-        plain = alg._solved_plain(model, alg._CABA_SOLVED, y, yd, tau, True, None)
+        plain = alg._run_plain(alg._CABA_PLAIN, model, y, yd, tau, True, None)
         assert plain is not None
         validated = alg.aba_with(model, None, y, yd, tau)
         assert np.array_equal(plain, validated) and np.array_equal(sd.cluster_aba(model, y, yd, tau), validated)
-        plain = alg._solved_plain(model, alg._CRNEA_SOLVED, y, yd, ydd, True, None)
+        plain = alg._run_plain(alg._CRNEA_PLAIN, model, y, yd, ydd, True, None)
         assert plain is not None
         validated = sd.cluster_rnea(model, y, yd, ydd, zero)  # f_ext given: not the plain call
         assert np.array_equal(plain, validated) and np.array_equal(sd.cluster_rnea(model, y, yd, ydd), validated)
-        plain = alg._solved_efpa(model, y, frames)
+        sd.cluster_efpa(model, y, frames)  # this thread's first call with these frames: validated
+        plain = alg._efpa_plain(model, y, frames)
         assert plain is not None
         validated = alg.efpa_with(model, None, y, frames)
         assert np.array_equal(plain, validated) and np.array_equal(sd.cluster_efpa(model, y, frames), validated)
@@ -86,7 +87,7 @@ def test_plain_call_passes_wrong_lengths_to_the_validated_errors(robot, bad):
     args = {"y": y, "yd": yd, "tau_ind": tau, "out": np.empty(len(yd))}
     args[bad] = args[bad][:-1]
     # the kernel refuses them (it reads nothing past an end) ...
-    assert alg._solved_plain(model, alg._CABA_SOLVED, args["y"], args["yd"], args["tau_ind"], True,
+    assert alg._run_plain(alg._CABA_PLAIN, model, args["y"], args["yd"], args["tau_ind"], True,
                              args["out"]) is None
     # ... and the validated path names them
     with pytest.raises(ValueError, match=bad):
@@ -104,7 +105,7 @@ def test_plain_call_passes_bad_values_to_the_validated_errors(robot):
     for which in ("y", "yd"):
         args = {"y": y.copy(), "yd": yd.copy()}
         args[which][0] = np.nan
-        assert alg._solved_plain(model, alg._CABA_SOLVED, args["y"], args["yd"], tau, True, None) is None
+        assert alg._run_plain(alg._CABA_PLAIN, model, args["y"], args["yd"], tau, True, None) is None
         with pytest.raises(ValueError, match=which):
             sd.cluster_aba(model, args["y"], args["yd"], tau)
         with pytest.raises(ValueError, match=which):

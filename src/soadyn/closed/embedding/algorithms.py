@@ -40,11 +40,12 @@ from ...dynamics.frames import frame_set
 from ...kernels.cluster.aba import (cluster_aba_batch, cluster_aba_kernel, cluster_aba_plain_kernel,
                                     cluster_aba_state_kernel)
 from ...kernels.cluster.crba import cluster_mass_matrix_kernel
-from ...kernels.cluster.efpa import cluster_efpa_kernel
+from ...kernels.cluster.efpa import cluster_efpa_kernel, cluster_efpa_plain_kernel
 from ...kernels.cluster.embedding import embedding_forward_batch, embedding_forward_kernel
 from ...kernels.cluster.implicit import GIVEN, GUESS, PREPARED, SOLVE, prepare_implicit_kernel
 from ...kernels.cluster.kinematics import cluster_subspaces_kernel, spanning_state_kernel
-from ...kernels.cluster.rnea import cluster_rnea_batch, cluster_rnea_kernel, cluster_rnea_state_kernel
+from ...kernels.cluster.rnea import (cluster_rnea_batch, cluster_rnea_kernel, cluster_rnea_plain_kernel,
+                                     cluster_rnea_state_kernel)
 from ...kernels.cluster.solved import (cluster_aba_solved_kernel, cluster_efpa_solved_kernel,
                                        cluster_rnea_solved_kernel)
 from .cluster_joints import off_manifold_message
@@ -88,11 +89,12 @@ _RNEA_ARGS = (_Y, _YD, Arg("ydd", _nyv), Arg("f_ext", "forces"))
 # prepared inside the batched kernel, from q or q_guess when given)
 _CABA = CompiledFunction(cluster_aba_kernel, None, _ABA_ARGS, _independent_vector,
                          params=(None, None, None, val.GRAVITY))
-_CABA_PLAIN = ExactCall(cluster_aba_plain_kernel)
-# the plain calls of models with implicit clusters: the solve and the algorithm in one kernel
-_CABA_SOLVED = ExactCall(cluster_aba_solved_kernel)
-_CRNEA_SOLVED = ExactCall(cluster_rnea_solved_kernel)
-_CEFPA_SOLVED = ExactCall(cluster_efpa_solved_kernel)
+# the plain calls (one state, no external forces, three folded table arrays): on explicit
+# models the algorithm alone, on models with implicit clusters the solve and the algorithm
+# together; indexed by :func:`_plain_call`'s ``solved`` flag
+_CABA_PLAIN = (ExactCall(cluster_aba_plain_kernel), ExactCall(cluster_aba_solved_kernel))
+_CRNEA_PLAIN = (ExactCall(cluster_rnea_plain_kernel), ExactCall(cluster_rnea_solved_kernel))
+_CEFPA_PLAIN = (ExactCall(cluster_efpa_plain_kernel), ExactCall(cluster_efpa_solved_kernel))
 _CABA_STATES = CompiledFunction(cluster_aba_state_kernel, cluster_aba_batch, _ABA_ARGS + (_Q,), _independent_vector,
                                 params=(None, None, None, val.GRAVITY, None))
 _CRNEA = CompiledFunction(cluster_rnea_kernel, None, _RNEA_ARGS, _independent_vector,
@@ -345,22 +347,10 @@ def cluster_aba(model, y, yd, tau_ind, f_ext=None, *, q=None, q_guess=None, grav
     Returns ÿ (nyv,) [rad/s², m/s²]. A pure function of its arguments.
     """
     if q is None and q_guess is None and (gravity is True or gravity is False):
-        if f_ext is None:
-            fast = _plain_call(model)  # the plain call on an explicit model: one lookup, one kernel
-            if fast:
-                mci, mcf, wcws, nyv = fast
-                ydd = np.empty(nyv) if out is None else out
-                try:
-                    if _CABA_PLAIN.fast(mci, mcf, wcws, y, yd, tau_ind, gravity, ydd) == 0:
-                        return ydd
-                except GeneralPath:  # this process's first plain call, or other argument types
-                    if val.kernel_vector(y) and all(val.kernel_vector(x, nyv) for x in (ydd, yd, tau_ind)) \
-                            and _CABA_PLAIN(mci, mcf, wcws, y, yd, tau_ind, gravity, ydd) == 0:
-                        return ydd
-            else:
-                ydd = _solved_plain(model, _CABA_SOLVED, y, yd, tau_ind, gravity, out)
-                if ydd is not None:
-                    return ydd
+        if f_ext is None:  # the plain call: one lookup, one kernel
+            ydd = _run_plain(_CABA_PLAIN, model, y, yd, tau_ind, gravity, out)
+            if ydd is not None:
+                return ydd
         else:
             fast = _explicit_call(model)  # the common call on an explicit model: one lookup, one kernel
             if fast:
@@ -441,10 +431,15 @@ def _explicit_call(model):
 
 
 def _plain_call(model):
-    """This thread's ([mi | ci], [mf | cf], [tree workspace | cluster workspace], nyv) for
-    :func:`~soadyn.kernels.cluster.aba.cluster_aba_plain_kernel` (three arrays instead of
-    six: Numba's dispatcher costs ~0.15 µs per array argument), or an empty tuple, as
-    :func:`_explicit_call`. The workspace is this thread's own copy, made once."""
+    """This thread's ([mi | ci], [mf | cf], [tree workspace | cluster workspace], nyv,
+    solved) for the plain-call kernels (three arrays instead of six: Numba's dispatcher
+    costs ~0.15 µs per array argument), or an empty tuple (a cluster prepared in Python; a
+    model changed since it was compiled, or not compiled yet): then the general path.
+    ``solved`` (0 or 1) says which kernel of a ``_C*_PLAIN`` pair fits the model: 0 for
+    explicit models (:func:`~soadyn.kernels.cluster.aba.cluster_aba_plain_kernel` and its
+    C-RNEA and C-EFPA twins), 1 for models with implicit clusters, solved from their
+    references inside the kernel (:mod:`soadyn.kernels.cluster.solved`). The workspace is
+    this thread's own copy, made once; every entry the kernels read is written per call."""
     try:  # the common case first: no exception costs nothing (Python 3.11)
         d = model._derived
         if d.version == model._version:
@@ -456,83 +451,37 @@ def _plain_call(model):
         return ()
 
     def build():
-        explicit = _explicit_call(model)
-        if not explicit:
+        packed = packed_clusters(model)
+        if packed.nonlinear and (not packed.compiled or packed.python_prepared):
             return ()
-        mi, mf, ws, ci, cf, cws, nyv = explicit
-        return np.concatenate([mi, ci]), np.concatenate([mf, cf]), np.concatenate([ws, cws]), nyv
+        c = d.compiled
+        return (np.concatenate([c.mi, packed.ci]), np.concatenate([c.mf, packed.cf]),
+                np.concatenate([d.buffer(), cluster_workspace_buffer(model, packed)]), int(packed.ci[6]),
+                int(bool(packed.nonlinear)))
 
     return d.per_thread("cluster_plain_call", build)
 
 
-def _solved_call(model):
-    """This thread's ([mi | ci], [mf | cf], [tree workspace | cluster workspace], nyv) for
-    the plain-call kernels of :mod:`soadyn.kernels.cluster.solved` — a model with implicit
-    clusters, all prepared in compiled code (no cluster prepared in Python) — or an empty
-    tuple (other models; a model changed since it was compiled, or not compiled yet):
-    then the general path. One lookup, as :func:`_plain_call`; the workspace is this
-    thread's own copy, made once, and every entry the kernels read is written per call."""
-    try:  # the common case first: no exception costs nothing (Python 3.11)
-        d = model._derived
-        if d.version == model._version:
-            return d.threads.objects["cluster_solved_call"]
-    except (AttributeError, KeyError):  # no compiled form, or this thread's first call
-        pass
-    d = getattr(model, "_derived", None)
-    if d is None or d.version != model._version:
-        return ()
-
-    def build():
-        packed = packed_clusters(model)
-        if not packed.compiled or packed.python_prepared:
-            return ()
-        c = d.compiled
-        return (np.concatenate([c.mi, packed.ci]), np.concatenate([c.mf, packed.cf]),
-                np.concatenate([d.buffer(), cluster_workspace_buffer(model, packed)]), int(packed.ci[6]))
-
-    return d.per_thread("cluster_solved_call", build)
-
-
-def _solved_plain(model, kernel, y, yd, rate, gravity, out):
-    """The plain call ``kernel(mci, mcf, wcws, y, yd, rate, gravity, result)`` of C-ABA or
-    C-RNEA on a model with implicit clusters (:func:`_solved_call`): its result (nyv,), or
-    None when the validated path must run (another model, other argument types, any
-    status other than OK: that path names the cause or runs the Python solve). ``gravity``
-    is True or False."""
-    fast = _solved_call(model)
+def _run_plain(kernels, model, y, x1, x2, gravity, out):
+    """The plain call of a cluster kernel (``kernels``, a ``_C*_PLAIN`` pair of
+    :class:`~soadyn.core.call.ExactCall` of kernels ``(mci, mcf, wcws, y, x1, x2, gravity,
+    out)``, no external forces): its result, or None when the call needs the validated
+    path (no plain tables: :func:`_plain_call`; other argument types; a status other than
+    OK), which then converts the arguments, runs the Python solve or raises the error
+    that names the cause. The kernel checks every length, the dispatcher the types."""
+    fast = _plain_call(model)
     if not fast:
         return None
-    mci, mcf, wcws, nyv = fast
-    result = np.empty(nyv) if out is None else out
+    mci, mcf, wcws, nyv, solved = fast
+    exact = kernels[solved]
+    res = np.empty(nyv) if out is None else out
     try:
-        if kernel.fast(mci, mcf, wcws, y, yd, rate, gravity, result) == 0:
-            return result
+        if exact.fast(mci, mcf, wcws, y, x1, x2, gravity, res) == 0:
+            return res
     except GeneralPath:  # this process's first plain call, or other argument types
-        if val.kernel_vector(y) and all(val.kernel_vector(x, nyv) for x in (result, yd, rate)) \
-                and kernel(mci, mcf, wcws, y, yd, rate, gravity, result) == 0:
-            return result
-    return None
-
-
-def _solved_efpa(model, y, frames):
-    """The plain call of C-EFPA on a model with implicit clusters (as :func:`_solved_plain`):
-    Ω, or None when the validated path must run."""
-    fast = _solved_call(model)
-    if not fast:
-        return None
-    mci, mcf, wcws, nyv = fast
-    try:
-        fs = frame_set(model, frames)
-    except (ValueError, KeyError, TypeError):  # the validated path names the frame
-        return None
-    omega = np.empty((6 * len(fs.names), 6 * len(fs.names)))
-    try:
-        if _CEFPA_SOLVED.fast(mci, mcf, wcws, y, fs.body, fs.rotation, fs.translation, omega) == 0:
-            return omega
-    except GeneralPath:  # this process's first plain call, or other argument types
-        if val.kernel_vector(y) and _CEFPA_SOLVED(mci, mcf, wcws, y, fs.body, fs.rotation, fs.translation,
-                                                   omega) == 0:
-            return omega
+        if val.kernel_vector(y) and all(val.kernel_vector(x, nyv) for x in (res, x1, x2)) \
+                and exact(mci, mcf, wcws, y, x1, x2, gravity, res) == 0:
+            return res
     return None
 
 
@@ -577,20 +526,20 @@ def cluster_rnea(model, y, yd, ydd, f_ext=None, *, q=None, q_guess=None, gravity
     Returns τ_ind (nyv,) [N m, N]. A pure function of its arguments.
     """
     if q is None and q_guess is None and (gravity is True or gravity is False):
-        fast = _explicit_call(model)  # the common call on an explicit model: one lookup, one kernel
-        if fast:
-            mi, mf, ws, ci, cf, cws, nyv = fast
-            try:
-                tau = np.empty(nyv) if out is None else out
-                if _CRNEA.fast(mi, mf, ws, y, yd, ydd, NO_FORCES if f_ext is None else f_ext, ci, cf, cws, gravity,
-                               tau) == 0:
-                    return tau
-            except GeneralPath:  # other argument types (None, lists, batches): the general path names them
-                pass
-        elif f_ext is None:
-            tau = _solved_plain(model, _CRNEA_SOLVED, y, yd, ydd, gravity, out)
+        if f_ext is None:  # the plain call: one lookup, one kernel
+            tau = _run_plain(_CRNEA_PLAIN, model, y, yd, ydd, gravity, out)
             if tau is not None:
                 return tau
+        else:
+            fast = _explicit_call(model)  # the common call on an explicit model: one lookup, one kernel
+            if fast:
+                mi, mf, ws, ci, cf, cws, nyv = fast
+                try:
+                    tau = np.empty(nyv) if out is None else out
+                    if _CRNEA.fast(mi, mf, ws, y, yd, ydd, f_ext, ci, cf, cws, gravity, tau) == 0:
+                        return tau
+                except GeneralPath:  # other argument types (lists, batches): the general path names them
+                    pass
     if q_guess is None and yd is not None and ydd is not None and (gravity is True or gravity is False) \
             and np.ndim(y) == 1:
         tables, implicit = _call_tables(model)  # the common call: one lookup, then one kernel
@@ -637,10 +586,52 @@ def cluster_efpa(model, y, frames, *, q=None, q_guess=None):
     Returns Ω (6m, 6m) for m frames [1/kg, 1/(kg m²)]. A pure function of its arguments.
     """
     if q is None and q_guess is None:
-        omega = _solved_efpa(model, y, frames)
-        if omega is not None:
-            return omega
+        Omega = _efpa_plain(model, y, frames)
+        if Omega is not None:
+            return Omega
     return efpa_with(model, None, y, frames, q, q_guess)
+
+
+def _efpa_plain(model, y, frames):
+    """The plain call of C-EFPA: Ω, or None when the call needs the
+    validated path (as :func:`_run_plain`; frames not seen on this thread yet). The
+    frames' bodies and poses and a scratch Z are kept per thread and frame list."""
+    fast = _plain_call(model)
+    if not fast:
+        return None
+    try:
+        found = model._derived.threads.objects["cluster_efpa_frames"].get(
+            frames if type(frames) is str else tuple(frames))
+    except (KeyError, TypeError):  # this thread's first call; frames not a sequence
+        found = None
+    if found is None:
+        return _efpa_plain_first(model, y, frames)
+    mci, mcf, wcws, _, solved = fast
+    exact = _CEFPA_PLAIN[solved]
+    fbody, fR, fp, Z = found
+    Omega = np.empty((6 * fbody.shape[0], 6 * fbody.shape[0]))
+    try:
+        if exact.fast(mci, mcf, wcws, y, fbody, fR, fp, Z, Omega) == 0:
+            return Omega
+    except GeneralPath:  # this process's first plain call, or other argument types
+        if val.kernel_vector(y) and exact(mci, mcf, wcws, y, fbody, fR, fp, Z, Omega) == 0:
+            return Omega
+    return None
+
+
+def _efpa_plain_first(model, y, frames):
+    """This thread's first plain call with ``frames``: the validated path, then the frames
+    kept for the next calls (:func:`_efpa_plain`)."""
+    Omega = efpa_with(model, None, y, frames)
+    try:
+        key = frames if type(frames) is str else tuple(frames)
+        hash(key)
+    except TypeError:  # a single Frame, or unhashable entries: not kept
+        return Omega
+    fs = frame_set(model, frames)
+    table = derived(model).per_thread("cluster_efpa_frames", dict)
+    table[key] = (fs.body, fs.rotation, fs.translation, np.empty((2 * len(fs.names), _nyv(model), 6)))
+    return Omega
 
 
 def efpa_with(model, packed, y, frames, q=None, q_guess=None):
@@ -651,7 +642,7 @@ def efpa_with(model, packed, y, frames, q=None, q_guess=None):
             raise ValueError(f"frames: frame {name!r} is fixed to the world; it has no operational-space inertia")
 
     def call(packed, cws):
-        Z = np.empty((len(fs.names), packed.tree.nyv, 6))
+        Z = np.empty((2 * len(fs.names), packed.tree.nyv, 6))
         return _CEFPA(model, (y,), (fs.body, fs.rotation, fs.translation, Z, packed.ci, packed.cf, cws))
 
     return _run(model, y, None, False, packed, q, q_guess, call)

@@ -17,15 +17,15 @@ from __future__ import annotations
 
 from numba import njit
 
-from ...core.layout import borrow, carve, model_tables, split_model_tables, workspace_size, workspace_views
+from ...core.layout import borrow, carve, model_tables, workspace_views
 from ...core.status import BAD_SHAPE, OK, SINGULAR
 from ..primitives import add_force_to_parent, parent_acceleration
 from .implicit import prepare_implicit
 from .inertia import _nonzero, init_cluster_inertias, invert_joint_inertia, project_cluster_inertia, project_rotor_pair
 from .kinematics import cluster_state_status, positions_pass
-from .layout import (HEADER, articulated_inertia, bias_force, cluster_bodies, cluster_scratch, cluster_tables,
+from .layout import (articulated_inertia, bias_force, cluster_bodies, cluster_scratch, cluster_tables,
                      cluster_workspace, force_columns, inertia_subspace, innovation, inverse_joint_inertia,
-                     motion_subspace, velocity_product)
+                     motion_subspace, split_plain_tables, velocity_product)
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -220,14 +220,10 @@ def cluster_aba_plain_kernel(mci, mcf, wcws, y, yd, tau, gravity, ydd):
     three arrays: ``mci`` = [mi | ci], ``mcf`` = [mf | cf] and ``wcws`` = [ws | cws] (the
     dispatcher costs ~0.15 µs per array argument: ~0.6 µs of a ~12 µs call on the Mini
     Cheetah). Returns a status."""
-    ok, mi, mf, ci, cf = split_model_tables(mci, mcf)
-    if not ok or ci.shape[0] < len(HEADER):
+    ok, mi, mf, ws, ci, cf, cws = split_plain_tables(mci, mcf, wcws)
+    if not ok:
         return BAD_SHAPE
-    nws, ncws = workspace_size(mi[0], mi[2]), ci[3]
-    if wcws.shape[0] != nws + ncws:
-        return BAD_SHAPE
-    return cluster_aba_kernel(mi, mf, carve(wcws, 0, nws), y, yd, tau, carve(mcf, 0, (0, 6)), ci, cf,
-                              carve(wcws, nws, ncws), gravity, ydd)
+    return cluster_aba_kernel(mi, mf, ws, y, yd, tau, carve(mcf, 0, (0, 6)), ci, cf, cws, gravity, ydd)
 
 
 @njit(cache=True)

@@ -19,21 +19,22 @@ from .aba import articulated_cluster_pass
 from .inertia import init_cluster_inertias
 from .kinematics import cluster_state_status, positions_pass
 from .layout import (cluster_bodies, cluster_scratch, cluster_tables, cluster_workspace, force_columns,
-                     inertia_subspace, inverse_joint_inertia, motion_subspace)
+                     inertia_subspace, inverse_joint_inertia, motion_subspace, split_plain_tables)
 
 
 @njit(cache=True)
 def cluster_efpa_kernel(mi, mf, ws, y, fbody, fR, fp, Z, ci, cf, cws, Omega):
     """Ω (6m, 6m) of the m frames at poses (fR, fp)[e] in bodies ``fbody[e]``; ``Z``
-    (m, n_y, 6) scratch for the projected propagators χ^e_k S_k (the nonlinear clusters
-    prepared in the workspace). Returns a status."""
+    (2m, n_y, 6) scratch for the projected propagators χ^e_k S_k (rows e) and
+    D⁻¹ (χ^e_k S_k)ᵀ (rows m + e), so that each block of Ω costs 36 n_y products per
+    cluster (the nonlinear clusters prepared in the workspace). Returns a status."""
     m = model_tables(mi, mf)
     c = cluster_tables(ci)
     st = cluster_state_status(mi, mf, ci, y, y[:0], y[:0], no_forces(ws), c.nyv)
     if st != OK:
         return st
     nf = fbody.shape[0]
-    if (Z.shape[0] != nf or Z.shape[1] != c.nyv or Omega.shape[0] != 6 * nf or Omega.shape[1] != 6 * nf
+    if (Z.shape[0] != 2 * nf or Z.shape[1] != c.nyv or Omega.shape[0] != 6 * nf or Omega.shape[1] != 6 * nf
             or fR.shape[0] != nf or fp.shape[0] != nf):
         return BAD_SHAPE
     for e in range(nf):
@@ -93,26 +94,42 @@ def cluster_efpa_kernel(mi, mf, ws, y, fbody, fR, fp, Z, ci, cf, cws, Omega):
                     i = bodies[a]
                     add_force_to_parent(w.Ro, w.to, i, W[d], a, Wp[d], c.output_local[i])
             W, k = Wp, p
+    for e in range(nf):  # D_k⁻¹ (χ^e_k S_k)ᵀ, every cluster (zero off the frame's path)
+        for k in range(c.n):
+            ny, y0 = c.n_y[k], c.yv_start[k]
+            Dinv = inverse_joint_inertia(c, w, k)
+            for j1 in range(ny):
+                for d in range(6):
+                    acc = 0.0
+                    for j2 in range(ny):
+                        acc += Dinv[j1, j2] * Z[e, y0 + j2, d]
+                    Z[nf + e, y0 + j1, d] = acc
     for e1 in range(nf):
         for e2 in range(e1, nf):
+            B = Omega[6 * e1:6 * e1 + 6, 6 * e2:6 * e2 + 6]
+            B[:] = 0.0
             k = c.cluster_of[fbody[e1]]
-            for d1 in range(6):
-                for d2 in range(6):
-                    Omega[6 * e1 + d1, 6 * e2 + d2] = 0.0
             while k >= 0:  # clusters not supporting e2 have Z[e2] = 0 there
                 ny, y0 = c.n_y[k], c.yv_start[k]
-                Dinv = inverse_joint_inertia(c, w, k)
-                for d1 in range(6):
-                    for d2 in range(6):
-                        acc = 0.0
-                        for j1 in range(ny):
-                            z1 = Z[e1, y0 + j1, d1]
-                            if z1 != 0.0:
-                                for j2 in range(ny):
-                                    acc += z1 * Dinv[j1, j2] * Z[e2, y0 + j2, d2]
-                        Omega[6 * e1 + d1, 6 * e2 + d2] += acc
+                for j in range(ny):
+                    for d1 in range(6):
+                        z1 = Z[e1, y0 + j, d1]
+                        if z1 != 0.0:
+                            for d2 in range(6):
+                                B[d1, d2] += z1 * Z[nf + e2, y0 + j, d2]
                 k = c.parent[k]
             for d1 in range(6):
                 for d2 in range(6):
-                    Omega[6 * e2 + d2, 6 * e1 + d1] = Omega[6 * e1 + d1, 6 * e2 + d2]
+                    Omega[6 * e2 + d2, 6 * e1 + d1] = B[d1, d2]
     return OK
+
+
+@njit(cache=True)
+def cluster_efpa_plain_kernel(mci, mcf, wcws, y, fbody, fR, fp, Z, Omega):
+    """:func:`cluster_efpa_kernel` for the plain call, with its tables in three arrays,
+    ``mci`` = [mi | ci], ``mcf`` = [mf | cf] and ``wcws`` = [ws | cws]
+    (:func:`~.layout.split_plain_tables`). Returns a status."""
+    ok, mi, mf, ws, ci, cf, cws = split_plain_tables(mci, mcf, wcws)
+    if not ok:
+        return BAD_SHAPE
+    return cluster_efpa_kernel(mi, mf, ws, y, fbody, fR, fp, Z, ci, cf, cws, Omega)

@@ -7,22 +7,22 @@ The cluster forward pass (eq. 33–34) gives each body the acceleration the span
 gives it at q̈ = G ÿ + g — a cluster's transform chain is its bodies' tree transforms, and
 S_k ÿ_k + c_k is their joints' motion — and the backward pass (eq. 35) followed by
 τ_k = S_kᵀ f^J_k (eq. 31) is Gᵀ applied to the tree's joint forces. So the kernel runs
-the explicit map, the tree RNEA (:func:`~soadyn.kernels.rnea.rnea_passes`, the one RNEA
-recursion of the library) at (γ(y), G ẏ, G ÿ + g), and Gᵀ cluster by cluster: the same
+the explicit map, the tree RNEA (the passes of :func:`~soadyn.kernels.rnea.rnea_passes`, the
+one RNEA recursion of the library) at (γ(y), G ẏ, G ÿ + g), and Gᵀ cluster by cluster: the same
 result with the tree's per-body step, which needs no cluster subspaces S_k.
 """
 from __future__ import annotations
 
 from numba import njit
 
-from ...core.layout import borrow, carve, model_tables
-from ...core.status import BAD_QUATERNION, OK
-from ..kinematics import quaternions_ok
-from ..rnea import rnea_passes
+from ...core.layout import borrow, carve, model_tables, workspace_size
+from ...core.status import BAD_QUATERNION, BAD_SHAPE, OK
+from ..kinematics import body_accelerations, body_velocities, joint_placements, quaternions_ok
+from ..rnea import body_forces_pass, generalized_forces_pass
 from .explicit import apply_explicit_map, apply_explicit_map_transpose
 from .implicit import prepare_implicit
 from .kinematics import cluster_state_status
-from .layout import cluster_tables, cluster_workspace
+from .layout import cluster_tables, cluster_workspace, split_plain_tables
 
 
 @njit(cache=True)
@@ -42,12 +42,30 @@ def cluster_rnea_kernel(mi, mf, ws, y, yd, ydd, fext, ci, cf, cws, gravity, tau)
     apply_explicit_map(mi, mf, ci, cf, cws, ydd, w.qdd, False, True)  # q̈ = G ÿ + g
     if not quaternions_ok(m, w.q):
         return BAD_QUATERNION
+    if ws.shape[0] != workspace_size(m.nb, m.nv):
+        return BAD_SHAPE
+    # the passes of the tree RNEA (rnea_passes without its argument checks: q, q̇, q̈ come
+    # from the checked y, ẏ, ÿ)
+    joint_placements(mi, mf, ws, w.q)
+    body_velocities(mi, mf, ws, w.qd)
+    body_accelerations(mi, mf, ws, w.qdd, gravity, True)
+    body_forces_pass(mi, mf, ws, fext, True)
     T = carve(w.flat, w.scratch_offsets[0], m.nv)  # the tree's joint forces, in a scratch area (≥ 6 nb rows)
-    st = rnea_passes(mi, mf, ws, w.q, w.qd, w.qdd, fext, gravity, T)
-    if st != OK:
-        return st
+    generalized_forces_pass(mi, mf, ws, T)
     apply_explicit_map_transpose(mi, mf, ci, cf, cws, T, tau)  # τ_ind = Gᵀ T
     return OK
+
+
+@njit(cache=True)
+def cluster_rnea_plain_kernel(mci, mcf, wcws, y, yd, ydd, gravity, tau):
+    """:func:`cluster_rnea_kernel` for the plain call (no external forces) with its tables
+    in three arrays, ``mci`` = [mi | ci], ``mcf`` = [mf | cf] and ``wcws`` = [ws | cws]
+    (:func:`~.layout.split_plain_tables`; Numba's dispatcher costs ~0.15 µs per array
+    argument). Returns a status."""
+    ok, mi, mf, ws, ci, cf, cws = split_plain_tables(mci, mcf, wcws)
+    if not ok:
+        return BAD_SHAPE
+    return cluster_rnea_kernel(mi, mf, ws, y, yd, ydd, carve(mcf, 0, (0, 6)), ci, cf, cws, gravity, tau)
 
 
 @njit(cache=True)

@@ -11,32 +11,16 @@ Python solve.
 """
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
-from ...core.layout import carve, split_model_tables, workspace_size
 from ...core.status import BAD_SHAPE, OK
 from ..kinematics import no_forces
 from .aba import cluster_aba_kernel
 from .efpa import cluster_efpa_kernel
 from .implicit import SOLVE, prepare_implicit
 from .kinematics import cluster_state_status
-from .layout import HEADER, cluster_tables
+from .layout import cluster_tables, split_plain_tables
 from .rnea import cluster_rnea_kernel
-
-
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def split_tables(mci, mcf, wcws):
-    """``(ok, mi, mf, ws, ci, cf, cws)`` from the folded arrays; ``ok`` False when they do
-    not fit together (the views are then meaningless)."""
-    ok, mi, mf, ci, cf = split_model_tables(mci, mcf)
-    ok = ok and ci.shape[0] >= len(HEADER)
-    nws = workspace_size(mi[0], mi[2]) if ok else 0
-    ncws = ci[3] if ok else 0
-    ok = ok and wcws.shape[0] == nws + ncws
-    if not ok:
-        nws, ncws = 0, 0
-    return ok, mi, mf, carve(wcws, 0, nws), ci, cf, carve(wcws, nws, ncws)
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -56,7 +40,7 @@ def _solved_state(mi, mf, ws, ci, cf, cws, y, yd, third, out_length, with_bias):
 def cluster_aba_solved_kernel(mci, mcf, wcws, y, yd, tau, gravity, ydd):
     """C-ABA after the position solve (module docstring), no external forces: ÿ into
     ``ydd``; returns a status."""
-    ok, mi, mf, ws, ci, cf, cws = split_tables(mci, mcf, wcws)
+    ok, mi, mf, ws, ci, cf, cws = split_plain_tables(mci, mcf, wcws)
     if not ok:
         return BAD_SHAPE
     st = _solved_state(mi, mf, ws, ci, cf, cws, y, yd, tau, ydd.shape[0], True)
@@ -69,7 +53,7 @@ def cluster_aba_solved_kernel(mci, mcf, wcws, y, yd, tau, gravity, ydd):
 def cluster_rnea_solved_kernel(mci, mcf, wcws, y, yd, ydd, gravity, tau):
     """C-RNEA after the position solve (module docstring), no external forces: τ_ind into
     ``tau``; returns a status."""
-    ok, mi, mf, ws, ci, cf, cws = split_tables(mci, mcf, wcws)
+    ok, mi, mf, ws, ci, cf, cws = split_plain_tables(mci, mcf, wcws)
     if not ok:
         return BAD_SHAPE
     st = _solved_state(mi, mf, ws, ci, cf, cws, y, yd, ydd, tau.shape[0], True)
@@ -79,10 +63,11 @@ def cluster_rnea_solved_kernel(mci, mcf, wcws, y, yd, ydd, gravity, tau):
 
 
 @njit(cache=True)
-def cluster_efpa_solved_kernel(mci, mcf, wcws, y, fbody, fR, fp, Omega):
+def cluster_efpa_solved_kernel(mci, mcf, wcws, y, fbody, fR, fp, Z, Omega):
     """C-EFPA after the position solve (module docstring): Ω (6m, 6m) of the m frames at
-    poses (fR, fp)[e] in bodies ``fbody[e]`` into ``Omega``; returns a status."""
-    ok, mi, mf, ws, ci, cf, cws = split_tables(mci, mcf, wcws)
+    poses (fR, fp)[e] in bodies ``fbody[e]`` into ``Omega``, ``Z`` the scratch of
+    :func:`~.efpa.cluster_efpa_kernel`; returns a status."""
+    ok, mi, mf, ws, ci, cf, cws = split_plain_tables(mci, mcf, wcws)
     if not ok:
         return BAD_SHAPE
     c = cluster_tables(ci)
@@ -92,5 +77,4 @@ def cluster_efpa_solved_kernel(mci, mcf, wcws, y, fbody, fR, fp, Omega):
     st = prepare_implicit(mi, mf, ws, ci, cf, cws, y, y[:0], y[:0], SOLVE, False)
     if st != OK:
         return st
-    Z = np.empty((fbody.shape[0], c.nyv, 6))
     return cluster_efpa_kernel(mi, mf, ws, y, fbody, fR, fp, Z, ci, cf, cws, Omega)
