@@ -56,7 +56,7 @@ from .aba import acceleration_pass, articulated_body_pass
 from .innovations import factor_gather
 from .kinematics import configuration_status, forces_shape_ok, rates_shape_ok, state_status
 from .loops import (loop_extent, loop_kinematics_upto, loop_row_count, loop_rows_pass, loop_tables,
-                    node_force_to_world)
+                    next_on_paths, node_force_to_world)
 from .primitives import compose_pose, force_to_world, joint_column_to_world
 
 
@@ -250,7 +250,7 @@ def direct_outputs(out, nv, m, m_loop):
 #: by :func:`direct_scratch`): θ̈_f (nv,), the tree's ε (nv,) before step 6 offsets it,
 #: an empty J (2, 6, 0) for the loop rows, the right-hand sides of all rows (m,), the
 #: Gram–Schmidt residuals of the rows (m, nv), the columns of U in world axes (nv, 6),
-#: the walk's force and two small vectors (3, 6), a node's world pose (1, 3, 3),
+#: the walks' two forces and two small vectors (4, 6), a node's world pose (1, 3, 3),
 #: (1, 3); for the n kept rows W* = ([I − HψK]Ĝ*)*
 #: and Y* = (D⁻¹W)* (n, nv), A (n, n), the right-hand side, μ and the solve's scratch
 #: (n,), the kept coupling rows' columns (nv, k) and their spatial scratch (nb, k, 6);
@@ -271,7 +271,7 @@ def direct_scratch(buf, ibuf, nb, nv, m, n, k):
     target = carve(buf, o, m); o += m
     basis = carve(buf, o, (m, nv)); o += m * nv
     Uw = carve(buf, o, (nv, 6)); o += 6 * nv
-    walk = carve(buf, o, (3, 6)); o += 18
+    walk = carve(buf, o, (4, 6)); o += 24
     Rn = carve(buf, o, (1, 3, 3)); o += 9
     on = carve(buf, o, (1, 3)); o += 3
     Wt = carve(buf, o, (n, nv)); o += n * nv
@@ -289,7 +289,7 @@ def direct_scratch(buf, ibuf, nb, nv, m, n, k):
 @njit(forceinline=True, cache=True)
 def scratch_size(nb, nv, m, nc):
     """Floats of the scratch of :func:`direct_scratch` at n = m, k = nc (the most)."""
-    return 8 * nv + 30 + m + 3 * m * nv + m * m + 3 * m + nv * nc + 6 * nb * nc
+    return 8 * nv + 36 + m + 3 * m * nv + m * m + 3 * m + nv * nc + 6 * nb * nc
 
 
 @njit(forceinline=True, cache=True)
@@ -477,39 +477,45 @@ def constrained_accelerations(mi, mf, ws, ti, tf, out, target, buf, ibuf, n, x, 
                 code, b, w.S, col, w.Rw, w.pw)
             Uw[col, 0], Uw[col, 1], Uw[col, 2], Uw[col, 3], Uw[col, 4], Uw[col, 5] = force_to_world(
                 w.Rw, w.pw, b, U[col, 0], U[col, 1], U[col, 2], U[col, 3], U[col, 4], U[col, 5])
-    y, h, g, Rn, on = s.walk[0], s.walk[1], s.walk[2], s.Rn, s.on
+    yP, yS, h, g, Rn, on = s.walk[0], s.walk[1], s.walk[2], s.walk[3], s.Rn, s.on
     for j in range(n):
         r = rows[j]
         if r >= m_loop:
             continue
         l = _loop_of_row(L, r)
+        a, b = L.pred_body[l], L.succ_body[l]
         for side in range(2):
-            body = L.succ_body[l] if side else L.pred_body[l]
-            if body < 0:
-                continue
-            compose_pose(w.Rw, w.pw, body, L.R_succ if side else L.R_pred, L.p_succ if side else L.p_pred, l,
-                         Rn, on, 0)  # the node's world pose
-            node_force_to_world(Rn[0], on[0], o.sel[r, 6 * side:6 * side + 6], y)
-            k = body
-            while k >= 0:
-                vi, nd, p = mt.v_index[k], mt.joint_nv[k], mt.parent[k]
-                for c in range(nd):
-                    acc = 0.0
-                    for a in range(6):
-                        acc += Sw[vi + c, a] * y[a]
-                    h[c] = acc
-                    Wt[j, vi + c] += acc
-                if p < 0:
-                    break
-                for c in range(nd):
-                    acc = 0.0
-                    for c2 in range(nd):
-                        acc += w.Dinv[k, c, c2] * h[c2]
-                    g[c] = acc
-                for c in range(nd):
-                    for a in range(6):
-                        y[a] -= Uw[vi + c, a] * g[c]
-                k = p
+            body = b if side else a
+            if body >= 0:  # the node force in world axes, from the node's world pose
+                compose_pose(w.Rw, w.pw, body, L.R_succ if side else L.R_pred, L.p_succ if side else L.p_pred, l,
+                             Rn, on, 0)
+                node_force_to_world(Rn[0], on[0], o.sel[r, 6 * side:6 * side + 6], yS if side else yP)
+        while a >= 0 or b >= 0:  # the two walks, one from where the paths meet
+            k, on_a, merged = next_on_paths(mt.parent, a, b)
+            if merged:
+                for e in range(6):
+                    yP[e] += yS[e]
+                b = -1
+            y = yP if on_a else yS
+            vi, nd, p = mt.v_index[k], mt.joint_nv[k], mt.parent[k]
+            for c in range(nd):
+                acc = 0.0
+                for e in range(6):
+                    acc += Sw[vi + c, e] * y[e]
+                h[c] = acc
+                Wt[j, vi + c] += acc
+            for c in range(nd):
+                acc = 0.0
+                for c2 in range(nd):
+                    acc += w.Dinv[k, c, c2] * h[c2]
+                g[c] = acc
+            for c in range(nd):
+                for e in range(6):
+                    y[e] -= Uw[vi + c, e] * g[c]
+            if on_a:
+                a = p
+            else:
+                b = p
     if k > 0:  # coupling rows: their columns of G_c*, then the gather (entries anywhere)
         i = 0
         for j in range(n):

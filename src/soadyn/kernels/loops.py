@@ -202,20 +202,44 @@ def node_force_to_world(Rn, on, c, out):
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _node_rows(m, w, body, F, nr, G, r0):
-    """G[r0 + j, cols(k)] += (H(k) φ(k, node) f_j)ᵀ for the joints k from ``body`` to the
-    root, f_j the node forces F[j] (nr, 6) in world axes about the world origin: each
-    entry is the product of f_j with the joint-map column in world axes at the world
-    origin (frame-independent), c·J_node = (J_node* c)* with J_node* = H φ(·, node)."""
-    k = body
-    while k >= 0:
+def next_on_paths(parent, a, b):
+    """The next body of a walk from two bodies a, b (−1: none) to the root, joint paths
+    visited once (parent-first numbering: the larger index is the deeper one): returns
+    (k, on_a, merged) — body k, whether it is on a's path (else on b's), and whether
+    the two paths meet at k (from there on the walk from a carries the sum)."""
+    if a == b:
+        return a, True, True
+    if a > b:
+        return a, True, False
+    return b, False, False
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _node_rows(m, w, bP, bS, FP, FS, nr, G, r0):
+    """G[r0 + j, cols(k)] += (H(k) φ(k, P) fP_j + H(k) φ(k, S) fS_j)ᵀ on the joints of
+    both nodes' paths to the root, fP_j = FP[j], fS_j = FS[j] (nr, 6) the node forces in
+    world axes about the world origin: each entry is the force times the joint-map
+    column in world axes at the world origin (frame-independent; c·J_node =
+    (J_node* c)* with J_node* = H φ(·, node)); where the paths meet, FP holds the sum."""
+    a, b = bP, bS
+    while a >= 0 or b >= 0:
+        k, on_a, merged = next_on_paths(m.parent, a, b)
+        if merged:
+            for j in range(nr):
+                for e in range(6):
+                    FP[j, e] += FS[j, e]
+            b = -1
+        F = FP if on_a else FS
         code = m.axis_code[k]
         for col in range(m.v_index[k], m.v_index[k] + m.joint_nv[k]):
             s0, s1, s2, s3, s4, s5 = joint_column_to_world(code, k, w.S, col, w.Rw, w.pw)
             for j in range(nr):
                 G[r0 + j, col] += (s0 * F[j, 0] + s1 * F[j, 1] + s2 * F[j, 2] + s3 * F[j, 3] + s4 * F[j, 4]
                                    + s5 * F[j, 5])
-        k = m.parent[k]
+        if on_a:
+            a = m.parent[a]
+        else:
+            b = m.parent[b]
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -438,14 +462,13 @@ def loop_rows(mi, mf, ws, li, lf, l, has_v, J, G, ubias, resid, sel):
     # the loop's rows of G_c from their node selections: the node forces in world axes
     # times the world joint columns on each node's path to the root
     r0 = L.first_row[l]
-    F = w.scratch[0]
+    FP, FS = w.scratch[0], w.scratch[1]
     for r in range(r0, row):
         for k in range(G.shape[1]):
             G[r, k] = 0.0
-    for side in range(2):
-        for r in range(r0, row):
-            node_force_to_world(RS if side else RP, oS if side else oP, sel[r, 6 * side:6 * side + 6], F[r - r0])
-        _node_rows(m, w, bS if side else bP, F, row - r0, G, r0)
+        node_force_to_world(RP, oP, sel[r, 0:6], FP[r - r0])
+        node_force_to_world(RS, oS, sel[r, 6:12], FS[r - r0])
+    _node_rows(m, w, bP, bS, FP, FS, row - r0, G, r0)
 
 
 @njit(cache=True)
