@@ -368,10 +368,10 @@ def _embedding_state_by_state(model, q, v, tau, f_ext, t, rank_tol, residual_tol
 
 
 #: the constraint rows from which the default method is the embedding one when both are
-#: compiled: the direct method costs O(N m + m³) in the rows m, the embedding kernel
-#: O(N); on four-bar chains (benchmarks/results/closed_chain_methods.md, 2026-11-25)
-#: direct is faster up to 8 loops (40 rows: 101.0 against 106.8 µs), embedding from 16
-#: loops (80 rows: 221.1 against 342.7 µs)
+#: compiled: the direct method costs O(N + n·path + n³) in the kept rows n, the
+#: embedding kernel O(N); on four-bar chains (best of 40 interleaved samples of 10
+#: calls, 2026-11-25) direct is faster up to 8 loops (40 rows: 38.8 against 41.3 µs),
+#: embedding from 12 loops (60 rows: 57.7 against 70.9 µs; 16 loops: 77.7 against 122.3)
 EMBEDDING_ROWS = 60
 
 

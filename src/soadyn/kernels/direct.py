@@ -14,33 +14,46 @@ leaves the constraint-space system
 M is never formed. The ABA's articulated-body pass leaves the innovations factors of the
 tree in the workspace, M⁻¹ = [I − HψK]* D⁻¹ [I − HψK] ([Jain24, topic 6]), so
 
-    W = [I − HψK] G_c*   (one O(N) tips-to-base gather on the m columns),
-    A = W* D⁻¹ W,        M⁻¹G_c*λ = [I − HψK]* (D⁻¹W λ)   (one base-to-tips scatter).
+    W = [I − HψK] G_c*,   A = W* D⁻¹ W,   M⁻¹G_c*λ = [I − HψK]* (D⁻¹W λ).
+
+A loop row's column of G_c* is J_P*c_P + J_S*c_S = Hφ(·, P)c_P + Hφ(·, S)c_S, the
+generalized force of its node forces, and [I − HψK]Hφ = Hψ ([Jain24, topic 6]) makes its
+column of W = Hψ(·, P)c_P + Hψ(·, S)c_S: the node forces carried to the root through the
+articulated bodies, ψ(℘(k), k) = φ(℘(k), k)τ̄(k), nonzero on the nodes' paths only. In
+world axes about the world origin φ is the identity, so the walk is
+W(k) = H(k)y, y ← y − U(k)D⁻¹(k)H(k)y with the joint columns H*(k) and U(k) taken to
+world axes once per body. And the correction needs no scatter of its own: the
+articulated pass is linear in T with ε = [I − HψK]T + (terms without T), so ε + Wλ is the
+ε of T + G_c*λ and the ABA's acceleration pass run with it gives θ̈ = M⁻¹(T + G_c*λ − C).
 
 The kernel runs, from (θ, θ̇):
 
-1. the kinematics the loop rows need and the rows themselves
-   (:func:`~soadyn.kernels.loops.loop_rows_pass`), then the constant coupling rows;
+1. the kinematics the loop rows need (world poses and J̇θ̇ of the bodies up to the last
+   loop body only, :func:`~soadyn.kernels.loops.loop_kinematics_upto`) and the rows
+   themselves (:func:`~soadyn.kernels.loops.loop_rows_pass`), then the constant coupling
+   rows;
 2. the ABA (:func:`~soadyn.kernels.aba.articulated_body_pass` and
    :func:`~soadyn.kernels.aba.acceleration_pass`): θ̈_f;
 3. the rows of G_c that span its row space: a planar loop closed by a spatial joint has 3
-   of its 5 rows redundant, and each row costs a column of the gather below. The
+   of its 5 rows redundant, and each row costs a column of W. The
    structure of the loops fixes which rows these are away from singular configurations,
    so they are found once per model (the ``selected`` rows of the tables, at a generic
    configuration) and every call checks that its θ̈ satisfies all m rows; a state where
    it does not (a singular configuration) repeats steps 4–6 on the rows that span G_c at
    that state (:func:`independent_rows`, a Gram–Schmidt pass with pivoting over G_c's
    rows, O(m n nv));
-4. W and A on those rows by :func:`~soadyn.kernels.innovations.factor_gather` and
-   :func:`~soadyn.kernels.innovations.apply_dinv`, in O(N m);
+4. W on those rows by the walks above (a coupling row, whose column of G_c* is any
+   vector, by :func:`~soadyn.kernels.innovations.factor_gather`), and A = W* D⁻¹ W on
+   the coordinates of the bodies W reaches;
 5. the pivoted Cholesky factorization of A (:func:`pivoted_cholesky`), which also drops
    rows that are nearly dependent through M⁻¹ (pivots below ``pivot_tol`` times the
    largest), and λ on the kept rows, zero on the others. θ̈ and the generalized
    constraint force G_c*λ are unique in any case; λ is one particular solution (the
    least-norm one is computed from G_c*λ on demand, see :mod:`soadyn.closed.direct`);
-6. θ̈ = θ̈_f + [I − HψK]* (D⁻¹W λ) by :func:`~soadyn.kernels.innovations.factor_scatter`.
+6. θ̈ by the acceleration pass with ε + Wλ.
 
-No SVD and no dense factorization of M: the cost is O(N m + m³).
+No SVD and no dense factorization of M: the cost is O(N + n·path + n² n_path + n³), n
+the kept rows and n_path the coordinates on the loops' paths to the root.
 """
 from __future__ import annotations
 
