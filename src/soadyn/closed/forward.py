@@ -182,9 +182,12 @@ class CompiledDirectResult(ConstrainedDynamicsResult):
     in Python (an SVD of G_c each) when first read."""
 
     method = "direct"
+    _t, _rank_tol = 0.0, 1e-9  # the defaults of constrained_forward_dynamics (set only when others)
 
     def __init__(self, model, out, tables, t, rank_tol):
-        self._model, self._out, self._tables, self._t, self._rank_tol = model, out, tables, t, rank_tol
+        self._model, self._out, self._tables = model, out, tables
+        if t != 0.0 or rank_tol != 1e-9:
+            self._t, self._rank_tol = t, rank_tol
         self.qdd = out[:model.nv] if out.ndim == 1 else out[:, :model.nv]
 
     @property
