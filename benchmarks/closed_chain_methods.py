@@ -16,11 +16,13 @@ the closed-chain issue (four_bar.urdf, six_bar.urdf, the crank-rocker four-bar, 
 (``peers.pinocchio_loop_constraints``), timed interleaved with soadyn in the same run
 (medians); q̈ must agree to 1e-8 (relative to 1 + max |q̈|) for a column to be reported.
 
-Every method registered in ``METHODS`` is timed (the best of ``--repeat`` runs of
-``--number`` calls of ``constrained_forward_dynamics``: the machine is shared, the minimum
-is the least disturbed), together with the constraint
-evaluation alone (G_c, 𝔘̊: shared by all methods) and the tree ABA for scale. Results go
-to ``benchmarks/results/closed_chain_methods.{json,md}``.
+Every method registered in ``METHODS`` is timed (``constrained_forward_dynamics`` with
+``method=``), together with the constraint evaluation alone (G_c, 𝔘̊: shared by all
+methods) and the tree ABA for scale, interleaved (the cases take turns in a shuffled
+order, ``--rounds`` samples of ``--sample-seconds`` each; medians): the machine is shared,
+and timing the methods one after the other let a change of load decide which was faster
+— the ordering embedding vs direct on the loop sweep ([Chignoli23]) is a same-run ratio.
+Results go to ``benchmarks/results/closed_chain_methods.{json,md}``.
 
     PYTHONPATH=src python benchmarks/closed_chain_methods.py [--quick]
 
@@ -60,33 +62,29 @@ def closed_state(k, tail, rng):
     return model, q, v
 
 
-def per_call(fn, number, repeat):
-    fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        times.append((time.perf_counter() - t0) / number)
-    return float(np.min(times)) * 1e6
-
-
-def measure(k, tail, number, repeat, rng):
+def measure(k, tail, rounds, sample_seconds, rng):
+    """Interleaved medians [µs] of every method, the constraint evaluation and the tree's
+    ABA on k loops with a ``tail``-link tail (the methods take turns, so a change of the
+    machine's load hits all of them alike; the ordering embedding vs direct of [Chignoli23]
+    is the ratio of two same-run medians)."""
+    from timing import time_interleaved
     model, q, v = closed_state(k, tail, rng)
-    number = max(5, int(number * 16 / max(16, model.nbodies)))  # keep the large sizes affordable
     tau = rng.normal(size=model.nv)
     row = {"loops": k, "tail": tail, "bodies": model.nbodies, "nv": model.nv,
            "rows": int(sd.constraint_jacobian(model, q).shape[0])}
     ref = sd.constrained_forward_dynamics(model, q, v, tau, method="direct")
     row["rank"] = ref.constraint_rank
     tree = model.spanning_tree()  # the open tree's ABA, asked for explicitly
-    row["aba_us"] = per_call(lambda: sd.aba(tree, q, v, tau), number, repeat)
-    row["constraints_us"] = per_call(lambda: evaluate_constraints(model, q, v), number, repeat)
+    ns = dict(sd=sd, model=model, tree=tree, q=q, v=v, tau=tau, evaluate_constraints=evaluate_constraints)
+    cases = {"aba": ("sd.aba(tree, q, v, tau)", ns), "constraints": ("evaluate_constraints(model, q, v)", ns)}
     for name in METHODS:
         res = sd.constrained_forward_dynamics(model, q, v, tau, method=name)
         assert np.allclose(res.qdd, ref.qdd, atol=1e-8 * (1 + np.abs(ref.qdd).max())), name
-        row[f"{name}_us"] = per_call(lambda: sd.constrained_forward_dynamics(model, q, v, tau, method=name),
-                                     number, repeat)
+        cases[name] = (f"sd.constrained_forward_dynamics(model, q, v, tau, method={name!r})", ns)
+    times = time_interleaved(cases, rounds, sample_seconds, rng)
+    for key in cases:
+        row[f"{key}_us"] = times[key][0] * 1e6
+    row["embedding_vs_direct"] = row["embedding_us"] / row["direct_us"]
     return row
 
 
@@ -155,62 +153,70 @@ def measure_peers(rounds, sample_seconds, rng):
         fastest_peer = np.nanmin([row["pin_lcaba_us"], row["pin_constraintDynamics_us"]])
         row["default"] = sd.closed.default_method(model)
         row["default_vs_pinocchio"] = row[f"{row['default']}_us"] / fastest_peer
+        # the same ratio of the fastest samples (the least disturbed on a shared machine)
+        row["default_vs_pinocchio_best"] = times[row["default"]][1] / min(times[k][1] for k in peers_stmt if k in times)
         rows.append(row)
     return rows
 
 
 def peers_table(rows, methods):
     head = ["mechanism", "bodies", "nv", "rows"] + [f"{m}_us" for m in methods] + \
-        ["pin_lcaba_us", "pin_constraintDynamics_us", "default", "default_vs_pinocchio",
+        ["pin_lcaba_us", "pin_constraintDynamics_us", "default", "default_vs_pinocchio", "default_vs_pinocchio_best",
          "pin_constraintDynamics_error"]
     lines = ["| " + " | ".join(h.replace("_us", " [µs]") for h in head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         cells = []
         for h in head:
             x = r[h]
-            cells.append(f"{x:.1f}" if h.endswith("_us") else f"{x:.2f}" if h == "default_vs_pinocchio"
+            cells.append(f"{x:.1f}" if h.endswith("_us") else f"{x:.2f}" if h.startswith("default_vs")
                          else f"{x:.0e}" if h.endswith("_error") else str(x))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
 def table(rows, methods):
-    head = ["loops", "tail", "bodies", "nv", "rows", "rank", "aba_us", "constraints_us"] + [f"{m}_us" for m in methods]
+    head = ["loops", "tail", "bodies", "nv", "rows", "rank", "aba_us", "constraints_us"] + \
+        [f"{m}_us" for m in methods] + ["embedding_vs_direct"]
     lines = ["| " + " | ".join(h.replace("_us", " [µs]") for h in head) + " |",
              "|" + "---|" * len(head)]
     for r in rows:
-        lines.append("| " + " | ".join(f"{r[h]:.1f}" if h.endswith("_us") else str(r[h]) for h in head) + " |")
+        lines.append("| " + " | ".join(f"{r[h]:.1f}" if h.endswith("_us") else f"{r[h]:.2f}" if h.endswith("_direct")
+                                       else str(r[h]) for h in head) + " |")
     return "\n".join(lines)
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small sweep, few calls")
-    ap.add_argument("--number", type=int, default=200)
-    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=40, help="interleaved samples per case")
+    ap.add_argument("--sample-seconds", type=float, default=0.003,
+                    help="short samples: on a shared machine fewer of them are cut by other processes")
     ap.add_argument("--output", default=os.path.join(HERE, "results"))
     ap.add_argument("--no-peers", action="store_true", help="skip the comparison with Pinocchio")
     args = ap.parse_args(argv)
-    number, repeat = (20, 3) if args.quick else (args.number, args.repeat)
+    rounds, sample = (5, 0.005) if args.quick else (args.rounds, args.sample_seconds)
     loops = [1, 2, 4] if args.quick else [1, 2, 4, 8, 16]
     tails = [0, 8] if args.quick else [0, 8, 32, 128, 512]
     rng = np.random.default_rng(0)
     load_start = os.getloadavg()
     methods = list(METHODS)
-    sweeps = {"loops": [measure(k, 0, number, repeat, rng) for k in loops],
-              "tree": [measure(2, t, number, repeat, rng) for t in tails]}
+    sweeps = {"loops": [measure(k, 0, rounds, sample, rng) for k in loops],
+              "tree": [measure(2, t, rounds, sample, rng) for t in tails]}
     if not args.no_peers:
-        sweeps["peers"] = measure_peers(5 if args.quick else 15, 0.01 if args.quick else 0.03, rng)
-    meta = {"methods": methods, "number": number, "repeat": repeat, "python": platform.python_version(),
+        sweeps["peers"] = measure_peers(rounds, sample, rng)
+    meta = {"methods": methods, "rounds": rounds, "sample_seconds": sample, "python": platform.python_version(),
             "machine": platform.machine(), "numpy": np.__version__, "soadyn": sd.__version__,
             "date": time.strftime("%Y-%m-%d"), "loadavg_start": load_start, "loadavg_end": os.getloadavg()}
     os.makedirs(args.output, exist_ok=True)
     with open(os.path.join(args.output, "closed_chain_methods.json"), "w") as f:
         json.dump({"meta": meta, **sweeps}, f, indent=1)
     md = [f"# Closed-chain forward dynamics: per-call time ({meta['date']})", "",
-          "Best of {repeat} runs of {number} calls (fewer above 16 bodies; single-threaded BLAS); chains of four-bar loops "
+          "Medians of {rounds} interleaved samples of {sample_seconds} s per case (the cases take turns in a shuffled "
+          "order; single-threaded BLAS); chains of four-bar loops "
           "(`soadyn.models.four_bar_chain`). `constraints` = evaluation of G_c and the bias "
-          "alone (shared by every method); `aba` = the spanning tree's unconstrained ABA. Load average (1, 5, 15 "
+          "alone (shared by every method); `aba` = the spanning tree's unconstrained ABA; `embedding_vs_direct` = "
+          "embedding / direct (same run: below 1 where embedding is faster, the ordering of [Chignoli23]). "
+          "Load average (1, 5, 15 "
           "min) at the start {loadavg_start[0]:.2f} {loadavg_start[1]:.2f} {loadavg_start[2]:.2f}, at the end "
           "{loadavg_end[0]:.2f} {loadavg_end[1]:.2f} {loadavg_end[2]:.2f} on {cores} cores: absolute times grow "
           "with it, ratios in the last table are same-run.".format(cores=os.cpu_count(), **meta), "",
@@ -219,7 +225,8 @@ def main(argv=None):
     if "peers" in sweeps:
         md += ["## Against Pinocchio's loop solvers (interleaved medians, same run)", "",
                "`default`: the method `constrained_forward_dynamics` uses without `method=` "
-               "(`sd.closed.default_method`); `default_vs_pinocchio` = its time / the faster of Pinocchio's two; "
+               "(`sd.closed.default_method`); `default_vs_pinocchio` = its time / the faster of Pinocchio's two "
+               "(medians; `_best`: the same of the fastest samples); "
                "a Pinocchio column is left empty (nan) when its q̈ disagrees with soadyn's by more than 1e-8 "
                "(its relative error is in the last column).", "", peers_table(sweeps["peers"], methods), ""]
     text = "\n".join(md)

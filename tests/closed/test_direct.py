@@ -6,7 +6,7 @@ import pytest
 
 import soadyn as sd
 from soadyn import models
-from soadyn.closed.direct import compiled_constraints, direct_outputs, direct_solve, direct_tables
+from soadyn.closed.direct import compiled_constraints, direct_fast, direct_outputs, direct_solve, direct_tables
 from soadyn.kernels.direct import independent_rows, pivoted_cholesky, pivoted_solve
 
 from conftest import CLOSED_CHAINS
@@ -230,3 +230,59 @@ def test_rows_selected_once_per_model_or_found_per_state_give_the_same_motion(ca
         o = direct_outputs(out, model.nv, tables)
         assert np.allclose(o.qdd, expected, rtol=0, atol=1e-8 * (1 + np.abs(expected).max())), selection
         assert np.allclose(o.G @ o.qdd, o.ubias, rtol=0, atol=1e-8 * (1 + np.abs(o.ubias).max()))
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_plain_call_is_bitwise_the_validated_call(case):
+    """The common call (one kernel with the state check inside, from the second call on)
+    and the validated call (here: taken for the explicit zero external forces) run the
+    same arithmetic: θ̈, λ and the rank agree exactly."""
+    model, q, v, rng = _state(case, seed=7)
+    tau = rng.normal(size=model.nv)
+    sd.constrained_forward_dynamics(model, q, v, tau)
+    assert direct_fast(model, q, v, tau, 1e-6, True) is not None  # (the plain call is taken)
+    plain = sd.constrained_forward_dynamics(model, q, v, tau)
+    validated = sd.constrained_forward_dynamics(model, q, v, tau, f_ext=np.zeros((model.nbodies, 6)))
+    assert np.array_equal(plain.qdd, validated.qdd)
+    assert np.array_equal(plain.multipliers, validated.multipliers)
+    assert plain.constraint_rank == validated.constraint_rank
+    assert plain.degrees_of_freedom == model.nv - plain.constraint_rank
+
+
+def test_plain_call_results_own_their_memory():
+    """Each result keeps its own θ̈ and reads its constraint forces from its own state,
+    whatever later calls compute."""
+    model, q, v, rng = _state("four_bar_chain", seed=2)
+    tau1, tau2 = rng.normal(size=model.nv), rng.normal(size=model.nv)
+    sd.constrained_forward_dynamics(model, q, v, tau1)
+    first = sd.constrained_forward_dynamics(model, q, v, tau1)
+    qdd1 = first.qdd.copy()
+    second = sd.constrained_forward_dynamics(model, q, v, tau2)
+    assert not np.shares_memory(first.qdd, second.qdd)
+    assert np.array_equal(first.qdd, qdd1) and not np.array_equal(second.qdd, qdd1)
+    ref = sd.constrained_forward_dynamics(model, q, v, tau1, method="projection")
+    scale = 1 + np.abs(ref.generalized_constraint_force).max()
+    assert np.allclose(first.generalized_constraint_force, ref.generalized_constraint_force, rtol=0,
+                       atol=1e-8 * scale)
+
+
+def test_plain_call_of_the_named_direct_method_where_it_is_not_the_default():
+    """A chain of 16 four-bar loops (80 rows) defaults to embedding; ``method="direct"``
+    still takes the direct method's plain call, and agrees with its validated call and
+    with projection."""
+    model = models.four_bar_chain(16, 0)
+    assert sd.closed.default_method(model) == "embedding"
+    rng = np.random.default_rng(4)
+    single = models.four_bar_linkage()
+    q1, _ = sd.close_loops(single, [0.7, 1.0, 1.6])
+    q, v = sd.close_loops(model, np.tile(q1, 16), rng.normal(size=model.nv))
+    tau = rng.normal(size=model.nv)
+    sd.constrained_forward_dynamics(model, q, v, tau, method="direct")
+    assert direct_fast(model, q, v, tau, 1e-6, False) is not None and direct_fast(model, q, v, tau, 1e-6, True) is None
+    plain = sd.constrained_forward_dynamics(model, q, v, tau, method="direct")
+    assert plain.method == "direct"
+    validated = sd.constrained_forward_dynamics(model, q, v, tau, method="direct", f_ext=np.zeros((model.nbodies, 6)))
+    assert np.array_equal(plain.qdd, validated.qdd)
+    ref = sd.constrained_forward_dynamics(model, q, v, tau, method="projection").qdd
+    assert np.allclose(plain.qdd, ref, rtol=0, atol=1e-8 * (1 + np.abs(ref).max()))
+    assert sd.constrained_forward_dynamics(model, q, v, tau).method == "embedding"

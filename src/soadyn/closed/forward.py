@@ -182,9 +182,12 @@ class CompiledDirectResult(ConstrainedDynamicsResult):
     in Python (an SVD of G_c each) when first read."""
 
     method = "direct"
+    _t, _rank_tol = 0.0, 1e-9  # the defaults of constrained_forward_dynamics (set only when others)
 
     def __init__(self, model, out, tables, t, rank_tol):
-        self._model, self._out, self._tables, self._t, self._rank_tol = model, out, tables, t, rank_tol
+        self._model, self._out, self._tables = model, out, tables
+        if t != 0.0 or rank_tol != 1e-9:
+            self._t, self._rank_tol = t, rank_tol
         self.qdd = out[:model.nv] if out.ndim == 1 else out[:, :model.nv]
 
     @property
@@ -368,10 +371,10 @@ def _embedding_state_by_state(model, q, v, tau, f_ext, t, rank_tol, residual_tol
 
 
 #: the constraint rows from which the default method is the embedding one when both are
-#: compiled: the direct method costs O(N m + m³) in the rows m, the embedding kernel
-#: O(N); on four-bar chains (benchmarks/results/closed_chain_methods.md, 2026-11-25)
-#: direct is faster up to 8 loops (40 rows: 101.0 against 106.8 µs), embedding from 16
-#: loops (80 rows: 221.1 against 342.7 µs)
+#: compiled: the direct method costs O(N + n·path + n³) in the kept rows n, the
+#: embedding kernel O(N); on four-bar chains (best of 40 interleaved samples of 10
+#: calls, 2026-11-25) direct is faster up to 8 loops (40 rows: 38.8 against 41.3 µs),
+#: embedding from 12 loops (60 rows: 57.7 against 70.9 µs; 16 loops: 77.7 against 122.3)
 EMBEDDING_ROWS = 60
 
 
@@ -465,6 +468,9 @@ def _spanning_forces(model, tau, tau_ind):
     return tau
 
 
+_INF = float("inf")  # (a module constant: one look-up less on the fast path than np.inf)
+
+
 def _copy(x, given):
     """``x`` (validated from ``given``) as an array the caller cannot edit afterwards."""
     return x.copy() if x is given else x
@@ -524,9 +530,9 @@ def constrained_forward_dynamics(model, q, v, tau=None, method=None, *, tau_ind=
     # the common call: the direct method (by default or by name), one state, default
     # options, straight into its kernel; anything else, or any doubt, takes the paths below
     if tau_ind is None and f_ext is None and baumgarte is None and type(residual_tol) is float \
-            and 0.0 < residual_tol < np.inf:
+            and 0.0 < residual_tol < _INF:
         if method is None or method == "direct":
-            fast = direct_fast(model, q, v, tau, residual_tol if check else np.inf, method is None)
+            fast = direct_fast(model, q, v, tau, residual_tol if check else _INF, method is None)
             if fast is not None:
                 return CompiledDirectResult(model, fast[0], fast[1], t, rank_tol)
         elif method == "embedding" and check:

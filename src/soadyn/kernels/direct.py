@@ -14,33 +14,46 @@ leaves the constraint-space system
 M is never formed. The ABA's articulated-body pass leaves the innovations factors of the
 tree in the workspace, M⁻¹ = [I − HψK]* D⁻¹ [I − HψK] ([Jain24, topic 6]), so
 
-    W = [I − HψK] G_c*   (one O(N) tips-to-base gather on the m columns),
-    A = W* D⁻¹ W,        M⁻¹G_c*λ = [I − HψK]* (D⁻¹W λ)   (one base-to-tips scatter).
+    W = [I − HψK] G_c*,   A = W* D⁻¹ W,   M⁻¹G_c*λ = [I − HψK]* (D⁻¹W λ).
+
+A loop row's column of G_c* is J_P*c_P + J_S*c_S = Hφ(·, P)c_P + Hφ(·, S)c_S, the
+generalized force of its node forces, and [I − HψK]Hφ = Hψ ([Jain24, topic 6]) makes its
+column of W = Hψ(·, P)c_P + Hψ(·, S)c_S: the node forces carried to the root through the
+articulated bodies, ψ(℘(k), k) = φ(℘(k), k)τ̄(k), nonzero on the nodes' paths only. In
+world axes about the world origin φ is the identity, so the walk is
+W(k) = H(k)y, y ← y − U(k)D⁻¹(k)H(k)y with the joint columns H*(k) and U(k) taken to
+world axes once per body. And the correction needs no scatter of its own: the
+articulated pass is linear in T with ε = [I − HψK]T + (terms without T), so ε + Wλ is the
+ε of T + G_c*λ and the ABA's acceleration pass run with it gives θ̈ = M⁻¹(T + G_c*λ − C).
 
 The kernel runs, from (θ, θ̇):
 
-1. the kinematics the loop rows need and the rows themselves
-   (:func:`~soadyn.kernels.loops.loop_rows_pass`), then the constant coupling rows;
+1. the kinematics the loop rows need (world poses and J̇θ̇ of the bodies up to the last
+   loop body only, :func:`~soadyn.kernels.loops.loop_kinematics_upto`) and the rows
+   themselves (:func:`~soadyn.kernels.loops.loop_rows_pass`), then the constant coupling
+   rows;
 2. the ABA (:func:`~soadyn.kernels.aba.articulated_body_pass` and
    :func:`~soadyn.kernels.aba.acceleration_pass`): θ̈_f;
 3. the rows of G_c that span its row space: a planar loop closed by a spatial joint has 3
-   of its 5 rows redundant, and each row costs a column of the gather below. The
+   of its 5 rows redundant, and each row costs a column of W. The
    structure of the loops fixes which rows these are away from singular configurations,
    so they are found once per model (the ``selected`` rows of the tables, at a generic
    configuration) and every call checks that its θ̈ satisfies all m rows; a state where
    it does not (a singular configuration) repeats steps 4–6 on the rows that span G_c at
    that state (:func:`independent_rows`, a Gram–Schmidt pass with pivoting over G_c's
    rows, O(m n nv));
-4. W and A on those rows by :func:`~soadyn.kernels.innovations.factor_gather` and
-   :func:`~soadyn.kernels.innovations.apply_dinv`, in O(N m);
+4. W on those rows by the walks above (a coupling row, whose column of G_c* is any
+   vector, by :func:`~soadyn.kernels.innovations.factor_gather`), and A = W* D⁻¹ W on
+   the coordinates of the bodies W reaches;
 5. the pivoted Cholesky factorization of A (:func:`pivoted_cholesky`), which also drops
    rows that are nearly dependent through M⁻¹ (pivots below ``pivot_tol`` times the
    largest), and λ on the kept rows, zero on the others. θ̈ and the generalized
    constraint force G_c*λ are unique in any case; λ is one particular solution (the
    least-norm one is computed from G_c*λ on demand, see :mod:`soadyn.closed.direct`);
-6. θ̈ = θ̈_f + [I − HψK]* (D⁻¹W λ) by :func:`~soadyn.kernels.innovations.factor_scatter`.
+6. θ̈ by the acceleration pass with ε + Wλ.
 
-No SVD and no dense factorization of M: the cost is O(N m + m³).
+No SVD and no dense factorization of M: the cost is O(N + n·path + n² n_path + n³), n
+the kept rows and n_path the coordinates on the loops' paths to the root.
 """
 from __future__ import annotations
 
@@ -50,12 +63,14 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from ..core.layout import borrow, carve, model_tables, split_model_tables
+from ..core.layout import borrow, carve, model_tables, split_model_tables, workspace_views
 from ..core.status import BAD_SHAPE, OFF_MANIFOLD, OK, SINGULAR
 from .aba import acceleration_pass, articulated_body_pass
-from .innovations import apply_dinv, factor_gather, factor_scatter
+from .innovations import factor_gather
 from .kinematics import configuration_status, forces_shape_ok, rates_shape_ok, state_status
-from .loops import loop_kinematics, loop_row_count, loop_rows_pass
+from .loops import (loop_extent, loop_kinematics_upto, loop_row_count, loop_rows_pass, loop_tables,
+                    next_on_paths, node_force_to_world)
+from .primitives import compose_pose, force_to_world, joint_column_to_world
 
 
 # --------------------------------------------------------------------------- pivoted Cholesky
@@ -244,41 +259,56 @@ def direct_outputs(out, nv, m, m_loop):
     return DirectOutputs(qdd, lam, rank, worst_residuals, G, ubias, resid, sel)
 
 
-#: Named views of the kernel's scratch (one allocation per call, carved by
-#: :func:`direct_scratch`): the node Jacobians J (2, 6, nv), θ̈_f (nv,), the correction
-#: M⁻¹G_c*λ (nv, 1) and its spatial scratch (nb, 1, 6); the Gram–Schmidt residuals of
-#: the rows (m, nv); W = [I − HψK]Ĝ* and Y = D⁻¹W (nv, n), their spatial scratch
-#: (nb, n, 6), A (n, n), the right-hand side, μ and the solve's scratch (n,); the chosen
-#: rows and the pivot order (m,) as integers.
-DirectScratch = namedtuple("DirectScratch", ["J", "x", "corr", "Zs1", "target", "basis", "W", "Y", "Zs", "A", "rhs",
-                                             "mu", "y", "rows", "perm"])
+#: Named views of the kernel's scratch (one float and one int allocation per call, carved
+#: by :func:`direct_scratch`): θ̈_f (nv,), the tree's ε (nv,) before step 6 offsets it,
+#: an empty J (2, 6, 0) for the loop rows, the right-hand sides of all rows (m,), the
+#: Gram–Schmidt residuals of the rows (m, nv), the columns of U in world axes (nv, 6),
+#: the walks' two forces and two small vectors (4, 6), a node's world pose (1, 3, 3),
+#: (1, 3); for the n kept rows W* = ([I − HψK]Ĝ*)*
+#: and Y* = (D⁻¹W)* (n, nv), A (n, n), the right-hand side, μ and the solve's scratch
+#: (n,), the kept coupling rows' columns (nv, k) and their spatial scratch (nb, k, 6);
+#: as integers the chosen rows and the pivot order (m,), the bodies' marks (nb,) and the
+#: coordinates W has entries at (nv,).
+DirectScratch = namedtuple("DirectScratch", ["x", "eps0", "J", "target", "basis", "Uw", "walk", "Rn", "on", "Wt", "Yt",
+                                             "A", "rhs", "mu", "y", "Xc", "Zc", "rows", "perm", "mark", "cols"])
 
 
 @njit(forceinline=True, cache=True)
-def direct_scratch(buf, ibuf, nb, nv, m, n):
-    """Named views (:class:`DirectScratch`) for n ≤ m kept rows (sizes: :func:`scratch_size`)."""
+def direct_scratch(buf, ibuf, nb, nv, m, n, k):
+    """Named views (:class:`DirectScratch`) for n ≤ m kept rows of which k are coupling
+    rows (sizes: :func:`scratch_size`, :func:`int_scratch_size`)."""
     o = 0
-    J = carve(buf, o, (2, 6, nv)); o += 12 * nv
     x = carve(buf, o, nv); o += nv
-    corr = carve(buf, o, (nv, 1)); o += nv
-    Zs1 = carve(buf, o, (nb, 1, 6)); o += 6 * nb
+    eps0 = carve(buf, o, nv); o += nv
+    J = carve(buf, o, (2, 6, 0))
     target = carve(buf, o, m); o += m
     basis = carve(buf, o, (m, nv)); o += m * nv
-    W = carve(buf, o, (nv, n)); o += nv * n
-    Y = carve(buf, o, (nv, n)); o += nv * n
-    Zs = carve(buf, o, (nb, n, 6)); o += 6 * nb * n
+    Uw = carve(buf, o, (nv, 6)); o += 6 * nv
+    walk = carve(buf, o, (4, 6)); o += 24
+    Rn = carve(buf, o, (1, 3, 3)); o += 9
+    on = carve(buf, o, (1, 3)); o += 3
+    Wt = carve(buf, o, (n, nv)); o += n * nv
+    Yt = carve(buf, o, (n, nv)); o += n * nv
     A = carve(buf, o, (n, n)); o += n * n
     rhs = carve(buf, o, n); o += n
     mu = carve(buf, o, n); o += n
-    y = carve(buf, o, n)
-    return DirectScratch(J, x, corr, Zs1, target, basis, W, Y, Zs, A, rhs, mu, y, carve(ibuf, 0, m),
-                         carve(ibuf, m, m))
+    y = carve(buf, o, n); o += n
+    Xc = carve(buf, o, (nv, k)); o += nv * k
+    Zc = carve(buf, o, (nb, k, 6))
+    return DirectScratch(x, eps0, J, target, basis, Uw, walk, Rn, on, Wt, Yt, A, rhs, mu, y, Xc, Zc, carve(ibuf, 0, m),
+                         carve(ibuf, m, m), carve(ibuf, 2 * m, nb), carve(ibuf, 2 * m + nb, nv))
 
 
 @njit(forceinline=True, cache=True)
-def scratch_size(nb, nv, m):
-    """Floats of the scratch of :func:`direct_scratch` at n = m (the most)."""
-    return 14 * nv + 6 * nb + m * nv + 2 * nv * m + 6 * nb * m + m * m + 4 * m
+def scratch_size(nb, nv, m, nc):
+    """Floats of the scratch of :func:`direct_scratch` at n = m, k = nc (the most)."""
+    return 8 * nv + 36 + m + 3 * m * nv + m * m + 3 * m + nv * nc + 6 * nb * nc
+
+
+@njit(forceinline=True, cache=True)
+def int_scratch_size(nb, nv, m):
+    """Integers of the scratch of :func:`direct_scratch`."""
+    return 2 * m + nb + nv
 
 
 @njit(cache=True)
@@ -312,13 +342,13 @@ def direct_kernel(mi, mf, ws, q, v, tau, fext, ti, tf, out):
         return st
     o = direct_outputs(out, nv, m, m_loop)
     G = o.G
-    buf = np.empty(scratch_size(mt.nb, nv, m))
-    ibuf = np.empty(2 * m, dtype=np.int64)
-    s = direct_scratch(buf, ibuf, mt.nb, nv, m, m)
+    buf = np.empty(scratch_size(mt.nb, nv, m, nc))
+    ibuf = np.empty(int_scratch_size(mt.nb, nv, m), dtype=np.int64)
+    s = direct_scratch(buf, ibuf, mt.nb, nv, m, m, 0)
     has_v = v.shape[0] > 0
 
     # 1. constraint rows: loops from the kinematics, then the constant couplings
-    loop_kinematics(mi, mf, ws, q, v)
+    loop_kinematics_upto(mi, mf, ws, q, v, loop_extent(t.li, t.lf))
     if m_loop > 0:
         loop_rows_pass(mi, mf, ws, t.li, t.lf, has_v, s.J, G, o.ubias, o.resid, o.sel)
     for c in range(nc):
@@ -360,14 +390,19 @@ def direct_kernel(mi, mf, ws, q, v, tau, fext, ti, tf, out):
         return OK
     # 3.–6. on the rows found once per model; if this state needs others (a singular
     #    configuration, or a structure the generic one did not show), the rows of this state
+    eps = workspace_views(ws, mt).eps
+    for k in range(nv):  # ε of the tree, which step 6 offsets by W μ
+        s.eps0[k] = eps[k]
     n = t.selected.shape[0]
     if n > 0:
         for j in range(n):
             s.rows[j] = t.selected[j]
-        if constrained_accelerations(mi, mf, ws, o.G, s.target, t.pivot_tol, buf, ibuf, n, x, o.lam, o.rank, o.qdd) == OK:
+        if constrained_accelerations(mi, mf, ws, ti, tf, out, s.target, buf, ibuf, n, x, has_v) == OK:
             return OK
+        for k in range(nv):
+            eps[k] = s.eps0[k]
     n = independent_rows(G, s.rows, s.basis)
-    constrained_accelerations(mi, mf, ws, o.G, s.target, t.pivot_tol, buf, ibuf, n, x, o.lam, o.rank, o.qdd)
+    constrained_accelerations(mi, mf, ws, ti, tf, out, s.target, buf, ibuf, n, x, has_v)
     return OK
 
 
@@ -400,58 +435,171 @@ SELECTION_TOL = 1e-8
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def constrained_accelerations(mi, mf, ws, G, target, pivot_tol, buf, ibuf, n, x, lam, rank_out, qdd):
-    """Steps 3–6 of :func:`direct_kernel` on the n rows Ĝ of G_c (m, nv) in ``rows`` (the
-    first n of the scratch's row list), for G_c θ̈ = ``target`` and the free accelerations
-    ``x``: λ (m,) on those rows, the rank of A (``rank_out[0]``) and θ̈ = θ̈_f + M⁻¹Ĝ*λ
-    (``qdd``). Returns OK when θ̈ satisfies every row of G_c (to ``SELECTION_TOL``), else
-    SINGULAR."""
+def constrained_accelerations(mi, mf, ws, ti, tf, out, target, buf, ibuf, n, x, has_v):
+    """Steps 4–6 of :func:`direct_kernel` on the n rows Ĝ of G_c (``o.G``, m × nv) in
+    ``rows`` (the first n of the scratch's row list), for G_c θ̈ = ``target`` and the free
+    accelerations ``x``: into the output ``out`` (:class:`DirectOutputs`), λ (m,) on those
+    rows, the rank of A and θ̈ = θ̈_f + M⁻¹Ĝ*μ. Returns OK when θ̈ satisfies every row of G_c (to
+    ``SELECTION_TOL``), else SINGULAR (the workspace's ε is then offset: restore it).
+
+    W = [I − HψK]Ĝ* column by column: a loop row's by the articulated walks of its two
+    node forces (below, O(path): entries on the nodes' paths to the root only; by
+    [I − HψK]Hφ = Hψ, [Jain24, topic 6], the column is Hψ(·, node) f), a coupling row's
+    by the gather
+    (:func:`~soadyn.kernels.innovations.factor_gather`). θ̈ then comes from the ABA's
+    acceleration pass with ε + Wμ in place of ε: the articulated pass is linear in T with
+    ε = [I − HψK]T + (terms without T), so ε + Wμ is the ε of T + Ĝ*μ, and the pass gives
+    M⁻¹(T + Ĝ*μ − C) = θ̈_f + M⁻¹Ĝ*μ."""
     mt = model_tables(mi, mf)
-    nv, m = mt.nv, G.shape[0]
-    s = direct_scratch(buf, ibuf, mt.nb, nv, m, n)  # the views for n rows
-    rows, W, Y = s.rows, s.W, s.Y
-    # 4. W = [I − HψK] Ĝ*, A = W* D⁻¹ W = Ĝ M⁻¹ Ĝ* on those rows Ĝ, and 𝔘̊ − Ĝ θ̈_f
-    #    (− Baumgarte terms)
-    for k in range(nv):
+    w = workspace_views(ws, mt)
+    t = direct_tables(ti, tf, mt.nv)
+    L = loop_tables(t.li, t.lf)
+    nv, nb, m, m_loop = mt.nv, mt.nb, t.m, t.m_loop
+    o = direct_outputs(out, nv, m, m_loop)
+    rows = carve(ibuf, 0, n)
+    k = 0
+    for j in range(n):
+        if rows[j] >= m_loop:
+            k += 1
+    s = direct_scratch(buf, ibuf, nb, nv, m, n, k)  # the views for n rows, k of them couplings
+    Wt, Yt, mark, cols = s.Wt, s.Yt, s.mark, s.cols
+    for i in range(n):
+        for c in range(nv):
+            Wt[i, c] = 0.0
+    for b in range(nb):
+        mark[b] = 0
+    # 4. W* on the kept rows. Loop rows: the bodies on their nodes' paths to the root
+    #    (marked), there the joint columns Sw and U in world axes, then a walk per node
+    #    force f (world axes, about the world origin, where φ is the identity):
+    #    W*(k) = H(k)y, y ← τ̄(k)y = y − U(k)D⁻¹(k)H(k)y from the node's body to the root
+    for j in range(n):
+        r = rows[j]
+        if r < m_loop:
+            l = _loop_of_row(L, r)
+            for body in (L.pred_body[l], L.succ_body[l]):
+                while body >= 0 and mark[body] == 0:
+                    mark[body] = 1
+                    body = mt.parent[body]
+    Sw, Uw, U = w.Sw, s.Uw, w.U
+    for b in range(nb):
+        if mark[b] == 0:
+            continue
+        code = mt.axis_code[b]
+        for col in range(mt.v_index[b], mt.v_index[b] + mt.joint_nv[b]):
+            Sw[col, 0], Sw[col, 1], Sw[col, 2], Sw[col, 3], Sw[col, 4], Sw[col, 5] = joint_column_to_world(
+                code, b, w.S, col, w.Rw, w.pw)
+            Uw[col, 0], Uw[col, 1], Uw[col, 2], Uw[col, 3], Uw[col, 4], Uw[col, 5] = force_to_world(
+                w.Rw, w.pw, b, U[col, 0], U[col, 1], U[col, 2], U[col, 3], U[col, 4], U[col, 5])
+    yP, yS, h, g, Rn, on = s.walk[0], s.walk[1], s.walk[2], s.walk[3], s.Rn, s.on
+    for j in range(n):
+        r = rows[j]
+        if r >= m_loop:
+            continue
+        l = _loop_of_row(L, r)
+        a, b = L.pred_body[l], L.succ_body[l]
+        for side in range(2):
+            body = b if side else a
+            if body >= 0:  # the node force in world axes, from the node's world pose
+                compose_pose(w.Rw, w.pw, body, L.R_succ if side else L.R_pred, L.p_succ if side else L.p_pred, l,
+                             Rn, on, 0)
+                node_force_to_world(Rn[0], on[0], o.sel[r, 6 * side:6 * side + 6], yS if side else yP)
+        while a >= 0 or b >= 0:  # the two walks, one from where the paths meet
+            k, on_a, merged = next_on_paths(mt.parent, a, b)
+            if merged:
+                for e in range(6):
+                    yP[e] += yS[e]
+                b = -1
+            y = yP if on_a else yS
+            vi, nd, p = mt.v_index[k], mt.joint_nv[k], mt.parent[k]
+            for c in range(nd):
+                acc = 0.0
+                for e in range(6):
+                    acc += Sw[vi + c, e] * y[e]
+                h[c] = acc
+                Wt[j, vi + c] += acc
+            for c in range(nd):
+                acc = 0.0
+                for c2 in range(nd):
+                    acc += w.Dinv[k, c, c2] * h[c2]
+                g[c] = acc
+            for c in range(nd):
+                for e in range(6):
+                    y[e] -= Uw[vi + c, e] * g[c]
+            if on_a:
+                a = p
+            else:
+                b = p
+    if k > 0:  # coupling rows: their columns of G_c*, then the gather (entries anywhere)
+        i = 0
         for j in range(n):
-            W[k, j] = G[rows[j], k]
-    factor_gather(mi, mf, ws, W, s.Zs, True)
-    for k in range(nv):
+            if rows[j] >= m_loop:
+                for c in range(nv):
+                    s.Xc[c, i] = o.G[rows[j], c]
+                i += 1
+        factor_gather(mi, mf, ws, s.Xc, s.Zc, True)
+        i = 0
         for j in range(n):
-            Y[k, j] = W[k, j]
-    apply_dinv(mi, mf, ws, Y, True)
+            if rows[j] >= m_loop:
+                for c in range(nv):
+                    Wt[j, c] = s.Xc[c, i]
+                i += 1
+        for b in range(nb):
+            mark[b] = 1
+    # the coordinates of the marked bodies: W is zero elsewhere; Y* = (D⁻¹W)* there
+    nc = 0
+    for b in range(nb):
+        if mark[b] == 0:
+            continue
+        vi = mt.v_index[b]
+        nd = mt.joint_nv[b]
+        for c in range(nd):
+            cols[nc] = vi + c
+            nc += 1
+            for i in range(n):
+                acc = 0.0
+                for c2 in range(nd):
+                    acc += w.Dinv[b, c, c2] * Wt[i, vi + c2]
+                Yt[i, vi + c] = acc
+    #    A = W* D⁻¹ W = Ĝ M⁻¹ Ĝ* and 𝔘̊ − Ĝ θ̈_f (− Baumgarte terms)
     A = s.A
     for i in range(n):
         for j in range(i + 1):
             acc = 0.0
-            for k in range(nv):
-                acc += W[k, i] * Y[k, j]
+            for c in range(nc):
+                acc += Wt[i, cols[c]] * Yt[j, cols[c]]
             A[i, j] = acc
             A[j, i] = acc
     for j in range(n):
-        s.rhs[j] = target[rows[j]] - _row_times(G, rows[j], x)
-    # 5. λ on the independent rows (the pivoted factorization also drops rows that are
+        s.rhs[j] = target[rows[j]] - _row_times(o.G, rows[j], x)
+    # 5. μ on the independent rows (the pivoted factorization also drops rows that are
     #    independent in G_c but nearly dependent through M⁻¹), zero on the others
-    rank = pivoted_cholesky(A, s.perm, pivot_tol)
-    rank_out[0] = rank
+    rank = pivoted_cholesky(A, s.perm, t.pivot_tol)
+    o.rank[0] = rank
     mu = s.mu
     pivoted_solve(A, s.perm, rank, s.rhs, mu, s.y)
     for r in range(m):
-        lam[r] = 0.0
+        o.lam[r] = 0.0
     for j in range(n):
-        lam[rows[j]] = mu[j]
-    # 6. θ̈ = θ̈_f + M⁻¹G_c*λ with M⁻¹Ĝ*μ = [I − HψK]* (D⁻¹W μ)
-    corr = s.corr
-    for k in range(nv):
+        o.lam[rows[j]] = mu[j]
+    # 6. θ̈ = M⁻¹(T + Ĝ*μ − C): the acceleration pass with ε + Wμ
+    for c in range(nc):
+        col = cols[c]
         acc = 0.0
         for j in range(n):
-            acc += Y[k, j] * mu[j]
-        corr[k, 0] = acc
-    factor_scatter(mi, mf, ws, corr, s.Zs1, True)
-    for k in range(nv):
-        qdd[k] = x[k] + corr[k, 0]
+            acc += Wt[j, col] * mu[j]
+        w.eps[col] += acc
+    acceleration_pass(mi, mf, ws, t.gravity, has_v, o.qdd)
     # every row, the ones left out included, must hold: G_c θ̈ = target
-    return OK if rows_hold(G, target, qdd) else SINGULAR
+    return OK if rows_hold(o.G, target, o.qdd) else SINGULAR
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _loop_of_row(L, r):
+    """The loop (of the packed loops ``L``) whose rows include row r < m_loop."""
+    l = 0
+    while l + 1 < L.n and L.first_row[l + 1] <= r:
+        l += 1
+    return l
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)

@@ -4,7 +4,7 @@ constraints"].
 
 For a loop joint with predecessor node P and successor node S, the node velocities
 V_nd = [V_P; V_S] (each in its own frame, angular first) come from the node Jacobians
-J = ℬ*φ*H* (:func:`~soadyn.kernels.jacobians.jacobian_columns`, local reference), and the
+J = ℬ*φ*H* (local reference), and the
 loop's rows are Q V_nd with the 12-column selection Q of its kind (the table in
 :mod:`soadyn.closed.constraint_set`). Their time derivative is
 
@@ -25,9 +25,9 @@ from numba import njit
 
 from ..core.layout import carve, model_tables, workspace_views
 from ..core.status import BAD_SECOND, BAD_SHAPE, OK
-from .jacobians import jacobian_columns
+from .primitives import joint_column_to_world, parent_acceleration
 from .kinematics import (absent, body_accelerations, body_velocities, configuration_status, joint_placements, nonfinite,
-                         world_poses)
+                         world_pose, world_poses)
 
 #: loop kind codes: the index of the kind in ``soadyn.core.constraints.LOOP_KINDS``
 WELD, REVOLUTE, PRISMATIC, SPHERICAL, UNIVERSAL, CYLINDRICAL, PLANAR = range(7)
@@ -177,10 +177,9 @@ def _node_motion(src, b, Rl, pl, dst):
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _emit(r, cP, cS, extra, res, J, AP, AS, m, bP, bS, G, ubias, resid, sel):
-    """One constraint row: G row = cP·J_P + cS·J_S, 𝔘̊ = −(cP·A_P + cS·A_S + extra).
-    The node Jacobians J_P = J[0], J_S = J[1] are read on their bodies' paths to the root
-    only (their other columns are zero and not stored)."""
+def _emit(r, cP, cS, extra, res, AP, AS, ubias, resid, sel):
+    """One constraint row's node selection Q = [cP | cS], 𝔘̊ = −(cP·A_P + cS·A_S + extra)
+    and residual (its row of G_c follows from the selection, :func:`_node_rows`)."""
     acc = extra
     for a in range(6):
         sel[r, a] = cP[a]
@@ -188,28 +187,63 @@ def _emit(r, cP, cS, extra, res, J, AP, AS, m, bP, bS, G, ubias, resid, sel):
         acc += cP[a] * AP[a] + cS[a] * AS[a]
     ubias[r] = -acc
     resid[r] = res
-    for k in range(G.shape[1]):
-        G[r, k] = 0.0
-    _add_path_columns(G, r, cP, J[0], bP, m.parent, m.v_index, m.joint_nv)
-    _add_path_columns(G, r, cS, J[1], bS, m.parent, m.v_index, m.joint_nv)
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _add_path_columns(G, r, c, Jn, body, parent, v_index, joint_nv):
-    """G[r] += c·Jn on the columns of the joints from ``body`` to the root (the nonzero
-    columns of a node Jacobian, [Jain24, "Recall: Jacobian Matrix"]); none for the world."""
-    k = body
-    while k >= 0:
-        for col in range(v_index[k], v_index[k] + joint_nv[k]):
-            s = 0.0
-            for a in range(6):
-                s += c[a] * Jn[a, col]
-            G[r, col] += s
-        k = parent[k]
+def node_force_to_world(Rn, on, c, out):
+    """out = the node force c = [n; f] (node axes, about the node origin) in world axes
+    about the world origin, [Rn n + on × Rn f; Rn f], for the node's world pose (Rn, on)."""
+    for a in range(3):
+        out[3 + a] = Rn[a, 0] * c[3] + Rn[a, 1] * c[4] + Rn[a, 2] * c[5]
+        out[a] = Rn[a, 0] * c[0] + Rn[a, 1] * c[1] + Rn[a, 2] * c[2]
+    out[0] += on[1] * out[5] - on[2] * out[4]
+    out[1] += on[2] * out[3] - on[0] * out[5]
+    out[2] += on[0] * out[4] - on[1] * out[3]
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _emit_rotation(r, n, extra, res, Rrel, cP, cS, tmp, J, AP, AS, m, bP, bS, G, ubias, resid, sel):
+def next_on_paths(parent, a, b):
+    """The next body of a walk from two bodies a, b (−1: none) to the root, joint paths
+    visited once (parent-first numbering: the larger index is the deeper one): returns
+    (k, on_a, merged) — body k, whether it is on a's path (else on b's), and whether
+    the two paths meet at k (from there on the walk from a carries the sum)."""
+    if a == b:
+        return a, True, True
+    if a > b:
+        return a, True, False
+    return b, False, False
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _node_rows(m, w, bP, bS, FP, FS, nr, G, r0):
+    """G[r0 + j, cols(k)] += (H(k) φ(k, P) fP_j + H(k) φ(k, S) fS_j)ᵀ on the joints of
+    both nodes' paths to the root, fP_j = FP[j], fS_j = FS[j] (nr, 6) the node forces in
+    world axes about the world origin: each entry is the force times the joint-map
+    column in world axes at the world origin (frame-independent; c·J_node =
+    (J_node* c)* with J_node* = H φ(·, node)); where the paths meet, FP holds the sum."""
+    a, b = bP, bS
+    while a >= 0 or b >= 0:
+        k, on_a, merged = next_on_paths(m.parent, a, b)
+        if merged:
+            for j in range(nr):
+                for e in range(6):
+                    FP[j, e] += FS[j, e]
+            b = -1
+        F = FP if on_a else FS
+        code = m.axis_code[k]
+        for col in range(m.v_index[k], m.v_index[k] + m.joint_nv[k]):
+            s0, s1, s2, s3, s4, s5 = joint_column_to_world(code, k, w.S, col, w.Rw, w.pw)
+            for j in range(nr):
+                G[r0 + j, col] += (s0 * F[j, 0] + s1 * F[j, 1] + s2 * F[j, 2] + s3 * F[j, 3] + s4 * F[j, 4]
+                                   + s5 * F[j, 5])
+        if on_a:
+            a = m.parent[a]
+        else:
+            b = m.parent[b]
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _emit_rotation(r, n, extra, res, Rrel, cP, cS, tmp, AP, AS, ubias, resid, sel):
     """A rotation row n·ω_rel = n·(R_rel ω_S − ω_P): Q = [−n, 0 | R_relᵀ n, 0]."""
     _matvec(Rrel, n, tmp, True)
     for a in range(3):
@@ -217,13 +251,14 @@ def _emit_rotation(r, n, extra, res, Rrel, cP, cS, tmp, J, AP, AS, m, bP, bS, G,
         cP[3 + a] = 0.0
         cS[a] = tmp[a]
         cS[3 + a] = 0.0
-    _emit(r, cP, cS, extra, res, J, AP, AS, m, bP, bS, G, ubias, resid, sel)
+    _emit(r, cP, cS, extra, res, AP, AS, ubias, resid, sel)
 
 
 @njit(cache=True)
 def loop_constraints_kernel(mi, mf, ws, q, v, li, lf, J, G, ubias, resid, sel):
     """Rows of all loop joints: G (m_loop, nv), 𝔘̊, residuals and node selections Q;
-    ``J`` (2, 6, nv) scratch for the two node Jacobians of a loop.
+    ``J`` (2, 6, nv): no longer read (the rows come from node force walks,
+    :func:`_node_rows`); kept in the signature for its callers.
 
     An empty ``v``: positions only (𝔘̊ is then its value at v = 0).
     """
@@ -255,6 +290,35 @@ def loop_kinematics(mi, mf, ws, q, v):
     if v.shape[0] > 0:
         body_velocities(mi, mf, ws, v)
         body_accelerations(mi, mf, ws, absent(ws), False, True)
+
+
+@njit(forceinline=True, cache=True)
+def loop_extent(li, lf):
+    """1 + the largest body that carries a loop node (0 without loops): with parent-first
+    numbering, the bodies below it hold every node's path to the root."""
+    L = loop_tables(li, lf)
+    top = -1
+    for l in range(L.n):
+        top = max(top, L.pred_body[l], L.succ_body[l])
+    return top + 1
+
+
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def loop_kinematics_upto(mi, mf, ws, q, v, extent):
+    """:func:`loop_kinematics` with the world poses and J̇θ̇ of the bodies below ``extent``
+    only (:func:`loop_extent`: all the loop rows read; the placements and velocities of
+    every body, which the ABA reads too)."""
+    joint_placements(mi, mf, ws, q)
+    m = model_tables(mi, mf)
+    w = workspace_views(ws, m)
+    for i in range(extent):
+        world_pose(m, w, i, w.Rw, w.pw)
+    if v.shape[0] > 0:
+        body_velocities(mi, mf, ws, v)
+        for i in range(extent):  # α(k) = φ*(℘(k), k)α(℘(k)) + a(k) at θ̈ = 0, no gravity
+            parent_acceleration(w.R, w.t, i, m.parent[i], m.gravity, False, w.alpha)
+            for a in range(6):
+                w.alpha[i, a] += w.coriolis[i, a]
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -302,10 +366,6 @@ def loop_rows(mi, mf, ws, li, lf, l, has_v, J, G, ubias, resid, sel):
     bP, bS, kind, row = L.pred_body[l], L.succ_body[l], L.kind[l], L.first_row[l]
     _node(w, bP, L.R_pred[l], L.p_pred[l], has_v, RP, oP, VP, AP)
     _node(w, bS, L.R_succ[l], L.p_succ[l], has_v, RS, oS, VS, AS)
-    if bP >= 0:
-        jacobian_columns(m, w, bP, L.R_pred[l], L.p_pred[l], 0, J[0])
-    if bS >= 0:
-        jacobian_columns(m, w, bS, L.R_succ[l], L.p_succ[l], 0, J[1])
     for a in range(3):
         d[a] = oS[a] - oP[a]
         for c in range(3):
@@ -353,8 +413,8 @@ def loop_rows(mi, mf, ws, li, lf, l, has_v, J, G, ubias, resid, sel):
         rv[1] = _dot(b2, t2)
         nrot = 2
     for i in range(nrot):
-        _emit_rotation(row, dirs[i], _dot(dirs[i], dRwS), rv[i], Rrel, cP, cS, t1, J, AP, AS, m, bP, bS,
-                       G, ubias, resid, sel)
+        _emit_rotation(row, dirs[i], _dot(dirs[i], dRwS), rv[i], Rrel, cP, cS, t1, AP, AS, ubias, resid,
+                       sel)
         row += 1
     if kind == UNIVERSAL:
         _matvec(Rrel, c2, t1, False)  # successor's axis in P
@@ -368,7 +428,7 @@ def loop_rows(mi, mf, ws, li, lf, l, has_v, J, G, ubias, resid, sel):
         extra = _dot(t2, dRwS)
         for a in range(3):
             extra += t3[a] * (RwS[a] - wP[a])
-        _emit_rotation(row, t2, extra, _dot(ax, t1), Rrel, cP, cS, t3, J, AP, AS, m, bP, bS, G, ubias, resid, sel)
+        _emit_rotation(row, t2, extra, _dot(ax, t1), Rrel, cP, cS, t3, AP, AS, ubias, resid, sel)
         row += 1
     # ---- translation rows
     if kind == PRISMATIC or kind == CYLINDRICAL:
@@ -397,8 +457,18 @@ def loop_rows(mi, mf, ws, li, lf, l, has_v, J, G, ubias, resid, sel):
             cP[3 + a] = -T[a]
             cS[a] = 0.0
             cS[3 + a] = t3[a]
-        _emit(row, cP, cS, _dot(T, t2), _dot(T, prel), J, AP, AS, m, bP, bS, G, ubias, resid, sel)
+        _emit(row, cP, cS, _dot(T, t2), _dot(T, prel), AP, AS, ubias, resid, sel)
         row += 1
+    # the loop's rows of G_c from their node selections: the node forces in world axes
+    # times the world joint columns on each node's path to the root
+    r0 = L.first_row[l]
+    FP, FS = w.scratch[0], w.scratch[1]
+    for r in range(r0, row):
+        for k in range(G.shape[1]):
+            G[r, k] = 0.0
+        node_force_to_world(RP, oP, sel[r, 0:6], FP[r - r0])
+        node_force_to_world(RS, oS, sel[r, 6:12], FS[r - r0])
+    _node_rows(m, w, bP, bS, FP, FS, row - r0, G, r0)
 
 
 @njit(cache=True)
