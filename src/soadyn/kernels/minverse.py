@@ -40,6 +40,13 @@ from .kinematics import configuration_status, world_pose_step
 from .primitives import add_rigid_inertia_to_parent, joint_column_to_world, rigid_inertia_matrix, spd_inverse
 
 
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def dot6(s, a0, a1, a2, a3, a4, a5):
+    """s · a for a 6-vector ``s`` and six scalars, summed pairwise (a shorter chain of
+    dependent additions than left to right: the recursions below wait on these sums)."""
+    return (s[0] * a0 + s[1] * a1) + (s[2] * a2 + s[3] * a3) + (s[4] * a4 + s[5] * a5)
+
+
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def world_articulated_factors(mi, mf, ws, q):
     """The ATBI recursion [Jain23p, eq. 7] at ``q`` (zero velocity and forces) in world
@@ -59,6 +66,10 @@ def world_articulated_factors(mi, mf, ws, q):
     D = w.scratch[0]
     for k in range(m.nb - 1, -1, -1):
         vi, n, p = m.v_index[k], m.joint_nv[k], m.parent[k]
+        if n == 1:  # scalars (one column, D(k) a number)
+            if not joint_step_one(m, w, k, vi, p):
+                return False
+            continue
         Pk = P[k]
         for col in range(vi, vi + n):
             Sw[col, 0], Sw[col, 1], Sw[col, 2], Sw[col, 3], Sw[col, 4], Sw[col, 5] = \
@@ -94,10 +105,38 @@ def world_articulated_factors(mi, mf, ws, q):
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def dot6(s, a0, a1, a2, a3, a4, a5):
-    """s · a for a 6-vector ``s`` and six scalars, summed pairwise (a shorter chain of
-    dependent additions than left to right: the recursions below wait on these sums)."""
-    return (s[0] * a0 + s[1] * a1) + (s[2] * a2 + s[3] * a3) + (s[4] * a4 + s[5] * a5)
+def joint_step_one(m, w, k, vi, p):
+    """Body k's step of :func:`world_articulated_factors` for a one-dof joint, in scalars:
+    H*(k), U(k) = P(k)H*(k), D(k) = H(k)U(k), G*(k) = Uᵀ(k)/D(k) and
+    P(℘(k)) += P(k) − U(k)G*(k). Returns False when D(k) ≤ 0."""
+    Pk = w.P[k]
+    s0, s1, s2, s3, s4, s5 = joint_column_to_world(m.axis_code[k], k, w.S, vi, w.Rw, w.pw)
+    u0 = dot6(Pk[0], s0, s1, s2, s3, s4, s5)
+    u1 = dot6(Pk[1], s0, s1, s2, s3, s4, s5)
+    u2 = dot6(Pk[2], s0, s1, s2, s3, s4, s5)
+    u3 = dot6(Pk[3], s0, s1, s2, s3, s4, s5)
+    u4 = dot6(Pk[4], s0, s1, s2, s3, s4, s5)
+    u5 = dot6(Pk[5], s0, s1, s2, s3, s4, s5)
+    d = (s0 * u0 + s1 * u1) + (s2 * u2 + s3 * u3) + (s4 * u4 + s5 * u5)
+    if not d > 0.0:
+        return False
+    dinv = 1.0 / d
+    g0, g1, g2, g3, g4, g5 = dinv * u0, dinv * u1, dinv * u2, dinv * u3, dinv * u4, dinv * u5
+    w.Dinv[k, 0, 0] = dinv
+    w.Sw[vi, 0], w.Sw[vi, 1], w.Sw[vi, 2], w.Sw[vi, 3], w.Sw[vi, 4], w.Sw[vi, 5] = s0, s1, s2, s3, s4, s5
+    w.U[vi, 0], w.U[vi, 1], w.U[vi, 2], w.U[vi, 3], w.U[vi, 4], w.U[vi, 5] = u0, u1, u2, u3, u4, u5
+    w.Gt[vi, 0], w.Gt[vi, 1], w.Gt[vi, 2], w.Gt[vi, 3], w.Gt[vi, 4], w.Gt[vi, 5] = g0, g1, g2, g3, g4, g5
+    if p >= 0:
+        Pp = w.P[p]
+        for a in range(6):
+            ua = w.U[vi, a]
+            Pp[a, 0] += Pk[a, 0] - ua * g0
+            Pp[a, 1] += Pk[a, 1] - ua * g1
+            Pp[a, 2] += Pk[a, 2] - ua * g2
+            Pp[a, 3] += Pk[a, 3] - ua * g3
+            Pp[a, 4] += Pk[a, 4] - ua * g4
+            Pp[a, 5] += Pk[a, 5] - ua * g5
+    return True
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -143,6 +182,14 @@ def scatter_step(m, w, k, row, A):
     x(k) −= G*(k)a(℘(k)), then a(k) = a(℘(k)) + H*(k)x(k) into ``A`` (nb, 6)."""
     Sw, Gt = w.Sw, w.Gt
     vi, n, p = m.v_index[k], m.joint_nv[k], m.parent[k]
+    if n == 1 and p >= 0:  # the common case in scalars
+        a0, a1, a2, a3, a4, a5 = A[p, 0], A[p, 1], A[p, 2], A[p, 3], A[p, 4], A[p, 5]
+        x = row[vi] - dot6(Gt[vi], a0, a1, a2, a3, a4, a5)
+        row[vi] = x
+        s = Sw[vi]
+        A[k, 0], A[k, 1], A[k, 2] = a0 + s[0] * x, a1 + s[1] * x, a2 + s[2] * x
+        A[k, 3], A[k, 4], A[k, 5] = a3 + s[3] * x, a4 + s[4] * x, a5 + s[5] * x
+        return
     if p >= 0:
         a0, a1, a2, a3, a4, a5 = A[p, 0], A[p, 1], A[p, 2], A[p, 3], A[p, 4], A[p, 5]
         for r in range(n):
