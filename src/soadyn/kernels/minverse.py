@@ -56,51 +56,63 @@ def world_articulated_factors(mi, mf, ws, q):
     positive definite."""
     m = model_tables(mi, mf)
     w = workspace_views(ws, m)
-    P, U, Sw, Gt, Dinv = w.P, w.U, w.Sw, w.Gt, w.Dinv
+    P = w.P
     for i in range(m.nb):  # world poses, and each body's rigid inertia at the world origin
         world_pose_step(m, w, i, q, w.Rw, w.pw)
         for a in range(10):
             w.crb[i, a] = 0.0
         add_rigid_inertia_to_parent(w.Rw, w.pw, i, m.rigid, w.crb, i)
         rigid_inertia_matrix(w.crb, i, P, i)
-    D = w.scratch[0]
     for k in range(m.nb - 1, -1, -1):
         vi, n, p = m.v_index[k], m.joint_nv[k], m.parent[k]
         if n == 1:  # scalars (one column, D(k) a number)
             if not joint_step_one(m, w, k, vi, p):
                 return False
             continue
-        Pk = P[k]
-        for col in range(vi, vi + n):
-            Sw[col, 0], Sw[col, 1], Sw[col, 2], Sw[col, 3], Sw[col, 4], Sw[col, 5] = \
-                joint_column_to_world(m.axis_code[k], k, w.S, col, w.Rw, w.pw)
-            for a in range(6):
-                acc = 0.0
-                for b in range(6):
-                    acc += Pk[a, b] * Sw[col, b]
-                U[col, a] = acc
-        for r in range(n):  # D(k) = H(k)U(k)
-            for r2 in range(n):
-                acc = 0.0
-                for a in range(6):
-                    acc += Sw[vi + r, a] * U[vi + r2, a]
-                D[r, r2] = acc
-        if n > 0 and not spd_inverse(D, Dinv, k, n, w.scratch):
+        # a literal n for six-dof (free) joints: the compiler unrolls their loops
+        if not (joint_step(m, w, k, vi, 6, p) if n == 6 else joint_step(m, w, k, vi, n, p)):
             return False
-        for r in range(n):
+    return True
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def joint_step(m, w, k, vi, n, p):
+    """Body k's step of :func:`world_articulated_factors` for an n-dof joint: H*(k),
+    U(k) = P(k)H*(k), D(k) = H(k)U(k), D⁻¹(k), G*(k) = D⁻¹(k)Uᵀ(k) and
+    P(℘(k)) += P(k) − U(k)G*(k). Returns False when D(k) is not positive definite."""
+    P, U, Sw, Gt, Dinv = w.P, w.U, w.Sw, w.Gt, w.Dinv
+    D = w.scratch[0]
+    Pk = P[k]
+    for col in range(vi, vi + n):
+        Sw[col, 0], Sw[col, 1], Sw[col, 2], Sw[col, 3], Sw[col, 4], Sw[col, 5] = \
+            joint_column_to_world(m.axis_code[k], k, w.S, col, w.Rw, w.pw)
+        for a in range(6):
+            acc = 0.0
+            for b in range(6):
+                acc += Pk[a, b] * Sw[col, b]
+            U[col, a] = acc
+    for r in range(n):  # D(k) = H(k)U(k)
+        for r2 in range(n):
+            acc = 0.0
             for a in range(6):
-                acc = 0.0
-                for r2 in range(n):
-                    acc += Dinv[k, r, r2] * U[vi + r2, a]
-                Gt[vi + r, a] = acc
-        if p >= 0:  # P(℘(k)) += P⁺(k) = P(k) − U(k)G*(k)
-            Pp = P[p]
-            for a in range(6):
-                for b in range(6):
-                    acc = Pk[a, b]
-                    for r in range(n):
-                        acc -= U[vi + r, a] * Gt[vi + r, b]
-                    Pp[a, b] += acc
+                acc += Sw[vi + r, a] * U[vi + r2, a]
+            D[r, r2] = acc
+    if n > 0 and not spd_inverse(D, Dinv, k, n, w.scratch):
+        return False
+    for r in range(n):
+        for a in range(6):
+            acc = 0.0
+            for r2 in range(n):
+                acc += Dinv[k, r, r2] * U[vi + r2, a]
+            Gt[vi + r, a] = acc
+    if p >= 0:  # P(℘(k)) += P⁺(k) = P(k) − U(k)G*(k)
+        Pp = P[p]
+        for a in range(6):
+            for b in range(6):
+                acc = Pk[a, b]
+                for r in range(n):
+                    acc -= U[vi + r, a] * Gt[vi + r, b]
+                Pp[a, b] += acc
     return True
 
 
@@ -140,6 +152,18 @@ def joint_step_one(m, w, k, vi, p):
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def block_gather(Sw, Dinv, h, k, vi, n, c, row, y0, y1, y2, y3, y4, y5):
+    """r(k) = D⁻¹(k) (e_k − H(k) y) into ``row`` for an n-dof body k (``h``: n scratch)."""
+    for r in range(n):
+        h[r] = (1.0 if vi + r == c else 0.0) - dot6(Sw[vi + r], y0, y1, y2, y3, y4, y5)
+    for r in range(n):
+        x = 0.0
+        for r2 in range(n):
+            x += Dinv[k, r, r2] * h[r2]
+        row[vi + r] = x
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def column_gather(m, w, b, c, row):
     """D⁻¹[I − HψK] on column c of the identity (a dof of body b) into ``row``: the walk
     from b to the root (module docstring); the entries of ``row`` up to b's last dof that
@@ -155,14 +179,10 @@ def column_gather(m, w, b, c, row):
         vi, n, p = m.v_index[k], m.joint_nv[k], m.parent[k]
         if n == 1:  # r(k) = D⁻¹(k) (e_k − H(k) y), one scalar
             row[vi] = Dinv[k, 0, 0] * ((1.0 if vi == c else 0.0) - dot6(Sw[vi], y0, y1, y2, y3, y4, y5))
+        elif n == 6:  # a literal n: unrolled loops
+            block_gather(Sw, Dinv, h, k, vi, 6, c, row, y0, y1, y2, y3, y4, y5)
         else:
-            for r in range(n):
-                h[r] = (1.0 if vi + r == c else 0.0) - dot6(Sw[vi + r], y0, y1, y2, y3, y4, y5)
-            for r in range(n):
-                x = 0.0
-                for r2 in range(n):
-                    x += Dinv[k, r, r2] * h[r2]
-                row[vi + r] = x
+            block_gather(Sw, Dinv, h, k, vi, n, c, row, y0, y1, y2, y3, y4, y5)
         if p < 0:
             break  # the root passes nothing on
         for r in range(n):  # y += U(k) r(k)
