@@ -13,14 +13,16 @@ an addition or a copy, not a 6×6 transformation.
   world origin, then tips to base H*(k) (``w.Sw``), U(k) = P(k)H*(k) (``w.U``),
   D(k) = H(k)U(k), G*(k) = D⁻¹(k)Uᵀ(k) (``w.Gt``) and P(℘(k)) += P(k) − U(k)G*(k).
 
-* **one column c** of the identity (a unit generalized force at dof c of body b), by
-  :func:`inverse_column`. The gather [I − HψK] then D⁻¹ reaches only b and its ancestors,
-  so it is a walk from b to the root with the gathered force y (6 scalars)::
+* **one column c** of the identity (a unit generalized force at dof c of body b)
+  (:func:`inverse_columns`). The gather [I − HψK] then D⁻¹ (:func:`column_gather`)
+  reaches only b and its ancestors, so it is a walk from b to the root with the gathered
+  force y (6 scalars)::
 
       r(k) = D⁻¹(k) (e_k − H(k) y),     y ← y + U(k) r(k)
 
-  The scatter [I − HψK]* then runs over the bodies k ≤ b (those whose dofs are ≤ c: the
-  upper triangle), base to tips, with the accelerations a(k) (``w.alpha``, (nb, 6))::
+  The scatter [I − HψK]* (:func:`scatter_step`) then runs over the bodies k ≤ b (those
+  whose dofs are ≤ c: the upper triangle; bodies are numbered parent-first), base to
+  tips, with the accelerations a(k) ((nb, 6), in ``w.alpha`` or ``w.f``)::
 
       x(k) ← x(k) − G*(k) a(℘(k)),     a(k) = a(℘(k)) + H*(k) x(k),     a(root parent) = 0
 
