@@ -16,7 +16,7 @@ Quick reference (see the README and each function's docstring)::
     q, v = sd.close_loops(model, q, v)
     res = sd.constrained_forward_dynamics(model, q, v, tau)   # "augmented"; "direct", "projection", "embedding"
     a = sd.aba(model.spanning_tree(), q, v, tau)  # tree functions refuse constrained models: ask for the tree
-    Minv = sd.mass_matrix_inverse(model, q)  # sparse LᵀDL; method="innovations": [I − HψK]* D⁻¹ [I − HψK]
+    Minv = sd.mass_matrix_inverse(model, q)  # [I − HψK]* D⁻¹ [I − HψK]; method="ltdl": sparse LᵀDL
     Lam = sd.operational_space_compliance(model, q, ["foot_l", "foot_r"])  # J M⁻¹ Jᵀ
     ops = sd.operators.sko(model, q, v)      # dense SOA operators (numeric or sympy)
     sd.viewer.show(model, q)                 # in the browser (viser, extra 'viewer'); trajectory=sd.simulate(...)

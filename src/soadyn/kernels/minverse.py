@@ -1,165 +1,283 @@
-"""M⁻¹ by the innovations factorization applied to the identity, column-sparse, world axes.
+"""M⁻¹ by the innovations factorization applied to the identity, column by column, world axes.
 
     M⁻¹ = [I − HψK]* D⁻¹ [I − HψK]        [Jain24, topic 6]
 
 The factors are the recursions of :mod:`.innovations` (:func:`~.innovations.factor_gather`,
-:func:`~.innovations.factor_scatter`) applied to the N columns of the identity, with what
-those columns make known in advance:
+:func:`~.innovations.factor_scatter`) applied to the N columns of the identity. Every
+spatial quantity is taken to world axes at the world origin, where φ(℘(k), k) is the
+identity: handing an inertia, a force or an acceleration to the parent or to a child is
+an addition or a copy, not a 6×6 transformation.
 
-* **gather** [I − HψK] then D⁻¹, tips to base: column c (a unit generalized force at dof c)
-  reaches body k only when c is one of k's subtree dofs, so body k runs over the columns
-  c ∈ [v_k, end_k) only (its first dof to the last dof of its subtree). With y(k) the
-  forces gathered from the children and e_k the identity's rows of k's dofs::
+* **articulated inertias** (:func:`world_articulated_factors`), the ATBI recursion
+  [Jain23p, eq. 7] in world axes: P(k) starts as the body's rigid inertia moved to the
+  world origin, then tips to base H*(k) (``w.Sw``), U(k) = P(k)H*(k) (``w.U``),
+  D(k) = H(k)U(k), G*(k) = D⁻¹(k)Uᵀ(k) (``w.Gt``) and P(℘(k)) += P(k) − U(k)G*(k).
 
-      r(k) = D⁻¹(k) (e_k − H(k) y(k))            (rows of k in the result)
-      y(℘(k)) += y(k) + U(k) r(k)                 (U = P H*: G(k) r(k) before D⁻¹)
+* **one column c** of the identity (a unit generalized force at dof c of body b)
+  (:func:`inverse_columns`). The gather [I − HψK] then D⁻¹ (:func:`column_gather`)
+  reaches only b and its ancestors, so it is a walk from b to the root with the gathered
+  force y (6 scalars)::
 
-* **scatter** [I − HψK]*, base to tips: only the upper triangle is computed, the rows of
-  body k over the columns c ≥ v_k, then mirrored. With a(k) the accelerations (the
-  response of body k to the unit force of each column) and G*(k) = D⁻¹(k) Uᵀ(k)::
+      r(k) = D⁻¹(k) (e_k − H(k) y),     y ← y + U(k) r(k)
+
+  The scatter [I − HψK]* (:func:`scatter_step`) then runs over the bodies k ≤ b (those
+  whose dofs are ≤ c: the upper triangle; bodies are numbered parent-first), base to
+  tips, with the accelerations a(k) ((nb, 6), in ``w.alpha`` or ``w.f``)::
 
       x(k) ← x(k) − G*(k) a(℘(k)),     a(k) = a(℘(k)) + H*(k) x(k),     a(root parent) = 0
 
-Every spatial vector is taken to world axes at the world origin once (H* and U per dof,
-the D⁻¹-weighted G* rows), so φ(℘(k), k) is the identity there: passing a column to the
-parent or to a child is a copy, not a 6×6 transformation. (Pinocchio's
-``computeMinverse`` runs the same recursion, written as an ABA on unit forces; here it
-is read off the innovations factors.) Neither M nor a dense factor is formed.
+  Column c of the upper triangle is row c of the lower one: both passes read and write
+  row c of the result, contiguous in memory, and the lower triangle is mirrored at the
+  end. (Pinocchio's ``computeMinverse`` runs the same recursion as an ABA on unit
+  forces with 6 × nv force and motion blocks per body; here the per-column state is one
+  6-vector and the (nb, 6) accelerations, no O(N²) scratch.)
 """
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
 from ..core.layout import borrow, model_tables, workspace_views
-from ..core.status import BAD_SHAPE, OK
-from .innovations import atbi
-from .kinematics import world_poses
-from .primitives import force_to_world, joint_column_to_world
+from ..core.status import BAD_SHAPE, OK, SINGULAR
+from .kinematics import configuration_status, world_pose_step
+from .primitives import add_rigid_inertia_to_parent, joint_column_to_world, rigid_inertia_matrix, spd_inverse
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def dot6(s, a0, a1, a2, a3, a4, a5):
+    """s · a for a 6-vector ``s`` and six scalars, summed pairwise (a shorter chain of
+    dependent additions than left to right: the recursions below wait on these sums)."""
+    return (s[0] * a0 + s[1] * a1) + (s[2] * a2 + s[3] * a3) + (s[4] * a4 + s[5] * a5)
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def world_gains(mi, mf, ws, Uw, Gw):
-    """``w.Sw`` = H*(k) columns, ``Uw`` = U(k) columns and ``Gw`` = G*(k) rows, each
-    (nv, 6) in world axes at the world origin. Needs :func:`~.innovations.atbi` and the
-    world poses."""
+def world_articulated_factors(mi, mf, ws, q):
+    """The ATBI recursion [Jain23p, eq. 7] at ``q`` (zero velocity and forces) in world
+    axes at the world origin: ``w.Sw`` = H*(k) columns, ``w.U`` = U(k) = P(k)H*(k) columns,
+    ``w.Dinv`` = D⁻¹(k), ``w.Gt`` = G*(k) = D⁻¹(k)Uᵀ(k) rows (module docstring); ``w.P``
+    is left with P⁺(k) added into the parents. Returns False when some D(k) is not
+    positive definite."""
     m = model_tables(mi, mf)
     w = workspace_views(ws, m)
-    for i in range(m.nb):
-        for col in range(m.v_index[i], m.v_index[i] + m.joint_nv[i]):
-            w.Sw[col, 0], w.Sw[col, 1], w.Sw[col, 2], w.Sw[col, 3], w.Sw[col, 4], w.Sw[col, 5] = \
-                joint_column_to_world(m.axis_code[i], i, w.S, col, w.Rw, w.pw)
-            U, G = w.U, w.Gt
-            Uw[col, 0], Uw[col, 1], Uw[col, 2], Uw[col, 3], Uw[col, 4], Uw[col, 5] = force_to_world(
-                w.Rw, w.pw, i, U[col, 0], U[col, 1], U[col, 2], U[col, 3], U[col, 4], U[col, 5])
-            Gw[col, 0], Gw[col, 1], Gw[col, 2], Gw[col, 3], Gw[col, 4], Gw[col, 5] = force_to_world(
-                w.Rw, w.pw, i, G[col, 0], G[col, 1], G[col, 2], G[col, 3], G[col, 4], G[col, 5])
-
-
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def subtree_ends(mi, mf, end):
-    """``end[k]``: one past the last dof of body k's subtree (its dofs and its
-    descendants' lie in [v_k, end[k]); every column there may be nonzero at k)."""
-    m = model_tables(mi, mf)
-    for k in range(m.nb):
-        end[k] = m.v_index[k] + m.joint_nv[k]
-    for k in range(m.nb - 1, -1, -1):  # children (larger indices) before their parent
-        p = m.parent[k]
-        if p >= 0 and end[k] > end[p]:
-            end[p] = end[k]
-
-
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def inverse_gather(mi, mf, ws, Uw, end, Y, Minv):
-    """D⁻¹[I − HψK] applied to the identity (module docstring): the rows of each body k
-    over its subtree's columns into ``Minv``; ``Y`` (nb, nv, 6) the gathered forces y(k)
-    (world axes)."""
-    m = model_tables(mi, mf)
-    w = workspace_views(ws, m)
-    h = w.scratch[0, 0]
-    for k in range(m.nb):  # y(k) = 0 on the columns the children will add to
-        Y[k, m.v_index[k]:end[k], :] = 0.0
+    P = w.P
+    for i in range(m.nb):  # world poses, and each body's rigid inertia at the world origin
+        world_pose_step(m, w, i, q, w.Rw, w.pw)
+        for a in range(10):
+            w.crb[i, a] = 0.0
+        add_rigid_inertia_to_parent(w.Rw, w.pw, i, m.rigid, w.crb, i)
+        rigid_inertia_matrix(w.crb, i, P, i)
     for k in range(m.nb - 1, -1, -1):
         vi, n, p = m.v_index[k], m.joint_nv[k], m.parent[k]
-        Dinv = w.Dinv[k]
-        for c in range(vi, end[k]):
-            y = Y[k, c]
-            for r in range(n):  # e_k − H(k) y(k)
-                acc = 1.0 if vi + r == c else 0.0
-                for a in range(6):
-                    acc -= w.Sw[vi + r, a] * y[a]
-                h[r] = acc
-            for r in range(n):
-                acc = 0.0
-                for r2 in range(n):
-                    acc += Dinv[r, r2] * h[r2]
-                Minv[vi + r, c] = acc
-            if p >= 0:
-                yp = Y[p, c]
-                for a in range(6):
-                    acc = y[a]
-                    for r in range(n):
-                        acc += Uw[vi + r, a] * Minv[vi + r, c]
-                    yp[a] += acc
+        if n == 1:  # scalars (one column, D(k) a number)
+            if not joint_step_one(m, w, k, vi, p):
+                return False
+            continue
+        # a literal n for six-dof (free) joints: the compiler unrolls their loops
+        if not (joint_step(m, w, k, vi, 6, p) if n == 6 else joint_step(m, w, k, vi, n, p)):
+            return False
+    return True
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def joint_step(m, w, k, vi, n, p):
+    """Body k's step of :func:`world_articulated_factors` for an n-dof joint: H*(k),
+    U(k) = P(k)H*(k), D(k) = H(k)U(k), D⁻¹(k), G*(k) = D⁻¹(k)Uᵀ(k) and
+    P(℘(k)) += P(k) − U(k)G*(k). Returns False when D(k) is not positive definite."""
+    P, U, Sw, Gt, Dinv = w.P, w.U, w.Sw, w.Gt, w.Dinv
+    D = w.scratch[0]
+    Pk = P[k]
+    for col in range(vi, vi + n):
+        Sw[col, 0], Sw[col, 1], Sw[col, 2], Sw[col, 3], Sw[col, 4], Sw[col, 5] = \
+            joint_column_to_world(m.axis_code[k], k, w.S, col, w.Rw, w.pw)
+        for a in range(6):
+            acc = 0.0
+            for b in range(6):
+                acc += Pk[a, b] * Sw[col, b]
+            U[col, a] = acc
+    for r in range(n):  # D(k) = H(k)U(k)
+        for r2 in range(n):
+            acc = 0.0
+            for a in range(6):
+                acc += Sw[vi + r, a] * U[vi + r2, a]
+            D[r, r2] = acc
+    if n > 0 and not spd_inverse(D, Dinv, k, n, w.scratch):
+        return False
+    for r in range(n):
+        for a in range(6):
+            acc = 0.0
+            for r2 in range(n):
+                acc += Dinv[k, r, r2] * U[vi + r2, a]
+            Gt[vi + r, a] = acc
+    if p >= 0:  # P(℘(k)) += P⁺(k) = P(k) − U(k)G*(k)
+        Pp = P[p]
+        for a in range(6):
+            for b in range(6):
+                acc = Pk[a, b]
+                for r in range(n):
+                    acc -= U[vi + r, a] * Gt[vi + r, b]
+                Pp[a, b] += acc
+    return True
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def joint_step_one(m, w, k, vi, p):
+    """Body k's step of :func:`world_articulated_factors` for a one-dof joint, in scalars:
+    H*(k), U(k) = P(k)H*(k), D(k) = H(k)U(k), G*(k) = Uᵀ(k)/D(k) and
+    P(℘(k)) += P(k) − U(k)G*(k). Returns False when D(k) ≤ 0."""
+    Pk = w.P[k]
+    s0, s1, s2, s3, s4, s5 = joint_column_to_world(m.axis_code[k], k, w.S, vi, w.Rw, w.pw)
+    u0 = dot6(Pk[0], s0, s1, s2, s3, s4, s5)
+    u1 = dot6(Pk[1], s0, s1, s2, s3, s4, s5)
+    u2 = dot6(Pk[2], s0, s1, s2, s3, s4, s5)
+    u3 = dot6(Pk[3], s0, s1, s2, s3, s4, s5)
+    u4 = dot6(Pk[4], s0, s1, s2, s3, s4, s5)
+    u5 = dot6(Pk[5], s0, s1, s2, s3, s4, s5)
+    d = (s0 * u0 + s1 * u1) + (s2 * u2 + s3 * u3) + (s4 * u4 + s5 * u5)
+    if not d > 0.0:
+        return False
+    dinv = 1.0 / d
+    g0, g1, g2, g3, g4, g5 = dinv * u0, dinv * u1, dinv * u2, dinv * u3, dinv * u4, dinv * u5
+    w.Dinv[k, 0, 0] = dinv
+    w.Sw[vi, 0], w.Sw[vi, 1], w.Sw[vi, 2], w.Sw[vi, 3], w.Sw[vi, 4], w.Sw[vi, 5] = s0, s1, s2, s3, s4, s5
+    w.U[vi, 0], w.U[vi, 1], w.U[vi, 2], w.U[vi, 3], w.U[vi, 4], w.U[vi, 5] = u0, u1, u2, u3, u4, u5
+    w.Gt[vi, 0], w.Gt[vi, 1], w.Gt[vi, 2], w.Gt[vi, 3], w.Gt[vi, 4], w.Gt[vi, 5] = g0, g1, g2, g3, g4, g5
+    if p >= 0:
+        Pp = w.P[p]
+        for a in range(6):
+            ua = w.U[vi, a]
+            Pp[a, 0] += Pk[a, 0] - ua * g0
+            Pp[a, 1] += Pk[a, 1] - ua * g1
+            Pp[a, 2] += Pk[a, 2] - ua * g2
+            Pp[a, 3] += Pk[a, 3] - ua * g3
+            Pp[a, 4] += Pk[a, 4] - ua * g4
+            Pp[a, 5] += Pk[a, 5] - ua * g5
+    return True
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def block_gather(Sw, Dinv, h, k, vi, n, c, row, y0, y1, y2, y3, y4, y5):
+    """r(k) = D⁻¹(k) (e_k − H(k) y) into ``row`` for an n-dof body k (``h``: n scratch)."""
+    for r in range(n):
+        h[r] = (1.0 if vi + r == c else 0.0) - dot6(Sw[vi + r], y0, y1, y2, y3, y4, y5)
+    for r in range(n):
+        x = 0.0
+        for r2 in range(n):
+            x += Dinv[k, r, r2] * h[r2]
+        row[vi + r] = x
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def column_gather(m, w, b, c, row):
+    """D⁻¹[I − HψK] on column c of the identity (a dof of body b) into ``row``: the walk
+    from b to the root (module docstring); the entries of ``row`` up to b's last dof that
+    the walk does not reach (bodies off b's path) are zeroed. Needs
+    :func:`world_articulated_factors`."""
+    Sw, U, Dinv = w.Sw, w.U, w.Dinv
+    h = w.scratch[1, 0]
+    for j in range(m.v_index[b] + m.joint_nv[b]):
+        row[j] = 0.0
+    y0 = y1 = y2 = y3 = y4 = y5 = 0.0
+    k = b
+    while k >= 0:
+        vi, n, p = m.v_index[k], m.joint_nv[k], m.parent[k]
+        if n == 1:  # r(k) = D⁻¹(k) (e_k − H(k) y), one scalar
+            row[vi] = Dinv[k, 0, 0] * ((1.0 if vi == c else 0.0) - dot6(Sw[vi], y0, y1, y2, y3, y4, y5))
+        elif n == 6:  # a literal n: unrolled loops
+            block_gather(Sw, Dinv, h, k, vi, 6, c, row, y0, y1, y2, y3, y4, y5)
+        else:
+            block_gather(Sw, Dinv, h, k, vi, n, c, row, y0, y1, y2, y3, y4, y5)
+        if p < 0:
+            break  # the root passes nothing on
+        for r in range(n):  # y += U(k) r(k)
+            u, x = U[vi + r], row[vi + r]
+            y0 += u[0] * x
+            y1 += u[1] * x
+            y2 += u[2] * x
+            y3 += u[3] * x
+            y4 += u[4] * x
+            y5 += u[5] * x
+        k = p
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def scatter_step(m, w, k, row, A):
+    """Body k's step of [I − HψK]* on one column (module docstring): its entries of ``row``
+    x(k) −= G*(k)a(℘(k)), then a(k) = a(℘(k)) + H*(k)x(k) into ``A`` (nb, 6)."""
+    Sw, Gt = w.Sw, w.Gt
+    vi, n, p = m.v_index[k], m.joint_nv[k], m.parent[k]
+    if n == 1 and p >= 0:  # the common case in scalars
+        a0, a1, a2, a3, a4, a5 = A[p, 0], A[p, 1], A[p, 2], A[p, 3], A[p, 4], A[p, 5]
+        x = row[vi] - dot6(Gt[vi], a0, a1, a2, a3, a4, a5)
+        row[vi] = x
+        s = Sw[vi]
+        A[k, 0], A[k, 1], A[k, 2] = a0 + s[0] * x, a1 + s[1] * x, a2 + s[2] * x
+        A[k, 3], A[k, 4], A[k, 5] = a3 + s[3] * x, a4 + s[4] * x, a5 + s[5] * x
+        return
+    if p >= 0:
+        a0, a1, a2, a3, a4, a5 = A[p, 0], A[p, 1], A[p, 2], A[p, 3], A[p, 4], A[p, 5]
+        for r in range(n):
+            row[vi + r] -= dot6(Gt[vi + r], a0, a1, a2, a3, a4, a5)
+    else:  # a(root parent) = 0
+        a0 = a1 = a2 = a3 = a4 = a5 = 0.0
+    for r in range(n):
+        s, x = Sw[vi + r], row[vi + r]
+        a0 += s[0] * x
+        a1 += s[1] * x
+        a2 += s[2] * x
+        a3 += s[3] * x
+        a4 += s[4] * x
+        a5 += s[5] * x
+    A[k, 0], A[k, 1], A[k, 2], A[k, 3], A[k, 4], A[k, 5] = a0, a1, a2, a3, a4, a5
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def inverse_scatter(mi, mf, ws, Gw, A, Minv):
-    """[I − HψK]* on the rows of :func:`inverse_gather`'s result, upper triangle: body k's
-    rows over the columns c ≥ v_k (module docstring); ``A`` (nb, nv, 6) the accelerations
-    a(k) (world axes)."""
+def inverse_columns(mi, mf, ws, Minv):
+    """Every column of M⁻¹'s upper triangle into its row of ``Minv`` (column c: the
+    gather from its body b, then the scatter over the bodies 0..b), then mirrored.
+
+    The columns go in pairs: the two scatters, independent chains of dependent
+    arithmetic, take turns body by body (their accelerations in ``w.alpha`` and
+    ``w.f``), so the processor overlaps them."""
     m = model_tables(mi, mf)
     w = workspace_views(ws, m)
-    nv = m.nv
-    for k in range(m.nb):
-        vi, n, p = m.v_index[k], m.joint_nv[k], m.parent[k]
-        for c in range(vi, nv):
-            a_k = A[k, c]
-            if p >= 0:
-                a_p = A[p, c]
-                for r in range(n):
-                    acc = Minv[vi + r, c]
-                    for e in range(6):
-                        acc -= Gw[vi + r, e] * a_p[e]
-                    Minv[vi + r, c] = acc
-                for e in range(6):
-                    a_k[e] = a_p[e]
-            else:
-                a_k[:] = 0.0
-            for e in range(6):
-                acc = a_k[e]
-                for r in range(n):
-                    acc += w.Sw[vi + r, e] * Minv[vi + r, c]
-                a_k[e] = acc
+    b1 = c1 = -1  # the column waiting for a partner
+    for b in range(m.nb):
+        for c in range(m.v_index[b], m.v_index[b] + m.joint_nv[b]):
+            if c1 < 0:
+                b1, c1 = b, c
+                continue
+            column_gather(m, w, b1, c1, Minv[c1])
+            column_gather(m, w, b, c, Minv[c])
+            for k in range(b1 + 1):
+                scatter_step(m, w, k, Minv[c1], w.alpha)
+                scatter_step(m, w, k, Minv[c], w.f)
+            for k in range(b1 + 1, b + 1):
+                scatter_step(m, w, k, Minv[c], w.f)
+            c1 = -1
+    if c1 >= 0:
+        column_gather(m, w, b1, c1, Minv[c1])
+        for k in range(b1 + 1):
+            scatter_step(m, w, k, Minv[c1], w.alpha)
+    for r in range(m.nv):
+        for c in range(r + 1, m.nv):
+            Minv[r, c] = Minv[c, r]
 
 
 @njit(cache=True)
 def mass_matrix_inverse_kernel(mi, mf, ws, q, Minv):
     """M⁻¹(q) into ``Minv`` (nv, nv), both triangles, by the innovations factors applied
-    to the identity (module docstring), O(N²)."""
+    to the identity (module docstring), O(N²); returns a status (SINGULAR when some D(k)
+    is not positive definite)."""
     # borrowed views: the passes below then pass them on without reference counting
     mi, mf, ws, q = borrow(mi), borrow(mf), borrow(ws), borrow(q)
-    st = atbi(mi, mf, ws, q)
+    m = model_tables(mi, mf)
+    st = configuration_status(m, q, ws)
     if st != OK:
         return st
-    m = model_tables(mi, mf)
-    nv = m.nv
-    if Minv.shape[0] != nv or Minv.shape[1] != nv:
+    if Minv.shape[0] != m.nv or Minv.shape[1] != m.nv:
         return BAD_SHAPE
-    world_poses(mi, mf, ws)
-    # O(N²) scratch (the gathered forces, reused for the accelerations), not in the
-    # workspace, whose size is O(N)
-    Y = np.empty((m.nb, nv, 6))
-    gains = np.empty((2, nv, 6))
-    end = np.empty(m.nb, dtype=np.int64)
-    world_gains(mi, mf, ws, gains[0], gains[1])
-    subtree_ends(mi, mf, end)
-    Minv[:, :] = 0.0  # the columns outside a body's subtree start at zero in its rows
-    inverse_gather(mi, mf, ws, gains[0], end, Y, Minv)
-    inverse_scatter(mi, mf, ws, gains[1], Y, Minv)
-    for r in range(nv):  # the lower triangle from the upper
-        for c in range(r + 1, nv):
-            Minv[c, r] = Minv[r, c]
+    if not world_articulated_factors(mi, mf, ws, q):
+        return SINGULAR
+    inverse_columns(mi, mf, ws, Minv)
     return OK
 
 
