@@ -180,3 +180,28 @@ def test_frame_on_the_world():
     for ref in ("local", "world"):
         assert np.array_equal(sd.frame_velocity(m, q, v, "station", ref), np.zeros(6))
         assert np.array_equal(sd.frame_acceleration(m, q, v, v, "station", ref), np.zeros(6))
+
+
+def test_frame_functions_follow_an_edited_frame_pose():
+    """Assigning a frame's rotation or translation after a call: the next frame placement,
+    velocity and Jacobian use the new pose (the world pose composed in NumPy from
+    forward_kinematics; the local Jacobian maps v to the local frame velocity)."""
+    m = unit_axis_tree(7, n=5)
+    m.add_frame("tool", m.bodies[-1].name, (sp.exp3(np.array([0.2, 0.1, -0.3])), np.array([0.1, 0.0, 0.2])))
+    q = sd.random_configuration(m, 1)
+    v = np.linspace(-1.0, 1.0, m.nv)
+    sd.frame_placement(m, q, "tool"), sd.frame_jacobian(m, q, "tool"), sd.frame_velocity(m, q, v, "tool")
+    f = m.frame("tool")
+    f.rotation = sp.exp3(np.array([-0.5, 0.7, 0.4]))
+    f.translation = np.array([0.3, -0.2, 0.05])
+    fk = sd.forward_kinematics(m, q)
+    T = sd.frame_placement(m, q, "tool")
+    assert np.allclose(T[:3, :3], fk.rotations[f.body] @ f.rotation, atol=1e-14)
+    assert np.allclose(T[:3, 3], fk.positions[f.body] + fk.rotations[f.body] @ f.translation, atol=1e-14)
+    assert np.allclose(sd.frame_jacobian(m, q, "tool") @ v, sd.frame_velocity(m, q, v, "tool"), atol=1e-12)
+    # the frame velocity in local axes from the body's velocity, in NumPy
+    Vb = sd.forward_kinematics(m, q, v).velocities[f.body]
+    R, p = f.rotation, f.translation
+    w = R.T @ Vb[:3]
+    assert np.allclose(sd.frame_velocity(m, q, v, "tool"), np.concatenate([w, R.T @ (Vb[3:] + np.cross(Vb[:3], p))]),
+                       atol=1e-12)

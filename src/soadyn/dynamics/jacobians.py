@@ -34,4 +34,4 @@ def frame_jacobian(model, q, frame, reference="local", *, out=None, workspace=No
     except (KeyError, TypeError):
         raise ValueError(f"reference: expected one of {list(REFERENCES)}, got {reference!r}") from None
     # (positional: keyword arguments cost the generated call ~0.05 µs more)
-    return _JACOBIAN.call(model, q, f.body, f.rotation, f.translation, mode, out, workspace)
+    return _JACOBIAN.call(model, q, f.body, f.kernel_rotation, f.kernel_translation, mode, out, workspace)

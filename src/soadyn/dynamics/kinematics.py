@@ -125,7 +125,7 @@ def frame_placement(model, q, frame):
     """4×4 homogeneous world pose of the frame named ``frame`` (or the world frame pose
     of a frame fixed to the world) [m]. ``q`` may be batched, giving (B, 4, 4)."""
     f = model_frame(model, frame)
-    return _FRAME_PLACEMENT.call(model, q, f.body, f.rotation, f.translation)
+    return _FRAME_PLACEMENT.call(model, q, f.body, f.kernel_rotation, f.kernel_translation)
 
 
 def frame_velocity(model, q, v, frame, reference="local"):
@@ -137,7 +137,7 @@ def frame_velocity(model, q, v, frame, reference="local"):
     (Pinocchio's LOCAL, LOCAL_WORLD_ALIGNED and WORLD). ``v``: None means zero. [rad/s, m/s]
     """
     f = model_frame(model, frame)
-    return _FRAME_VELOCITY.call(model, q, ABSENT if v is None else v, f.body, f.rotation, f.translation,
+    return _FRAME_VELOCITY.call(model, q, ABSENT if v is None else v, f.body, f.kernel_rotation, f.kernel_translation,
                                 _reference_code(reference))
 
 
@@ -147,7 +147,7 @@ def frame_acceleration(model, q, v, a, frame, reference="local"):
     ``v``, ``a``: None means zero. [rad/s², m/s²]"""
     f = model_frame(model, frame)
     return _FRAME_ACCELERATION.call(model, q, ABSENT if v is None else v, ABSENT if a is None else a, f.body,
-                                    f.rotation, f.translation, _reference_code(reference))
+                                    f.kernel_rotation, f.kernel_translation, _reference_code(reference))
 
 
 def _reference_code(reference):
