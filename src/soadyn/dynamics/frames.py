@@ -19,7 +19,7 @@ FrameSet = namedtuple("FrameSet", ["names", "body", "rotation", "translation", "
 FrameSet.__doc__ = """Frames resolved for the kernels: ``names`` (m,), ``body`` (m,) the body
 each is fixed to (−1: the world), ``rotation`` (m, 3, 3) and ``translation`` (m, 3) its pose
 in that body, ``pickoff`` (m, 6, 6) the force transform φ(body, frame) (the pick-off
-operator ℬ of [Jain24]; zero for frames on the world)."""
+operator ℬ of [Jain24]; zero for frames on the world). Shared by every call: never edit."""
 
 
 def model_frame(model, frame):
@@ -62,8 +62,9 @@ def frame_set(model, frames):
         out = FrameSet([f.name for f in fs], np.array([f.body for f in fs], dtype=np.int64),
                        np.array([f.rotation for f in fs], dtype=float).reshape(-1, 3, 3),
                        np.array([f.translation for f in fs], dtype=float).reshape(-1, 3), pickoff)
-        for a in out[1:]:
-            a.flags.writeable = False
+        # writeable although shared by every call: the kernels only read them, and Numba's
+        # dispatcher types a read-only array on its slow path (and compiles a separate
+        # read-only version of each kernel). Nothing outside the package sees them.
         return out
 
     return derived(model).memo(("frames", key), build)
