@@ -51,8 +51,7 @@ class CompiledModel:
         self.parents = np.array([b.parent for b in bodies], dtype=np.int64)
         self.closed = bool(model.has_constraints)
         # left writable although nothing writes them after packing: Numba compiles separate
-        # versions for read-only arrays, and pack_model fills them through the same compiled
-        # view builder (model_tables) that every kernel inlines, which would compile twice
+        # versions of every kernel for read-only arrays
         self.mi, self.mf = pack_model(bodies, model.gravity, self.nq, self.nv)
 
 
@@ -64,7 +63,7 @@ class Derived:
     def __init__(self, model, version):
         self.version = version
         self.compiled = CompiledModel(model)
-        self.workspace_size = int(workspace_size(self.compiled.nb, self.compiled.nv))
+        self.workspace_size = int(workspace_size.py_func(self.compiled.nb, self.compiled.nv))
         self.threads = threading.local()
         self._memo = {}
         self._lock = threading.RLock()

@@ -14,6 +14,7 @@ the body frame unless the name says world.
 from __future__ import annotations
 
 from collections import namedtuple
+from types import FunctionType
 
 import numpy as np
 from numba import njit, types
@@ -72,7 +73,7 @@ def carve(typingctx, buf, offset, shape):
     return sig, codegen
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def borrow(x):
     """``x`` (a C-contiguous vector) as a borrowed view (see :func:`carve`).
 
@@ -109,19 +110,19 @@ ModelTables = namedtuple("ModelTables", ("nb", "nq", "nv") + INT_FIELDS + (
 N_INT_FIELDS = len(INT_FIELDS)
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def model_int_size(nb):
     """Length of ``mi`` for ``nb`` bodies."""
     return MODEL_HEADER + N_INT_FIELDS * nb
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def model_float_size(nb):
     """Length of ``mf`` for ``nb`` bodies."""
     return nb * (36 + 10 + 9 + 3 + 9 + 1 + 1 + 3) + 3
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def model_tables(mi, mf):
     """Named views of a packed model (:class:`ModelTables`; borrowed, see :func:`carve`)."""
     nb = mi[0]
@@ -151,7 +152,7 @@ def model_tables(mi, mf):
                        com, gravity)
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def split_model_tables(mti, mtf):
     """``(ok, mi, mf, rest_i, rest_f)``: borrowed views of a model's packed tables
     followed by other tables in one int array ``mti`` = [mi | rest_i] and one float array
@@ -167,13 +168,28 @@ def split_model_tables(mti, mtf):
             carve(mtf, nf, mtf.shape[0] - nf))
 
 
+def _numpy_carve(buf, offset, shape):
+    """:func:`carve` for Python callers: the same elements as a NumPy view of ``buf``."""
+    return buf[offset:offset + int(np.prod(shape))].reshape(shape)
+
+
+# The view builder, the sizes of the packed arrays and of the workspace are compiled
+# without the entry points that let Python call them (``no_cpython_wrapper``: the wrapper
+# of model_tables boxes 22 arrays into a named tuple, ~1 s of cold compilation in every
+# process); Python runs their own code instead: the sizes' Python functions, and
+# model_tables' code with carve taking NumPy views.
+numpy_model_tables = FunctionType(model_tables.py_func.__code__,
+                                  dict(model_tables.py_func.__globals__, carve=_numpy_carve), "numpy_model_tables")
+numpy_model_tables.__doc__ = ":func:`model_tables` for Python callers (writable NumPy views of ``mi`` and ``mf``)."
+
+
 def pack_model(bodies, gravity, nq, nv):
     """``(mi, mf)`` for a list of bodies (:class:`soadyn.core.model.Body`)."""
     nb = len(bodies)
-    mi = np.zeros(model_int_size(nb), dtype=np.int64)
-    mf = np.zeros(model_float_size(nb))
+    mi = np.zeros(model_int_size.py_func(nb), dtype=np.int64)
+    mf = np.zeros(model_float_size.py_func(nb))
     mi[:MODEL_HEADER] = (nb, nq, nv)
-    m = model_tables(mi, mf)
+    m = numpy_model_tables(mi, mf)
     for i, b in enumerate(bodies):
         j = b.joint
         kinds = j.subkinds()
@@ -224,7 +240,7 @@ WorkspaceViews = namedtuple("WorkspaceViews", (
     "eps", "Sw", "crb", "scratch", "scratch_vector"))
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def workspace_size(nb, nv):
     """Length of the flat workspace of a model with ``nb`` bodies and ``nv`` velocities."""
     return nb * (6 * 9 + 5 * 6 + 2 * 36 + 10) + nv * (4 * 6 + 1) + 6 * 36

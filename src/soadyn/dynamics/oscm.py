@@ -23,7 +23,7 @@ def _scratch(model, m):
     d = derived(model)
 
     def build():
-        nf, ni = buffer_sizes(d.compiled.nb, m)
+        nf, ni = buffer_sizes.py_func(d.compiled.nb, m)  # Python's own: no compiled entry point
         return np.zeros(nf), np.zeros(ni, dtype=np.int64)
 
     return d.per_thread(("oscm", m), build)

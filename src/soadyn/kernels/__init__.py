@@ -15,5 +15,9 @@ with ``forceinline``, run times equal within 7 % (ur5, talos, four-bar, Mini Che
 Helpers and passes called only from compiled code are also built without the entry points
 that let Python call them (``no_cpython_wrapper=True, no_cfunc_wrapper=True``): unpacking
 the named views from Python objects took about 0.5 s of compilation per helper. The
-kernels (``*_kernel``, ``*_batch``) and the few helpers the Python front calls keep them.
+kernels (``*_kernel``, ``*_batch``) keep them; Python code that needs a helper's result
+runs the helper's Python function (``helper.py_func``, or
+:func:`soadyn.core.layout.numpy_model_tables` for the model's views). Kernels never
+assign arrays by slice (``a[i] = b[j]``): Numba would compile its shape-mismatch error
+message, string formatting included (~5 s); they copy element by element.
 """

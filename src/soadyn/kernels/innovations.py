@@ -30,13 +30,17 @@ from .primitives import add_force_to_parent, motion_to_child
 
 
 # --------------------------------------------------------------------------- ATBI
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@njit(inline="always", cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def atbi(mi, mf, ws, q):
     """The ATBI recursion [Jain23p, eq. 7] at ``q`` with zero velocity and forces.
 
     Leaves in the workspace: the body poses (R, t) defining φ(℘(k), k), the joint maps S,
     U = P(k)H*(k), G* = D⁻¹Uᵀ, D⁻¹(k) and, for non-root bodies, P⁺(k) in P (roots keep
     P(k)) — the layout of ``articulated_body_pass``. Returns a status.
+
+    Inlined into each caller by Numba (``inline="always"``): compiled on its own, this thin
+    wrapper re-optimised both passes in a library of its own (~4.7k lines of LLVM IR, ~0.5 s
+    of the first call of every kernel that uses it).
     """
     m = model_tables(mi, mf)
     st = configuration_status(m, q, ws)

@@ -163,11 +163,13 @@ def mass_matrix_inverse_ltdl_kernel(mi, mf, ws, q, Minv):
     return OK if factor_and_invert(mi, mf, LD, lam, Minv) else SINGULAR
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@njit(inline="always", cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def factor_and_invert(mi, mf, LD, lam, Minv):
     """M (in ``LD``) ← its factors LᵀDL, and M⁻¹ into ``Minv``; ``lam`` (2, nv) receives the
     dof parents λ and the subtree ends (for further solves with :func:`ltdl_solve`).
-    Returns False when some D(k) ≤ 0."""
+    Returns False when some D(k) ≤ 0. Inlined into each caller by Numba (as
+    :func:`soadyn.kernels.innovations.atbi`: a wrapper of passes compiled on its own
+    re-optimises them all once more)."""
     dof_parents(mi, mf, lam[0])
     if not ltdl_factor(LD, lam[0]):
         return False

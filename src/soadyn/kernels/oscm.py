@@ -156,7 +156,7 @@ OscmScratch = namedtuple("OscmScratch", ["A", "Ups", "T", "X", "W", "tmp", "head
                                          "own_tail", "nxt"])
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def buffer_sizes(nb, m):
     """Lengths of the float and integer scratch of :func:`oscm_kernel` for m frames."""
     return 3 * nb * 36 + 2 * m * 36 + 2 * 36, 5 * nb + m

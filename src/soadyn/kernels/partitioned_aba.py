@@ -56,8 +56,8 @@ from ..core.joints import COMPOSITE, FREE, SPHERICAL, axis_rotation
 from ..core.layout import carve, model_tables, workspace_views
 from ..core.status import BAD_SHAPE, OK, SINGULAR
 from .kinematics import absent, configuration_status, joint_placements, no_forces
-from .primitives import (add_force_to_parent, add_inertia_to_parent, articulated_to_parent, init_articulated,
-                         parent_acceleration)
+from .primitives import (add_force_to_parent, add_inertia_to_parent, articulated_to_parent, copy_matrix6,
+                         init_articulated, parent_acceleration)
 
 
 # --------------------------------------------------------------------------- one sub-hinge
@@ -173,16 +173,17 @@ def partitioned_articulated_pass(mi, mf, ws, tau, fext, has_v, P_sub, Pplus_sub)
                 z[i, a] += acc
         base -= max(n, 1)
         if record and n == 0:  # no hinge: τ̄ = I
-            Pplus_sub[base] = P_sub[base] = P[i]
+            copy_matrix6(P, i, P_sub, base)
+            copy_matrix6(P, i, Pplus_sub, base)
         for s in range(n - 1, -1, -1):
             unit, sign = subhinge_map(jtype, code, s)
             if record:
-                P_sub[base + s] = P[i]
+                copy_matrix6(P, i, P_sub, base + s)
             t = tau[vi + s] if has_tau else 0.0
             if not subhinge_gather(w, i, s, vi + s, unit, sign, t, record or s > 0 or p >= 0):
                 return False
             if record:
-                Pplus_sub[base + s] = P[i]
+                copy_matrix6(P, i, Pplus_sub, base + s)
         if p < 0:
             continue
         articulated_to_parent(m, w, i, p)
@@ -268,20 +269,25 @@ def partitioned_inertias_kernel(mi, mf, ws, q, P_out, Pplus_out, D_out, G_out):
     for i in range(m.nb):
         n = m.joint_nv[i]
         if m.joint_type[i] == COMPOSITE:
-            R[0] = np.eye(3)
-            t[0] = 0.0
+            # element by element, no slice assignment (see soadyn.kernels.primitives)
+            for a in range(3):
+                for b in range(3):
+                    R[0, a, b] = 1.0 if a == b else 0.0
+                t[0, a] = 0.0
             for s in range(n - 1, 0, -1):
                 _subhinge_pose(m, i, s, q, R, t)
                 k = base + s - 1
                 for X in (P_out, Pplus_out):
                     tmp[0] = 0.0
                     add_inertia_to_parent(R, t, 0, X[k], tmp, 0, w.scratch)
-                    X[k] = tmp[0]
+                    copy_matrix6(tmp, 0, X, k)
                 col = m.v_index[i] + s - 1
-                g[0] = G_out[:, col]
-                g[1] = 0.0
+                for a in range(6):
+                    g[0, a] = G_out[a, col]
+                    g[1, a] = 0.0
                 add_force_to_parent(R, t, 0, g, 0, g, 1)
-                G_out[:, col] = g[1]
+                for a in range(6):
+                    G_out[a, col] = g[1, a]
         base += max(n, 1)
     return OK
 

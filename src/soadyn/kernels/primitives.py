@@ -7,7 +7,9 @@ of body i in the parent frame; the SOA operators are then
 * φ(℘(i), i)  (child force → parent):    f' = R f,   n' = R n + t × f'
 
 Helpers take whole arrays and row indices (never slices) and are inlined, so the
-recursions stay free of temporary arrays.
+recursions stay free of temporary arrays. Kernels copy arrays element by element
+(:func:`copy_matrix6`), never by slice assignment (``a[i] = b[j]``): that compiles Numba's
+shape-mismatch message, string formatting included (~5 s of cold compilation).
 """
 from __future__ import annotations
 
@@ -579,6 +581,16 @@ def add_bias_force(rigid, i, V, vi, dst, di):
     dst[di, 3] += w1 * f2 - w2 * f1
     dst[di, 4] += w2 * f0 - w0 * f2
     dst[di, 5] += w0 * f1 - w1 * f0
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def copy_matrix6(src, si, dst, di):
+    """dst[di] = src[si] for stacks of 6 × 6 matrices, element by element: Numba's slice
+    assignment would compile its shape-mismatch message (string formatting, ~5 s of
+    cold compilation per kernel that uses it)."""
+    for a in range(6):
+        for b in range(6):
+            dst[di, a, b] = src[si, a, b]
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
