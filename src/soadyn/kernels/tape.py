@@ -10,21 +10,38 @@ from numba import njit
 
 # operation codes, in the order of soadyn.core.expression_tape.OPCODES
 (CONST, ADD, MUL, DIV, NEG, POWI, POW, SIN, COS, TAN, EXP, LOG, SQRT, ABS, ATAN2, ASIN, ACOS, ATAN, SINH, COSH,
- TANH) = range(21)
+ TANH, SUB, MULADD, MUL3, MUL3ADD, DOT2, SINCOS) = range(27)
+LOW = 0xFFFFFFFF  # the first of two registers packed in one operand (the second: >> 32)
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def run_tape(code, consts, regs):
     """Run the instructions ``code`` (n, 4) over the registers ``regs``, whose first
-    entries hold the inputs; every other register is written before it is read."""
+    entries hold the inputs; every other register is written before it is read. The
+    fused kinds compute exactly the operations of the instructions they replace, in the
+    same order (parenthesized as written)."""
     for i in range(code.shape[0]):
         op, d, a, b = code[i, 0], code[i, 1], code[i, 2], code[i, 3]
-        if op == MUL:  # the most frequent operations first
+        if op == MULADD:  # the most frequent operations first
+            regs[d] = regs[a] + regs[b & LOW] * regs[b >> 32]
+        elif op == MUL:
             regs[d] = regs[a] * regs[b]
+        elif op == MUL3ADD:
+            regs[d] = regs[a & LOW] + (regs[a >> 32] * regs[b & LOW]) * regs[b >> 32]
+        elif op == MUL3:
+            regs[d] = (regs[a & LOW] * regs[a >> 32]) * regs[b]
         elif op == ADD:
             regs[d] = regs[a] + regs[b]
-        elif op == CONST:
-            regs[d] = consts[a]
+        elif op == DOT2:
+            regs[d] = regs[a & LOW] * regs[a >> 32] + regs[b & LOW] * regs[b >> 32]
+        elif op == SUB:
+            regs[d] = regs[a] - regs[b]
+        elif op == SINCOS:
+            regs[d] = math.sin(regs[a])
+            regs[b] = math.cos(regs[a])
+        elif op == CONST:  # the block of constants, once at the start
+            for k in range(b):
+                regs[d + k] = consts[a + k]
         elif op == DIV:
             regs[d] = regs[a] / regs[b]
         elif op == NEG:
