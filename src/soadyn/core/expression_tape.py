@@ -19,11 +19,13 @@ cost of the arithmetic), so the program is made short without changing a single
 floating-point operation: identical operations are computed once (value numbering), and
 frequent patterns become one instruction performing the same operations in the same
 order — ``SUB`` (a + (−b) is a − b in IEEE 754), ``MULADD`` x + a·b, ``MUL3`` (a·b)·c,
-``MUL3ADD`` x + (a·b)·c, ``DOT2`` a·b + c·d, ``SINCOS`` (sin and cos of one register) —
-when the inner result is used nowhere else. Their third and fourth register operands sit
+``MUL3ADD`` x + (a·b)·c, ``DOT2`` a·b + c·d, ``SINCOS`` (sin and cos of one register),
+``SUMPROD`` ((x + t₁) + t₂) + … of terms tₖ = (a·b)·c — when the inner results are used
+nowhere else. Their third and fourth register operands sit
 in the upper 32 bits of ``a`` and ``b``: ``MULADD`` (dst, x, a | b≪32), ``MUL3``
 (dst, a | b≪32, c), ``MUL3ADD`` (dst, x | a≪32, b | c≪32), ``DOT2`` (dst, a | b≪32,
-c | d≪32), ``SINCOS`` (sin dst, a, cos dst).
+c | d≪32), ``SINCOS`` (sin dst, a, cos dst), ``SUMPROD`` (dst, x or −1, n) followed by
+n rows ``(TERM, a, b, c)`` (with x = −1 the first term starts the sum).
 """
 from __future__ import annotations
 
@@ -38,7 +40,7 @@ __all__ = ["Tape", "NotCompilable", "build_tape", "OPCODES"]
 #: operation codes of the evaluator (soadyn.kernels.tape), in this order
 OPCODES = ("CONST", "ADD", "MUL", "DIV", "NEG", "POWI", "POW", "SIN", "COS", "TAN", "EXP", "LOG", "SQRT",
            "ABS", "ATAN2", "ASIN", "ACOS", "ATAN", "SINH", "COSH", "TANH",
-           "SUB", "MULADD", "MUL3", "MUL3ADD", "DOT2", "SINCOS")
+           "SUB", "MULADD", "MUL3", "MUL3ADD", "DOT2", "SINCOS", "SUMPROD", "TERM")
 _OP = {name: code for code, name in enumerate(OPCODES)}
 
 
@@ -85,9 +87,11 @@ def build_tape(inputs, outputs):
     does not have (the caller then keeps the expressions in Python)."""
     import sympy
     replacements, reduced = sympy.cse(list(outputs), optimizations="basic")
-    values, consts, program = _Program(inputs).lower(replacements, reduced, _unary())
-    _fuse(program, values)
-    return _assemble(len(inputs), consts, program, values)
+    program = _Program(inputs)
+    values = program.lower(replacements, reduced, _unary())
+    _fuse(program.code, values)
+    _chain(program, values)
+    return _assemble(len(inputs), {i: x for (x, _), i in program.consts.items()}, program.code, values)
 
 
 class _Program:
@@ -164,12 +168,11 @@ class _Program:
         return r
 
     def lower(self, replacements, reduced, unary):
-        """(output ids, constants by id, instructions) of the cse-reduced expressions."""
+        """The output ids of the cse-reduced expressions (instructions in ``code``)."""
         self.unary = unary
         for sym, expr in replacements:
             self.value[sym] = self.visit(expr)
-        outs = [self.visit(e) for e in reduced]
-        return outs, {i: x for (x, _), i in self.consts.items()}, self.code
+        return [self.visit(e) for e in reduced]
 
 
 def _fuse(code, outputs):
@@ -220,6 +223,34 @@ def _fuse(code, outputs):
                 ins.op = None
 
 
+def _chain(program, outputs):
+    """Sums of products x + t₁ + t₂ + … built link by link (MULADD, MUL3ADD; DOT2 or a
+    register first) whose partial sums have no other use: one SUMPROD, adding the terms
+    (a·b)·c in the same order (a two-factor term is (a·b)·1, exactly a·b)."""
+    code = program.code
+    uses = Counter(outputs)
+    for ins in code:
+        uses.update(ins.args)
+    made = {ins.dst: ins for ins in code if ins.op is not None}
+
+    def as_sum(ins):  # (first register or None, terms (a, b, c))
+        if ins.op == "SUMPROD":
+            return ins.imm
+        if ins.op == "MUL3ADD":
+            return ins.args[0], [tuple(ins.args[1:])]
+        one = program.constant(1.0)
+        if ins.op == "DOT2":
+            return None, [(ins.args[0], ins.args[1], one), (ins.args[2], ins.args[3], one)]
+        return ins.args[0], [(ins.args[1], ins.args[2], one)]  # MULADD
+
+    for ins in code:
+        if ins.op in ("MULADD", "MUL3ADD"):
+            p = made.get(ins.args[0])
+            if p is not None and p.op in ("MULADD", "MUL3ADD", "DOT2", "SUMPROD") and uses[p.dst] == 1:
+                (first, terms), (_, mine) = as_sum(p), as_sum(ins)
+                ins.op, ins.imm, p.op = "SUMPROD", (first, terms + mine), None
+
+
 def _pack(lo, hi):
     return lo | (hi << 32)
 
@@ -237,6 +268,11 @@ def _assemble(n_inputs, consts, code, outputs):
         reg[ins.dst] = len(reg)
         if ins.dst2 is not None:
             reg[ins.dst2] = len(reg)
+        if ins.op == "SUMPROD":
+            first, terms = ins.imm
+            rows.append((_OP["SUMPROD"], reg[ins.dst], -1 if first is None else reg[first], len(terms)))
+            rows += [(_OP["TERM"], reg[x], reg[y], reg[z]) for x, y, z in terms]
+            continue
         r = [reg[a] for a in ins.args]
         if ins.op == "MULADD":
             a, b = r[0], _pack(r[1], r[2])

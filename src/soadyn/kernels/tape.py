@@ -10,7 +10,7 @@ from numba import njit
 
 # operation codes, in the order of soadyn.core.expression_tape.OPCODES
 (CONST, ADD, MUL, DIV, NEG, POWI, POW, SIN, COS, TAN, EXP, LOG, SQRT, ABS, ATAN2, ASIN, ACOS, ATAN, SINH, COSH,
- TANH, SUB, MULADD, MUL3, MUL3ADD, DOT2, SINCOS) = range(27)
+ TANH, SUB, MULADD, MUL3, MUL3ADD, DOT2, SINCOS, SUMPROD, TERM) = range(29)
 LOW = 0xFFFFFFFF  # the first of two registers packed in one operand (the second: >> 32)
 
 
@@ -20,10 +20,23 @@ def run_tape(code, consts, regs):
     entries hold the inputs; every other register is written before it is read. The
     fused kinds compute exactly the operations of the instructions they replace, in the
     same order (parenthesized as written)."""
-    for i in range(code.shape[0]):
+    i = 0
+    while i < code.shape[0]:
         op, d, a, b = code[i, 0], code[i, 1], code[i, 2], code[i, 3]
         if op == MULADD:  # the most frequent operations first
             regs[d] = regs[a] + regs[b & LOW] * regs[b >> 32]
+        elif op == SUMPROD:  # the next b rows are its terms (TERM, a, b, c): + (a·b)·c
+            k = i + 1
+            if a >= 0:
+                acc = regs[a]
+            else:
+                acc = (regs[code[k, 1]] * regs[code[k, 2]]) * regs[code[k, 3]]
+                k += 1
+            while k <= i + b:
+                acc = acc + (regs[code[k, 1]] * regs[code[k, 2]]) * regs[code[k, 3]]
+                k += 1
+            regs[d] = acc
+            i += b
         elif op == MUL:
             regs[d] = regs[a] * regs[b]
         elif op == MUL3ADD:
@@ -86,6 +99,7 @@ def run_tape(code, consts, regs):
             regs[d] = math.cosh(regs[a])
         else:
             regs[d] = math.tanh(regs[a])
+        i += 1
 
 
 @njit(cache=True)
