@@ -21,11 +21,13 @@ frequent patterns become one instruction performing the same operations in the s
 order — ``SUB`` (a + (−b) is a − b in IEEE 754), ``MULADD`` x + a·b, ``MUL3`` (a·b)·c,
 ``MUL3ADD`` x + (a·b)·c, ``DOT2`` a·b + c·d, ``SINCOS`` (sin and cos of one register),
 ``SUMPROD`` ((x + t₁) + t₂) + … of terms tₖ = (a·b)·c — when the inner results are used
-nowhere else. Their third and fourth register operands sit
-in the upper 32 bits of ``a`` and ``b``: ``MULADD`` (dst, x, a | b≪32), ``MUL3``
-(dst, a | b≪32, c), ``MUL3ADD`` (dst, x | a≪32, b | c≪32), ``DOT2`` (dst, a | b≪32,
-c | d≪32), ``SINCOS`` (sin dst, a, cos dst), ``SUMPROD`` (dst, x or −1, n) followed by
-n rows ``(TERM, a, b, c)`` (with x = −1 the first term starts the sum).
+nowhere else. Their third and fourth register operands sit in the upper 32 bits of ``a``
+and ``b``: ``MULADD`` (dst, x, a | b≪32), ``MUL3`` (dst, a | b≪32, c), ``MUL3ADD``
+(dst, x | a≪32, b | c≪32), ``DOT2`` (dst, a | b≪32, c | d≪32), ``SINCOS`` (sin dst, a,
+cos dst), ``SUMPROD`` (dst, x or −1, n) followed by n rows ``(TERM, a, b, c)`` (with
+x = −1 the first term starts the sum). Only the CONST row has op 0: a packer that
+concatenates tapes (:mod:`soadyn.closed.embedding.compiled`) offsets its ``a`` into the
+joint constant array.
 """
 from __future__ import annotations
 

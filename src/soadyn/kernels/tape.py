@@ -19,7 +19,8 @@ def run_tape(code, consts, regs):
     """Run the instructions ``code`` (n, 4) over the registers ``regs``, whose first
     entries hold the inputs; every other register is written before it is read. The
     fused kinds compute exactly the operations of the instructions they replace, in the
-    same order (parenthesized as written)."""
+    same order (parenthesized as written; compiled without fastmath, so x + a·b is not
+    contracted into a fused multiply-add: the same two roundings as MUL then ADD)."""
     i = 0
     while i < code.shape[0]:
         op, d, a, b = code[i, 0], code[i, 1], code[i, 2], code[i, 3]
