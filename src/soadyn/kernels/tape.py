@@ -10,21 +10,52 @@ from numba import njit
 
 # operation codes, in the order of soadyn.core.expression_tape.OPCODES
 (CONST, ADD, MUL, DIV, NEG, POWI, POW, SIN, COS, TAN, EXP, LOG, SQRT, ABS, ATAN2, ASIN, ACOS, ATAN, SINH, COSH,
- TANH) = range(21)
+ TANH, SUB, MULADD, MUL3, MUL3ADD, DOT2, SINCOS, SUMPROD, TERM) = range(29)
+LOW = 0xFFFFFFFF  # the first of two registers packed in one operand (the second: >> 32)
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def run_tape(code, consts, regs):
     """Run the instructions ``code`` (n, 4) over the registers ``regs``, whose first
-    entries hold the inputs; every other register is written before it is read."""
-    for i in range(code.shape[0]):
+    entries hold the inputs; every other register is written before it is read. The
+    fused kinds compute exactly the operations of the instructions they replace, in the
+    same order (parenthesized as written; compiled without fastmath, so x + a·b is not
+    contracted into a fused multiply-add: the same two roundings as MUL then ADD)."""
+    i = 0
+    while i < code.shape[0]:
         op, d, a, b = code[i, 0], code[i, 1], code[i, 2], code[i, 3]
-        if op == MUL:  # the most frequent operations first
+        if op == MULADD:  # the most frequent operations first
+            regs[d] = regs[a] + regs[b & LOW] * regs[b >> 32]
+        elif op == SUMPROD:  # the next b rows are its terms (TERM, a, b, c): + (a·b)·c
+            k = i + 1
+            if a >= 0:
+                acc = regs[a]
+            else:
+                acc = (regs[code[k, 1]] * regs[code[k, 2]]) * regs[code[k, 3]]
+                k += 1
+            while k <= i + b:
+                acc = acc + (regs[code[k, 1]] * regs[code[k, 2]]) * regs[code[k, 3]]
+                k += 1
+            regs[d] = acc
+            i += b
+        elif op == MUL:
             regs[d] = regs[a] * regs[b]
+        elif op == MUL3ADD:
+            regs[d] = regs[a & LOW] + (regs[a >> 32] * regs[b & LOW]) * regs[b >> 32]
+        elif op == MUL3:
+            regs[d] = (regs[a & LOW] * regs[a >> 32]) * regs[b]
         elif op == ADD:
             regs[d] = regs[a] + regs[b]
-        elif op == CONST:
-            regs[d] = consts[a]
+        elif op == DOT2:
+            regs[d] = regs[a & LOW] * regs[a >> 32] + regs[b & LOW] * regs[b >> 32]
+        elif op == SUB:
+            regs[d] = regs[a] - regs[b]
+        elif op == SINCOS:
+            regs[d] = math.sin(regs[a])
+            regs[b] = math.cos(regs[a])
+        elif op == CONST:  # the block of constants, once at the start
+            for k in range(b):
+                regs[d + k] = consts[a + k]
         elif op == DIV:
             regs[d] = regs[a] / regs[b]
         elif op == NEG:
@@ -69,6 +100,7 @@ def run_tape(code, consts, regs):
             regs[d] = math.cosh(regs[a])
         else:
             regs[d] = math.tanh(regs[a])
+        i += 1
 
 
 @njit(cache=True)

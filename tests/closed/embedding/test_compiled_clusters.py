@@ -14,7 +14,7 @@ from soadyn.closed.embedding.clusters import cluster_tree, random_independent_st
 from soadyn.closed.embedding.clusters import solve_spanning_state as spanning_state  # the Python solve
 from soadyn.closed.embedding.compiled import packed_clusters
 from soadyn.core.constraints import ConstraintError
-from soadyn.core.expression_tape import NotCompilable, build_tape
+from soadyn.core.expression_tape import OPCODES, NotCompilable, build_tape
 from soadyn.kernels.tape import tape_kernel
 
 
@@ -43,8 +43,71 @@ def test_tape_shares_common_subexpressions():
     a, b = sympy.symbols("a b", real=True)
     e = sympy.sin(a * b) + sympy.cos(a * b)
     tape = build_tape([a, b], [e, sympy.sin(a * b) ** 2])
-    # a*b and sin(a*b) are computed once: MUL, SIN, COS, ADD, POWI
-    assert len(tape.code) == 5
+    # a*b and sin(a*b) are computed once: MUL, SINCOS (sin and cos of a*b together), ADD, POWI
+    assert len(tape.code) == 4
+
+
+_a, _b, _c, _d = sympy.symbols("a b c d", real=True)
+# each fused instruction kind and an expression that needs it
+FUSED = {"SUB": _a - _b, "MULADD": _a * _b + _c, "MUL3": _a * _b * _c, "MUL3ADD": _a * _b * _c + _d,
+         "DOT2": _a * _b + _c * _d, "SUMPROD": _a * _b + _c * _d + _a * _b * _c + _b * _d,
+         "SINCOS": sympy.sin(_a * _b) - 3 * sympy.cos(_a * _b)}
+
+
+def in_python_floats(expr, x):
+    """The arithmetic of ``expr`` in Python's IEEE doubles as the tape is lowered: sympy's
+    common subexpressions first, then one operation at a time, sums and products folded
+    left over sympy's argument order, −1·y as −y."""
+    x = dict(x)
+    replacements, (reduced,) = sympy.cse([expr], optimizations="basic")
+    for sym, e in replacements:
+        x[sym] = _fold_floats(e, x)
+    return _fold_floats(reduced, x)
+
+
+def _fold_floats(e, x):
+    if e.is_Symbol:
+        return x[e]
+    if e.is_Number:
+        return float(e)
+    if e.is_Mul and e.as_coeff_Mul()[0] == -1:
+        return -_fold_floats(e.as_coeff_Mul()[1], x)
+    values = [_fold_floats(a, x) for a in e.args]
+    out = values[0]
+    for v in values[1:]:
+        out = out + v if e.is_Add else out * v
+    return out
+
+
+@pytest.mark.parametrize("kind", sorted(FUSED))
+def test_fused_instructions_compute_sympys_value(kind):
+    """Every fused kind: present in the tape, sympy's value, and (arithmetic kinds) the
+    very bits of the unfused operations in the same order."""
+    expr = FUSED[kind]
+    tape = build_tape([_a, _b, _c, _d], [expr])
+    assert OPCODES.index(kind) in tape.code[:, 0]
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        x = dict(zip((_a, _b, _c, _d), rng.uniform(-2.0, 2.0, 4)))
+        got = evaluate(tape, list(x.values()))[0]
+        assert np.isclose(got, float(expr.evalf(subs=x)), rtol=1e-14, atol=1e-15)
+        if kind != "SINCOS":
+            assert got == in_python_floats(expr, {k: float(v) for k, v in x.items()})
+
+
+def test_constants_load_as_one_block_and_identical_operations_run_once():
+    """3·x is shared by 3·x·y and 3·x·z (value numbering); the constants 3 and π come in one
+    CONST; the results are sympy's."""
+    x, y, z = sympy.symbols("x y z", real=True)
+    exprs = [3 * x * y, 3 * x * z + sympy.pi, -x - y]
+    tape = build_tape([x, y, z], exprs)
+    ops = [OPCODES[o] for o in tape.code[:, 0]]
+    assert ops.count("CONST") == 1 and sorted(tape.consts) == [3.0, np.pi]
+    # 3·x once, (3·x)·y (an output), π + (3·x)·z fused; −x − y is (−x) − y
+    assert sorted(ops) == ["CONST", "MUL", "MUL", "MULADD", "NEG", "SUB"]
+    point = np.array([0.7, -1.3, 2.1])
+    expected = [float(e.evalf(subs={x: point[0], y: point[1], z: point[2]})) for e in exprs]
+    assert np.allclose(evaluate(tape, point), expected, rtol=1e-15, atol=0.0)
 
 
 def test_operations_without_compiled_form_are_refused():
