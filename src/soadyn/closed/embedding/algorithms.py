@@ -352,15 +352,9 @@ def cluster_aba(model, y, yd, tau_ind, f_ext=None, *, q=None, q_guess=None, grav
             if ydd is not None:
                 return ydd
         else:
-            fast = _explicit_call(model)  # the common call on an explicit model: one lookup, one kernel
-            if fast:
-                mi, mf, ws, ci, cf, cws, nyv = fast
-                try:
-                    ydd = np.empty(nyv) if out is None else out
-                    if _CABA.fast(mi, mf, ws, y, yd, tau_ind, f_ext, ci, cf, cws, gravity, ydd) == 0:
-                        return ydd
-                except GeneralPath:  # other argument types (None, lists, batches): the general path names them
-                    pass
+            ydd = _run_explicit(_CABA, model, y, yd, tau_ind, f_ext, gravity, out)
+            if ydd is not None:
+                return ydd
     if q_guess is None and yd is not None and (gravity is True or gravity is False) and np.ndim(y) == 1:
         tables, implicit = _call_tables(model)  # the common call: one lookup, then one kernel
         if tables is not None:
@@ -462,6 +456,25 @@ def _plain_call(model):
     return d.per_thread("cluster_plain_call", build)
 
 
+def _run_explicit(function, model, y, x1, x2, f_ext, gravity, out):
+    """The common call with external forces on an explicit model: ``function`` (``_CABA``
+    or ``_CRNEA``, a kernel ``(mi, mf, ws, y, x1, x2, f_ext, ci, cf, cws, gravity, out)``)
+    with the tables of :func:`_explicit_call`; its result, or None when the call needs the
+    validated path (a nonlinear cluster, other argument types such as lists, None or
+    batches, a status other than OK), which converts the arguments or names the cause."""
+    fast = _explicit_call(model)
+    if not fast:
+        return None
+    mi, mf, ws, ci, cf, cws, nyv = fast
+    try:
+        res = np.empty(nyv) if out is None else out
+        if function.fast(mi, mf, ws, y, x1, x2, f_ext, ci, cf, cws, gravity, res) == 0:
+            return res
+    except GeneralPath:
+        pass
+    return None
+
+
 def _run_plain(kernels, model, y, x1, x2, gravity, out):
     """The plain call of a cluster kernel (``kernels``, a ``_C*_PLAIN`` pair of
     :class:`~soadyn.core.call.ExactCall` of kernels ``(mci, mcf, wcws, y, x1, x2, gravity,
@@ -531,15 +544,9 @@ def cluster_rnea(model, y, yd, ydd, f_ext=None, *, q=None, q_guess=None, gravity
             if tau is not None:
                 return tau
         else:
-            fast = _explicit_call(model)  # the common call on an explicit model: one lookup, one kernel
-            if fast:
-                mi, mf, ws, ci, cf, cws, nyv = fast
-                try:
-                    tau = np.empty(nyv) if out is None else out
-                    if _CRNEA.fast(mi, mf, ws, y, yd, ydd, f_ext, ci, cf, cws, gravity, tau) == 0:
-                        return tau
-                except GeneralPath:  # other argument types (lists, batches): the general path names them
-                    pass
+            tau = _run_explicit(_CRNEA, model, y, yd, ydd, f_ext, gravity, out)
+            if tau is not None:
+                return tau
     if q_guess is None and yd is not None and ydd is not None and (gravity is True or gravity is False) \
             and np.ndim(y) == 1:
         tables, implicit = _call_tables(model)  # the common call: one lookup, then one kernel
