@@ -7,7 +7,6 @@ import numpy as np
 
 from ..core import validation as val
 from ..core.call import ABSENT, Arg, CompiledFunction
-from ..core.compile import derived
 from ..core.constraints import ConstraintError
 from ..kernels.loops import loop_constraints_kernel
 from .constraint_set import constraint_set
@@ -61,12 +60,6 @@ _LOOPS = CompiledFunction(loop_constraints_kernel, None, (Arg("q", "nq"), Arg("v
                           lambda c, state, params: None, allocate=lambda c, state: None)
 
 
-def _node_jacobians(model):
-    """This thread's (2, 6, nv) scratch for the two node Jacobians of a loop."""
-    d = derived(model)
-    return d.per_thread("loop_jacobians", lambda: np.empty((2, 6, d.compiled.nv)))
-
-
 def evaluate_constraints(model, q, v=None, t=0.0, *, bias=True, workspace=None):
     """Evaluate all constraints of ``model`` at (q, v, t); returns a :class:`ConstraintState`.
 
@@ -93,7 +86,7 @@ def evaluate_constraint_set(cs, q, v, t, bias, workspace=None):
     res = np.zeros(m)
     sel = np.zeros((cs.m_loop, 12))
     if cs.m_loop:
-        _LOOPS(model, (q, ABSENT if v is None else v), (cs.loop_int, cs.loop_float, _node_jacobians(model)), (G, ub, res, sel), workspace)
+        _LOOPS(model, (q, ABSENT if v is None else v), (cs.loop_int, cs.loop_float), (G, ub, res, sel), workspace)
     if cs.m_coupling:
         r = slice(cs.m_loop, cs.m_loop + cs.m_coupling)
         G[r] = cs.coupling_v

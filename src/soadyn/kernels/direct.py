@@ -261,7 +261,7 @@ def direct_outputs(out, nv, m, m_loop):
 
 #: Named views of the kernel's scratch (one float and one int allocation per call, carved
 #: by :func:`direct_scratch`): θ̈_f (nv,), the tree's ε (nv,) before step 6 offsets it,
-#: an empty J (2, 6, 0) for the loop rows, the right-hand sides of all rows (m,), the
+#: the right-hand sides of all rows (m,), the
 #: Gram–Schmidt residuals of the rows (m, nv), the columns of U in world axes (nv, 6),
 #: the walks' two forces and two small vectors (4, 6), a node's world pose (1, 3, 3),
 #: (1, 3); for the n kept rows W* = ([I − HψK]Ĝ*)*
@@ -269,7 +269,7 @@ def direct_outputs(out, nv, m, m_loop):
 #: (n,), the kept coupling rows' columns (nv, k) and their spatial scratch (nb, k, 6);
 #: as integers the chosen rows and the pivot order (m,), the bodies' marks (nb,) and the
 #: coordinates W has entries at (nv,).
-DirectScratch = namedtuple("DirectScratch", ["x", "eps0", "J", "target", "basis", "Uw", "walk", "Rn", "on", "Wt", "Yt",
+DirectScratch = namedtuple("DirectScratch", ["x", "eps0", "target", "basis", "Uw", "walk", "Rn", "on", "Wt", "Yt",
                                              "A", "rhs", "mu", "y", "Xc", "Zc", "rows", "perm", "mark", "cols"])
 
 
@@ -280,7 +280,6 @@ def direct_scratch(buf, ibuf, nb, nv, m, n, k):
     o = 0
     x = carve(buf, o, nv); o += nv
     eps0 = carve(buf, o, nv); o += nv
-    J = carve(buf, o, (2, 6, 0))
     target = carve(buf, o, m); o += m
     basis = carve(buf, o, (m, nv)); o += m * nv
     Uw = carve(buf, o, (nv, 6)); o += 6 * nv
@@ -295,7 +294,7 @@ def direct_scratch(buf, ibuf, nb, nv, m, n, k):
     y = carve(buf, o, n); o += n
     Xc = carve(buf, o, (nv, k)); o += nv * k
     Zc = carve(buf, o, (nb, k, 6))
-    return DirectScratch(x, eps0, J, target, basis, Uw, walk, Rn, on, Wt, Yt, A, rhs, mu, y, Xc, Zc, carve(ibuf, 0, m),
+    return DirectScratch(x, eps0, target, basis, Uw, walk, Rn, on, Wt, Yt, A, rhs, mu, y, Xc, Zc, carve(ibuf, 0, m),
                          carve(ibuf, m, m), carve(ibuf, 2 * m, nb), carve(ibuf, 2 * m + nb, nv))
 
 
@@ -350,7 +349,7 @@ def direct_kernel(mi, mf, ws, q, v, tau, fext, ti, tf, out):
     # 1. constraint rows: loops from the kinematics, then the constant couplings
     loop_kinematics_upto(mi, mf, ws, q, v, loop_extent(t.li, t.lf))
     if m_loop > 0:
-        loop_rows_pass(mi, mf, ws, t.li, t.lf, has_v, s.J, G, o.ubias, o.resid, o.sel)
+        loop_rows_pass(mi, mf, ws, t.li, t.lf, has_v, G, o.ubias, o.resid, o.sel)
     for c in range(nc):
         r = m_loop + c
         acc = -t.coupling_offset[c]

@@ -20,7 +20,6 @@ from __future__ import annotations
 import math
 from collections import namedtuple
 
-import numpy as np
 from numba import njit
 
 from ..core.layout import carve, model_tables, workspace_views
@@ -255,10 +254,9 @@ def _emit_rotation(r, n, extra, res, Rrel, cP, cS, tmp, AP, AS, ubias, resid, se
 
 
 @njit(cache=True)
-def loop_constraints_kernel(mi, mf, ws, q, v, li, lf, J, G, ubias, resid, sel):
-    """Rows of all loop joints: G (m_loop, nv), 𝔘̊, residuals and node selections Q;
-    ``J`` (2, 6, nv): no longer read (the rows come from node force walks,
-    :func:`_node_rows`); kept in the signature for its callers.
+def loop_constraints_kernel(mi, mf, ws, q, v, li, lf, G, ubias, resid, sel):
+    """Rows of all loop joints: G (m_loop, nv), 𝔘̊, residuals and node selections Q (the
+    rows come from walks of the node forces, :func:`_node_rows`).
 
     An empty ``v``: positions only (𝔘̊ is then its value at v = 0).
     """
@@ -267,7 +265,7 @@ def loop_constraints_kernel(mi, mf, ws, q, v, li, lf, J, G, ubias, resid, sel):
     if st != OK:
         return st
     nv = m.nv
-    if G.shape[1] != nv or J.shape[2] != nv or G.shape[0] < sel.shape[0]:
+    if G.shape[1] != nv or G.shape[0] < sel.shape[0]:
         return BAD_SHAPE
     has_v = v.shape[0] > 0
     if has_v:
@@ -276,7 +274,7 @@ def loop_constraints_kernel(mi, mf, ws, q, v, li, lf, J, G, ubias, resid, sel):
         if nonfinite(v):
             return BAD_SECOND
     loop_kinematics(mi, mf, ws, q, v)
-    loop_rows_pass(mi, mf, ws, li, lf, has_v, J, G, ubias, resid, sel)
+    loop_rows_pass(mi, mf, ws, li, lf, has_v, G, ubias, resid, sel)
     return OK
 
 
@@ -322,15 +320,15 @@ def loop_kinematics_upto(mi, mf, ws, q, v, extent):
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def loop_rows_pass(mi, mf, ws, li, lf, has_v, J, G, ubias, resid, sel):
+def loop_rows_pass(mi, mf, ws, li, lf, has_v, G, ubias, resid, sel):
     """The rows of every loop joint into G, 𝔘̊ (``ubias``), the residuals and the node
     selections, from the state :func:`loop_kinematics` left in the workspace."""
     for l in range(loop_tables(li, lf).n):
-        loop_rows(mi, mf, ws, li, lf, l, has_v, J, G, ubias, resid, sel)
+        loop_rows(mi, mf, ws, li, lf, l, has_v, G, ubias, resid, sel)
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def loop_rows(mi, mf, ws, li, lf, l, has_v, J, G, ubias, resid, sel):
+def loop_rows(mi, mf, ws, li, lf, l, has_v, G, ubias, resid, sel):
     """The rows of loop joint ``l`` (at its ``first_row``), as :func:`loop_rows_pass`."""
     m = model_tables(mi, mf)
     L = loop_tables(li, lf)

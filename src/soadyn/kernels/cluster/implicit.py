@@ -85,9 +85,9 @@ ImplicitTables = namedtuple("ImplicitTables", HEADER + CLUSTER_FIELDS + LISTS + 
     "coupling_offset", "refs", "grefs", "consts"))
 
 #: Named views of the implicit clusters' scratch in the cluster workspace: the constraint
-#: rows G (m, nv), residuals, acceleration bias 𝔘̊ = k, loop node selections, the two node
-#: Jacobians of a loop, tape registers, and the QR scratch
-ImplicitWorkspace = namedtuple("ImplicitWorkspace", ["G", "resid", "ubias", "sel", "J", "regs", "Q", "R", "r",
+#: rows G (m, nv), residuals, acceleration bias 𝔘̊ = k, loop node selections, tape registers
+#: and the QR scratch
+ImplicitWorkspace = namedtuple("ImplicitWorkspace", ["G", "resid", "ubias", "sel", "regs", "Q", "R", "r",
                                                      "step", "saved"])
 
 
@@ -102,7 +102,7 @@ def implicit_int_size(counts):
 def implicit_workspace_size(counts, nv):
     """Length of the scratch area in the cluster workspace (K_d⁺ of each cluster apart)."""
     m, rows, dep = counts["m"], counts["max_rows"], counts["max_dep"]
-    return m * nv + 2 * m + 12 * counts["m_loop"] + 12 * nv + counts["max_registers"] + rows * dep + dep * dep \
+    return m * nv + 2 * m + 12 * counts["m_loop"] + counts["max_registers"] + rows * dep + dep * dep \
         + rows + 2 * dep
 
 
@@ -187,14 +187,13 @@ def implicit_workspace(cws, x, nv):
     resid = carve(cws, o, m); o += m
     ubias = carve(cws, o, m); o += m
     sel = carve(cws, o, (x.m_loop, 12)); o += 12 * x.m_loop
-    J = carve(cws, o, (2, 6, nv)); o += 12 * nv
     regs = carve(cws, o, x.max_registers); o += x.max_registers
     Q = carve(cws, o, (rows, dep)); o += rows * dep
     R = carve(cws, o, (dep, dep)); o += dep * dep
     r = carve(cws, o, rows); o += rows
     step = carve(cws, o, dep); o += dep
     saved = carve(cws, o, dep)
-    return ImplicitWorkspace(G, resid, ubias, sel, J, regs, Q, R, r, step, saved)
+    return ImplicitWorkspace(G, resid, ubias, sel, regs, Q, R, r, step, saved)
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -262,8 +261,8 @@ def constraint_rows(mi, mf, ws, ci, cf, cws, i, q, v, has_v):
     if n_loops > 0:
         loop_kinematics(mi, mf, ws, q, v if has_v else absent(ws))
         for a in range(n_loops):
-            loop_rows(mi, mf, ws, x.li, x.lf, a if every else x.loops[x.loops_start[i] + a], has_v, iw.J, iw.G,
-                      iw.ubias, iw.resid, iw.sel)
+            loop_rows(mi, mf, ws, x.li, x.lf, a if every else x.loops[x.loops_start[i] + a], has_v, iw.G, iw.ubias,
+                      iw.resid, iw.sel)
     for a in range(x.n_coupling if every else x.n_couplings[i]):
         _coupling_row(x, a if every else x.couplings[x.couplings_start[i] + a], q, iw)
     for a in range(x.n_symbolic if every else x.n_symbolics[i]):
