@@ -343,22 +343,28 @@ def body_accelerations(mi, mf, ws, qdd, gravity, has_v):
     """
     m = model_tables(mi, mf)
     w = workspace_views(ws, m)
-    A = w.alpha
     for i in range(m.nb):
-        parent_acceleration(w.R, w.t, i, m.parent[i], m.gravity, gravity, A)
-        if qdd.shape[0] > 0:
-            vi = m.v_index[i]
-            code = m.axis_code[i]
-            if code != 0:
-                A[i, abs(code) - 1] += qdd[vi] if code > 0 else -qdd[vi]
-            else:
-                for c in range(m.joint_nv[i]):
-                    x = qdd[vi + c]
-                    for k in range(6):
-                        A[i, k] += w.S[vi + c, k] * x
-        if has_v:
-            for k in range(6):
-                A[i, k] += w.coriolis[i, k]
+        acceleration_step(m, w, i, qdd, gravity, has_v)
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def acceleration_step(m, w, i, qdd, gravity, has_v):
+    """Body i's step of :func:`body_accelerations` (its parent's α already final)."""
+    A = w.alpha
+    parent_acceleration(w.R, w.t, i, m.parent[i], m.gravity, gravity, A)
+    if qdd.shape[0] > 0:
+        vi = m.v_index[i]
+        code = m.axis_code[i]
+        if code != 0:
+            A[i, abs(code) - 1] += qdd[vi] if code > 0 else -qdd[vi]
+        else:
+            for c in range(m.joint_nv[i]):
+                x = qdd[vi + c]
+                for k in range(6):
+                    A[i, k] += w.S[vi + c, k] * x
+    if has_v:
+        for k in range(6):
+            A[i, k] += w.coriolis[i, k]
 
 
 # --------------------------------------------------------------------------- kernels

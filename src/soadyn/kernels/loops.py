@@ -24,8 +24,8 @@ from numba import njit
 
 from ..core.layout import carve, model_tables, workspace_views
 from ..core.status import BAD_SECOND, BAD_SHAPE, OK
-from .primitives import joint_column_to_world, parent_acceleration
-from .kinematics import (absent, body_accelerations, body_velocities, configuration_status, joint_placements, nonfinite,
+from .primitives import joint_column_to_world
+from .kinematics import (absent, acceleration_step, body_accelerations, body_velocities, configuration_status, joint_placements, nonfinite,
                          world_pose, world_poses)
 
 #: loop kind codes: the index of the kind in ``soadyn.core.constraints.LOOP_KINDS``
@@ -314,9 +314,7 @@ def loop_kinematics_upto(mi, mf, ws, q, v, extent):
     if v.shape[0] > 0:
         body_velocities(mi, mf, ws, v)
         for i in range(extent):  # α(k) = φ*(℘(k), k)α(℘(k)) + a(k) at θ̈ = 0, no gravity
-            parent_acceleration(w.R, w.t, i, m.parent[i], m.gravity, False, w.alpha)
-            for a in range(6):
-                w.alpha[i, a] += w.coriolis[i, a]
+            acceleration_step(m, w, i, absent(ws), False, True)
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)

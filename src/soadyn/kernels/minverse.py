@@ -49,6 +49,21 @@ def dot6(s, a0, a1, a2, a3, a4, a5):
     return (s[0] * a0 + s[1] * a1) + (s[2] * a2 + s[3] * a3) + (s[4] * a4 + s[5] * a5)
 
 
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def add_columns6(cols, start, n, x, a0, a1, a2, a3, a4, a5):
+    """(a0, …, a5) + Σ_r cols[start + r] x[start + r] over r < n: a 6-vector plus n
+    six-vector columns (rows of ``cols``) times their entries of ``x``, in scalars."""
+    for r in range(n):
+        c, xr = cols[start + r], x[start + r]
+        a0 += c[0] * xr
+        a1 += c[1] * xr
+        a2 += c[2] * xr
+        a3 += c[3] * xr
+        a4 += c[4] * xr
+        a5 += c[5] * xr
+    return a0, a1, a2, a3, a4, a5
+
+
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def world_articulated_factors(mi, mf, ws, q):
     """The ATBI recursion [Jain23p, eq. 7] at ``q`` (zero velocity and forces) in world
@@ -187,14 +202,8 @@ def column_gather(m, w, b, c, row):
             block_gather(Sw, Dinv, h, k, vi, n, c, row, y0, y1, y2, y3, y4, y5)
         if p < 0:
             break  # the root passes nothing on
-        for r in range(n):  # y += U(k) r(k)
-            u, x = U[vi + r], row[vi + r]
-            y0 += u[0] * x
-            y1 += u[1] * x
-            y2 += u[2] * x
-            y3 += u[3] * x
-            y4 += u[4] * x
-            y5 += u[5] * x
+        # y += U(k) r(k)
+        y0, y1, y2, y3, y4, y5 = add_columns6(U, vi, n, row, y0, y1, y2, y3, y4, y5)
         k = p
 
 
@@ -218,14 +227,7 @@ def scatter_step(m, w, k, row, A):
             row[vi + r] -= dot6(Gt[vi + r], a0, a1, a2, a3, a4, a5)
     else:  # a(root parent) = 0
         a0 = a1 = a2 = a3 = a4 = a5 = 0.0
-    for r in range(n):
-        s, x = Sw[vi + r], row[vi + r]
-        a0 += s[0] * x
-        a1 += s[1] * x
-        a2 += s[2] * x
-        a3 += s[3] * x
-        a4 += s[4] * x
-        a5 += s[5] * x
+    a0, a1, a2, a3, a4, a5 = add_columns6(Sw, vi, n, row, a0, a1, a2, a3, a4, a5)
     A[k, 0], A[k, 1], A[k, 2], A[k, 3], A[k, 4], A[k, 5] = a0, a1, a2, a3, a4, a5
 
 
