@@ -67,3 +67,22 @@ def test_the_cache_keeps_no_model_alive():
     del m
     gc.collect()
     assert ref() is None
+
+
+def test_an_edit_during_the_build_leaves_no_stale_store(monkeypatch):
+    # the fast paths trust model._derived without comparing versions: a store built from
+    # the state before an edit made while it was being built must not be installed
+    m = _arm()
+    check = type(m).check_compilable
+
+    def edit_while_building(model):
+        check(model)
+        if model is m and model.bodies[1].mass == 1.0:
+            model.bodies[1].mass = 2.5  # another thread's edit, in the middle of the build
+    monkeypatch.setattr(type(m), "check_compilable", edit_while_building)
+    from soadyn.core.compile import derived
+    derived(m)
+    assert m._derived is None
+    monkeypatch.undo()
+    q = np.array([0.3, -0.4, 0.5])
+    assert np.array_equal(sd.mass_matrix(m, q), sd.mass_matrix(_arm(mass2=2.5), q))

@@ -398,7 +398,7 @@ def default_method(model):
     no dense M). With Baumgarte terms, which the embedding method does not take, the
     direct (or augmented) method is used instead of it."""
     d = getattr(model, "_derived", None)
-    if d is None or d.version != model._version:
+    if d is None:
         d = derived(model)
     return d.memo("default_method", lambda: _choose_method(model))
 

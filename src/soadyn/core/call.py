@@ -191,7 +191,7 @@ def _positional_call(function, n_state, n_params):
     source = f"""
 def call(model, {state}{params}, out=None, workspace=None):
     d = getattr(model, "_derived", None)
-    if d is not None and d.version == model._version:
+    if d is not None:  # current (see soadyn.core.compile)
         if workspace is None:
             ws = getattr(d.threads, "buffer", None)
         else:  # the kernels check that the buffer is large enough
@@ -298,7 +298,7 @@ class CompiledFunction:
         # costs ~0.03-0.1 µs against a kernel call of ~1.5 µs on a 6-joint arm, so it only
         # looks up what that call needs; anything else takes the general path.
         d = getattr(model, "_derived", None)
-        if d is not None and d.version == model._version:
+        if d is not None:  # current (see soadyn.core.compile)
             c = d.compiled
             if workspace is None:
                 ws = getattr(d.threads, "buffer", None)  # None: this thread's first call

@@ -9,7 +9,10 @@ reached through :func:`derived`. When the version has moved on, the store is reb
 from scratch, so no call can meet data derived from an earlier state of the model.
 
 The store hangs on the model itself (the model's only cache attribute, which no other
-module touches): it dies with the model, and it holds no reference to the model, so it
+module writes): ``model._derived`` is None or the store of the model's current version,
+since every edit sets it to None (``Model._edited``) and :func:`derived` installs a store
+only if no edit came while it was built, so a fast path checks it with one comparison.
+It dies with the model, and it holds no reference to the model, so it
 keeps no model alive. Higher layers memoize in it with :meth:`Derived.memo` under a key
 of their choice, passing the function that builds the value; building happens under a
 lock, so concurrent first calls from several threads build once.
@@ -112,15 +115,17 @@ def derived(model):
         d = model._derived
     except AttributeError:
         raise val.not_a_model(model) from None
-    if d is not None and d.version == model._version:
+    if d is not None:
         return d
     with _build_lock:
         d = model._derived
-        version = model._version
-        if d is None or d.version != version:
+        if d is None:
+            version = model._version
             model.check_compilable()
             d = Derived(model, version)
             model._derived = d
+            if model._version != version:  # edited while building (by another thread)
+                model._derived = None
     return d
 
 

@@ -628,7 +628,7 @@ class Model:
         if not (self.loops or self.couplings or self.user_constraints):
             return self
         d = self._derived
-        if d is None or d.version != self._version:
+        if d is None:
             if self.symbolic:  # the operator layer's models have no compiled cache
                 return self._build_spanning_tree()
             d = derived(self)

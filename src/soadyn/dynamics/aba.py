@@ -39,5 +39,6 @@ def aba(model, q, v, tau, f_ext=None, *, gravity=True, out=None, workspace=None)
     """
     if gravity is not True and gravity is not False:  # the fast path would read its truth value
         gravity = val.GRAVITY(gravity)
+    # (out, workspace) passed by position: keywords cost ~0.2 µs of a ~2 µs call
     return _ABA.call(model, q, ABSENT if v is None else v, tau, NO_FORCES if f_ext is None else f_ext, gravity,
-                     out=out, workspace=workspace)
+                     out, workspace)

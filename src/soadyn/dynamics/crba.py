@@ -33,7 +33,7 @@ def mass_matrix(model, q, method="crba", *, out=None, workspace=None):
     positive semi-definite: see ``Model.singular_mass_matrix_causes``).
     """
     if method == "crba":
-        return _CRBA.call(model, q, out=out, workspace=workspace)
+        return _CRBA.call(model, q, out, workspace)
     if method == "jtmj":
         return _JTMJ(model, (q,), (), out, workspace)
     raise ValueError(f"method: expected one of {list(METHODS)}, got {method!r}")

@@ -35,8 +35,9 @@ def rnea(model, q, v, a, f_ext=None, *, gravity=True, out=None, workspace=None):
     """
     if gravity is not True and gravity is not False:  # the fast path would read its truth value
         gravity = val.GRAVITY(gravity)
+    # (out, workspace) passed by position: keywords cost ~0.2 µs of a ~2 µs call
     return _RNEA.call(model, q, ABSENT if v is None else v, ABSENT if a is None else a,
-                      NO_FORCES if f_ext is None else f_ext, gravity, out=out, workspace=workspace)
+                      NO_FORCES if f_ext is None else f_ext, gravity, out, workspace)
 
 
 def bias_forces(model, q, v, *, gravity=True, out=None, workspace=None):

@@ -362,8 +362,8 @@ def cluster_aba(model, y, yd, tau_ind, f_ext=None, *, q=None, q_guess=None, grav
             try:
                 if implicit:  # the implicit clusters solved (or checked at q) inside the kernel
                     return _CABA_STATES.call(model, y, yd, tau_ind, forces, ABSENT if q is None else q, *tables,
-                                             gravity, SOLVE if q is None else GIVEN, out=out)
-                ydd = _CABA.call(model, y, yd, tau_ind, forces, *tables, gravity, out=out)
+                                             gravity, SOLVE if q is None else GIVEN, out)
+                ydd = _CABA.call(model, y, yd, tau_ind, forces, *tables, gravity, out)
                 if q is None or _is_explicit_image(model, tables[2], q):
                     return ydd
             except Unsolved:
@@ -406,7 +406,7 @@ def _explicit_call(model):
     Mini Cheetah. The kernels check every length (and the dispatcher the types), so the
     arguments go in unchecked."""
     d = getattr(model, "_derived", None)
-    if d is None or d.version != model._version:
+    if d is None:
         return ()
     objects = getattr(d.threads, "objects", None)
     found = None if objects is None else objects.get("cluster_explicit_call")
@@ -435,13 +435,11 @@ def _plain_call(model):
     references inside the kernel (:mod:`soadyn.kernels.cluster.solved`). The workspace is
     this thread's own copy, made once; every entry the kernels read is written per call."""
     try:  # the common case first: no exception costs nothing (Python 3.11)
-        d = model._derived
-        if d.version == model._version:
-            return d.threads.objects["cluster_plain_call"]
+        return model._derived.threads.objects["cluster_plain_call"]
     except (AttributeError, KeyError):  # no compiled form, or this thread's first call
         pass
     d = getattr(model, "_derived", None)
-    if d is None or d.version != model._version:
+    if d is None:
         return ()
 
     def build():
@@ -555,8 +553,8 @@ def cluster_rnea(model, y, yd, ydd, f_ext=None, *, q=None, q_guess=None, gravity
             try:
                 if implicit:  # the implicit clusters solved (or checked at q) inside the kernel
                     return _CRNEA_STATES.call(model, y, yd, ydd, forces, ABSENT if q is None else q, *tables,
-                                              gravity, SOLVE if q is None else GIVEN, out=out)
-                tau = _CRNEA.call(model, y, yd, ydd, forces, *tables, gravity, out=out)
+                                              gravity, SOLVE if q is None else GIVEN, out)
+                tau = _CRNEA.call(model, y, yd, ydd, forces, *tables, gravity, out)
                 if q is None or _is_explicit_image(model, tables[2], q):
                     return tau
             except Unsolved:
@@ -722,7 +720,7 @@ def embedding_fast(model, q, v, tau):
     names the cause). Looks up only what the call needs (~0.1–0.5 µs a step against ~6 µs
     for the kernel call on a four-bar)."""
     d = getattr(model, "_derived", None)
-    if d is None or d.version != model._version:
+    if d is None:
         return None
     objects = getattr(d.threads, "objects", None)
     found = None if objects is None else objects.get("cluster_call")
