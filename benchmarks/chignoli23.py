@@ -72,6 +72,12 @@ def measure(fns, repeat=7, target=0.05):
     """Median time per call [µs] of each callable over ``repeat`` rounds; the rounds are
     interleaved between the callables so that a load change on the machine affects all of
     them alike."""
+    return {name: float(np.median(t)) for name, t in measure_rounds(fns, repeat, target).items()}
+
+
+def measure_rounds(fns, repeat=7, target=0.05):
+    """Time per call [µs] of each callable in each of ``repeat`` interleaved rounds (see
+    :func:`measure`)."""
     for f in fns.values():  # warm up (compilation, caches)
         f()
     number = {}
@@ -81,8 +87,15 @@ def measure(fns, repeat=7, target=0.05):
     runs = {name: [] for name in fns}
     for _ in range(repeat):
         for name, f in fns.items():
-            runs[name].append(timeit.timeit(f, number=number[name]) / number[name])
-    return {name: float(np.median(t)) * 1e6 for name, t in runs.items()}
+            runs[name].append(timeit.timeit(f, number=number[name]) / number[name] * 1e6)
+    return runs
+
+
+def round_ratio(runs, a, b):
+    """Median over rounds of the ratio of ``a``'s time to ``b``'s in the same round: the
+    machine's speed, which drifts by ±15 % between seconds on a shared machine, cancels
+    in each round's ratio."""
+    return float(np.median(np.array(runs[a]) / np.array(runs[b])))
 
 
 def pct(t, ref):
@@ -334,9 +347,10 @@ def pinocchio():
                "C-RNEA": lambda: sd.cluster_rnea(model, y, yd, ydd),
                "Pinocchio ABA": lambda: pin.aba(pm, data, q, vp, tpp),
                "Pinocchio RNEA": lambda: pin.rnea(pm, data, q, vp, tpp)}
-        t = measure(fns, repeat=9)
-        r = {"times_us": t, "ratio_aba": t["C-ABA"] / t["Pinocchio ABA"],
-             "ratio_rnea": t["C-RNEA"] / t["Pinocchio RNEA"], "goal": goal, "pinocchio_agreement": agree,
+        runs = measure_rounds(fns, repeat=21)
+        t = {name: float(np.median(x)) for name, x in runs.items()}
+        r = {"times_us": t, "ratio_aba": round_ratio(runs, "C-ABA", "Pinocchio ABA"),
+             "ratio_rnea": round_ratio(runs, "C-RNEA", "Pinocchio RNEA"), "goal": goal, "pinocchio_agreement": agree,
              "pinocchio_tree": "spanning tree" if name == "Tello Humanoid" else "same tree without rotors"}
         out["robots"][name] = r
         print(name, ", ".join(f"{k} {v:.2f} µs" for k, v in t.items()), f"ratios {r['ratio_aba']:.2f} / "
@@ -356,7 +370,9 @@ def pinocchio_markdown(res):
     lines.append(f"\nPinocchio {res['pinocchio_version']}. Rotors are bodies of the cluster tree (C-ABA runs over "
                  "12 more bodies on the Mini Cheetah than Pinocchio's tree); for Tello the goal is the paper's own "
                  "C++ ratio (60 µs C-ABA against 30 µs ABA ignoring the loops) rounded up. The RNEA goal is stated "
-                 "for the rotor robots only.\n")
+                 "for the rotor robots only. Times: medians over 21 interleaved rounds; ratios: the median of "
+                 "the 21 rounds' ratios (the machine's speed, which drifts between seconds, cancels in each "
+                 "round).\n")
     return "\n".join(lines)
 
 

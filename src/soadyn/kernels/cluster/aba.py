@@ -49,10 +49,16 @@ def articulated_cluster_pass(mi, mf, ci, cf, cws, tau, with_bias):
         coupled = c.coupled[k] == 1
         for j in range(ny):  # U_k = I^A_k S_k (block diagonal unless coupled)
             for a in range(nbk):
+                # a body hinged to another cluster by a unit-axis joint moves along ±e_x only
+                # (S[j, a] = G e_x, _cluster_subspace): its block of U is a column of I^A
+                x = _unit_axis(c, m.axis_code, bodies[a])
                 for r in range(6):
-                    acc = 0.0
-                    for e in range(6):
-                        acc += IA[a, a, r, e] * S[j, a, e]
+                    if x >= 0:
+                        acc = IA[a, a, r, x] * S[j, a, x]
+                    else:
+                        acc = 0.0
+                        for e in range(6):
+                            acc += IA[a, a, r, e] * S[j, a, e]
                     if coupled:
                         for b in range(nbk):
                             if b != a and _nonzero(IA[a, b]):
@@ -107,6 +113,15 @@ def articulated_cluster_pass(mi, mf, ci, cf, cws, tau, with_bias):
                     pa[r] = acc
                 add_force_to_parent(w.Ro, w.to, bodies[a], w.vec, 0, pAp, c.output_local[bodies[a]])
     return True
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _unit_axis(c, axis_code, i):
+    """x when body i's motion in S_k is along its joint's unit axis ±e_x only (hinged to a
+    body of another cluster by a 1-dof joint whose map H* is ±e_x: ``axis_code`` of the
+    model's tables), else −1."""
+    code = axis_code[i]
+    return abs(code) - 1 if code != 0 and c.parent_local[i] < 0 else -1
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
