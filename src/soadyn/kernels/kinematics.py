@@ -309,28 +309,34 @@ def body_velocities(mi, mf, ws, v):
     a(k) = V(k) × H*(k)θ̇(k) + Ḣ*(k)θ̇(k) [Jain12, eq. 11] into ``w.coriolis``."""
     m = model_tables(mi, mf)
     w = workspace_views(ws, m)
-    V, C, S = w.V, w.coriolis, w.S
     for i in range(m.nb):
-        p = m.parent[i]
-        vi = m.v_index[i]
-        if p < 0:
-            for a in range(6):
-                V[i, a] = 0.0
-        else:
-            motion_to_child(w.R, w.t, i, V, p, V, i)
-        code = m.axis_code[i]
-        if code != 0:
-            k = abs(code) - 1
-            x = v[vi] if code > 0 else -v[vi]
-            V[i, k] += x
-            axis_coriolis_term(V, i, k, x, C)
-            continue
-        n = m.joint_nv[i]
-        for c in range(n):
-            x = v[vi + c]
-            for a in range(6):
-                V[i, a] += S[vi + c, a] * x
-        coriolis_term(m.joint_type[i], i, S, vi, n, v, V, C)
+        velocity_step(m, w, i, v)
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def velocity_step(m, w, i, v):
+    """Body i's step of :func:`body_velocities` (its parent's V already final)."""
+    V, C, S = w.V, w.coriolis, w.S
+    p = m.parent[i]
+    vi = m.v_index[i]
+    if p < 0:
+        for a in range(6):
+            V[i, a] = 0.0
+    else:
+        motion_to_child(w.R, w.t, i, V, p, V, i)
+    code = m.axis_code[i]
+    if code != 0:
+        k = abs(code) - 1
+        x = v[vi] if code > 0 else -v[vi]
+        V[i, k] += x
+        axis_coriolis_term(V, i, k, x, C)
+        return
+    n = m.joint_nv[i]
+    for c in range(n):
+        x = v[vi + c]
+        for a in range(6):
+            V[i, a] += S[vi + c, a] * x
+    coriolis_term(m.joint_type[i], i, S, vi, n, v, V, C)
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)

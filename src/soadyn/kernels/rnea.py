@@ -28,12 +28,18 @@ def body_forces_pass(mi, mf, ws, fext, has_v):
     m = model_tables(mi, mf)
     w = workspace_views(ws, m)
     for i in range(m.nb):
-        rigid_times_motion(m.rigid, i, w.alpha, i, w.f, i)
-        if has_v:
-            add_bias_force(m.rigid, i, w.V, i, w.f, i)
-        if fext.shape[0] > 0:  # (nb, 6), or (0, 6): no forces
-            for k in range(6):
-                w.f[i, k] -= fext[i, k]
+        force_step(m, w, i, fext, has_v)
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def force_step(m, w, i, fext, has_v):
+    """Body i's step of :func:`body_forces_pass`."""
+    rigid_times_motion(m.rigid, i, w.alpha, i, w.f, i)
+    if has_v:
+        add_bias_force(m.rigid, i, w.V, i, w.f, i)
+    if fext.shape[0] > 0:  # (nb, 6), or (0, 6): no forces
+        for k in range(6):
+            w.f[i, k] -= fext[i, k]
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -42,22 +48,29 @@ def generalized_forces_pass(mi, mf, ws, tau):
     ``tau`` [Jain12, eq. 12]."""
     m = model_tables(mi, mf)
     w = workspace_views(ws, m)
-    F, S = w.f, w.S
     for i in range(m.nb - 1, -1, -1):
-        vi = m.v_index[i]
-        code = m.axis_code[i]
-        if code != 0:
-            x = F[i, abs(code) - 1]
-            tau[vi] = x if code > 0 else -x
-        else:
-            for c in range(m.joint_nv[i]):
-                acc = 0.0
-                for k in range(6):
-                    acc += S[vi + c, k] * F[i, k]
-                tau[vi + c] = acc
-        p = m.parent[i]
-        if p >= 0:
-            add_force_to_parent(w.R, w.t, i, F, i, F, p)
+        gather_step(m, w, i, tau)
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def gather_step(m, w, i, tau):
+    """Body i's step of :func:`generalized_forces_pass` (its children's forces already
+    gathered into ``w.f[i]``)."""
+    F, S = w.f, w.S
+    vi = m.v_index[i]
+    code = m.axis_code[i]
+    if code != 0:
+        x = F[i, abs(code) - 1]
+        tau[vi] = x if code > 0 else -x
+    else:
+        for c in range(m.joint_nv[i]):
+            acc = 0.0
+            for k in range(6):
+                acc += S[vi + c, k] * F[i, k]
+            tau[vi + c] = acc
+    p = m.parent[i]
+    if p >= 0:
+        add_force_to_parent(w.R, w.t, i, F, i, F, p)
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)

@@ -480,7 +480,10 @@ def _run_plain(kernels, model, y, x1, x2, gravity, out):
     path (no plain tables: :func:`_plain_call`; other argument types; a status other than
     OK), which then converts the arguments, runs the Python solve or raises the error
     that names the cause. The kernel checks every length, the dispatcher the types."""
-    fast = _plain_call(model)
+    try:  # _plain_call's common case, without its call (~0.07 µs)
+        fast = model._derived.threads.objects["cluster_plain_call"]
+    except (AttributeError, KeyError):  # no compiled form, or this thread's first call
+        fast = _plain_call(model)
     if not fast:
         return None
     mci, mcf, wcws, nyv, solved = fast

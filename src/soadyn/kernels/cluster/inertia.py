@@ -21,8 +21,8 @@ from .layout import (articulated_inertia, bias_force, cluster_bodies, cluster_ta
 
 
 def rotor_pair_constants(model, bodies, output_bodies, G):
-    """(rotor's position in the pair, [I_r (36), s_r (6), u_r (6)]) for a link–rotor pair,
-    or None: the pair's constants of :func:`~.layout.rotor_constants`.
+    """(rotor's position in the pair, [I_r (36), s_r (6), u_r (6), h_r (6)]) for a link–rotor
+    pair, or None: the pair's constants of :func:`~.layout.rotor_constants`.
 
     A pair is two bodies on the same output body Λ (both hinged to it) with one independent
     velocity and a constant G (a geared motor: q̇_link = G_l ẏ, q̇_rotor = G_r ẏ), one of
@@ -30,7 +30,8 @@ def rotor_pair_constants(model, bodies, output_bodies, G):
     turns (mass centre on the axis, rotational inertia symmetric about it). Then the
     rotor's blocks of the cluster quantities are constant in Λ's frame: its projected
     inertia ^ΛX*_r I_r ^rX_Λ [Chignoli23, eq. 55] and its column of ^ΛX* U_k, so the
-    backward pass of C-ABA forms no per-call transform for it."""
+    backward pass of C-ABA forms no per-call transform for it, and C-RNEA finds its force
+    in Λ's frame without placing it (:func:`~.rnea.add_rotor_forces`)."""
     if len(bodies) != 2 or G.shape[1] != 1 or output_bodies[0] != output_bodies[1]:
         return None
     parents = [b.parent for b in model.bodies]
@@ -48,8 +49,9 @@ def rotor_pair_constants(model, bodies, output_bodies, G):
         X = sp.motion_transform(*b.placement)  # Λ → rotor at q_rotor = 0
         row = 0 if a == 0 else model.bodies[bodies[0]].joint.nv
         I_r = X.T @ inertia @ X
-        s_r = np.linalg.solve(X, j.motion_subspace(np.zeros(1))[:, 0]) * G[row, 0]
-        return a, np.concatenate([I_r.ravel(), s_r, I_r @ s_r]).tolist()
+        h_r = np.linalg.solve(X, j.motion_subspace(np.zeros(1))[:, 0])  # the rotor's joint axis in Λ
+        s_r = h_r * G[row, 0]
+        return a, np.concatenate([I_r.ravel(), s_r, I_r @ s_r, h_r]).tolist()
     return None
 
 
@@ -173,7 +175,7 @@ def project_rotor_pair(c, cf, w, k, axis_code, rotated):
     il = bodies[link]
     lo = c.output_local[il]
     IA, IAp = articulated_inertia(c, w, k), articulated_inertia(c, w, c.parent[k])
-    I_r, _, u_r = rotor_constants(c, cf, k)
+    I_r, _, u_r, _ = rotor_constants(c, cf, k)
     add_inertia_to_output(w.Ro, w.to, il, turn_axis(c, il, axis_code, rotated), IA[link, link], IAp[lo], lo)
     W = w.vec[1]
     for e in range(6):

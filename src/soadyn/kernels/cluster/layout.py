@@ -232,13 +232,14 @@ def force_columns(w, area, ncols, nbodies):
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def rotor_constants(c, cf, k):
-    """(I_r (6, 6), s_r (6,), u_r (6,)) of a link–rotor pair k (``c.rotor_offset[k] ≥ 0``),
-    in the frame of the pair's output body Λ: the rotor's inertia ^ΛX*_r I_r ^rX_Λ, its
-    motion per unit ẏ_k (the rotor's column of S_k, G_r H*_r) and u_r = I_r s_r (its
-    column of ^ΛX* U_k). Constant: the rotor's inertia is symmetric about its own axis
+    """(I_r (6, 6), s_r (6,), u_r (6,), h_r (6,)) of a link–rotor pair k
+    (``c.rotor_offset[k] ≥ 0``), in the frame of the pair's output body Λ: the rotor's
+    inertia ^ΛX*_r I_r ^rX_Λ, its motion per unit ẏ_k (the rotor's column of S_k,
+    G_r H*_r), u_r = I_r s_r (its column of ^ΛX* U_k) and its joint axis h_r = ^ΛX_r H*_r
+    (motion per unit q̇_r). Constant: the rotor's inertia is symmetric about its own axis
     (:func:`~.inertia.rotor_pair_constants`)."""
     o = c.rotor_offset[k]
-    return carve(cf, o, (6, 6)), carve(cf, o + 36, 6), carve(cf, o + 42, 6)
+    return carve(cf, o, (6, 6)), carve(cf, o + 36, 6), carve(cf, o + 42, 6), carve(cf, o + 48, 6)
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)

@@ -10,19 +10,24 @@ S_k ÿ_k + c_k is their joints' motion — and the backward pass (eq. 35) follow
 the explicit map, the tree RNEA (the passes of :func:`~soadyn.kernels.rnea.rnea_passes`, the
 one RNEA recursion of the library) at (γ(y), G ẏ, G ÿ + g), and Gᵀ cluster by cluster: the same
 result with the tree's per-body step, which needs no cluster subspaces S_k.
+
+The rotor of a link–rotor pair (a geared motor: :func:`~.inertia.rotor_pair_constants`)
+is not placed: its inertia I_r and joint axis h_r are constants in the frame of the body Λ
+it sits on, so its velocity, acceleration and force follow in Λ's frame
+(:func:`add_rotor_forces`) — unless an external force acts on a rotor (in its own frame).
 """
 from __future__ import annotations
 
 from numba import njit
 
-from ...core.layout import borrow, carve, model_tables, workspace_size
+from ...core.layout import borrow, carve, model_tables, workspace_size, workspace_views
 from ...core.status import BAD_QUATERNION, BAD_SHAPE, OK
-from ..kinematics import body_accelerations, body_velocities, joint_placements, quaternions_ok
-from ..rnea import body_forces_pass, generalized_forces_pass
+from ..kinematics import acceleration_step, place_body, quaternions_ok, velocity_step
+from ..rnea import force_step, gather_step
 from .explicit import apply_explicit_map, apply_explicit_map_transpose
 from .implicit import prepare_implicit
 from .kinematics import cluster_state_status
-from .layout import cluster_tables, cluster_workspace, split_plain_tables
+from .layout import cluster_bodies, cluster_tables, cluster_workspace, rotor_constants, split_plain_tables
 
 
 @njit(cache=True)
@@ -44,16 +49,116 @@ def cluster_rnea_kernel(mi, mf, ws, y, yd, ydd, fext, ci, cf, cws, gravity, tau)
         return BAD_QUATERNION
     if ws.shape[0] != workspace_size(m.nb, m.nv):
         return BAD_SHAPE
-    # the passes of the tree RNEA (rnea_passes without its argument checks: q, q̇, q̈ come
-    # from the checked y, ẏ, ÿ)
-    joint_placements(mi, mf, ws, w.q)
-    body_velocities(mi, mf, ws, w.qd)
-    body_accelerations(mi, mf, ws, w.qdd, gravity, True)
-    body_forces_pass(mi, mf, ws, fext, True)
+    # the steps of the tree RNEA (rnea_passes without its argument checks: q, q̇, q̈ come
+    # from the checked y, ẏ, ÿ), the rotors of link–rotor pairs left to add_rotor_forces
+    c = cluster_tables(ci)
+    t = workspace_views(ws, m)
+    rotors_apart = _no_rotor_forces(c, fext)  # (an external force on a rotor acts in its own frame)
+    for i in range(m.nb):  # base to tips
+        if rotors_apart and _pair_rotor(c, i):
+            continue
+        place_body(m, t, i, w.q)
+        velocity_step(m, t, i, w.qd)
+        acceleration_step(m, t, i, w.qdd, gravity, True)
+        force_step(m, t, i, fext, True)
     T = carve(w.flat, w.scratch_offsets[0], m.nv)  # the tree's joint forces, in a scratch area (≥ 6 nb rows)
-    generalized_forces_pass(mi, mf, ws, T)
+    if rotors_apart:
+        add_rotor_forces(m, t, c, cf, w, gravity, T)
+    for i in range(m.nb - 1, -1, -1):  # tips to base
+        if not (rotors_apart and _pair_rotor(c, i)):
+            gather_step(m, t, i, T)
     apply_explicit_map_transpose(mi, mf, ci, cf, cws, T, tau)  # τ_ind = Gᵀ T
     return OK
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _no_rotor_forces(c, fext):
+    """Whether no external force acts on a pair rotor (``fext`` (nb, 6), or (0, 6): none)."""
+    if fext.shape[0] == 0:
+        return True
+    for i in range(fext.shape[0]):
+        if _pair_rotor(c, i):
+            for e in range(6):
+                if fext[i, e] != 0.0:
+                    return False
+    return True
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _pair_rotor(c, i):
+    """Whether body i is the rotor of a link–rotor pair."""
+    k = c.cluster_of[i]
+    return c.rotor_offset[k] >= 0 and c.local_index[i] == c.rotor_local[k]
+
+
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def add_rotor_forces(m, t, c, cf, w, gravity, T):
+    """Each pair rotor's force, in the frame of the body Λ it sits on, added to Λ's force
+    in ``t.f``, and its joint force h_rᵀ f_r into ``T`` (its entry of the tree's joint
+    forces). With V, α the velocity and acceleration of Λ (the world: 0 and −g), q̇_r, q̈_r
+    the rotor's joint rates and I_r, h_r its constants (:func:`~.layout.rotor_constants`),
+    the tree's step for the rotor [Jain12, eq. 11, 14–15] seen from Λ is
+
+        v_r = V + h_r q̇_r,   a_r = α + h_r q̈_r + V × h_r q̇_r,   f_r = I_r a_r + v_r ×* I_r v_r
+
+    (h_r q̇_r × h_r q̇_r = 0). Needs Λ's velocity and acceleration in the tree workspace."""
+    v, a, Iv = w.vec[0], w.vec[1], w.vec[2]
+    for k in range(c.n):
+        if c.rotor_offset[k] < 0:
+            continue
+        r = cluster_bodies(c, k)[c.rotor_local[k]]
+        lam = c.output_body[r]
+        I_r, _, _, h = rotor_constants(c, cf, k)
+        qd, qdd = w.qd[m.v_index[r]], w.qdd[m.v_index[r]]
+        if lam >= 0:
+            for e in range(6):
+                v[e] = t.V[lam, e]
+                a[e] = t.alpha[lam, e]
+        else:  # on the world: at rest, gravity as a base acceleration
+            for e in range(3):
+                v[e] = v[e + 3] = a[e] = 0.0
+                a[e + 3] = -m.gravity[e] if gravity else 0.0
+        # a_r = α + h q̈ + V × h q̇ (angular first: [ω × u_ω; ω × u_v + v × u_ω], u = h q̇)
+        u0, u1, u2, u3, u4, u5 = h[0] * qd, h[1] * qd, h[2] * qd, h[3] * qd, h[4] * qd, h[5] * qd
+        a[0] += h[0] * qdd + v[1] * u2 - v[2] * u1
+        a[1] += h[1] * qdd + v[2] * u0 - v[0] * u2
+        a[2] += h[2] * qdd + v[0] * u1 - v[1] * u0
+        a[3] += h[3] * qdd + v[1] * u5 - v[2] * u4 + v[4] * u2 - v[5] * u1
+        a[4] += h[4] * qdd + v[2] * u3 - v[0] * u5 + v[5] * u0 - v[3] * u2
+        a[5] += h[5] * qdd + v[0] * u4 - v[1] * u3 + v[3] * u1 - v[4] * u0
+        v[0] += u0
+        v[1] += u1
+        v[2] += u2
+        v[3] += u3
+        v[4] += u4
+        v[5] += u5
+        for e in range(6):
+            acc = 0.0
+            for b in range(6):
+                acc += I_r[e, b] * v[b]
+            Iv[e] = acc
+        # f_r = I_r a_r + v_r ×* (I_r v_r) ([ω × n + v × f; ω × f] for I_r v_r = [n; f])
+        f0 = v[1] * Iv[2] - v[2] * Iv[1] + v[4] * Iv[5] - v[5] * Iv[4]
+        f1 = v[2] * Iv[0] - v[0] * Iv[2] + v[5] * Iv[3] - v[3] * Iv[5]
+        f2 = v[0] * Iv[1] - v[1] * Iv[0] + v[3] * Iv[4] - v[4] * Iv[3]
+        f3 = v[1] * Iv[5] - v[2] * Iv[4]
+        f4 = v[2] * Iv[3] - v[0] * Iv[5]
+        f5 = v[0] * Iv[4] - v[1] * Iv[3]
+        for b in range(6):
+            f0 += I_r[0, b] * a[b]
+            f1 += I_r[1, b] * a[b]
+            f2 += I_r[2, b] * a[b]
+            f3 += I_r[3, b] * a[b]
+            f4 += I_r[4, b] * a[b]
+            f5 += I_r[5, b] * a[b]
+        T[m.v_index[r]] = h[0] * f0 + h[1] * f1 + h[2] * f2 + h[3] * f3 + h[4] * f4 + h[5] * f5
+        if lam >= 0:
+            t.f[lam, 0] += f0
+            t.f[lam, 1] += f1
+            t.f[lam, 2] += f2
+            t.f[lam, 3] += f3
+            t.f[lam, 4] += f4
+            t.f[lam, 5] += f5
 
 
 @njit(cache=True)
