@@ -99,3 +99,42 @@ def test_pair_step_is_taken_only_where_it_applies(inertia, com, on_parent, is_pa
         _, _, G, _, _, c, H = projection(model, y, yd)
         assert np.allclose(ydd, np.linalg.solve(H, tau - G.T @ c), rtol=0, atol=1e-9 * (1 + np.abs(ydd).max()))
         assert np.allclose(ydd, aba_with(model, generic, y, yd, tau), rtol=0, atol=1e-11 * (1 + np.abs(ydd).max()))
+
+
+def _motor_on_world():
+    """A link and its rotor (ratio −5) both hinged to the world, a second link on the first."""
+    m = sd.Model("motor on the world")
+    m.add_body("link", jt.Revolute((0.0, 1.0, 0.0)), None, (sd.spatial.rotation_x(0.2), np.array([0.0, 0.0, 0.3])),
+               mass=0.8, com=(0.15, 0.0, 0.01), inertia=np.diag([0.002, 0.006, 0.005]))
+    rj = jt.Revolute((0.0, 1.0, 0.0))
+    rj.independent = False
+    m.add_body("rotor", rj, None, (sd.spatial.rotation_x(0.2), np.array([0.0, -0.05, 0.3])), mass=0.1,
+               inertia=np.diag([4e-5, 7e-5, 4e-5]))
+    m.couplings.append(Coupling("gear", "link", "rotor", -5.0))
+    m.add_body("forearm", jt.Revolute((0.0, 1.0, 0.0)), "link", (np.eye(3), np.array([0.3, 0.0, 0.0])), mass=0.4,
+               com=(0.1, 0.0, 0.0), inertia=np.diag([0.001, 0.003, 0.003]))
+    return m
+
+
+@pytest.mark.parametrize("make", [lambda: _motor(np.diag([3e-5, 3e-5, 5e-5])), _motor_on_world,
+                                  sd.models.mini_cheetah], ids=["on a moving body", "on the world", "mini_cheetah"])
+def test_rnea_takes_pair_rotors_from_their_constants(make):
+    # C-RNEA leaves the pair rotors unplaced (their force from constants in the frame of the
+    # body they sit on, kernels/cluster/rnea.py) unless an external force acts on one: both
+    # paths equal τ_ind = Gᵀ(M(Gÿ + g) + c) of the spanning tree and Gᵀ RNEA(q, v, Gÿ + g, f_ext)
+    model = make()
+    pairs, _ = _packs(model)
+    assert _pair_clusters(pairs)
+    rotor = next(i for i, b in enumerate(model.bodies) if "rotor" in b.name)
+    rng = np.random.default_rng(6)
+    for _ in range(3):
+        y, yd = random_state(model, rng)
+        ydd = rng.normal(size=len(yd))
+        q, v, G, g, M, c, _ = projection(model, y, yd)
+        expected = G.T @ (M @ (G @ ydd + g) + c)
+        tol = 1e-10 * (1 + np.abs(expected).max())
+        assert np.allclose(sd.cluster_rnea(model, y, yd, ydd), expected, rtol=0, atol=tol)
+        f_ext = np.zeros((model.nbodies, 6))
+        f_ext[rotor] = rng.normal(size=6)
+        expected = G.T @ sd.rnea(model.spanning_tree(), q, v, G @ ydd + g, f_ext)
+        assert np.allclose(sd.cluster_rnea(model, y, yd, ydd, f_ext), expected, rtol=0, atol=tol)
