@@ -28,7 +28,11 @@ def frame_jacobian(model, q, frame, reference="local", *, out=None, workspace=No
         LOCAL, LOCAL_WORLD_ALIGNED and WORLD.
     out : optional (6, nv) output; workspace : optional :class:`~soadyn.Workspace`.
     """
-    f = model_frame(model, frame)
+    # model_frame's look-up in the model's table, without its call (~0.1 µs of a ~1.5 µs call)
+    table = getattr(model, "_frame_by_name", None)
+    f = table.get(frame) if table is not None and type(frame) is str else None
+    if f is None:
+        f = model_frame(model, frame)
     try:
         mode = REFERENCES[reference]
     except (KeyError, TypeError):
