@@ -7,9 +7,9 @@ The cluster forward pass (eq. 33–34) gives each body the acceleration the span
 gives it at q̈ = G ÿ + g — a cluster's transform chain is its bodies' tree transforms, and
 S_k ÿ_k + c_k is their joints' motion — and the backward pass (eq. 35) followed by
 τ_k = S_kᵀ f^J_k (eq. 31) is Gᵀ applied to the tree's joint forces. So the kernel runs
-the explicit map, the tree RNEA (the passes of :func:`~soadyn.kernels.rnea.rnea_passes`, the
-one RNEA recursion of the library) at (γ(y), G ẏ, G ÿ + g), and Gᵀ cluster by cluster: the same
-result with the tree's per-body step, which needs no cluster subspaces S_k.
+the explicit map, the tree RNEA at (γ(y), G ẏ, G ÿ + g) — the per-body steps of
+:func:`~soadyn.kernels.rnea.rnea_passes`, the one RNEA recursion of the library, driven body
+by body — and Gᵀ cluster by cluster: the same result without cluster subspaces S_k.
 
 The rotor of a link–rotor pair (a geared motor: :func:`~.inertia.rotor_pair_constants`)
 is not placed: its inertia I_r and joint axis h_r are constants in the frame of the body Λ
