@@ -93,26 +93,26 @@ def _subspaces(mi, mf, ws, ci, cf, cws, n):
 @njit
 def _positions(mi, mf, ws, ci, cf, cws, y, yd, n):
     for _ in range(n):
-        positions_pass(mi, mf, ws, ci, cf, cws, y, yd, True, True)
+        positions_pass(mi, mf, ws, ci, cf, cws, y, yd, True, True, True)  # (no forces: pair rotors apart)
 
 
 @njit
 def _init(mi, mf, ws, ci, cws, fext, n):
     for _ in range(n):
-        init_cluster_inertias(mi, mf, ws, ci, cws, True, fext)
+        init_cluster_inertias(mi, mf, ws, ci, cws, True, fext, True)
 
 
 @njit
 def _backward(mi, mf, ws, ci, cf, cws, tau, fext, n):
     for _ in range(n):
-        init_cluster_inertias(mi, mf, ws, ci, cws, True, fext)
-        articulated_cluster_pass(mi, mf, ci, cf, cws, tau, True)
+        init_cluster_inertias(mi, mf, ws, ci, cws, True, fext, True)
+        articulated_cluster_pass(mi, mf, ws, ci, cf, cws, tau, True, True)
 
 
 @njit
 def _forward(mi, mf, ws, ci, cws, out, n):
     for _ in range(n):
-        cluster_acceleration_pass(mi, mf, ws, ci, cws, True, out)
+        cluster_acceleration_pass(mi, mf, ws, ci, cws, True, out, True)
 
 
 @njit
@@ -161,9 +161,9 @@ def _efpa(mi, mf, ws, y, fbody, fR, fp, Z, ci, cf, cws, Omega, n):
 @njit
 def _efpa_backward(mi, mf, ws, y, ci, cf, cws, n):
     for _ in range(n):
-        positions_pass(mi, mf, ws, ci, cf, cws, y, y, False, False)
-        init_cluster_inertias(mi, mf, ws, ci, cws, False, no_forces(ws))
-        articulated_cluster_pass(mi, mf, ci, cf, cws, absent(ws), False)
+        positions_pass(mi, mf, ws, ci, cf, cws, y, y, False, False, False)
+        init_cluster_inertias(mi, mf, ws, ci, cws, False, no_forces(ws), False)
+        articulated_cluster_pass(mi, mf, ws, ci, cf, cws, absent(ws), False, False)
 
 
 def per_call(loop, *args):

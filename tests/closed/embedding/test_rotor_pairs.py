@@ -118,10 +118,12 @@ def _motor_on_world():
 
 @pytest.mark.parametrize("make", [lambda: _motor(np.diag([3e-5, 3e-5, 5e-5])), _motor_on_world,
                                   sd.models.mini_cheetah], ids=["on a moving body", "on the world", "mini_cheetah"])
-def test_rnea_takes_pair_rotors_from_their_constants(make):
-    # C-RNEA leaves the pair rotors unplaced (their force from constants in the frame of the
-    # body they sit on, kernels/cluster/rnea.py) unless an external force acts on one: both
-    # paths equal τ_ind = Gᵀ(M(Gÿ + g) + c) of the spanning tree and Gᵀ RNEA(q, v, Gÿ + g, f_ext)
+def test_rnea_and_aba_take_pair_rotors_from_their_constants(make):
+    # C-RNEA and C-ABA leave the pair rotors unplaced (their quantities from constants in the
+    # frame of the body they sit on: kernels/cluster/rnea.py add_rotor_forces, aba.py pair_step)
+    # unless an external force acts on one: both paths equal τ_ind = Gᵀ(M(Gÿ + g) + c) of the
+    # spanning tree and Gᵀ RNEA(q, v, Gÿ + g, f_ext); C-ABA solves (GᵀMG) ÿ = τ − Gᵀ(Mg + c), and
+    # with a force on a rotor it inverts C-RNEA
     model = make()
     pairs, _ = _packs(model)
     assert _pair_clusters(pairs)
@@ -138,3 +140,9 @@ def test_rnea_takes_pair_rotors_from_their_constants(make):
         f_ext[rotor] = rng.normal(size=6)
         expected = G.T @ sd.rnea(model.spanning_tree(), q, v, G @ ydd + g, f_ext)
         assert np.allclose(sd.cluster_rnea(model, y, yd, ydd, f_ext), expected, rtol=0, atol=tol)
+        tau = rng.normal(size=len(yd))
+        expected = np.linalg.solve(G.T @ M @ G, tau - G.T @ (M @ g + c))
+        assert np.allclose(sd.cluster_aba(model, y, yd, tau), expected, rtol=0,
+                           atol=1e-9 * (1 + np.abs(expected).max()))
+        ydd_f = sd.cluster_aba(model, y, yd, tau, f_ext)
+        assert np.allclose(sd.cluster_rnea(model, y, yd, ydd_f, f_ext), tau, rtol=0, atol=1e-9 * (1 + np.abs(tau).max()))

@@ -21,26 +21,34 @@ from ...core.layout import borrow, carve, model_tables, workspace_views
 from ...core.status import BAD_SHAPE, OK, SINGULAR
 from ..primitives import add_force_to_parent, parent_acceleration
 from .implicit import prepare_implicit
-from .inertia import _nonzero, init_cluster_inertias, invert_joint_inertia, project_cluster_inertia, project_rotor_pair
+from .inertia import (_nonzero, init_cluster_inertias, invert_joint_inertia, project_cluster_inertia,
+                      project_rotor_pair, rotor_bias)
 from .kinematics import cluster_state_status, positions_pass
 from .layout import (articulated_inertia, bias_force, cluster_bodies, cluster_scratch, cluster_tables,
                      cluster_workspace, force_columns, inertia_subspace, innovation, inverse_joint_inertia,
-                     motion_subspace, split_plain_tables, velocity_product)
+                     motion_subspace, no_rotor_forces, reflected_inertia, rotor_constants, split_plain_tables,
+                     velocity_product)
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def articulated_cluster_pass(mi, mf, ci, cf, cws, tau, with_bias):
+def articulated_cluster_pass(mi, mf, ws, ci, cf, cws, tau, with_bias, rotors_apart):
     """The backward pass of C-ABA (module docstring). I^a is projected as
     ^λX* I^A ^kX − (^λX*U) D⁻¹ (^λX*U)ᵀ: the rank-n_y correction is carried by the n_y
     force columns ^λX*U_k rather than by 6n × 6n blocks; a link–rotor pair by
-    :func:`~.inertia.project_rotor_pair` (its rotor's blocks constant). An empty ``tau`` means τ = 0;
+    :func:`~.inertia.project_rotor_pair` (its rotor's blocks constant), and with
+    ``rotors_apart`` (with ``with_bias``) by :func:`pair_step`. An empty ``tau`` means τ = 0;
     without ``with_bias`` p^A, c_k and u_k are skipped (C-EFPA). Needs the cluster
     inertias (:func:`~.inertia.init_cluster_inertias`). Returns False when some D_k is
     not positive definite."""
     m = model_tables(mi, mf)
+    tree = workspace_views(ws, m)
     c = cluster_tables(ci)
     w = cluster_workspace(cws, c, m.nq, m.nv)
     for k in range(c.n - 1, -1, -1):
+        if rotors_apart and c.rotor_offset[k] >= 0:
+            if not pair_step(m, tree, c, cf, w, k, tau):
+                return False
+            continue
         ny, y0 = c.n_y[k], c.yv_start[k]
         bodies = cluster_bodies(c, k)
         nbk = bodies.shape[0]
@@ -125,6 +133,78 @@ def _unit_axis(c, axis_code, i):
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def pair_step(m, t, c, cf, w, k, tau):
+    """The backward-pass step of a link–rotor pair k whose rotor was not placed
+    (``rotors_apart``: :func:`~.kinematics.positions_pass`). The rotor's quantities are
+    taken in the frame of the body Λ both bodies sit on, from its constants I_r, s_r,
+    u_r = I_r s_r and joint axis h_r (:func:`~.layout.rotor_constants`): with V the
+    velocity of Λ and q̇_r the rotor's rate,
+
+        v_r = V + h_r q̇_r,   c_r = V × h_r q̇_r,   p_r = v_r ×* I_r v_r,
+
+    and the module docstring's step with S_k = (S_l, s_r), U_k = (U_l, u_r):
+    D = S_lᵀU_l + s_rᵀu_r, u = τ − S_lᵀp_l − s_rᵀp_r, the projection of
+    :func:`~.inertia.project_rotor_pair` and p^a = (p_l + I_l c_l + U_l y, p_r + I_r c_r +
+    u_r y) with y = D⁻¹(u − U_lᵀc_l − u_rᵀc_r), the rotor's part added to Λ's without a
+    transform. c_r and u_r are kept in the rotor's slots of c_k and U_k for the forward
+    pass (:func:`cluster_acceleration_pass`). Returns False when D is not positive."""
+    r = c.rotor_local[k]
+    l = 1 - r
+    bodies = cluster_bodies(c, k)
+    il, ir = bodies[l], bodies[r]
+    lam = c.output_body[ir]
+    I_r, s_r, u_r, h_r = rotor_constants(c, cf, k)
+    S, U, IA = motion_subspace(c, w, k), inertia_subspace(c, w, k), articulated_inertia(c, w, k)
+    pA, ck, u = bias_force(c, w, k), velocity_product(c, w, k), innovation(c, w, k)
+    # the rotor in Λ's frame: c_r and p_r into its slots of c_k and p^A_k
+    rotor_bias(t.V, lam, I_r, h_r, w.qd[m.v_index[ir]], ck[r], pA[r], w.vec[2:4])
+    # U_k = (I^A_l S_l, u_r), D = S_kᵀ U_k, u = τ − S_kᵀ p^A_k
+    x = _unit_axis(c, m.axis_code, il)
+    D = 0.0
+    uu = tau[c.yv_start[k]] if tau.shape[0] > 0 else 0.0
+    for e in range(6):
+        if x >= 0:
+            acc = IA[l, l, e, x] * S[0, l, x]
+        else:
+            acc = 0.0
+            for f in range(6):
+                acc += IA[l, l, e, f] * S[0, l, f]
+        U[0, l, e] = acc
+        U[0, r, e] = u_r[e]
+        D += S[0, l, e] * acc + s_r[e] * u_r[e]
+        uu -= S[0, l, e] * pA[l, e] + s_r[e] * pA[r, e]
+    if c.armature_offset[k] >= 0:  # D + H̃_k (an approximate model's reflected inertia)
+        D += reflected_inertia(c, cf, k)[0, 0]
+    if not D > 0.0:
+        return False
+    inverse_joint_inertia(c, w, k)[0, 0] = 1.0 / D
+    u[0] = uu
+    p = c.parent[k]
+    if p < 0:
+        return True
+    project_rotor_pair(c, cf, w, k, m.axis_code, m.rotated)
+    # p^a, the link's through its pose in Λ, the rotor's as it is
+    for e in range(6):
+        uu -= U[0, l, e] * ck[l, e] + u_r[e] * ck[r, e]
+    y = uu / D
+    pAp = bias_force(c, w, p)
+    pa = w.vec[4]
+    for e in range(6):
+        acc = pA[l, e] + U[0, l, e] * y
+        for f in range(6):
+            acc += IA[l, l, e, f] * ck[l, f]
+        pa[e] = acc
+    add_force_to_parent(w.Ro, w.to, il, w.vec, 4, pAp, c.output_local[il])
+    lo = c.output_local[ir]
+    for e in range(6):
+        acc = pA[r, e] + u_r[e] * y
+        for f in range(6):
+            acc += I_r[e, f] * ck[r, f]
+        pAp[lo, e] += acc
+    return True
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _project_articulated_inertia(c, w, k, axis_code, rotated):
     """I^A_λ(k) += ^λX* I^A_k ^kX − (^λX*U_k) D_k⁻¹ (^λX*U_k)ᵀ, body block by body block
     (module docstring; any cluster; ``axis_code``, ``rotated``: the model's tables, for
@@ -172,14 +252,18 @@ def _receives(c, bodies, local):
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def cluster_acceleration_pass(mi, mf, ws, ci, cws, gravity, ydd):
+def cluster_acceleration_pass(mi, mf, ws, ci, cws, gravity, ydd, rotors_apart):
     """The forward pass over clusters (module docstring): ÿ_k = D_k⁻¹(u_k − U_kᵀ a') into
-    ``ydd`` and the body accelerations into the tree workspace's ``alpha``."""
+    ``ydd`` and the body accelerations into the tree workspace's ``alpha`` (with
+    ``rotors_apart``, a pair's rotor by :func:`pair_acceleration`: its own is not kept)."""
     m = model_tables(mi, mf)
     A = workspace_views(ws, m).alpha
     c = cluster_tables(ci)
     w = cluster_workspace(cws, c, m.nq, m.nv)
     for k in range(c.n):
+        if rotors_apart and c.rotor_offset[k] >= 0:
+            pair_acceleration(m, c, w, k, gravity, A, ydd)
+            continue
         ny, y0 = c.n_y[k], c.yv_start[k]
         bodies = cluster_bodies(c, k)
         S, ck = motion_subspace(c, w, k), velocity_product(c, w, k)
@@ -209,6 +293,32 @@ def cluster_acceleration_pass(mi, mf, ws, ci, cws, gravity, ydd):
                     A[i, e] += S[j, a, e] * x
 
 
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def pair_acceleration(m, c, w, k, gravity, A, ydd):
+    """The forward-pass step of a pair k taken by :func:`pair_step`: a'_l = ^lX_Λ a_Λ + c_l,
+    a'_r = a_Λ + c_r in Λ's frame (a_Λ = −g for the world), ÿ = D⁻¹(u − U_lᵀa'_l −
+    u_rᵀa'_r), a_l = a'_l + S_l ÿ."""
+    r = c.rotor_local[k]
+    l = 1 - r
+    bodies = cluster_bodies(c, k)
+    il, ir = bodies[l], bodies[r]
+    lam = c.output_body[ir]
+    S, U, ck = motion_subspace(c, w, k), inertia_subspace(c, w, k), velocity_product(c, w, k)
+    parent_acceleration(w.Ro, w.to, il, c.output_body[il], m.gravity, gravity, A)
+    acc = innovation(c, w, k)[0]
+    for e in range(6):
+        A[il, e] += ck[l, e]
+        if lam >= 0:
+            a_r = A[lam, e]
+        else:
+            a_r = -m.gravity[e - 3] if gravity and e >= 3 else 0.0
+        acc -= U[0, l, e] * A[il, e] + U[0, r, e] * (a_r + ck[r, e])
+    x = inverse_joint_inertia(c, w, k)[0, 0] * acc
+    ydd[c.yv_start[k]] = x
+    for e in range(6):
+        A[il, e] += S[0, l, e] * x
+
+
 @njit(cache=True)
 def cluster_aba_kernel(mi, mf, ws, y, yd, tau, fext, ci, cf, cws, gravity, ydd):
     """C-ABA [Chignoli23, Alg. 1]: ÿ from (y, ẏ, τ_ind) into ``ydd`` (the nonlinear
@@ -219,13 +329,14 @@ def cluster_aba_kernel(mi, mf, ws, y, yd, tau, fext, ci, cf, cws, gravity, ydd):
     st = cluster_state_status(mi, mf, ci, y, yd, tau, fext, ydd.shape[0])
     if st != OK:
         return st
-    st = positions_pass(mi, mf, ws, ci, cf, cws, y, yd, True, True)
+    rotors_apart = no_rotor_forces(cluster_tables(ci), fext)  # pair rotors from their constants
+    st = positions_pass(mi, mf, ws, ci, cf, cws, y, yd, True, True, rotors_apart)
     if st != OK:
         return st
-    init_cluster_inertias(mi, mf, ws, ci, cws, True, fext)
-    if not articulated_cluster_pass(mi, mf, ci, cf, cws, tau, True):
+    init_cluster_inertias(mi, mf, ws, ci, cws, True, fext, rotors_apart)
+    if not articulated_cluster_pass(mi, mf, ws, ci, cf, cws, tau, True, rotors_apart):
         return SINGULAR
-    cluster_acceleration_pass(mi, mf, ws, ci, cws, gravity, ydd)
+    cluster_acceleration_pass(mi, mf, ws, ci, cws, gravity, ydd, rotors_apart)
     return OK
 
 

@@ -29,10 +29,10 @@ def cluster_mass_matrix_kernel(mi, mf, ws, y, ci, cf, cws, H):
         return st
     if H.shape[1] != H.shape[0]:
         return BAD_SHAPE
-    st = positions_pass(mi, mf, ws, ci, cf, cws, y, y, False, False)
+    st = positions_pass(mi, mf, ws, ci, cf, cws, y, y, False, False, False)
     if st != OK:
         return st
-    init_cluster_inertias(mi, mf, ws, ci, cws, False, no_forces(ws))
+    init_cluster_inertias(mi, mf, ws, ci, cws, False, no_forces(ws), False)
     m = model_tables(mi, mf)
     c = cluster_tables(ci)
     w = cluster_workspace(cws, c, m.nq, m.nv)

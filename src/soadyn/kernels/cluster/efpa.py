@@ -40,11 +40,11 @@ def cluster_efpa_kernel(mi, mf, ws, y, fbody, fR, fp, Z, ci, cf, cws, Omega):
     for e in range(nf):
         if not 0 <= fbody[e] < m.nb:
             return BAD_SHAPE
-    st = positions_pass(mi, mf, ws, ci, cf, cws, y, y, False, False)
+    st = positions_pass(mi, mf, ws, ci, cf, cws, y, y, False, False, False)
     if st != OK:
         return st
-    init_cluster_inertias(mi, mf, ws, ci, cws, False, no_forces(ws))
-    if not articulated_cluster_pass(mi, mf, ci, cf, cws, absent(ws), False):
+    init_cluster_inertias(mi, mf, ws, ci, cws, False, no_forces(ws), False)
+    if not articulated_cluster_pass(mi, mf, ws, ci, cf, cws, absent(ws), False, False):
         return SINGULAR
     w = cluster_workspace(cws, c, m.nq, m.nv)
     Z[:] = 0.0

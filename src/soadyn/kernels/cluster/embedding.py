@@ -21,7 +21,7 @@ from .explicit import apply_explicit_map, apply_explicit_map_transpose
 from .inertia import init_cluster_inertias
 from .implicit import GIVEN, explicit_form, given_configuration, implicit_tables, implicit_workspace
 from .kinematics import positions_pass
-from .layout import LINEAR, cluster_tables, cluster_workspace, explicit_map
+from .layout import LINEAR, cluster_tables, cluster_workspace, explicit_map, no_rotor_forces
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -90,16 +90,17 @@ def embedding_forward_kernel(mi, mf, ws, q, v, tau, fext, ci, cf, cws, gravity, 
             st = explicit_form(mi, mf, ws, ci, cf, cws, yd, True, True)
         if st != OK:
             return st
-    st = positions_pass(mi, mf, ws, ci, cf, cws, y, yd, True, True)
+    rotors_apart = no_rotor_forces(c, fext)  # pair rotors from their constants (C-ABA's pair step)
+    st = positions_pass(mi, mf, ws, ci, cf, cws, y, yd, True, True, rotors_apart)
     if st != OK:
         return st
     tau_ind = np.empty(c.nyv)
     apply_explicit_map_transpose(mi, mf, ci, cf, cws, tau, tau_ind)
-    init_cluster_inertias(mi, mf, ws, ci, cws, True, fext)
-    if not articulated_cluster_pass(mi, mf, ci, cf, cws, tau_ind, True):
+    init_cluster_inertias(mi, mf, ws, ci, cws, True, fext, rotors_apart)
+    if not articulated_cluster_pass(mi, mf, ws, ci, cf, cws, tau_ind, True, rotors_apart):
         return SINGULAR
     ydd = np.empty(c.nyv)
-    cluster_acceleration_pass(mi, mf, ws, ci, cws, gravity, ydd)
+    cluster_acceleration_pass(mi, mf, ws, ci, cws, gravity, ydd, rotors_apart)
     apply_explicit_map(mi, mf, ci, cf, cws, ydd, qdd, False, True)
     if mode == GIVEN:
         out[m.nv], out[m.nv + 1] = worst_residuals(mi, mf, ci, cf, cws, q, v, y, yd)

@@ -17,7 +17,8 @@ from ...core.layout import model_tables, workspace_views
 from ..primitives import add_bias_force, add_force_to_parent, add_inertia_to_parent, add_inertia_to_parent_about_axis, \
     spd_inverse
 from .layout import (articulated_inertia, bias_force, cluster_bodies, cluster_tables, cluster_workspace,
-                     inertia_subspace, inverse_joint_inertia, motion_subspace, reflected_inertia, rotor_constants)
+                     inertia_subspace, inverse_joint_inertia, motion_subspace, pair_rotor, reflected_inertia,
+                     rotor_constants)
 
 
 def rotor_pair_constants(model, bodies, output_bodies, G):
@@ -55,11 +56,51 @@ def rotor_pair_constants(model, bodies, output_bodies, G):
     return None
 
 
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def rotor_bias(V, lam, I_r, h, qd, c_r, p_r, scratch):
+    """A pair rotor seen from the body Λ it sits on (``lam``; −1: the world, at rest):
+    with V = ``V[lam]`` Λ's velocity, h its joint axis and I_r its inertia in Λ's frame
+    (:func:`~.layout.rotor_constants`) and q̇ its rate, its velocity v_r = V + h q̇, the
+    velocity-product term c_r = V × h q̇ into ``c_r`` and its bias force
+    p_r = v_r ×* I_r v_r into ``p_r`` [Jain12, eq. 11, 14] (6-vectors, angular first;
+    ``scratch`` (2, 6)). Used by C-ABA's pair step and C-RNEA's rotor forces."""
+    v, Iv = scratch[0], scratch[1]
+    for e in range(6):
+        v[e] = V[lam, e] if lam >= 0 else 0.0
+    s0, s1, s2, s3, s4, s5 = h[0] * qd, h[1] * qd, h[2] * qd, h[3] * qd, h[4] * qd, h[5] * qd
+    # c_r = V × s ([ω × s_ω; ω × s_v + v × s_ω])
+    c_r[0] = v[1] * s2 - v[2] * s1
+    c_r[1] = v[2] * s0 - v[0] * s2
+    c_r[2] = v[0] * s1 - v[1] * s0
+    c_r[3] = v[1] * s5 - v[2] * s4 + v[4] * s2 - v[5] * s1
+    c_r[4] = v[2] * s3 - v[0] * s5 + v[5] * s0 - v[3] * s2
+    c_r[5] = v[0] * s4 - v[1] * s3 + v[3] * s1 - v[4] * s0
+    v[0] += s0
+    v[1] += s1
+    v[2] += s2
+    v[3] += s3
+    v[4] += s4
+    v[5] += s5
+    for e in range(6):
+        acc = 0.0
+        for f in range(6):
+            acc += I_r[e, f] * v[f]
+        Iv[e] = acc
+    # p_r = v ×* (I_r v) ([ω × n + v × f; ω × f] for I_r v = [n; f])
+    p_r[0] = v[1] * Iv[2] - v[2] * Iv[1] + v[4] * Iv[5] - v[5] * Iv[4]
+    p_r[1] = v[2] * Iv[0] - v[0] * Iv[2] + v[5] * Iv[3] - v[3] * Iv[5]
+    p_r[2] = v[0] * Iv[1] - v[1] * Iv[0] + v[3] * Iv[4] - v[4] * Iv[3]
+    p_r[3] = v[1] * Iv[5] - v[2] * Iv[4]
+    p_r[4] = v[2] * Iv[3] - v[0] * Iv[5]
+    p_r[5] = v[0] * Iv[4] - v[1] * Iv[3]
+
+
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def init_cluster_inertias(mi, mf, ws, ci, cws, with_bias, fext):
+def init_cluster_inertias(mi, mf, ws, ci, cws, with_bias, fext, rotors_apart):
     """I^A_k = block(I_i) [Chignoli23, eq. 14] and, with ``with_bias``,
     p^A_k = stack(v_i ×* I_i v_i − f_ext,i) (eq. 34), for every cluster (needs the body
-    velocities in the tree workspace)."""
+    velocities in the tree workspace). With ``rotors_apart``, not for the rotors of
+    link–rotor pairs (see :func:`~.kinematics.positions_pass`)."""
     m = model_tables(mi, mf)
     t = workspace_views(ws, m)
     c = cluster_tables(ci)
@@ -73,6 +114,8 @@ def init_cluster_inertias(mi, mf, ws, ci, cws, with_bias, fext):
                 if b != a:
                     IA[a, b] = 0.0
         for a, i in enumerate(cluster_bodies(c, k)):
+            if rotors_apart and pair_rotor(c, i):
+                continue
             for r in range(6):
                 for e in range(6):
                     IA[a, a, r, e] = m.inertia[i, r, e]

@@ -18,12 +18,13 @@ from numba import njit
 
 from ...core.layout import model_tables, workspace_views
 from ...core.status import BAD_QUATERNION, BAD_SHAPE, OK
-from ..kinematics import body_velocities, forces_shape_ok, joint_placements, no_forces, quaternions_ok, state_status
+from ..kinematics import (body_velocities, forces_shape_ok, joint_placements, no_forces, place_body, quaternions_ok,
+                          state_status, velocity_step)
 from ..primitives import motion_to_child
 from .explicit import apply_explicit_map
 from .implicit import prepare_implicit
 from .layout import (NONLINEAR, cluster_bodies, cluster_tables, cluster_workspace, constant_map, explicit_map,
-                     motion_subspace, velocity_product)
+                     motion_subspace, pair_rotor, velocity_product)
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -123,11 +124,13 @@ def _cluster_subspace(m, t, c, w, k, G, g, nonlinear, with_bias):
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def positions_pass(mi, mf, ws, ci, cf, cws, y, yd, with_velocity, with_bias):
+def positions_pass(mi, mf, ws, ci, cf, cws, y, yd, with_velocity, with_bias, rotors_apart):
     """The spanning state (q, q̇) = (γ(y), G ẏ), the joint placements, body velocities,
     output poses and S_k (and c_k). The positions and explicit form of the nonlinear
     clusters are the caller's, in the workspace (:func:`~.implicit.prepare_implicit`, or
-    Python). Returns a status."""
+    Python). With ``rotors_apart`` the rotors of link–rotor pairs are not placed: C-ABA
+    takes them from their constants (:func:`~.aba.pair_step`), and their entries of the
+    tree workspace, of S_k and of c_k are left as they were. Returns a status."""
     m = model_tables(mi, mf)
     c = cluster_tables(ci)
     w = cluster_workspace(cws, c, m.nq, m.nv)
@@ -136,9 +139,17 @@ def positions_pass(mi, mf, ws, ci, cf, cws, y, yd, with_velocity, with_bias):
         apply_explicit_map(mi, mf, ci, cf, cws, yd, w.qd, False, False)
     if not quaternions_ok(m, w.q):
         return BAD_QUATERNION
-    joint_placements(mi, mf, ws, w.q)
-    if with_velocity:
-        body_velocities(mi, mf, ws, w.qd)
+    if rotors_apart:
+        t = workspace_views(ws, m)
+        for i in range(m.nb):  # the tree's per-body steps, parents first
+            if not pair_rotor(c, i):
+                place_body(m, t, i, w.q)
+                if with_velocity:
+                    velocity_step(m, t, i, w.qd)
+    else:
+        joint_placements(mi, mf, ws, w.q)
+        if with_velocity:
+            body_velocities(mi, mf, ws, w.qd)
     output_poses(mi, mf, ws, ci, cws)
     cluster_subspaces(mi, mf, ws, ci, cf, cws, with_bias)
     return OK
@@ -149,7 +160,7 @@ def cluster_subspaces_kernel(mi, mf, ws, ci, cf, cws, y, yd, with_velocity, k, S
     """:func:`positions_pass`, then S_k into ``S`` (n_y, n_bodies, 6) and c_k into ``c_k``
     (n_bodies, 6) (when ``with_velocity``) for cluster k: the compiled quantities, for
     inspection from Python; returns a status."""
-    st = positions_pass(mi, mf, ws, ci, cf, cws, y, yd, with_velocity, with_velocity)
+    st = positions_pass(mi, mf, ws, ci, cf, cws, y, yd, with_velocity, with_velocity, False)
     if st != OK:
         return st
     m = model_tables(mi, mf)

@@ -243,6 +243,28 @@ def rotor_constants(c, cf, k):
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def pair_rotor(c, i):
+    """Whether body i is the rotor of a link–rotor pair (:func:`rotor_constants`)."""
+    k = c.cluster_of[i]
+    return c.rotor_offset[k] >= 0 and c.local_index[i] == c.rotor_local[k]
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def no_rotor_forces(c, fext):
+    """Whether no external force acts on a pair rotor (``fext`` (nb, 6), or (0, 6): none):
+    then C-ABA and C-RNEA take the rotors from their constants, in the frame of the body
+    they sit on (an external force on a rotor acts in its own frame)."""
+    if fext.shape[0] == 0:
+        return True
+    for i in range(fext.shape[0]):
+        if pair_rotor(c, i):
+            for e in range(6):
+                if fext[i, e] != 0.0:
+                    return False
+    return True
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def split_plain_tables(mci, mcf, wcws):
     """``(ok, mi, mf, ws, ci, cf, cws)``: borrowed views of the tables of a plain-call
     cluster kernel, which takes ``mci`` = [mi | ci], ``mcf`` = [mf | cf] and ``wcws`` =

@@ -26,8 +26,10 @@ from ..kinematics import acceleration_step, place_body, quaternions_ok, velocity
 from ..rnea import force_step, gather_step
 from .explicit import apply_explicit_map, apply_explicit_map_transpose
 from .implicit import prepare_implicit
+from .inertia import rotor_bias
 from .kinematics import cluster_state_status
-from .layout import cluster_bodies, cluster_tables, cluster_workspace, rotor_constants, split_plain_tables
+from .layout import (cluster_bodies, cluster_tables, cluster_workspace, no_rotor_forces, pair_rotor,
+                     rotor_constants, split_plain_tables)
 
 
 @njit(cache=True)
@@ -53,9 +55,9 @@ def cluster_rnea_kernel(mi, mf, ws, y, yd, ydd, fext, ci, cf, cws, gravity, tau)
     # from the checked y, ẏ, ÿ), the rotors of link–rotor pairs left to add_rotor_forces
     c = cluster_tables(ci)
     t = workspace_views(ws, m)
-    rotors_apart = _no_rotor_forces(c, fext)  # (an external force on a rotor acts in its own frame)
+    rotors_apart = no_rotor_forces(c, fext)  # (an external force on a rotor acts in its own frame)
     for i in range(m.nb):  # base to tips
-        if rotors_apart and _pair_rotor(c, i):
+        if rotors_apart and pair_rotor(c, i):
             continue
         place_body(m, t, i, w.q)
         velocity_step(m, t, i, w.qd)
@@ -65,30 +67,10 @@ def cluster_rnea_kernel(mi, mf, ws, y, yd, ydd, fext, ci, cf, cws, gravity, tau)
     if rotors_apart:
         add_rotor_forces(m, t, c, cf, w, gravity, T)
     for i in range(m.nb - 1, -1, -1):  # tips to base
-        if not (rotors_apart and _pair_rotor(c, i)):
+        if not (rotors_apart and pair_rotor(c, i)):
             gather_step(m, t, i, T)
     apply_explicit_map_transpose(mi, mf, ci, cf, cws, T, tau)  # τ_ind = Gᵀ T
     return OK
-
-
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _no_rotor_forces(c, fext):
-    """Whether no external force acts on a pair rotor (``fext`` (nb, 6), or (0, 6): none)."""
-    if fext.shape[0] == 0:
-        return True
-    for i in range(fext.shape[0]):
-        if _pair_rotor(c, i):
-            for e in range(6):
-                if fext[i, e] != 0.0:
-                    return False
-    return True
-
-
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _pair_rotor(c, i):
-    """Whether body i is the rotor of a link–rotor pair."""
-    k = c.cluster_of[i]
-    return c.rotor_offset[k] >= 0 and c.local_index[i] == c.rotor_local[k]
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -101,49 +83,24 @@ def add_rotor_forces(m, t, c, cf, w, gravity, T):
 
         v_r = V + h_r q̇_r,   a_r = α + h_r q̈_r + V × h_r q̇_r,   f_r = I_r a_r + v_r ×* I_r v_r
 
-    (h_r q̇_r × h_r q̇_r = 0). Needs Λ's velocity and acceleration in the tree workspace."""
-    v, a, Iv = w.vec[0], w.vec[1], w.vec[2]
+    (h_r q̇_r × h_r q̇_r = 0; c_r = V × h_r q̇_r and the bias force by
+    :func:`~.inertia.rotor_bias`). Needs Λ's velocity and acceleration in the tree workspace."""
+    a, c_r, p_r = w.vec[0], w.vec[1], w.vec[2]
     for k in range(c.n):
         if c.rotor_offset[k] < 0:
             continue
         r = cluster_bodies(c, k)[c.rotor_local[k]]
         lam = c.output_body[r]
         I_r, _, _, h = rotor_constants(c, cf, k)
-        qd, qdd = w.qd[m.v_index[r]], w.qdd[m.v_index[r]]
-        if lam >= 0:
-            for e in range(6):
-                v[e] = t.V[lam, e]
-                a[e] = t.alpha[lam, e]
-        else:  # on the world: at rest, gravity as a base acceleration
-            for e in range(3):
-                v[e] = v[e + 3] = a[e] = 0.0
-                a[e + 3] = -m.gravity[e] if gravity else 0.0
-        # a_r = α + h q̈ + V × h q̇ (angular first: [ω × u_ω; ω × u_v + v × u_ω], u = h q̇)
-        u0, u1, u2, u3, u4, u5 = h[0] * qd, h[1] * qd, h[2] * qd, h[3] * qd, h[4] * qd, h[5] * qd
-        a[0] += h[0] * qdd + v[1] * u2 - v[2] * u1
-        a[1] += h[1] * qdd + v[2] * u0 - v[0] * u2
-        a[2] += h[2] * qdd + v[0] * u1 - v[1] * u0
-        a[3] += h[3] * qdd + v[1] * u5 - v[2] * u4 + v[4] * u2 - v[5] * u1
-        a[4] += h[4] * qdd + v[2] * u3 - v[0] * u5 + v[5] * u0 - v[3] * u2
-        a[5] += h[5] * qdd + v[0] * u4 - v[1] * u3 + v[3] * u1 - v[4] * u0
-        v[0] += u0
-        v[1] += u1
-        v[2] += u2
-        v[3] += u3
-        v[4] += u4
-        v[5] += u5
-        for e in range(6):
-            acc = 0.0
-            for b in range(6):
-                acc += I_r[e, b] * v[b]
-            Iv[e] = acc
-        # f_r = I_r a_r + v_r ×* (I_r v_r) ([ω × n + v × f; ω × f] for I_r v_r = [n; f])
-        f0 = v[1] * Iv[2] - v[2] * Iv[1] + v[4] * Iv[5] - v[5] * Iv[4]
-        f1 = v[2] * Iv[0] - v[0] * Iv[2] + v[5] * Iv[3] - v[3] * Iv[5]
-        f2 = v[0] * Iv[1] - v[1] * Iv[0] + v[3] * Iv[4] - v[4] * Iv[3]
-        f3 = v[1] * Iv[5] - v[2] * Iv[4]
-        f4 = v[2] * Iv[3] - v[0] * Iv[5]
-        f5 = v[0] * Iv[4] - v[1] * Iv[3]
+        qdd = w.qdd[m.v_index[r]]
+        rotor_bias(t.V, lam, I_r, h, w.qd[m.v_index[r]], c_r, p_r, w.vec[3:5])
+        for e in range(6):  # a_r = α + h q̈ + c_r (the world: α = −g)
+            if lam >= 0:
+                a[e] = t.alpha[lam, e] + h[e] * qdd + c_r[e]
+            else:
+                a[e] = (-m.gravity[e - 3] if gravity and e >= 3 else 0.0) + h[e] * qdd + c_r[e]
+        # f_r = I_r a_r + p_r
+        f0, f1, f2, f3, f4, f5 = p_r[0], p_r[1], p_r[2], p_r[3], p_r[4], p_r[5]
         for b in range(6):
             f0 += I_r[0, b] * a[b]
             f1 += I_r[1, b] * a[b]
