@@ -18,8 +18,7 @@ from numba import njit
 
 from ...core.layout import model_tables, workspace_views
 from ...core.status import BAD_QUATERNION, BAD_SHAPE, OK
-from ..kinematics import (body_velocities, forces_shape_ok, joint_placements, no_forces, place_body, quaternions_ok,
-                          state_status, velocity_step)
+from ..kinematics import forces_shape_ok, no_forces, place_body, quaternions_ok, state_status, velocity_step
 from ..primitives import motion_to_child
 from .explicit import apply_explicit_map
 from .implicit import prepare_implicit
@@ -139,17 +138,13 @@ def positions_pass(mi, mf, ws, ci, cf, cws, y, yd, with_velocity, with_bias, rot
         apply_explicit_map(mi, mf, ci, cf, cws, yd, w.qd, False, False)
     if not quaternions_ok(m, w.q):
         return BAD_QUATERNION
-    if rotors_apart:
-        t = workspace_views(ws, m)
-        for i in range(m.nb):  # the tree's per-body steps, parents first
-            if not pair_rotor(c, i):
-                place_body(m, t, i, w.q)
-                if with_velocity:
-                    velocity_step(m, t, i, w.qd)
-    else:
-        joint_placements(mi, mf, ws, w.q)
+    t = workspace_views(ws, m)
+    for i in range(m.nb):  # the tree's joint placements and body velocities, parents first
+        if rotors_apart and pair_rotor(c, i):
+            continue
+        place_body(m, t, i, w.q)
         if with_velocity:
-            body_velocities(mi, mf, ws, w.qd)
+            velocity_step(m, t, i, w.qd)
     output_poses(mi, mf, ws, ci, cws)
     cluster_subspaces(mi, mf, ws, ci, cf, cws, with_bias)
     return OK
