@@ -40,7 +40,8 @@ from .aba import aba_kernel
 from .kinematics import configuration_status, forces_shape_ok, joint_placements, rates_shape_ok, state_status, \
     world_poses
 from .ltdl import factor_and_invert, ltdl_solve
-from .primitives import add_rigid_inertia_to_parent, force_to_world, joint_column_to_world, rigid_inertia_times
+from .primitives import (add_rigid_inertia_to_parent, cross_force6, cross_motion6, force_to_world,
+                         joint_column_to_world, rigid_inertia_times)
 
 #: The per-call arrays of the derivative passes, carved from one buffer of
 #: :func:`derivative_size` floats that the kernel allocates (O(N), thread-local) and passes
@@ -82,24 +83,6 @@ def derivative_views(buf, nb, nv):
 
 
 # --------------------------------------------------------------------------- 6-vectors as scalars
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _cross_motion(a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5):
-    """[a_ω; a_v] × [b_ω; b_v] = [a_ω × b_ω; a_ω × b_v + a_v × b_ω]."""
-    return (a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0,
-            a1 * b5 - a2 * b4 + a4 * b2 - a5 * b1,
-            a2 * b3 - a0 * b5 + a5 * b0 - a3 * b2,
-            a0 * b4 - a1 * b3 + a3 * b1 - a4 * b0)
-
-
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _cross_force(a0, a1, a2, a3, a4, a5, n0, n1, n2, f0, f1, f2):
-    """[a_ω; a_v] ×* [n; f] = [a_ω × n + a_v × f; a_ω × f]."""
-    return (a1 * n2 - a2 * n1 + a4 * f2 - a5 * f1,
-            a2 * n0 - a0 * n2 + a5 * f0 - a3 * f2,
-            a0 * n1 - a1 * n0 + a3 * f1 - a4 * f0,
-            a1 * f2 - a2 * f1, a2 * f0 - a0 * f2, a0 * f1 - a1 * f0)
-
-
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _dot(X, i, Y, j):
     return (X[i, 0] * Y[j, 0] + X[i, 1] * Y[j, 1] + X[i, 2] * Y[j, 2]
@@ -175,10 +158,10 @@ def _forward_step(m, w, d, i, v, a, fext, gravity):
     for c in range(vi, vi + n):
         s0, s1, s2, s3, s4, s5 = joint_column_to_world(m.axis_code[i], i, w.S, c, w.Rw, w.pw)
         _store(Sw, c, s0, s1, s2, s3, s4, s5)
-        p0, p1, p2, p3, p4, p5 = _cross_motion(b0, b1, b2, b3, b4, b5, s0, s1, s2, s3, s4, s5)
+        p0, p1, p2, p3, p4, p5 = cross_motion6(b0, b1, b2, b3, b4, b5, s0, s1, s2, s3, s4, s5)
         _store(d.psi, c, p0, p1, p2, p3, p4, p5)
-        x0, x1, x2, x3, x4, x5 = _cross_motion(e0, e1, e2, e3, e4, e5, s0, s1, s2, s3, s4, s5)
-        y0, y1, y2, y3, y4, y5 = _cross_motion(b0, b1, b2, b3, b4, b5, p0, p1, p2, p3, p4, p5)
+        x0, x1, x2, x3, x4, x5 = cross_motion6(e0, e1, e2, e3, e4, e5, s0, s1, s2, s3, s4, s5)
+        y0, y1, y2, y3, y4, y5 = cross_motion6(b0, b1, b2, b3, b4, b5, p0, p1, p2, p3, p4, p5)
         _store(d.eta, c, x0 + y0, x1 + y1, x2 + y2, x3 + y3, x4 + y4, x5 + y5)
         qd = v[c] if has_v else 0.0
         qdd = a[c] if has_a else 0.0
@@ -206,7 +189,7 @@ def _forward_step(m, w, d, i, v, a, fext, gravity):
         if composite:
             z0, z1, z2, z3, z4, z5 = d.psi[c, 0], d.psi[c, 1], d.psi[c, 2], d.psi[c, 3], d.psi[c, 4], d.psi[c, 5]
         else:
-            z0, z1, z2, z3, z4, z5 = _cross_motion(v0, v1, v2, v3, v4, v5, Sw[c, 0], Sw[c, 1], Sw[c, 2],
+            z0, z1, z2, z3, z4, z5 = cross_motion6(v0, v1, v2, v3, v4, v5, Sw[c, 0], Sw[c, 1], Sw[c, 2],
                                                    Sw[c, 3], Sw[c, 4], Sw[c, 5])
         _store(d.zeta, c, z0 + d.psi[c, 0], z1 + d.psi[c, 1], z2 + d.psi[c, 2], z3 + d.psi[c, 3],
                z4 + d.psi[c, 4], z5 + d.psi[c, 5])
@@ -219,7 +202,7 @@ def _forward_step(m, w, d, i, v, a, fext, gravity):
     h0, h1, h2, h3, h4, h5 = rigid_inertia_times(Y, i, v0, v1, v2, v3, v4, v5)
     _store(d.h, i, h0, h1, h2, h3, h4, h5)
     f0, f1, f2, f3, f4, f5 = rigid_inertia_times(Y, i, a0, a1, a2, a3, a4, a5)
-    g0, g1, g2, g3, g4, g5 = _cross_force(v0, v1, v2, v3, v4, v5, h0, h1, h2, h3, h4, h5)
+    g0, g1, g2, g3, g4, g5 = cross_force6(v0, v1, v2, v3, v4, v5, h0, h1, h2, h3, h4, h5)
     if fext.shape[0] > 0:
         x0, x1, x2, x3, x4, x5 = force_to_world(w.Rw, w.pw, i, fext[i, 0], fext[i, 1], fext[i, 2],
                                                 fext[i, 3], fext[i, 4], fext[i, 5])
@@ -240,17 +223,17 @@ def _subtree_columns(d, Sw, i, c):
     u0, u1, u2, u3, u4, u5 = _times(Y, i, Sw, c)
     _store(d.u, c, u0, u1, u2, u3, u4, u5)
     r0, r1, r2, r3, r4, r5 = _times(Yd, i, Sw, c)
-    x0, x1, x2, x3, x4, x5 = _cross_force(s0, s1, s2, s3, s4, s5, hn0, hn1, hn2, hf0, hf1, hf2)
+    x0, x1, x2, x3, x4, x5 = cross_force6(s0, s1, s2, s3, s4, s5, hn0, hn1, hn2, hf0, hf1, hf2)
     _store(d.w, c, r0 - x0, r1 - x1, r2 - x2, r3 - x3, r4 - x4, r5 - x5)
     # ∂F/∂v_c = Y^c ζ_c + Ẏ^c s_c + s_c ×* h^c
     z0, z1, z2, z3, z4, z5 = _times(Y, i, d.zeta, c)
     _store(d.dFv, c, z0 + r0 + x0, z1 + r1 + x1, z2 + r2 + x2, z3 + r3 + x3, z4 + r4 + x4, z5 + r5 + x5)
     # ∂F/∂q_c = s_c ×* F + Y^c η_c + Ẏ^c ψ_c + ψ_c ×* h^c
-    a0, a1, a2, a3, a4, a5 = _cross_force(s0, s1, s2, s3, s4, s5, d.F[i, 0], d.F[i, 1], d.F[i, 2],
+    a0, a1, a2, a3, a4, a5 = cross_force6(s0, s1, s2, s3, s4, s5, d.F[i, 0], d.F[i, 1], d.F[i, 2],
                                           d.F[i, 3], d.F[i, 4], d.F[i, 5])
     e0, e1, e2, e3, e4, e5 = _times(Y, i, d.eta, c)
     y0, y1, y2, y3, y4, y5 = _times(Yd, i, d.psi, c)
-    g0, g1, g2, g3, g4, g5 = _cross_force(d.psi[c, 0], d.psi[c, 1], d.psi[c, 2], d.psi[c, 3], d.psi[c, 4],
+    g0, g1, g2, g3, g4, g5 = cross_force6(d.psi[c, 0], d.psi[c, 1], d.psi[c, 2], d.psi[c, 3], d.psi[c, 4],
                                           d.psi[c, 5], hn0, hn1, hn2, hf0, hf1, hf2)
     _store(d.dFq, c, a0 + e0 + y0 + g0, a1 + e1 + y1 + g1, a2 + e2 + y2 + g2, a3 + e3 + y3 + g3,
            a4 + e4 + y4 + g4, a5 + e5 + y5 + g5)

@@ -281,6 +281,24 @@ def inertia_times_motion(I, i, src, si, dst, di):
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def cross_motion6(a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5):
+    """[a_ω; a_v] × [b_ω; b_v] = [a_ω × b_ω; a_ω × b_v + a_v × b_ω] (6 scalars)."""
+    return (a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0,
+            a1 * b5 - a2 * b4 + a4 * b2 - a5 * b1,
+            a2 * b3 - a0 * b5 + a5 * b0 - a3 * b2,
+            a0 * b4 - a1 * b3 + a3 * b1 - a4 * b0)
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def cross_force6(a0, a1, a2, a3, a4, a5, n0, n1, n2, f0, f1, f2):
+    """[a_ω; a_v] ×* [n; f] = [a_ω × n + a_v × f; a_ω × f] (6 scalars)."""
+    return (a1 * n2 - a2 * n1 + a4 * f2 - a5 * f1,
+            a2 * n0 - a0 * n2 + a5 * f0 - a3 * f2,
+            a0 * n1 - a1 * n0 + a3 * f1 - a4 * f0,
+            a1 * f2 - a2 * f1, a2 * f0 - a0 * f2, a0 * f1 - a1 * f0)
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def add_cross_force(V, vi, h, hi, dst, di):
     """dst[di] += V[vi] ×* h[hi] (force cross product)."""
     w0, w1, w2, v0, v1, v2 = V[vi, 0], V[vi, 1], V[vi, 2], V[vi, 3], V[vi, 4], V[vi, 5]

@@ -15,7 +15,7 @@ from numba import njit
 from ...core import spatial as sp
 from ...core.layout import model_tables, workspace_views
 from ..primitives import add_bias_force, add_force_to_parent, add_inertia_to_parent, add_inertia_to_parent_about_axis, \
-    spd_inverse
+    cross_force6, cross_motion6, spd_inverse
 from .layout import (articulated_inertia, bias_force, cluster_bodies, cluster_tables, cluster_workspace,
                      inertia_subspace, inverse_joint_inertia, motion_subspace, pair_rotor, reflected_inertia,
                      rotor_constants)
@@ -68,31 +68,17 @@ def rotor_bias(V, lam, I_r, h, qd, c_r, p_r, scratch):
     for e in range(6):
         v[e] = V[lam, e] if lam >= 0 else 0.0
     s0, s1, s2, s3, s4, s5 = h[0] * qd, h[1] * qd, h[2] * qd, h[3] * qd, h[4] * qd, h[5] * qd
-    # c_r = V × s ([ω × s_ω; ω × s_v + v × s_ω])
-    c_r[0] = v[1] * s2 - v[2] * s1
-    c_r[1] = v[2] * s0 - v[0] * s2
-    c_r[2] = v[0] * s1 - v[1] * s0
-    c_r[3] = v[1] * s5 - v[2] * s4 + v[4] * s2 - v[5] * s1
-    c_r[4] = v[2] * s3 - v[0] * s5 + v[5] * s0 - v[3] * s2
-    c_r[5] = v[0] * s4 - v[1] * s3 + v[3] * s1 - v[4] * s0
-    v[0] += s0
-    v[1] += s1
-    v[2] += s2
-    v[3] += s3
-    v[4] += s4
-    v[5] += s5
+    c_r[0], c_r[1], c_r[2], c_r[3], c_r[4], c_r[5] = cross_motion6(v[0], v[1], v[2], v[3], v[4], v[5],
+                                                                  s0, s1, s2, s3, s4, s5)
+    for e in range(6):
+        v[e] += h[e] * qd
     for e in range(6):
         acc = 0.0
         for f in range(6):
             acc += I_r[e, f] * v[f]
         Iv[e] = acc
-    # p_r = v ×* (I_r v) ([ω × n + v × f; ω × f] for I_r v = [n; f])
-    p_r[0] = v[1] * Iv[2] - v[2] * Iv[1] + v[4] * Iv[5] - v[5] * Iv[4]
-    p_r[1] = v[2] * Iv[0] - v[0] * Iv[2] + v[5] * Iv[3] - v[3] * Iv[5]
-    p_r[2] = v[0] * Iv[1] - v[1] * Iv[0] + v[3] * Iv[4] - v[4] * Iv[3]
-    p_r[3] = v[1] * Iv[5] - v[2] * Iv[4]
-    p_r[4] = v[2] * Iv[3] - v[0] * Iv[5]
-    p_r[5] = v[0] * Iv[4] - v[1] * Iv[3]
+    p_r[0], p_r[1], p_r[2], p_r[3], p_r[4], p_r[5] = cross_force6(v[0], v[1], v[2], v[3], v[4], v[5],
+                                                                 Iv[0], Iv[1], Iv[2], Iv[3], Iv[4], Iv[5])
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)

@@ -128,8 +128,9 @@ def positions_pass(mi, mf, ws, ci, cf, cws, y, yd, with_velocity, with_bias, rot
     output poses and S_k (and c_k). The positions and explicit form of the nonlinear
     clusters are the caller's, in the workspace (:func:`~.implicit.prepare_implicit`, or
     Python). With ``rotors_apart`` the rotors of link–rotor pairs are not placed: C-ABA
-    takes them from their constants (:func:`~.aba.pair_step`), and their entries of the
-    tree workspace, of S_k and of c_k are left as they were. Returns a status."""
+    takes them from their constants (:func:`~.aba.pair_step`): their entries of the tree
+    workspace are not written, and what this pass derives from them (the rotor's pose in Λ,
+    its slots of S_k and c_k) is not read by C-ABA. Returns a status."""
     m = model_tables(mi, mf)
     c = cluster_tables(ci)
     w = cluster_workspace(cws, c, m.nq, m.nv)

@@ -99,23 +99,15 @@ def add_rotor_forces(m, t, c, cf, w, gravity, T):
                 a[e] = t.alpha[lam, e] + h[e] * qdd + c_r[e]
             else:
                 a[e] = (-m.gravity[e - 3] if gravity and e >= 3 else 0.0) + h[e] * qdd + c_r[e]
-        # f_r = I_r a_r + p_r
-        f0, f1, f2, f3, f4, f5 = p_r[0], p_r[1], p_r[2], p_r[3], p_r[4], p_r[5]
-        for b in range(6):
-            f0 += I_r[0, b] * a[b]
-            f1 += I_r[1, b] * a[b]
-            f2 += I_r[2, b] * a[b]
-            f3 += I_r[3, b] * a[b]
-            f4 += I_r[4, b] * a[b]
-            f5 += I_r[5, b] * a[b]
-        T[m.v_index[r]] = h[0] * f0 + h[1] * f1 + h[2] * f2 + h[3] * f3 + h[4] * f4 + h[5] * f5
-        if lam >= 0:
-            t.f[lam, 0] += f0
-            t.f[lam, 1] += f1
-            t.f[lam, 2] += f2
-            t.f[lam, 3] += f3
-            t.f[lam, 4] += f4
-            t.f[lam, 5] += f5
+        tau_r = 0.0
+        for e in range(6):  # f_r = I_r a_r + p_r, added to Λ's force; the rotor's joint force h_rᵀ f_r
+            f = p_r[e]
+            for b in range(6):
+                f += I_r[e, b] * a[b]
+            tau_r += h[e] * f
+            if lam >= 0:
+                t.f[lam, e] += f
+        T[m.v_index[r]] = tau_r
 
 
 @njit(cache=True)
