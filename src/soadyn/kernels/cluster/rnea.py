@@ -99,15 +99,18 @@ def add_rotor_forces(m, t, c, cf, w, gravity, T):
                 a[e] = t.alpha[lam, e] + h[e] * qdd + c_r[e]
             else:
                 a[e] = (-m.gravity[e - 3] if gravity and e >= 3 else 0.0) + h[e] * qdd + c_r[e]
+        f = w.vec[5]
         tau_r = 0.0
-        for e in range(6):  # f_r = I_r a_r + p_r, added to Λ's force; the rotor's joint force h_rᵀ f_r
-            f = p_r[e]
+        for e in range(6):  # f_r = I_r a_r + p_r and the rotor's joint force h_rᵀ f_r
+            acc = p_r[e]
             for b in range(6):
-                f += I_r[e, b] * a[b]
-            tau_r += h[e] * f
-            if lam >= 0:
-                t.f[lam, e] += f
+                acc += I_r[e, b] * a[b]
+            f[e] = acc
+            tau_r += h[e] * acc
         T[m.v_index[r]] = tau_r
+        if lam >= 0:  # f_r is in Λ's frame: added as it is
+            for e in range(6):
+                t.f[lam, e] += f[e]
 
 
 @njit(cache=True)
