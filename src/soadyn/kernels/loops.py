@@ -216,18 +216,20 @@ def next_on_paths(parent, a, b):
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _node_rows(m, w, bP, bS, FP, FS, nr, G, r0):
     """G[r0 + j, cols(k)] += (H(k) φ(k, P) fP_j + H(k) φ(k, S) fS_j)ᵀ on the joints of
-    both nodes' paths to the root, fP_j = FP[j], fS_j = FS[j] (nr, 6) the node forces in
-    world axes about the world origin: each entry is the force times the joint-map
-    column in world axes at the world origin (frame-independent; c·J_node =
-    (J_node* c)* with J_node* = H φ(·, node)); where the paths meet, FP holds the sum."""
+    the nodes' paths up to where they meet, fP_j = FP[j], fS_j = FS[j] (nr, 6) the node
+    forces in world axes about the world origin: each entry is the force times the
+    joint-map column in world axes at the world origin (frame-independent; c·J_node =
+    (J_node* c)* with J_node* = H φ(·, node)).
+
+    The walk stops at the nodes' common ancestor: a loop row measures the relative
+    motion of its two nodes, which a motion common to both leaves unchanged, so
+    fP_j + fS_j = 0 and the columns of the joints the two paths share are zero (to
+    rounding; walking on would cost O(depth) per loop on a long chain)."""
     a, b = bP, bS
     while a >= 0 or b >= 0:
         k, on_a, merged = next_on_paths(m.parent, a, b)
         if merged:
-            for j in range(nr):
-                for e in range(6):
-                    FP[j, e] += FS[j, e]
-            b = -1
+            return
         F = FP if on_a else FS
         code = m.axis_code[k]
         for col in range(m.v_index[k], m.v_index[k] + m.joint_nv[k]):
@@ -456,7 +458,7 @@ def loop_rows(mi, mf, ws, li, lf, l, has_v, G, ubias, resid, sel):
         _emit(row, cP, cS, _dot(T, t2), _dot(T, prel), AP, AS, ubias, resid, sel)
         row += 1
     # the loop's rows of G_c from their node selections: the node forces in world axes
-    # times the world joint columns on each node's path to the root
+    # times the world joint columns on each node's path up to the common ancestor
     r0 = L.first_row[l]
     FP, FS = w.scratch[0], w.scratch[1]
     for r in range(r0, row):

@@ -87,7 +87,7 @@ def embedding_forward_kernel(mi, mf, ws, q, v, tau, fext, ci, cf, cws, gravity, 
     if mode == GIVEN:  # G and g at the given q, checked on the manifold (no position solve)
         st = given_configuration(mi, mf, ci, cf, cws, y, q)
         if st == OK:
-            st = explicit_form(mi, mf, ws, ci, cf, cws, yd, True, True)
+            st = explicit_form(mi, mf, ws, ci, cf, cws, yd, True, True, v)
         if st != OK:
             return st
     rotors_apart = no_rotor_forces(c, fext)  # pair rotors from their constants (C-ABA's pair step)

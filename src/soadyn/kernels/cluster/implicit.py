@@ -468,11 +468,18 @@ def _wrap(x, i, q):
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def explicit_form(mi, mf, ws, ci, cf, cws, yd, check, with_bias):
+def explicit_form(mi, mf, ws, ci, cf, cws, yd, check, with_bias, rates):
     """The explicit form of every implicit cluster at the spanning configuration in the
     workspace [Chignoli23, eq. 3]: its rows, K_d⁺, G = [1; −K_d⁺K_i] and, with
     ``with_bias``, g = [0; K_d⁺k] at q̇ = G ẏ (``yd``). With ``check`` each cluster's
-    residual must be at most MANIFOLD_TOL. Returns OK or UNSOLVED."""
+    residual must be at most MANIFOLD_TOL. Returns OK or UNSOLVED.
+
+    ``rates``: the spanning velocities q̇ (nv,) when the caller has them (the embedding
+    method starts from (q, q̇)), else empty. Then the rows are evaluated once, with their
+    velocity terms, for G and g together (the loop kinematics, a tree pass, once instead
+    of twice); g is then K_d⁺k at this q̇, which is G ẏ when q̇ satisfies K q̇ = 0 (the
+    caller checks it). Symbolic constraints keep the two evaluations (their bias tape
+    reads the rows of the positions tape)."""
     m = model_tables(mi, mf)
     x = implicit_tables(ci, cf)
     if x.n == 0:
@@ -480,14 +487,17 @@ def explicit_form(mi, mf, ws, ci, cf, cws, yd, check, with_bias):
     c = cluster_tables(ci)
     w = cluster_workspace(cws, c, m.nq, m.nv)
     iw = implicit_workspace(cws, x, m.nv)
-    constraint_rows(mi, mf, ws, ci, cf, cws, EVERY, w.q, absent(ws), False)
+    one_pass = with_bias and rates.shape[0] == m.nv and x.n_symbolic == 0
+    constraint_rows(mi, mf, ws, ci, cf, cws, EVERY, w.q, rates if one_pass else absent(ws), one_pass)
     for i in range(x.n):
         if check and _residual(x, iw, i)[1] > MANIFOLD_TOL:
             return UNSOLVED
         if not dependent_pinv(ci, cf, cws, m.nv, i):
             return UNSOLVED
         write_explicit_map(ci, cf, cws, m.nv, i)
-    if with_bias:
+        if one_pass:
+            write_bias(ci, cf, cws, m.nv, i)
+    if with_bias and not one_pass:
         explicit_bias(mi, mf, ws, ci, cf, cws, yd)
     return OK
 
@@ -551,7 +561,7 @@ def prepare_implicit(mi, mf, ws, ci, cf, cws, y, yd, q_given, mode, with_bias):
         return OK  # positions_pass writes the rigid and linear clusters
     if mode == GIVEN:  # no solve: the given configuration, checked, and the explicit form there
         st = given_configuration(mi, mf, ci, cf, cws, y, q_given)
-        return st if st != OK else explicit_form(mi, mf, ws, ci, cf, cws, yd, True, with_bias)
+        return st if st != OK else explicit_form(mi, mf, ws, ci, cf, cws, yd, True, with_bias, absent(ws))
     m = model_tables(mi, mf)
     if mode == GUESS:
         if q_given.shape[0] != m.nq:  # the caller's checks then name the problem
