@@ -370,12 +370,17 @@ def _embedding_state_by_state(model, q, v, tau, f_ext, t, rank_tol, residual_tol
     return result
 
 
-#: the constraint rows from which the default method is the embedding one when both are
-#: compiled: the direct method costs O(N + n·path + n³) in the kept rows n, the
-#: embedding kernel O(N); on four-bar chains (best of 40 interleaved samples of 10
-#: calls, 2026-11-25) direct is faster up to 8 loops (40 rows: 38.8 against 41.3 µs),
-#: embedding from 12 loops (60 rows: 57.7 against 70.9 µs; 16 loops: 77.7 against 122.3)
-EMBEDDING_ROWS = 60
+#: where the embedding method overtakes the direct one, both compiled (public calls,
+#: medians, 2026-11-27): the direct method pays per loop row for its walks and its
+#: factorization of A, and per coupling row a gather over the whole tree, the embedding
+#: method nothing per coupling row (constant G) and a fixed cost per implicit cluster. On
+#: chains of four-bar loops (5 rows each) embedding/direct is 1.1 at 4 loops, 1.0 at 5,
+#: 0.96–0.98 at 6, 0.8 at 8: ``EMBEDDING_LOOP_ROWS`` = 30. With couplings only (geared
+#: chains, rotors) the ratio is 1.05 at 4 geared joints of 8 bodies (4·8 = 32), 0.96 at
+#: 5·10, 0.86 at 6·12, 0.64 at 10·20, 0.5 on the Mini Cheetah (12·25), while the MIT
+#: Humanoid's leg (5·10) is 1.06: ``EMBEDDING_COUPLING_WORK`` = 60 coupling rows × bodies.
+EMBEDDING_LOOP_ROWS = 30
+EMBEDDING_COUPLING_WORK = 60
 
 
 def _embedding_compiled(model):
@@ -389,14 +394,16 @@ def _embedding_compiled(model):
 
 
 def default_method(model):
-    """The method ``constrained_forward_dynamics`` uses when none is named, the fastest
-    compiled one for the model (once per model version): the compiled ``"direct"`` method
-    when every constraint is a loop joint, coupling or transmission and there are fewer
-    than ``EMBEDDING_ROWS`` constraint rows; else ``"embedding"`` when every cluster is
-    compiled (loop joints, couplings, symbolic constraints: Tello's differentials, long
-    chains of loops); else ``"direct"`` when compiled; else ``"augmented"`` (O(N) sweeps,
-    no dense M). With Baumgarte terms, which the embedding method does not take, the
-    direct (or augmented) method is used instead of it."""
+    """The method ``constrained_forward_dynamics`` uses when none is named, the faster
+    compiled one for the model (once per model version). When every constraint is a loop
+    joint, coupling or transmission both compiled methods run, and the embedding one is
+    taken when the direct method's work on the constraints is the larger part:
+    m_loop / ``EMBEDDING_LOOP_ROWS`` + m_coupling · nbodies / ``EMBEDDING_COUPLING_WORK``
+    ≥ 1 (m_loop loop rows, m_coupling coupling rows; the crossovers measured, see the
+    constants), else the direct one. With symbolic constraints (Tello's differentials)
+    ``"embedding"`` when every cluster is compiled; with Python callables ``"augmented"``
+    (O(N) sweeps, no dense M). With Baumgarte terms, which the embedding method does not
+    take, the direct (or augmented) method is used instead of it."""
     d = getattr(model, "_derived", None)
     if d is None:
         d = derived(model)
@@ -405,11 +412,11 @@ def default_method(model):
 
 def _choose_method(model):
     tables = direct_tables(model)
-    if tables is not None and tables.m < EMBEDDING_ROWS:
-        return "direct"
-    if _embedding_compiled(model):
-        return "embedding"
-    return "direct" if tables is not None else "augmented"
+    if tables is not None:
+        work = (tables.m_loop / EMBEDDING_LOOP_ROWS
+                + (tables.m - tables.m_loop) * model.nbodies / EMBEDDING_COUPLING_WORK)
+        return "embedding" if work >= 1.0 and _embedding_compiled(model) else "direct"
+    return "embedding" if _embedding_compiled(model) else "augmented"
 
 
 def _compiled_direct(model, tables, q, v, tau, f_ext, t, rank_tol, baumgarte, check, residual_tol):
@@ -487,9 +494,10 @@ def constrained_forward_dynamics(model, q, v, tau=None, method=None, *, tau_ind=
     q : (nq,) configuration; v : (nv,) velocity (consistent with the constraints, see
         :func:`soadyn.close_loops`); None means zero.
     tau : (nv,) generalized forces at the spanning-tree joints [N m, N] (default zero).
-    method : None (default: :func:`default_method`, the fastest compiled method for the
-        model: ``"direct"`` for few constraint rows, ``"embedding"`` for many or for
-        symbolic constraints, else ``"augmented"``),
+    method : None (default: :func:`default_method`, the faster compiled method for the
+        model: ``"direct"`` for few loop and coupling rows, ``"embedding"`` for many (rotors
+        and gears on a robot of some size, chains of several loops) or for symbolic
+        constraints, else ``"augmented"``),
         ``"direct"`` (Lagrange multipliers; compiled, one kernel call, when every constraint
         is, else a KKT system solved in Python), ``"augmented"`` (O(N) sweeps and the
         operational-space compliance of the cut-joint nodes; M is never formed),
@@ -535,6 +543,10 @@ def constrained_forward_dynamics(model, q, v, tau=None, method=None, *, tau_ind=
             fast = direct_fast(model, q, v, tau, residual_tol if check else _INF, method is None)
             if fast is not None:
                 return CompiledDirectResult(model, fast[0], fast[1], t, rank_tol)
+            if method is None and check and default_method(model) == "embedding":
+                result = _embedding_fast(model, q, v, tau, t, rank_tol, residual_tol)
+                if result is not None:
+                    return result
         elif method == "embedding" and check:
             result = _embedding_fast(model, q, v, tau, t, rank_tol, residual_tol)
             if result is not None:

@@ -302,10 +302,14 @@ def test_public_spanning_state_is_the_kernels_solve(robot):
 
 
 def test_default_method_follows_the_measured_crossover():
-    """Direct (KKT) for few constraint rows, embedding for many rows and for symbolic
-    constraints the direct kernel cannot evaluate; the same accelerations either way."""
+    """Direct (KKT) for few loop and coupling rows, embedding for many loop rows, for
+    couplings on a robot of some size, and for symbolic constraints the direct kernel
+    cannot evaluate; the same accelerations either way."""
     from soadyn.models import four_bar_chain
-    assert sd.closed.default_method(four_bar_chain(8, 0)) == "direct"  # 40 rows
+    assert sd.closed.default_method(four_bar_chain(4, 0)) == "direct"  # 20 loop rows
+    assert sd.closed.default_method(four_bar_chain(8, 0)) == "embedding"  # 40 loop rows
+    assert sd.closed.default_method(sd.models.geared_chain(4)) == "direct"  # 4 coupling rows, 8 bodies
+    assert sd.closed.default_method(sd.models.mini_cheetah()) == "embedding"  # 12 rotor couplings, 25 bodies
     assert sd.closed.default_method(sd.models.tello()) == "embedding"  # symbolic differentials
     m = four_bar_chain(16, 0)  # 80 rows
     assert sd.closed.default_method(m) == "embedding"
