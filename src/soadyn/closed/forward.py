@@ -306,6 +306,37 @@ class EmbeddingResult(ConstrainedDynamicsResult):
         return [constraint_forces(s, lam) for s, lam in zip(self.state, self.multipliers)]
 
 
+class PlainEmbeddingResult(EmbeddingResult):
+    """:class:`EmbeddingResult` of the plain call (one state, no external forces), made
+    from the kernel's output alone: θ̈, then the worst residuals, then the copies of
+    q, q̇, τ the kernel wrote after them (its own inputs, without three allocations)."""
+
+    _f_ext = None
+    _batch = False
+
+    def __init__(self, model, out, t, rank_tol):
+        self._model, self._out, self._t, self._rank_tol = model, out, t, rank_tol
+        self.qdd = out[:model.nv]
+
+    def _input(self, k):
+        """Input k (0: q, 1: q̇, 2: τ) from the kernel's output."""
+        nq, nv = self._model.nq, self._model.nv
+        start = nv + 2 + (0, nq, nq + nv)[k]
+        return self._out[start:start + (nq, nv, nv)[k]]
+
+    @cached_property
+    def _q(self):
+        return self._input(0)
+
+    @cached_property
+    def _v(self):
+        return self._input(1)
+
+    @cached_property
+    def _tau(self):
+        return self._input(2)
+
+
 def _compiled_embedding(model, q, v, tau, tau_ind, f_ext, t, rank_tol, residual_tol):
     """The embedding method in one kernel call (single state or batch), or None when the
     Python path must run: some cluster prepared in Python, or a state the kernel refused
@@ -350,7 +381,7 @@ def _embedding_fast(model, q, v, tau, t, rank_tol, residual_tol):
     nv = model.nv
     if not (out.item(nv) <= residual_tol and out.item(nv + 1) <= residual_tol):  # (also for NaN)
         return None
-    return EmbeddingResult(model, q.copy(), v.copy(), tau.copy(), None, t, rank_tol, out[:nv])
+    return PlainEmbeddingResult(model, out, t, rank_tol)
 
 
 def _own(x):

@@ -723,11 +723,13 @@ def embedding_solve(model, q, v, tau, f_ext=None, gravity=True):
 def embedding_fast(model, q, v, tau):
     """The plain call of the compiled embedding method — one state of exact types
     (C-contiguous float64 vectors), gravity on, no external forces — straight into its
-    kernel: its output (nv + 2,) as :func:`embedding_solve`'s, or None when it needs the
-    validated path (this thread's first call, a model changed since, clusters prepared in
-    Python, other argument types, a kernel status other than OK: the validated path then
-    names the cause). Looks up only what the call needs (~0.1–0.5 µs a step against ~6 µs
-    for the kernel call on a four-bar)."""
+    kernel: its output as :func:`embedding_solve`'s followed by copies of q, v, τ
+    (``input_copies_size(nq, nv)`` entries, see
+    :func:`~soadyn.kernels.cluster.embedding.embedding_forward_kernel`), or None when it
+    needs the validated path (this thread's first call, a model changed since, clusters
+    prepared in Python, other argument types, a kernel status other than OK: the validated
+    path then names the cause). Looks up only what the call needs (~0.03–0.1 µs a step
+    against ~3 µs for the kernel call on a four-bar)."""
     d = getattr(model, "_derived", None)
     if d is None:
         return None
@@ -738,7 +740,7 @@ def embedding_fast(model, q, v, tau):
         return None
     ci, cf, cws = found[0]
     c = d.compiled
-    out = np.empty(c.nv + 2)
+    out = np.empty(c.nq + 3 * c.nv + 2)
     try:
         status = _EMBED.fast(c.mi, c.mf, ws, q, v, tau, NO_FORCES, ci, cf, cws, True, GIVEN, out)
     except GeneralPath:

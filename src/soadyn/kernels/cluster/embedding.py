@@ -61,12 +61,22 @@ def worst_residuals(mi, mf, ci, cf, cws, q, v, y, yd):
     return worst_q, worst_v
 
 
+@njit(forceinline=True, cache=True)
+def input_copies_size(nq, nv):
+    """Length of :func:`embedding_forward_kernel`'s output with copies of its inputs:
+    [q̈ (nv) | worst residuals (2) | q (nq) | q̇ (nv) | τ (nv)]."""
+    return nq + 3 * nv + 2
+
+
 @njit(cache=True)
 def embedding_forward_kernel(mi, mf, ws, q, v, tau, fext, ci, cf, cws, gravity, mode, out):
     """q̈ from (q, q̇, τ) (module docstring) into ``out[:nv]``, and into ``out[nv:nv + 2]``
-    the worst residuals of (q, q̇) (:func:`worst_residuals`; NaN in mode PREPARED).
-    ``mode``: GIVEN (the implicit clusters are prepared at q, which must satisfy the
-    constraints to MANIFOLD_TOL) or PREPARED (by the caller). Returns a status."""
+    the worst residuals of (q, q̇) (:func:`worst_residuals`; NaN in mode PREPARED); an
+    ``out`` of ``input_copies_size(nq, nv)`` entries also takes copies of q, q̇, τ after
+    them (:func:`input_copies_size`: the result of the plain call keeps its inputs so,
+    without three more allocations). ``mode``: GIVEN (the implicit clusters are prepared
+    at q, which must satisfy the constraints to MANIFOLD_TOL) or PREPARED (by the
+    caller). Returns a status."""
     # borrowed views: the passes below then pass them on without reference counting
     mi, mf, ws, ci, cf, cws = borrow(mi), borrow(mf), borrow(ws), borrow(ci), borrow(cf), borrow(cws)
     q, v, tau, out = borrow(q), borrow(v), borrow(tau), borrow(out)
@@ -74,7 +84,9 @@ def embedding_forward_kernel(mi, mf, ws, q, v, tau, fext, ci, cf, cws, gravity, 
     if st != OK:
         return st
     m = model_tables(mi, mf)
-    if out.shape[0] != m.nv + 2 or q.shape[0] != m.nq or v.shape[0] != m.nv or tau.shape[0] != m.nv:
+    copies = out.shape[0] == input_copies_size(m.nq, m.nv)
+    if (out.shape[0] != m.nv + 2 and not copies) or q.shape[0] != m.nq or v.shape[0] != m.nv \
+            or tau.shape[0] != m.nv:
         return BAD_SHAPE
     qdd = carve(out, 0, m.nv)
     c = cluster_tables(ci)
@@ -106,6 +118,14 @@ def embedding_forward_kernel(mi, mf, ws, q, v, tau, fext, ci, cf, cws, gravity, 
         out[m.nv], out[m.nv + 1] = worst_residuals(mi, mf, ci, cf, cws, q, v, y, yd)
     else:
         out[m.nv], out[m.nv + 1] = math.nan, math.nan
+    if copies:
+        o = m.nv + 2
+        for e in range(m.nq):
+            out[o + e] = q[e]
+        o += m.nq
+        for e in range(m.nv):
+            out[o + e] = v[e]
+            out[o + m.nv + e] = tau[e]
     return OK
 
 
