@@ -4,9 +4,13 @@ Models: ``soadyn.models.four_bar_chain(k, tail)`` — k four-bar loops stacked i
 spatial chain (3k bodies, k revolute cut joints of 5 rows each, rank 2k) followed by a
 serial tail. Two sweeps:
 
-* loops: k = 1, 2, 4, 8, 16 with no tail (the tree grows with the loops);
+* loops: k = 1, 2, 4, 6, 8, 16 with no tail (the tree grows with the loops);
 * tree:  k = 2 loops with a tail of 0 … 512 bodies (where the O(N) augmented method
   overtakes the dense ones).
+
+A table of mechanisms with couplings (geared chains, the rotor-driven robots of the
+URDF+ files) times the two compiled methods, direct and embedding, where the default
+method's rule (``soadyn.closed.forward.EMBEDDING_COUPLING_WORK``) switches between them.
 
 A third table times every method against Pinocchio's loop solvers on the mechanisms of
 the closed-chain issue (four_bar.urdf, six_bar.urdf, the crank-rocker four-bar, the
@@ -86,6 +90,52 @@ def measure(k, tail, rounds, sample_seconds, rng):
         row[f"{key}_us"] = times[key][0] * 1e6
     row["embedding_vs_direct"] = row["embedding_us"] / row["direct_us"]
     return row
+
+
+def _coupled(rng):
+    """(name, model, q, v) of mechanisms with couplings: geared chains and the URDF+ robots
+    with rotors."""
+    out = [(f"geared_chain({k})", sd.models.geared_chain(k)) for k in (4, 6, 12)]
+    for name in ("mini_cheetah.urdf", "mit_humanoid.urdf", "jvrc1_humanoid.urdf"):
+        path = os.path.join(URDFPLUS, name)
+        if os.path.exists(path):
+            out.append((name, sd.load_urdf(path)))
+    return [(name, m) + tuple(sd.close_loops(m, sd.random_configuration(m, rng), rng.normal(size=m.nv)))
+            for name, m in out]
+
+
+def measure_couplings(rounds, sample_seconds, rng):
+    """Interleaved medians [µs] of the two compiled methods on the mechanisms with
+    couplings, and the default method's choice."""
+    from timing import time_interleaved
+
+    from soadyn.closed.direct import direct_tables
+    rows = []
+    for name, model, q, v in _coupled(rng):
+        tau = rng.normal(size=model.nv)
+        t = direct_tables(model)
+        row = {"mechanism": name, "bodies": model.nbodies, "nv": model.nv, "coupling_rows": t.m - t.m_loop,
+               "loop_rows": t.m_loop}
+        ref = sd.constrained_forward_dynamics(model, q, v, tau, method="direct").qdd
+        cases = {}
+        for method in ("direct", "embedding"):
+            res = sd.constrained_forward_dynamics(model, q, v, tau, method=method).qdd
+            assert np.abs(res - ref).max() < 1e-8 * (1 + np.abs(ref).max()), (name, method)
+            cases[method] = ("f(model, q, v, tau, method=method)",
+                             dict(f=sd.constrained_forward_dynamics, model=model, q=q, v=v, tau=tau, method=method))
+        times = time_interleaved(cases, rounds, sample_seconds, rng)
+        for method in cases:
+            row[f"{method}_us"] = times[method][0] * 1e6
+        row["embedding_vs_direct"] = row["embedding_us"] / row["direct_us"]
+        row["default"] = sd.closed.default_method(model)
+        rows.append(row)
+    return rows
+
+
+def couplings_table(rows):
+    head = ["mechanism", "bodies", "nv", "coupling_rows", "loop_rows", "direct_us", "embedding_us",
+            "embedding_vs_direct", "default"]
+    return table(rows, None, head)
 
 
 def _mechanisms(rng):
@@ -174,9 +224,10 @@ def peers_table(rows, methods):
     return "\n".join(lines)
 
 
-def table(rows, methods):
-    head = ["loops", "tail", "bodies", "nv", "rows", "rank", "aba_us", "constraints_us"] + \
-        [f"{m}_us" for m in methods] + ["embedding_vs_direct"]
+def table(rows, methods, head=None):
+    if head is None:
+        head = ["loops", "tail", "bodies", "nv", "rows", "rank", "aba_us", "constraints_us"] + \
+            [f"{m}_us" for m in methods] + ["embedding_vs_direct"]
     lines = ["| " + " | ".join(h.replace("_us", " [µs]") for h in head) + " |",
              "|" + "---|" * len(head)]
     for r in rows:
@@ -195,13 +246,14 @@ def main(argv=None):
     ap.add_argument("--no-peers", action="store_true", help="skip the comparison with Pinocchio")
     args = ap.parse_args(argv)
     rounds, sample = (5, 0.005) if args.quick else (args.rounds, args.sample_seconds)
-    loops = [1, 2, 4] if args.quick else [1, 2, 4, 8, 16]
+    loops = [1, 2, 4] if args.quick else [1, 2, 4, 6, 8, 16]
     tails = [0, 8] if args.quick else [0, 8, 32, 128, 512]
     rng = np.random.default_rng(0)
     load_start = os.getloadavg()
     methods = list(METHODS)
     sweeps = {"loops": [measure(k, 0, rounds, sample, rng) for k in loops],
               "tree": [measure(2, t, rounds, sample, rng) for t in tails]}
+    sweeps["couplings"] = measure_couplings(rounds, sample, rng)
     if not args.no_peers:
         sweeps["peers"] = measure_peers(rounds, sample, rng)
     meta = {"methods": methods, "rounds": rounds, "sample_seconds": sample, "python": platform.python_version(),
@@ -221,7 +273,10 @@ def main(argv=None):
           "{loadavg_end[0]:.2f} {loadavg_end[1]:.2f} {loadavg_end[2]:.2f} on {cores} cores: absolute times grow "
           "with it, ratios in the last table are same-run.".format(cores=os.cpu_count(), **meta), "",
           "## Growing number of loops (tree grows with them)", "", table(sweeps["loops"], methods), "",
-          "## Two loops, growing serial tail", "", table(sweeps["tree"], methods), ""]
+          "## Two loops, growing serial tail", "", table(sweeps["tree"], methods), "",
+          "## Couplings (gears, rotors): the two compiled methods", "",
+          "Public calls, interleaved medians; `default` is `sd.closed.default_method` (embedding when "
+          "m_loop/30 + m_coupling·bodies/60 ≥ 1).", "", couplings_table(sweeps["couplings"]), ""]
     if "peers" in sweeps:
         md += ["## Against Pinocchio's loop solvers (interleaved medians, same run)", "",
                "`default`: the method `constrained_forward_dynamics` uses without `method=` "
