@@ -330,7 +330,7 @@ def cluster_aba_kernel(mi, mf, ws, y, yd, tau, fext, ci, cf, cws, gravity, ydd):
     if st != OK:
         return st
     rotors_apart = no_rotor_forces(cluster_tables(ci), fext)  # pair rotors from their constants
-    st = positions_pass(mi, mf, ws, ci, cf, cws, y, yd, True, True, rotors_apart)
+    st = positions_pass(mi, mf, ws, ci, cf, cws, y, yd, True, True, rotors_apart, False)
     if st != OK:
         return st
     init_cluster_inertias(mi, mf, ws, ci, cws, True, fext, rotors_apart)

@@ -29,7 +29,7 @@ def cluster_mass_matrix_kernel(mi, mf, ws, y, ci, cf, cws, H):
         return st
     if H.shape[1] != H.shape[0]:
         return BAD_SHAPE
-    st = positions_pass(mi, mf, ws, ci, cf, cws, y, y, False, False, False)
+    st = positions_pass(mi, mf, ws, ci, cf, cws, y, y, False, False, False, False)
     if st != OK:
         return st
     init_cluster_inertias(mi, mf, ws, ci, cws, False, no_forces(ws), False)

@@ -40,7 +40,7 @@ def cluster_efpa_kernel(mi, mf, ws, y, fbody, fR, fp, Z, ci, cf, cws, Omega):
     for e in range(nf):
         if not 0 <= fbody[e] < m.nb:
             return BAD_SHAPE
-    st = positions_pass(mi, mf, ws, ci, cf, cws, y, y, False, False, False)
+    st = positions_pass(mi, mf, ws, ci, cf, cws, y, y, False, False, False, False)
     if st != OK:
         return st
     init_cluster_inertias(mi, mf, ws, ci, cws, False, no_forces(ws), False)

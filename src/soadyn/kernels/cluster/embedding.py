@@ -19,7 +19,8 @@ from ..kinematics import state_status
 from .aba import articulated_cluster_pass, cluster_acceleration_pass
 from .explicit import apply_explicit_map, apply_explicit_map_transpose
 from .inertia import init_cluster_inertias
-from .implicit import GIVEN, explicit_form, given_configuration, implicit_tables, implicit_workspace
+from .implicit import (GIVEN, explicit_form, given_configuration, implicit_tables, implicit_workspace,
+                       rows_place_the_tree)
 from .kinematics import positions_pass
 from .layout import LINEAR, cluster_tables, cluster_workspace, explicit_map, no_rotor_forces
 
@@ -103,7 +104,9 @@ def embedding_forward_kernel(mi, mf, ws, q, v, tau, fext, ci, cf, cws, gravity, 
         if st != OK:
             return st
     rotors_apart = no_rotor_forces(c, fext)  # pair rotors from their constants (C-ABA's pair step)
-    st = positions_pass(mi, mf, ws, ci, cf, cws, y, yd, True, True, rotors_apart)
+    # the rows at (q, q̇) placed the tree already when they ran the loop kinematics
+    placed = mode == GIVEN and rows_place_the_tree(ci, cf)
+    st = positions_pass(mi, mf, ws, ci, cf, cws, y, yd, True, True, rotors_apart, placed)
     if st != OK:
         return st
     tau_ind = np.empty(c.nyv)

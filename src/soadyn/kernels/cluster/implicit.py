@@ -467,6 +467,23 @@ def _wrap(x, i, q):
     return changed
 
 
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def one_pass_rows(x):
+    """True when :func:`explicit_form`, given the spanning rates, evaluates the rows once
+    (no symbolic constraint, whose bias tape reads the positions tape's rows)."""
+    return x.n_symbolic == 0
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def rows_place_the_tree(ci, cf):
+    """True when :func:`explicit_form`, given the spanning rates (q̇, nv), leaves the tree's
+    joint placements and body velocities at (q, q̇) in the tree workspace: its one pass
+    over the rows runs the loop kinematics (there are loops), which the cluster passes
+    would repeat (:func:`~.kinematics.positions_pass`'s ``placed``)."""
+    x = implicit_tables(ci, cf)
+    return x.m_loop > 0 and one_pass_rows(x)
+
+
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def explicit_form(mi, mf, ws, ci, cf, cws, yd, check, with_bias, rates):
     """The explicit form of every implicit cluster at the spanning configuration in the
@@ -487,7 +504,7 @@ def explicit_form(mi, mf, ws, ci, cf, cws, yd, check, with_bias, rates):
     c = cluster_tables(ci)
     w = cluster_workspace(cws, c, m.nq, m.nv)
     iw = implicit_workspace(cws, x, m.nv)
-    one_pass = with_bias and rates.shape[0] == m.nv and x.n_symbolic == 0
+    one_pass = with_bias and rates.shape[0] == m.nv and one_pass_rows(x)
     constraint_rows(mi, mf, ws, ci, cf, cws, EVERY, w.q, rates if one_pass else absent(ws), one_pass)
     for i in range(x.n):
         if check and _residual(x, iw, i)[1] > MANIFOLD_TOL:

@@ -123,14 +123,17 @@ def _cluster_subspace(m, t, c, w, k, G, g, nonlinear, with_bias):
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def positions_pass(mi, mf, ws, ci, cf, cws, y, yd, with_velocity, with_bias, rotors_apart):
+def positions_pass(mi, mf, ws, ci, cf, cws, y, yd, with_velocity, with_bias, rotors_apart, placed):
     """The spanning state (q, q̇) = (γ(y), G ẏ), the joint placements, body velocities,
     output poses and S_k (and c_k). The positions and explicit form of the nonlinear
     clusters are the caller's, in the workspace (:func:`~.implicit.prepare_implicit`, or
     Python). With ``rotors_apart`` the rotors of link–rotor pairs are not placed: C-ABA
     takes them from their constants (:func:`~.aba.pair_step`): their entries of the tree
     workspace are not written, and what this pass derives from them (the rotor's pose in Λ,
-    its slots of S_k and c_k) is not read by C-ABA. Returns a status."""
+    its slots of S_k and c_k) is not read by C-ABA. ``placed``: the tree's joint
+    placements and body velocities are in the tree workspace already, at the spanning
+    state the caller was given (the embedding method's rows, :func:`~.implicit.rows_place_the_tree`),
+    so the tree pass is not run again. Returns a status."""
     m = model_tables(mi, mf)
     c = cluster_tables(ci)
     w = cluster_workspace(cws, c, m.nq, m.nv)
@@ -140,7 +143,7 @@ def positions_pass(mi, mf, ws, ci, cf, cws, y, yd, with_velocity, with_bias, rot
     if not quaternions_ok(m, w.q):
         return BAD_QUATERNION
     t = workspace_views(ws, m)
-    for i in range(m.nb):  # the tree's joint placements and body velocities, parents first
+    for i in range(0 if placed else m.nb):  # the tree's joint placements and body velocities, parents first
         if rotors_apart and pair_rotor(c, i):
             continue
         place_body(m, t, i, w.q)
@@ -156,7 +159,7 @@ def cluster_subspaces_kernel(mi, mf, ws, ci, cf, cws, y, yd, with_velocity, k, S
     """:func:`positions_pass`, then S_k into ``S`` (n_y, n_bodies, 6) and c_k into ``c_k``
     (n_bodies, 6) (when ``with_velocity``) for cluster k: the compiled quantities, for
     inspection from Python; returns a status."""
-    st = positions_pass(mi, mf, ws, ci, cf, cws, y, yd, with_velocity, with_velocity, False)
+    st = positions_pass(mi, mf, ws, ci, cf, cws, y, yd, with_velocity, with_velocity, False, False)
     if st != OK:
         return st
     m = model_tables(mi, mf)
