@@ -13,8 +13,9 @@ URDF+ files) times the two compiled methods, direct and embedding, where the def
 method's rule (``soadyn.closed.forward.EMBEDDING_COUPLING_WORK``) switches between them.
 
 A third table times every method against Pinocchio's loop solvers on the mechanisms of
-the closed-chain issue (four_bar.urdf, six_bar.urdf, the crank-rocker four-bar, the
-8-loop chain, two loops with a 194-link tail): ``pin.lcaba`` (after
+the closed-chain issue (four_bar.urdf, six_bar.urdf, the crank-rocker four-bar, the planar
+four-bar leg ``soadyn.models.planar_leg_linkage``, the 8-loop chain, two loops with a
+194-link tail): ``pin.lcaba`` (after
 ``pin.computeJointMinimalOrdering``) and ``pin.constraintDynamics`` (after
 ``pin.initConstraintDynamics``), the loops as CONTACT_3D anchors
 (``peers.pinocchio_loop_constraints``), timed interleaved with soadyn in the same run
@@ -150,6 +151,9 @@ def _mechanisms(rng):
     single = four_bar_linkage()
     q, v = sd.close_loops(single, [0.7, 1.0, 1.6], rng.normal(size=single.nv))
     out.append(("crank-rocker four-bar", single, q, v))
+    leg = sd.models.planar_leg_linkage()
+    q, v = sd.close_loops(leg, sd.random_configuration(leg, rng), rng.normal(size=leg.nv))
+    out.append(("planar four-bar leg", leg, q, v))
     for k, tail in ((8, 0), (2, 194)):
         model, q, v = closed_state(k, tail, rng)
         out.append((f"{k} loops + {tail}-link tail" if tail else f"{k}-loop chain", model, q, v))

@@ -11,7 +11,7 @@ from soadyn.kernels.direct import independent_rows, pivoted_cholesky, pivoted_so
 
 from conftest import CLOSED_CHAINS
 
-CASES = dict(CLOSED_CHAINS, geared_chain=lambda rng: (models.geared_chain(4), None))
+CASES = dict(CLOSED_CHAINS, geared_chain=lambda rng: (models.geared_chain(2), None))  # direct by default
 
 
 def _state(case, seed=0):
@@ -116,12 +116,18 @@ def test_compiled_direct_errors_name_the_argument():
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_default_method_is_the_compiled_direct_one_and_reports_what_projection_does(case):
+def test_default_method_is_a_compiled_one_and_the_direct_method_reports_what_projection_does(case):
+    """The default is compiled (direct, or embedding for the rotor chain's three couplings);
+    the direct method's accelerations, rank, multipliers and constraint forces are the
+    projection method's."""
     model, q, v, rng = _state(case)
     tau = rng.normal(size=model.nv)
-    res = sd.constrained_forward_dynamics(model, q, v, tau)
-    assert res.method == "direct" and sd.closed.default_method(model) == "direct"
+    default = sd.constrained_forward_dynamics(model, q, v, tau)
+    expected = "embedding" if case == "revolute_rotor_chain.urdf" else "direct"
+    assert default.method == expected and sd.closed.default_method(model) == expected
+    res = sd.constrained_forward_dynamics(model, q, v, tau, method="direct")
     ref = sd.constrained_forward_dynamics(model, q, v, tau, method="projection")
+    assert np.allclose(default.qdd, ref.qdd, rtol=0, atol=1e-9 * (1 + np.abs(ref.qdd).max()))
     assert res.constraint_rank == ref.constraint_rank and res.n_constraints == ref.n_constraints
     assert np.allclose(res.qdd, ref.qdd, rtol=0, atol=1e-9 * (1 + np.abs(ref.qdd).max()))
     lam_scale = 1 + np.abs(ref.multipliers).max()
@@ -239,10 +245,11 @@ def test_plain_call_is_bitwise_the_validated_call(case):
     same arithmetic: θ̈, λ and the rank agree exactly."""
     model, q, v, rng = _state(case, seed=7)
     tau = rng.normal(size=model.nv)
-    sd.constrained_forward_dynamics(model, q, v, tau)
-    assert direct_fast(model, q, v, tau, 1e-6, True) is not None  # (the plain call is taken)
-    plain = sd.constrained_forward_dynamics(model, q, v, tau)
-    validated = sd.constrained_forward_dynamics(model, q, v, tau, f_ext=np.zeros((model.nbodies, 6)))
+    sd.constrained_forward_dynamics(model, q, v, tau, method="direct")
+    assert direct_fast(model, q, v, tau, 1e-6, False) is not None  # (the plain call is taken)
+    plain = sd.constrained_forward_dynamics(model, q, v, tau, method="direct")
+    validated = sd.constrained_forward_dynamics(model, q, v, tau, method="direct",
+                                                f_ext=np.zeros((model.nbodies, 6)))
     assert np.array_equal(plain.qdd, validated.qdd)
     assert np.array_equal(plain.multipliers, validated.multipliers)
     assert plain.constraint_rank == validated.constraint_rank

@@ -402,16 +402,17 @@ def _embedding_state_by_state(model, q, v, tau, f_ext, t, rank_tol, residual_tol
 
 
 #: where the embedding method overtakes the direct one, both compiled (public calls,
-#: medians, 2026-11-27): the direct method pays per loop row for its walks and its
-#: factorization of A, and per coupling row a gather over the whole tree, the embedding
-#: method nothing per coupling row (constant G) and a fixed cost per implicit cluster. On
-#: chains of four-bar loops (5 rows each) embedding/direct is 1.1 at 4 loops, 1.0 at 5,
-#: 0.96–0.98 at 6, 0.8 at 8: ``EMBEDDING_LOOP_ROWS`` = 30. With couplings only (geared
-#: chains, rotors) the ratio is 1.05 at 4 geared joints of 8 bodies (4·8 = 32), 0.96 at
-#: 5·10, 0.86 at 6·12, 0.64 at 10·20, 0.5 on the Mini Cheetah (12·25), while the MIT
-#: Humanoid's leg (5·10) is 1.06: ``EMBEDDING_COUPLING_WORK`` = 60 coupling rows × bodies.
+#: interleaved medians, 2026-11-27): the direct method pays per loop row for its walks and
+#: its factorization of A, and per coupling row a gather over the whole tree, the
+#: embedding method nothing per coupling row (constant G) and a fixed cost per implicit
+#: cluster. On chains of four-bar loops (5 rows each) embedding/direct is 1.19–1.21 at 1
+#: loop, 1.12–1.17 at 2, 0.85–1.02 at 4, 0.86–0.91 at 6, 0.74–0.78 at 8:
+#: ``EMBEDDING_LOOP_ROWS`` = 30. With couplings only it is 0.96–0.97 already at 3 coupling
+#: rows on 6 bodies (a geared chain, the URDF+ rotor chain), 0.91 at 4·8, 0.84 at 5·10,
+#: 0.96 on the MIT Humanoid's leg (5·10), 0.5 on the Mini Cheetah (12·25):
+#: ``EMBEDDING_COUPLING_WORK`` = 15 coupling rows × bodies.
 EMBEDDING_LOOP_ROWS = 30
-EMBEDDING_COUPLING_WORK = 60
+EMBEDDING_COUPLING_WORK = 15
 
 
 def _embedding_compiled(model):
@@ -431,7 +432,8 @@ def default_method(model):
     taken when the direct method's work on the constraints is the larger part:
     m_loop / ``EMBEDDING_LOOP_ROWS`` + m_coupling · nbodies / ``EMBEDDING_COUPLING_WORK``
     ≥ 1 (m_loop loop rows, m_coupling coupling rows; the crossovers measured, see the
-    constants), else the direct one. With symbolic constraints (Tello's differentials)
+    constants: a few geared joints already make embedding the faster), else the direct
+    one. With symbolic constraints (Tello's differentials)
     ``"embedding"`` when every cluster is compiled; with Python callables ``"augmented"``
     (O(N) sweeps, no dense M). With Baumgarte terms, which the embedding method does not
     take, the direct (or augmented) method is used instead of it."""
