@@ -49,6 +49,7 @@ import numpy as np  # noqa: E402
 
 import soadyn as sd  # noqa: E402
 from soadyn.closed import METHODS, evaluate_constraints  # noqa: E402
+from soadyn.closed.forward import EMBEDDING_COUPLING_WORK, EMBEDDING_LOOP_ROWS  # noqa: E402
 from soadyn.models import four_bar_chain, four_bar_linkage  # noqa: E402
 
 
@@ -280,7 +281,8 @@ def main(argv=None):
           "## Two loops, growing serial tail", "", table(sweeps["tree"], methods), "",
           "## Couplings (gears, rotors): the two compiled methods", "",
           "Public calls, interleaved medians; `default` is `sd.closed.default_method` (embedding when "
-          "m_loop/30 + m_coupling·bodies/60 ≥ 1).", "", couplings_table(sweeps["couplings"]), ""]
+          f"m_loop/{EMBEDDING_LOOP_ROWS} + m_coupling·bodies/{EMBEDDING_COUPLING_WORK} ≥ 1).", "",
+          couplings_table(sweeps["couplings"]), ""]
     if "peers" in sweeps:
         md += ["## Against Pinocchio's loop solvers (interleaved medians, same run)", "",
                "`default`: the method `constrained_forward_dynamics` uses without `method=` "
