@@ -318,23 +318,21 @@ class PlainEmbeddingResult(EmbeddingResult):
         self._model, self._out, self._t, self._rank_tol = model, out, t, rank_tol
         self.qdd = out[:model.nv]
 
-    def _input(self, k):
-        """Input k (0: q, 1: q̇, 2: τ) from the kernel's output."""
-        nq, nv = self._model.nq, self._model.nv
-        start = nv + 2 + (0, nq, nq + nv)[k]
-        return self._out[start:start + (nq, nv, nv)[k]]
-
+    # the output: [θ̈ (nv) | worst residuals (2) | q (nq) | q̇ (nv) | τ (nv)]
     @cached_property
     def _q(self):
-        return self._input(0)
+        start = self._model.nv + 2
+        return self._out[start:start + self._model.nq]
 
     @cached_property
     def _v(self):
-        return self._input(1)
+        start = self._model.nv + 2 + self._model.nq
+        return self._out[start:start + self._model.nv]
 
     @cached_property
     def _tau(self):
-        return self._input(2)
+        start = 2 * self._model.nv + 2 + self._model.nq
+        return self._out[start:start + self._model.nv]
 
 
 def _compiled_embedding(model, q, v, tau, tau_ind, f_ext, t, rank_tol, residual_tol):
@@ -405,8 +403,8 @@ def _embedding_state_by_state(model, q, v, tau, f_ext, t, rank_tol, residual_tol
 #: interleaved medians, 2026-11-27): the direct method pays per loop row for its walks and
 #: its factorization of A, and per coupling row a gather over the whole tree, the
 #: embedding method nothing per coupling row (constant G) and a fixed cost per implicit
-#: cluster. On chains of four-bar loops (5 rows each) embedding/direct is 1.19–1.21 at 1
-#: loop, 1.12–1.17 at 2, 0.85–1.02 at 4, 0.86–0.91 at 6, 0.74–0.78 at 8:
+#: cluster. On chains of four-bar loops (5 rows each) embedding/direct is 1.11–1.21 at 1
+#: loop, 1.10–1.17 at 2, 0.85–1.02 at 4, 0.86–0.91 at 6, 0.70–0.78 at 8 (three runs):
 #: ``EMBEDDING_LOOP_ROWS`` = 30. With couplings only it is 0.96–0.97 already at 3 coupling
 #: rows on 6 bodies (a geared chain, the URDF+ rotor chain), 0.91 at 4·8, 0.84 at 5·10,
 #: 0.96 on the MIT Humanoid's leg (5·10), 0.5 on the Mini Cheetah (12·25):
@@ -528,9 +526,9 @@ def constrained_forward_dynamics(model, q, v, tau=None, method=None, *, tau_ind=
         :func:`soadyn.close_loops`); None means zero.
     tau : (nv,) generalized forces at the spanning-tree joints [N m, N] (default zero).
     method : None (default: :func:`default_method`, the faster compiled method for the
-        model: ``"direct"`` for few loop and coupling rows, ``"embedding"`` for many (rotors
-        and gears on a robot of some size, chains of several loops) or for symbolic
-        constraints, else ``"augmented"``),
+        model: ``"direct"`` for a few loop rows and hardly any coupling, ``"embedding"``
+        from a few geared joints or transmissions on, for chains of several loops and for
+        symbolic constraints, else ``"augmented"``),
         ``"direct"`` (Lagrange multipliers; compiled, one kernel call, when every constraint
         is, else a KKT system solved in Python), ``"augmented"`` (O(N) sweeps and the
         operational-space compliance of the cut-joint nodes; M is never formed),
