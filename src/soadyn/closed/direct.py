@@ -127,8 +127,10 @@ def direct_fast(model, q, v, tau, residual_tol, by_default):
     if d is None:
         return None
     plain = d.known("direct_plain")
+    if plain is not None and by_default and not plain.by_default:
+        return None  # the model's default is another method
     ws = getattr(d.threads, "buffer", None)
-    if plain is None or ws is None or (by_default and not plain.by_default):
+    if plain is None or ws is None:
         return _first_plain_call(model, d, q, v, tau, residual_tol, by_default, ws)
     out = np.empty(plain.output_size)
     try:

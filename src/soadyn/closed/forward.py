@@ -441,6 +441,13 @@ def default_method(model):
     return d.memo("default_method", lambda: _choose_method(model))
 
 
+def _known_default_method(model):
+    """:func:`default_method` when it has been chosen for this model version, else None
+    (one look-up: for the plain call)."""
+    d = getattr(model, "_derived", None)
+    return None if d is None else d.known("default_method")
+
+
 def _choose_method(model):
     tables = direct_tables(model)
     if tables is not None:
@@ -574,7 +581,8 @@ def constrained_forward_dynamics(model, q, v, tau=None, method=None, *, tau_ind=
             fast = direct_fast(model, q, v, tau, residual_tol if check else _INF, method is None)
             if fast is not None:
                 return CompiledDirectResult(model, fast[0], fast[1], t, rank_tol)
-            if method is None and check and default_method(model) == "embedding":
+            # (direct_fast declines at once where the default is known not to be direct)
+            if method is None and check and _known_default_method(model) == "embedding":
                 result = _embedding_fast(model, q, v, tau, t, rank_tol, residual_tol)
                 if result is not None:
                     return result
