@@ -316,23 +316,24 @@ class PlainEmbeddingResult(EmbeddingResult):
 
     def __init__(self, model, out, t, rank_tol):
         self._model, self._out, self._t, self._rank_tol = model, out, t, rank_tol
-        self.qdd = out[:model.nv]
+        self._nv = nv = model.nv  # the sizes of the call, whatever the model becomes later
+        self.qdd = out[:nv]
 
     # the output: [θ̈ (nv) | worst residuals (2) | q (nq) | q̇ (nv) | τ (nv)]
     @cached_property
     def _q(self):
-        start = self._model.nv + 2
-        return self._out[start:start + self._model.nq]
+        nv = self._nv
+        return self._out[nv + 2:self._out.shape[0] - 2 * nv]
 
     @cached_property
     def _v(self):
-        start = self._model.nv + 2 + self._model.nq
-        return self._out[start:start + self._model.nv]
+        nv = self._nv
+        end = self._out.shape[0] - nv
+        return self._out[end - nv:end]
 
     @cached_property
     def _tau(self):
-        start = 2 * self._model.nv + 2 + self._model.nq
-        return self._out[start:start + self._model.nv]
+        return self._out[self._out.shape[0] - self._nv:]
 
 
 def _compiled_embedding(model, q, v, tau, tau_ind, f_ext, t, rank_tol, residual_tol):

@@ -46,6 +46,15 @@ def parent_acceleration(R, t, i, p, g, gravity, A):
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def acceleration_entry(A, p, e, g, gravity):
+    """Entry e of α(p): ``A[p, e]`` for a body, and for the world (p < 0) the fictitious
+    base acceleration −g when ``gravity`` (as in :func:`parent_acceleration`), else 0."""
+    if p >= 0:
+        return A[p, e]
+    return -g[e - 3] if gravity and e >= 3 else 0.0
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def compose_pose(Ra, pa, ia, Rb, pb, ib, Rout, pout, io):
     """(Rout, pout)[io] = (Ra, pa)[ia] ∘ (Rb, pb)[ib] = (Ra Rb, pa + Ra pb).
 

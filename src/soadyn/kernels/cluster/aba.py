@@ -19,7 +19,7 @@ from numba import njit
 
 from ...core.layout import borrow, carve, model_tables, workspace_views
 from ...core.status import BAD_SHAPE, OK, SINGULAR
-from ..primitives import add_force_to_parent, parent_acceleration
+from ..primitives import acceleration_entry, add_force_to_parent, parent_acceleration
 from .implicit import prepare_implicit
 from .inertia import (_nonzero, init_cluster_inertias, invert_joint_inertia, project_cluster_inertia,
                       project_rotor_pair, rotor_bias)
@@ -57,16 +57,9 @@ def articulated_cluster_pass(mi, mf, ws, ci, cf, cws, tau, with_bias, rotors_apa
         coupled = c.coupled[k] == 1
         for j in range(ny):  # U_k = I^A_k S_k (block diagonal unless coupled)
             for a in range(nbk):
-                # a body hinged to another cluster by a unit-axis joint moves along ±e_x only
-                # (S[j, a] = G e_x, _cluster_subspace): its block of U is a column of I^A
                 x = _unit_axis(c, m.axis_code, bodies[a])
                 for r in range(6):
-                    if x >= 0:
-                        acc = IA[a, a, r, x] * S[j, a, x]
-                    else:
-                        acc = 0.0
-                        for e in range(6):
-                            acc += IA[a, a, r, e] * S[j, a, e]
+                    acc = _diagonal_block_row(IA, S, j, a, x, r)
                     if coupled:
                         for b in range(nbk):
                             if b != a and _nonzero(IA[a, b]):
@@ -133,6 +126,20 @@ def _unit_axis(c, axis_code, i):
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _diagonal_block_row(IA, S, j, a, x, r):
+    """(I^A_aa S[j, a])[r]: row r of body a's diagonal block of I^A_k times its motion for
+    ẏ_k = e_j. A body hinged to another cluster by a unit-axis joint moves along ±e_x only
+    (S[j, a] = G e_x, :func:`~.kinematics._cluster_subspace`; x ≥ 0 from
+    :func:`_unit_axis`): one product, a column of I^A, instead of six."""
+    if x >= 0:
+        return IA[a, a, r, x] * S[j, a, x]
+    acc = 0.0
+    for e in range(6):
+        acc += IA[a, a, r, e] * S[j, a, e]
+    return acc
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def pair_step(m, t, c, cf, w, k, tau):
     """The backward-pass step of a link–rotor pair k whose rotor was not placed
     (``rotors_apart``: :func:`~.kinematics.positions_pass`). The rotor's quantities are
@@ -163,12 +170,7 @@ def pair_step(m, t, c, cf, w, k, tau):
     D = 0.0
     uu = tau[c.yv_start[k]] if tau.shape[0] > 0 else 0.0
     for e in range(6):
-        if x >= 0:
-            acc = IA[l, l, e, x] * S[0, l, x]
-        else:
-            acc = 0.0
-            for f in range(6):
-                acc += IA[l, l, e, f] * S[0, l, f]
+        acc = _diagonal_block_row(IA, S, 0, l, x, e)
         U[0, l, e] = acc
         U[0, r, e] = u_r[e]
         D += S[0, l, e] * acc + s_r[e] * u_r[e]
@@ -308,10 +310,7 @@ def pair_acceleration(m, c, w, k, gravity, A, ydd):
     acc = innovation(c, w, k)[0]
     for e in range(6):
         A[il, e] += ck[l, e]
-        if lam >= 0:
-            a_r = A[lam, e]
-        else:
-            a_r = -m.gravity[e - 3] if gravity and e >= 3 else 0.0
+        a_r = acceleration_entry(A, lam, e, m.gravity, gravity)
         acc -= U[0, l, e] * A[il, e] + U[0, r, e] * (a_r + ck[r, e])
     x = inverse_joint_inertia(c, w, k)[0, 0] * acc
     ydd[c.yv_start[k]] = x

@@ -23,6 +23,7 @@ from numba import njit
 from ...core.layout import borrow, carve, model_tables, workspace_size, workspace_views
 from ...core.status import BAD_QUATERNION, BAD_SHAPE, OK
 from ..kinematics import acceleration_step, place_body, quaternions_ok, velocity_step
+from ..primitives import acceleration_entry
 from ..rnea import force_step, gather_step
 from .explicit import apply_explicit_map, apply_explicit_map_transpose
 from .implicit import prepare_implicit
@@ -95,10 +96,7 @@ def add_rotor_forces(m, t, c, cf, w, gravity, T):
         qdd = w.qdd[m.v_index[r]]
         rotor_bias(t.V, lam, I_r, h, w.qd[m.v_index[r]], c_r, p_r, w.vec[3:5])
         for e in range(6):  # a_r = α + h q̈ + c_r (the world: α = −g)
-            if lam >= 0:
-                a[e] = t.alpha[lam, e] + h[e] * qdd + c_r[e]
-            else:
-                a[e] = (-m.gravity[e - 3] if gravity and e >= 3 else 0.0) + h[e] * qdd + c_r[e]
+            a[e] = acceleration_entry(t.alpha, lam, e, m.gravity, gravity) + h[e] * qdd + c_r[e]
         f = w.vec[5]
         tau_r = 0.0
         for e in range(6):  # f_r = I_r a_r + p_r and the rotor's joint force h_rᵀ f_r
