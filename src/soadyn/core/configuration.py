@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
+from .jit import njit
 from . import validation as val
 from .call import Arg, CompiledFunction
 from .joints import FREE, SPHERICAL, quaternion_rotation

@@ -41,8 +41,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
+from .jit import njit
 from . import spatial as sp
 
 # joint type codes shared by the model compiler and the kernels

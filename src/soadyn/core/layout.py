@@ -17,12 +17,13 @@ from collections import namedtuple
 from types import FunctionType
 
 import numpy as np
-from numba import njit, types
+from numba import types
 from numba.core import cgutils
 from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic
 from numba.np.arrayobj import make_array, populate_array
 
+from .jit import njit
 from .joints import PRISMATIC, REVOLUTE
 
 

@@ -19,8 +19,8 @@ base-to-tips scatter (:func:`acceleration_pass`)::
 """
 from __future__ import annotations
 
-from numba import njit
 
+from ..core.jit import njit
 from ..core.layout import borrow, model_tables, workspace_views
 from ..core.status import BAD_SHAPE, OK, SINGULAR
 from .kinematics import (body_velocities, configuration_status, forces_shape_ok, joint_placements, rates_shape_ok,

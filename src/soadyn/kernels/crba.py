@@ -10,8 +10,8 @@
 """
 from __future__ import annotations
 
-from numba import njit
 
+from ..core.jit import njit
 from ..core.layout import borrow, model_tables, workspace_views
 from ..core.status import BAD_SHAPE, OK
 from .kinematics import configuration_status, joint_placements, world_poses

@@ -31,8 +31,8 @@ from __future__ import annotations
 from collections import namedtuple
 
 import numpy as np
-from numba import njit
 
+from ..core.jit import njit
 from ..core.joints import COMPOSITE
 from ..core.layout import borrow, carve, model_tables, workspace_views
 from ..core.status import BAD_SHAPE, OK, SINGULAR

@@ -61,8 +61,8 @@ import math
 from collections import namedtuple
 
 import numpy as np
-from numba import njit
 
+from ..core.jit import njit
 from ..core.layout import borrow, carve, model_tables, split_model_tables, workspace_views
 from ..core.status import BAD_SHAPE, OFF_MANIFOLD, OK, SINGULAR
 from .aba import acceleration_pass, articulated_body_pass

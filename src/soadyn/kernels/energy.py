@@ -5,8 +5,8 @@ the world position of body k's centre of mass.
 """
 from __future__ import annotations
 
-from numba import njit
 
+from ..core.jit import njit
 from ..core.layout import borrow, model_tables, workspace_views
 from ..core.status import BAD_SECOND, BAD_SHAPE, OK
 from .kinematics import body_velocities, configuration_status, joint_placements, nonfinite, world_poses

@@ -19,8 +19,8 @@ sum of the Jacobian's columns times θ̇ on the way (:mod:`soadyn.kernels.jacobi
 """
 from __future__ import annotations
 
-from numba import njit
 
+from ..core.jit import njit
 from ..core.layout import borrow, model_tables, workspace_views
 from ..core.status import BAD_SECOND, BAD_SHAPE, BAD_THIRD, OK
 from .jacobians import LOCAL, WORLD, frame_column, local_to_reference

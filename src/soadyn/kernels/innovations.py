@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
 
+from ..core.jit import njit
 from ..core.layout import model_tables, workspace_views
 from ..core.status import BAD_SECOND, BAD_SHAPE, OK, SINGULAR
 from .aba import articulated_body_pass

@@ -7,8 +7,8 @@ zero.
 """
 from __future__ import annotations
 
-from numba import njit
 
+from ..core.jit import njit
 from ..core.layout import borrow, model_tables, workspace_views
 from ..core.status import BAD_SHAPE, OK
 from .kinematics import configuration_status, frame_pose_in_body, joint_transform, pose_to_parent

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
 
+from ..core.jit import njit
 from ..core.joints import FREE, REVOLUTE, SPHERICAL, joint_pose_and_subspace
 from ..core.layout import borrow, carve, model_tables, sizes_match, workspace_views
 from ..core.status import BAD_FEXT, BAD_FIRST, BAD_QUATERNION, BAD_SECOND, BAD_SHAPE, BAD_THIRD, OK

@@ -20,8 +20,8 @@ from __future__ import annotations
 import math
 from collections import namedtuple
 
-from numba import njit
 
+from ..core.jit import njit
 from ..core.layout import carve, model_tables, workspace_views
 from ..core.status import BAD_SECOND, BAD_SHAPE, OK
 from .primitives import joint_column_to_world

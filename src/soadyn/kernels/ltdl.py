@@ -12,8 +12,8 @@ against O(N³) and O(N²) for a dense Cholesky factorization.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from ..core.jit import njit
 from ..core.layout import borrow, model_tables
 from ..core.status import BAD_SHAPE, OK, SINGULAR
 from .crba import mass_matrix_kernel

@@ -34,8 +34,8 @@ an addition or a copy, not a 6×6 transformation.
 """
 from __future__ import annotations
 
-from numba import njit
 
+from ..core.jit import njit
 from ..core.layout import borrow, model_tables, workspace_views
 from ..core.status import BAD_SHAPE, OK, SINGULAR
 from .kinematics import configuration_status, world_pose_step

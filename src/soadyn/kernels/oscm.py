@@ -27,8 +27,8 @@ from __future__ import annotations
 from collections import namedtuple
 
 import numpy as np
-from numba import njit
 
+from ..core.jit import njit
 from ..core.layout import carve, model_tables, workspace_views
 from ..core.status import BAD_SHAPE, OK
 from .innovations import atbi, spo_adjoint_blocks

@@ -50,8 +50,8 @@ sub-hinge s of body k at ``Dinv[k, s, s]`` and G*(k′_s) in the row ``Gt`` of i
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from ..core.jit import njit
 from ..core.joints import COMPOSITE, FREE, SPHERICAL, axis_rotation
 from ..core.layout import carve, model_tables, workspace_views
 from ..core.status import BAD_SHAPE, OK, SINGULAR

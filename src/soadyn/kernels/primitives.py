@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
 
+from ..core.jit import njit
 from ..core.joints import COMPOSITE, composite_bias
 
 

@@ -12,8 +12,8 @@ subtracted from body k's force balance.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from ..core.jit import njit
 from ..core.layout import borrow, model_tables, workspace_views
 from ..core.status import BAD_SHAPE, OK
 from .kinematics import (body_accelerations, body_velocities, configuration_status, forces_shape_ok,

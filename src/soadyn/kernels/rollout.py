@@ -22,8 +22,8 @@ classical Runge–Kutta (RK4) on the manifold (stages move q by ⊕ from q_k, as
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from ..core.jit import njit
 from ..core.configuration import integrate_kernel
 from ..core.layout import model_tables
 from ..core.status import BAD_SECOND, BAD_SHAPE, BAD_THIRD, OK, SINGULAR

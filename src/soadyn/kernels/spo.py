@@ -13,8 +13,8 @@ procedures for computing SPO operator and stacked vector products").
 """
 from __future__ import annotations
 
-from numba import njit
 
+from ..core.jit import njit
 from ..core.layout import model_tables
 from ..core.status import BAD_SECOND, BAD_SHAPE, OK
 from .innovations import atbi, spo_adjoint_blocks

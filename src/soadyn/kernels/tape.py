@@ -6,7 +6,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+
+from ..core.jit import njit
 
 # operation codes, in the order of soadyn.core.expression_tape.OPCODES
 (CONST, ADD, MUL, DIV, NEG, POWI, POW, SIN, COS, TAN, EXP, LOG, SQRT, ABS, ATAN2, ASIN, ACOS, ATAN, SINH, COSH,
@@ -14,7 +15,7 @@ from numba import njit
 LOW = 0xFFFFFFFF  # the first of two registers packed in one operand (the second: >> 32)
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, fastmath=False)
 def run_tape(code, consts, regs):
     """Run the instructions ``code`` (n, 4) over the registers ``regs``, whose first
     entries hold the inputs; every other register is written before it is read. The
@@ -103,7 +104,7 @@ def run_tape(code, consts, regs):
         i += 1
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=False)
 def tape_kernel(code, consts, outputs, n_registers, x, out):
     """Evaluate a tape from Python (tests, and constraints evaluated outside the kernels):
     inputs ``x``, outputs into ``out``; returns 0."""

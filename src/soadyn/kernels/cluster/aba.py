@@ -15,8 +15,8 @@ with a_0 = −a_g (gravity as a base acceleration).
 """
 from __future__ import annotations
 
-from numba import njit
 
+from ...core.jit import njit
 from ...core.layout import borrow, carve, model_tables, workspace_views
 from ...core.status import BAD_SHAPE, OK, SINGULAR
 from ..primitives import acceleration_entry, add_force_to_parent, parent_acceleration

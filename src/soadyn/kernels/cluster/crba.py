@@ -8,8 +8,8 @@ and F = I^C_k S_k carried to the ancestor clusters j: H_jk = S_jᵀ ^jX*_k F.
 """
 from __future__ import annotations
 
-from numba import njit
 
+from ...core.jit import njit
 from ...core.layout import model_tables
 from ...core.status import BAD_SHAPE, OK
 from ..kinematics import no_forces

@@ -9,8 +9,8 @@ EFPA with clusters for bodies).
 """
 from __future__ import annotations
 
-from numba import njit
 
+from ...core.jit import njit
 from ...core.layout import model_tables
 from ...core.status import BAD_SHAPE, OK, SINGULAR
 from ..kinematics import absent, no_forces

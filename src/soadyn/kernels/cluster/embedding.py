@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
+from ...core.jit import njit
 from ...core.layout import borrow, carve, model_tables
 from ...core.status import BAD_SHAPE, OK, SINGULAR
 from ..kinematics import state_status

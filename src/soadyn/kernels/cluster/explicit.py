@@ -7,8 +7,8 @@ and its transpose, the independent generalized forces τ_ind = Gᵀτ (virtual w
 """
 from __future__ import annotations
 
-from numba import njit
 
+from ...core.jit import njit
 from ...core.layout import carve, model_tables
 from ...core.status import OK
 from .layout import LINEAR, RIGID, cluster_bodies, cluster_tables, cluster_workspace, constant_map, explicit_map

@@ -33,8 +33,8 @@ from __future__ import annotations
 import math
 from collections import namedtuple
 
-from numba import njit
 
+from ...core.jit import njit
 from ...core.layout import carve, model_tables
 from ...core.status import BAD_FIRST, BAD_SECOND, BAD_SHAPE, OK, UNSOLVED
 from ..kinematics import absent, nonfinite

@@ -10,8 +10,8 @@ the cluster size [Chignoli23, §VII-C].
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from ...core.jit import njit
 from ...core import spatial as sp
 from ...core.layout import model_tables, workspace_views
 from ..primitives import add_bias_force, add_force_to_parent, add_inertia_to_parent, add_inertia_to_parent_about_axis, \

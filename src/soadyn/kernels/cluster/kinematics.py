@@ -14,8 +14,8 @@ subspaces [Chignoli23, §V].
 """
 from __future__ import annotations
 
-from numba import njit
 
+from ...core.jit import njit
 from ...core.layout import model_tables, workspace_views
 from ...core.status import BAD_QUATERNION, BAD_SHAPE, OK
 from ..kinematics import forces_shape_ok, no_forces, place_body, quaternions_ok, state_status, velocity_step

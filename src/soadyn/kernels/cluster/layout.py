@@ -33,8 +33,8 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-from numba import njit
 
+from ...core.jit import njit
 from ...core.layout import carve, split_model_tables, workspace_size
 
 #: cluster kinds

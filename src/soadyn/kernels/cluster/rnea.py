@@ -18,8 +18,8 @@ it sits on, so its velocity, acceleration and force follow in Λ's frame
 """
 from __future__ import annotations
 
-from numba import njit
 
+from ...core.jit import njit
 from ...core.layout import borrow, carve, model_tables, workspace_size, workspace_views
 from ...core.status import BAD_QUATERNION, BAD_SHAPE, OK
 from ..kinematics import acceleration_step, place_body, quaternions_ok, velocity_step

@@ -11,8 +11,8 @@ Python solve.
 """
 from __future__ import annotations
 
-from numba import njit
 
+from ...core.jit import njit
 from ...core.status import BAD_SHAPE, OK
 from ..kinematics import no_forces
 from .aba import cluster_aba_kernel
