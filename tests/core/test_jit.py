@@ -1,0 +1,63 @@
+"""The one Numba decorator (soadyn.core.jit): every kernel is compiled with floating-point
+contraction and nothing else relaxed, except the code that must reproduce unfused
+roundings (the expression tapes, the inlined sine and cosine)."""
+import importlib
+import math
+import pkgutil
+
+from numba.core.registry import CPUDispatcher
+
+import soadyn
+import soadyn.core
+import soadyn.kernels
+from soadyn.core.jit import CONTRACT, njit
+
+UNFUSED = {"soadyn.kernels.tape", "soadyn.kernels.trig"}
+
+
+def _modules():
+    for package in (soadyn.core, soadyn.kernels):
+        for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+            yield importlib.import_module(info.name)
+
+
+def _kernels():
+    """(module name, name, dispatcher) of every Numba function soadyn defines."""
+    for module in _modules():
+        for name, value in vars(module).items():
+            if isinstance(value, CPUDispatcher) and value.py_func.__module__ == module.__name__:
+                yield module.__name__, name, value
+
+
+def test_every_kernel_contracts_and_relaxes_nothing_else():
+    found = list(_kernels())
+    assert len(found) > 200  # the walk reached the kernels (core and kernels: 300+ functions)
+    for module, name, kernel in found:
+        fastmath = kernel.targetoptions.get("fastmath")
+        if module in UNFUSED:
+            assert fastmath is False, f"{module}.{name}: fastmath={fastmath!r}, expected False (unfused roundings)"
+        else:
+            assert set(fastmath) == set(CONTRACT), f"{module}.{name}: fastmath={fastmath!r}, expected {set(CONTRACT)}"
+
+
+def test_njit_keeps_an_explicit_choice_and_stays_ieee():
+    @njit
+    def plain(a, b, c):
+        return a * b + c
+
+    @njit(fastmath=False)
+    def unfused(a, b, c):
+        return a * b + c
+
+    assert plain.targetoptions["fastmath"] == set(CONTRACT)
+    assert unfused.targetoptions["fastmath"] is False
+    # contraction gives a·b + c rounded once or twice, never anything else: with a·b = 1 − 2⁻⁶⁰
+    # exactly (a = 1 + 2⁻³⁰, b = 1 − 2⁻³⁰) and c = −1 the two are −2⁻⁶⁰ and 0
+    a, b = 1.0 + 2.0 ** -30, 1.0 - 2.0 ** -30
+    assert plain(a, b, -1.0) in (-(2.0 ** -60), 0.0)
+    assert unfused(a, b, -1.0) == 0.0
+    # no finite-math assumption: infinities and NaN propagate as in IEEE arithmetic
+    assert plain(math.inf, 1.0, 0.0) == math.inf
+    assert math.isnan(plain(math.nan, 1.0, 0.0))
+    assert math.isnan(plain(math.inf, 0.0, 1.0))
+
