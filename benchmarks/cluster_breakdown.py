@@ -93,7 +93,7 @@ def _subspaces(mi, mf, ws, ci, cf, cws, n):
 @njit
 def _positions(mi, mf, ws, ci, cf, cws, y, yd, n):
     for _ in range(n):
-        positions_pass(mi, mf, ws, ci, cf, cws, y, yd, True, True, True)  # (no forces: pair rotors apart)
+        positions_pass(mi, mf, ws, ci, cf, cws, y, yd, True, True, True, False)  # (no forces: pair rotors apart; the tree not placed yet)
 
 
 @njit
@@ -161,7 +161,7 @@ def _efpa(mi, mf, ws, y, fbody, fR, fp, Z, ci, cf, cws, Omega, n):
 @njit
 def _efpa_backward(mi, mf, ws, y, ci, cf, cws, n):
     for _ in range(n):
-        positions_pass(mi, mf, ws, ci, cf, cws, y, y, False, False, False)
+        positions_pass(mi, mf, ws, ci, cf, cws, y, y, False, False, False, False)
         init_cluster_inertias(mi, mf, ws, ci, cws, False, no_forces(ws), False)
         articulated_cluster_pass(mi, mf, ws, ci, cf, cws, absent(ws), False, False)
 
@@ -199,7 +199,7 @@ def main(name="mini_cheetah"):
     ci, cf = packed.ci, packed.cf
     out = np.empty(len(yd))
     T = np.random.default_rng(0).normal(size=model.nv)
-    mci, mcf, wcws, _ = _plain_call(model)
+    mci, mcf, wcws, _, _ = _plain_call(model)  # (the rotor robots are explicit: the plain kernel, not the solving one)
     print(f"{name}, load average {os.getloadavg()}")
     calls = {"sd.cluster_aba (public)": lambda: sd.cluster_aba(model, y, yd, tau),
              "C-ABA kernel called from Python": lambda: cluster_aba_kernel(c.mi, c.mf, ws, y, yd, tau, NO_FORCES, ci, cf,
