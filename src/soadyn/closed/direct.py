@@ -120,9 +120,10 @@ def direct_fast(model, q, v, tau, residual_tol, by_default):
     Baumgarte terms. Returns ``(out, tables)``; the validated path raises the error that
     names what was wrong.
 
-    Each step here costs ~0.03–0.12 µs against ~2 µs for the compiled call on a four-bar
-    (dispatch included): one look-up of what the call needs (:class:`PlainCall`, made by
-    the first validated call), one allocation, the kernel; no further Python call."""
+    On a four-bar the steps before the kernel took 0.57–0.58 µs together against
+    2.09–2.10 µs for the compiled call, dispatch included (best of 9 × 20 000 calls, two
+    runs, 2026-11-27 15:1x): one look-up of what the call needs (:class:`PlainCall`, made
+    by the first validated call), one allocation, the kernel; no further Python call."""
     d = getattr(model, "_derived", None)
     if d is None:
         return None

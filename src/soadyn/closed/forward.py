@@ -405,7 +405,8 @@ def _embedding_state_by_state(model, q, v, tau, f_ext, t, rank_tol, residual_tol
 #: its factorization of A, and per coupling row a gather over the whole tree, the
 #: embedding method nothing per coupling row (constant G) and a fixed cost per implicit
 #: cluster. On chains of four-bar loops (5 rows each) embedding/direct is 1.11–1.21 at 1
-#: loop, 1.10–1.17 at 2, 0.85–1.02 at 4, 0.86–0.91 at 6, 0.70–0.78 at 8 (three runs):
+#: loop, 1.10–1.17 at 2, 0.85–1.02 at 4, 0.84–0.91 at 6, 0.70–0.78 at 8 (four runs, the
+#: last at 14:12 on the kernels with floating-point contraction):
 #: ``EMBEDDING_LOOP_ROWS`` = 30. With couplings only it is 0.96–0.97 already at 3 coupling
 #: rows on 6 bodies (a geared chain, the URDF+ rotor chain), 0.91 at 4·8, 0.84 at 5·10,
 #: 0.96 on the MIT Humanoid's leg (5·10), 0.5 on the Mini Cheetah (12·25):

@@ -729,8 +729,8 @@ def embedding_fast(model, q, v, tau):
     needs the validated path (this thread's first call, a model changed since, clusters
     prepared in Python, other argument types, a kernel status other than OK: the validated
     path then names the cause). Looks up only what the call needs: on a four-bar its
-    look-ups and its allocation took ~0.65 µs together, the kernel call ~2.9–3.6 µs
-    (2026-11-27)."""
+    look-ups and its allocation took 0.53–0.60 µs together, the kernel call 2.86–2.90 µs
+    (best of 9 × 20 000 calls, two runs, 2026-11-27 15:1x)."""
     d = getattr(model, "_derived", None)
     if d is None:
         return None
