@@ -49,3 +49,18 @@ def test_the_cache_follows_the_compiled_modules_only(tmp_path):
     assert _source_tag(str(tmp_path)) == tag
     (tmp_path / "kernels.py").write_text("from numba import njit\n@njit(cache=True)\ndef f(x):\n    return 2 * x\n")
     assert _source_tag(str(tmp_path)) != tag
+
+
+def test_a_users_function_without_a_module_name_compiles(tmp_path):
+    """Numba code a user makes with exec() has ``__module__`` None; the notice's listener
+    sees its compilation too and must neither fail nor speak for it."""
+    script = ("import numba, soadyn\n"
+              "ns = {}\n"
+              "exec('def f(x):\\n    return x + 1\\n', ns)\n"
+              "print(numba.njit(ns['f'])(1))\n")
+    environment = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    environment.pop("SOADYN_COMPILE_NOTICE", None)
+    out = subprocess.run([sys.executable, "-c", script], env=environment, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "2"
+    assert "soadyn: compiling" not in out.stderr

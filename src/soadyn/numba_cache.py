@@ -101,7 +101,9 @@ class _CompileNotice(event.Listener):
     def on_start(self, ev):
         if self.said or os.environ.get("SOADYN_COMPILE_NOTICE", "1") == "0":
             return
-        if ev.data["dispatcher"].py_func.__module__.startswith("soadyn."):
+        # a user's function made by exec() has no module name (None): not ours
+        module = getattr(getattr(ev.data["dispatcher"], "py_func", None), "__module__", None)
+        if isinstance(module, str) and module.startswith("soadyn."):
             self.said = True
             print(f"soadyn: compiling kernels for this machine ({time.strftime('%H:%M:%S')}; first use only: usually "
                   f"{TYPICAL_COMPILE} per public function, then cached on disk; `soadyn precompile` compiles every "
