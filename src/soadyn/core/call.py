@@ -188,6 +188,9 @@ def _positional_call(function, n_state, n_params):
         allocate = "; ".join(f"o{k} = empty(c.{shape})" for k, shape in enumerate(function.shapes))
         outputs = ", ".join(f"o{k}" for k in range(len(function.shapes)))
         returned = f"({outputs})"
+    # an optional rate given as an empty array: the kernel reads it as absent (zero), as
+    # it reads ABSENT, but the caller meant an array: the general path names the shape
+    given = "".join(f" and (len(s{k}) or s{k} is ABSENT)" for k in function.optional_positions)
     source = f"""
 def call(model, {state}{params}, out=None, workspace=None):
     d = getattr(model, "_derived", None)
@@ -200,13 +203,13 @@ def call(model, {state}{params}, out=None, workspace=None):
         if ws is not None and not {closed_check}{" and out is None" if returned.startswith("(") else ""}:
             try:
                 {allocate}
-                if fast(c.mi, c.mf, ws, {state}{params}, {outputs}) == 0:
+                if fast(c.mi, c.mf, ws, {state}{params}, {outputs}) == 0{given}:
                     return {returned}
             except GeneralPath:
                 pass
     return function(model, ({state},), ({params[2:]}{"," if n_params else ""}), out, workspace)
 """
-    scope = {"empty": np.empty, "fast": function.fast, "GeneralPath": GeneralPath, "function": function,
+    scope = {"empty": np.empty, "fast": function.fast, "GeneralPath": GeneralPath, "function": function, "ABSENT": ABSENT,
              "Workspace": Workspace, "shape_of": function.shape_of}
     exec(compile(source, f"<soadyn.core.call: fast path of {function.fast.py_func.__name__}>", "exec"), scope)
     return scope["call"]
@@ -282,6 +285,11 @@ class CompiledFunction:
         #: known at construction for named shapes, else after the first general call
         self.n_outputs = None if self.shapes is None else len(self.shapes)
         self.tree_function = tree_function
+        #: positions in ``state`` of the optional vectors (rates that may be ``ABSENT``):
+        #: the kernels read an empty array there as zero, so the fast path returns only
+        #: when each is ``ABSENT`` or not empty (a caller's empty array: the general path,
+        #: which names its shape)
+        self.optional_positions = tuple(k for k, a in enumerate(self.args) if a.optional and a.size != "forces")
         if self.shapes is not None or self.shape_of is not None:
             #: ``call(model, *state, *params, out=None, workspace=None)``: :meth:`__call__`
             #: with positional arguments (one per state argument and per parameter), for
@@ -309,17 +317,26 @@ class CompiledFunction:
                     if self.single:
                         result = out if out is not None else np.empty(
                             getattr(c, self.shape) if self.shape is not None else self.outputs(c, state, params)[0])
-                        if self.fast(c.mi, c.mf, ws, *state, *params, result) == 0:
+                        if self.fast(c.mi, c.mf, ws, *state, *params, result) == 0 and self._rates_given(state):
                             return result
                     elif out is None or (type(out) is tuple and len(out) == self.n_outputs):
                         # (an ``out`` of another length would reach the dispatcher as a wrong
                         # argument count: the general path names it instead)
                         result = self.allocate(c, state) if out is None else out
-                        if self.fast(c.mi, c.mf, ws, *state, *params, *result) == 0:
+                        if self.fast(c.mi, c.mf, ws, *state, *params, *result) == 0 and self._rates_given(state):
                             return result
                 except GeneralPath:
                     pass
         return self.general(model, state, params, out, workspace)
+
+    def _rates_given(self, state):
+        """False when an optional rate of ``state`` is an empty array other than ``ABSENT``
+        (see ``optional_positions``)."""
+        for k in self.optional_positions:
+            x = state[k]
+            if x is not ABSENT and len(x) == 0:
+                return False
+        return True
 
     def general(self, model, state, params, out, workspace):
         """Validated path: conversions, clear errors (also for what the fast path

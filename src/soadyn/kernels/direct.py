@@ -416,7 +416,7 @@ def direct_plain_kernel(mti, mtf, ws, q, v, tau, residual_tol, out):
     ``residual_tol`` (or is NaN) — the caller then takes the validated path, which names
     the constraint."""
     ok, mi, mf, ti, tf = split_model_tables(mti, mtf)
-    if not ok:
+    if not ok or v.shape[0] != tau.shape[0]:  # v given in full (an empty v is a caller's mistake here)
         return BAD_SHAPE
     st = direct_kernel(mi, mf, ws, q, v, tau, carve(mtf, 0, (0, 6)), ti, tf, out)
     if st != OK:

@@ -15,7 +15,7 @@ from ...core.status import BAD_SHAPE, OK
 from ..kinematics import no_forces
 from ..primitives import add_force_to_parent
 from .inertia import init_cluster_inertias, project_cluster_inertia
-from .kinematics import cluster_state_status, positions_pass
+from .kinematics import cluster_configuration_status, positions_pass
 from .layout import (articulated_inertia, cluster_bodies, cluster_tables, cluster_workspace, force_columns,
                      inertia_subspace, motion_subspace)
 
@@ -24,7 +24,7 @@ from .layout import (articulated_inertia, cluster_bodies, cluster_tables, cluste
 def cluster_mass_matrix_kernel(mi, mf, ws, y, ci, cf, cws, H):
     """H = GᵀMG (n_y, n_y) into ``H`` (the nonlinear clusters prepared in the workspace);
     returns a status."""
-    st = cluster_state_status(mi, mf, ci, y, y[:0], y[:0], no_forces(ws), H.shape[0])
+    st = cluster_configuration_status(ci, y, H.shape[0])
     if st != OK:
         return st
     if H.shape[1] != H.shape[0]:

@@ -17,7 +17,7 @@ from ..kinematics import absent, no_forces
 from ..primitives import add_force_to_parent
 from .aba import articulated_cluster_pass
 from .inertia import init_cluster_inertias
-from .kinematics import cluster_state_status, positions_pass
+from .kinematics import cluster_configuration_status, positions_pass
 from .layout import (cluster_bodies, cluster_scratch, cluster_tables, cluster_workspace, force_columns,
                      inertia_subspace, inverse_joint_inertia, motion_subspace, split_plain_tables)
 
@@ -30,7 +30,7 @@ def cluster_efpa_kernel(mi, mf, ws, y, fbody, fR, fp, Z, ci, cf, cws, Omega):
     cluster (the nonlinear clusters prepared in the workspace). Returns a status."""
     m = model_tables(mi, mf)
     c = cluster_tables(ci)
-    st = cluster_state_status(mi, mf, ci, y, y[:0], y[:0], no_forces(ws), c.nyv)
+    st = cluster_configuration_status(ci, y, c.nyv)
     if st != OK:
         return st
     nf = fbody.shape[0]

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from ...core.jit import njit
 from ...core.layout import model_tables, workspace_views
-from ...core.status import BAD_QUATERNION, BAD_SHAPE, OK
-from ..kinematics import forces_shape_ok, no_forces, place_body, quaternions_ok, state_status, velocity_step
+from ...core.status import BAD_FIRST, BAD_QUATERNION, BAD_SHAPE, OK
+from ..kinematics import forces_shape_ok, no_forces, nonfinite, place_body, quaternions_ok, state_status, velocity_step
 from ..primitives import motion_to_child
 from .explicit import apply_explicit_map
 from .implicit import prepare_implicit
@@ -29,17 +29,27 @@ from .layout import (NONLINEAR, cluster_bodies, cluster_tables, cluster_workspac
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def cluster_state_status(mi, mf, ci, y, yd, third, fext, out_length):
     """Status of a cluster call's arguments: y (nyq,); ẏ and the third rate (ÿ or τ_ind)
-    (nyv,) or empty (zero); ``fext`` (nb, 6) or (0, 6); an output of ``out_length``
-    entries (nyv for ÿ and τ_ind); then their finiteness. The public fast path passes
-    arrays unchecked, so the lengths are checked here (a short array would be read past
-    its end)."""
+    (nyv,); ``fext`` (nb, 6) or (0, 6); an output of ``out_length`` entries (nyv for ÿ
+    and τ_ind); then their finiteness. The public fast path passes arrays unchecked, so
+    the lengths are checked here: a short array would be read past its end, and an empty
+    one is a caller's mistake (the public functions turn an absent rate into zeros before
+    the kernel)."""
     m = model_tables(mi, mf)
     c = cluster_tables(ci)
-    if (y.shape[0] != c.nyq or (yd.shape[0] != c.nyv and yd.shape[0] != 0)
-            or (third.shape[0] != c.nyv and third.shape[0] != 0) or not forces_shape_ok(m, fext)
+    if (y.shape[0] != c.nyq or yd.shape[0] != c.nyv or third.shape[0] != c.nyv or not forces_shape_ok(m, fext)
             or out_length != c.nyv):
         return BAD_SHAPE
     return state_status(y, yd, third, fext)
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def cluster_configuration_status(ci, y, out_length):
+    """Status of a cluster call that takes y (nyq,) alone (C-CRBA, C-EFPA), with an
+    output of ``out_length`` (nyv) rows: its length, then its finiteness."""
+    c = cluster_tables(ci)
+    if y.shape[0] != c.nyq or out_length != c.nyv:
+        return BAD_SHAPE
+    return BAD_FIRST if nonfinite(y) else OK
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)

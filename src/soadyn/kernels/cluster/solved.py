@@ -18,21 +18,18 @@ from ..kinematics import no_forces
 from .aba import cluster_aba_kernel
 from .efpa import cluster_efpa_kernel
 from .implicit import SOLVE, prepare_implicit
-from .kinematics import cluster_state_status
+from .kinematics import cluster_configuration_status, cluster_state_status
 from .layout import cluster_tables, split_plain_tables
 from .rnea import cluster_rnea_kernel
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _solved_state(mi, mf, ws, ci, cf, cws, y, yd, third, out_length, with_bias):
-    """Status of the plain call's state (ẏ of full length: the solve's bias reads it), then
-    the implicit clusters solved and prepared from their references."""
-    fext = no_forces(ws)
-    st = cluster_state_status(mi, mf, ci, y, yd, third, fext, out_length)
+    """Status of the plain call's state, then the implicit clusters solved and prepared
+    from their references."""
+    st = cluster_state_status(mi, mf, ci, y, yd, third, no_forces(ws), out_length)
     if st != OK:
         return st
-    if yd.shape[0] != cluster_tables(ci).nyv:
-        return BAD_SHAPE
     return prepare_implicit(mi, mf, ws, ci, cf, cws, y, yd, y[:0], SOLVE, with_bias)
 
 
@@ -71,7 +68,7 @@ def cluster_efpa_solved_kernel(mci, mcf, wcws, y, fbody, fR, fp, Z, Omega):
     if not ok:
         return BAD_SHAPE
     c = cluster_tables(ci)
-    st = cluster_state_status(mi, mf, ci, y, y[:0], y[:0], no_forces(ws), c.nyv)
+    st = cluster_configuration_status(ci, y, c.nyv)
     if st != OK:
         return st
     st = prepare_implicit(mi, mf, ws, ci, cf, cws, y, y[:0], y[:0], SOLVE, False)
