@@ -1,4 +1,4 @@
-"""A velocity, acceleration or force vector of the wrong length is an error on every call.
+"""A velocity, acceleration or force argument of the wrong length is an error on every call.
 
 The kernels read an empty rate vector as "absent" (zero): that is how the public
 functions pass ``None`` to them. A caller's own empty (or too long) array is a mistake,
@@ -48,6 +48,27 @@ def test_tree_functions_name_a_wrong_rate_length_on_every_call(name, length):
                 call(*args)
 
 
+FORCE_CALLS = {
+    "rnea": lambda f: sd.rnea(TREE, Q, ONES, ONES, f),
+    "aba": lambda f: sd.aba(TREE, Q, ONES, ONES, f),
+    "body_forces": lambda f: sd.body_forces(TREE, Q, ONES, ONES, f),
+    "rnea_derivatives": lambda f: sd.rnea_derivatives(TREE, Q, ONES, ONES, f),
+    "aba_derivatives": lambda f: sd.aba_derivatives(TREE, Q, ONES, ONES, f),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FORCE_CALLS))
+def test_external_forces_of_no_body_are_named_on_every_call(name):
+    """f_ext of shape (0, 6) is what the kernels read as "no forces"; from a caller it is
+    the wrong shape (one row per body)."""
+    call = FORCE_CALLS[name]
+    forces = np.zeros((TREE.nbodies, 6))
+    for _ in range(2):
+        call(forces)
+        with pytest.raises(ValueError, match=r"f_ext: expected shape \(5, 6\)"):
+            call(forces[:0])
+
+
 def test_none_still_means_zero_on_the_fast_path():
     """The absent rate (None) is not mistaken for a caller's empty array: it gives the
     zero-rate result, equal to passing zeros."""
@@ -56,6 +77,8 @@ def test_none_still_means_zero_on_the_fast_path():
         np.testing.assert_array_equal(sd.rnea(TREE, Q, None, None), sd.rnea(TREE, Q, zeros, zeros))
         np.testing.assert_array_equal(sd.aba(TREE, Q, None, ONES), sd.aba(TREE, Q, zeros, ONES))
         assert sd.kinetic_energy(TREE, Q, None) == 0.0
+        np.testing.assert_array_equal(sd.rnea(TREE, Q, ONES, ONES, None),
+                                      sd.rnea(TREE, Q, ONES, ONES, np.zeros((TREE.nbodies, 6))))
 
 
 def _closed_cases():
@@ -90,6 +113,12 @@ def test_cluster_functions_name_an_empty_rate_on_every_call(case, function, keyw
             f(model, y, ones, ones, **kw)  # warm: the next call takes the fast path
             with pytest.raises(ValueError, match=f"{name}: expected shape"):
                 f(model, *args, **kw)
+    forces = np.zeros((model.nbodies, 6))
+    kw.pop("f_ext", None)
+    for _ in range(2):
+        f(model, y, ones, ones, forces, **kw)
+        with pytest.raises(ValueError, match="f_ext: expected shape"):
+            f(model, y, ones, ones, forces[:0], **kw)
 
 
 def test_the_compiled_direct_method_names_an_empty_velocity():

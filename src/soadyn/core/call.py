@@ -188,9 +188,12 @@ def _positional_call(function, n_state, n_params):
         allocate = "; ".join(f"o{k} = empty(c.{shape})" for k, shape in enumerate(function.shapes))
         outputs = ", ".join(f"o{k}" for k in range(len(function.shapes)))
         returned = f"({outputs})"
-    # an optional rate given as an empty array: the kernel reads it as absent (zero), as
-    # it reads ABSENT, but the caller meant an array: the general path names the shape
-    given = "".join(f" and (len(s{k}) or s{k} is ABSENT)" for k in function.optional_positions)
+    # an optional rate or external forces given as an empty array: the kernel reads it as
+    # absent (zero), as it reads ABSENT or NO_FORCES, but the caller meant an array: the
+    # general path names the shape (tested in the order that is cheapest for the common
+    # call: a given rate, absent forces)
+    given = "".join(f" and (s{k} is NO_FORCES or len(s{k}))" if forces else f" and (len(s{k}) or s{k} is ABSENT)"
+                    for k, forces in function.absent_positions)
     source = f"""
 def call(model, {state}{params}, out=None, workspace=None):
     d = getattr(model, "_derived", None)
@@ -210,6 +213,7 @@ def call(model, {state}{params}, out=None, workspace=None):
     return function(model, ({state},), ({params[2:]}{"," if n_params else ""}), out, workspace)
 """
     scope = {"empty": np.empty, "fast": function.fast, "GeneralPath": GeneralPath, "function": function, "ABSENT": ABSENT,
+             "NO_FORCES": NO_FORCES,
              "Workspace": Workspace, "shape_of": function.shape_of}
     exec(compile(source, f"<soadyn.core.call: fast path of {function.fast.py_func.__name__}>", "exec"), scope)
     return scope["call"]
@@ -285,11 +289,13 @@ class CompiledFunction:
         #: known at construction for named shapes, else after the first general call
         self.n_outputs = None if self.shapes is None else len(self.shapes)
         self.tree_function = tree_function
-        #: positions in ``state`` of the optional vectors (rates that may be ``ABSENT``):
-        #: the kernels read an empty array there as zero, so the fast path returns only
-        #: when each is ``ABSENT`` or not empty (a caller's empty array: the general path,
+        #: (position in ``state``, whether it is ``f_ext``) of the arguments that may be
+        #: absent: optional vectors (``ABSENT``) and external forces (``NO_FORCES``). The
+        #: kernels read an empty array there as zero, so the fast path returns only when
+        #: each is the stand-in or not empty (a caller's empty array: the general path,
         #: which names its shape)
-        self.optional_positions = tuple(k for k, a in enumerate(self.args) if a.optional and a.size != "forces")
+        self.absent_positions = tuple((k, a.size == "forces") for k, a in enumerate(self.args)
+                                      if a.optional or a.size == "forces")
         if self.shapes is not None or self.shape_of is not None:
             #: ``call(model, *state, *params, out=None, workspace=None)``: :meth:`__call__`
             #: with positional arguments (one per state argument and per parameter), for
@@ -330,11 +336,11 @@ class CompiledFunction:
         return self.general(model, state, params, out, workspace)
 
     def _rates_given(self, state):
-        """False when an optional rate of ``state`` is an empty array other than ``ABSENT``
-        (see ``optional_positions``)."""
-        for k in self.optional_positions:
+        """False when an argument of ``state`` that may be absent is an empty array other
+        than its stand-in (see ``absent_positions``)."""
+        for k, forces in self.absent_positions:
             x = state[k]
-            if x is not ABSENT and len(x) == 0:
+            if len(x) == 0 and x is not (NO_FORCES if forces else ABSENT):
                 return False
         return True
 

@@ -466,7 +466,8 @@ def _run_explicit(function, model, y, x1, x2, f_ext, gravity, out):
     mi, mf, ws, ci, cf, cws, nyv = fast
     try:
         res = np.empty(nyv) if out is None else out
-        if function.fast(mi, mf, ws, y, x1, x2, f_ext, ci, cf, cws, gravity, res) == 0:
+        # an empty f_ext: the kernel read it as no forces, the validated path names its shape
+        if function.fast(mi, mf, ws, y, x1, x2, f_ext, ci, cf, cws, gravity, res) == 0 and len(f_ext):
             return res
     except GeneralPath:
         pass
