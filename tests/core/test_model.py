@@ -109,6 +109,14 @@ def test_indefinite_inertia_is_named_where_M_is_inverted():
     # a body with rotational inertia but no mass on a free joint: translating it moves nothing
     (lambda m: m.add_body("spinner", jt.Free(), inertia=BOX),
      r"the free joint 'spinner' can translate the bodies \['spinner'\], which have rotational inertia but no mass"),
+    # a point mass on its own hinge's axis: turning it moves nothing (M_bead,bead = 0)
+    (lambda m: (m.add_body("arm", jt.Revolute("x"), mass=1.0, com=(0, 0, -1), inertia=BOX),
+                m.add_body("bead", jt.Revolute("z"), "arm", (np.eye(3), np.array([0, 0, -1.0])), mass=0.5)),
+     r"the revolute joint 'bead' moves no inertia in any direction at the neutral configuration: the bodies it "
+     r"carries \(\['bead'\]\) have no mass away from its axis"),
+    # a point mass on a free joint: its three rotations move nothing
+    (lambda m: m.add_body("ball", jt.Free(), mass=2.0),
+     r"the free joint 'ball' moves no inertia in 3 of its 6 directions"),
 ])
 def test_redundant_and_massless_motions_are_named_where_M_is_inverted(build, match):
     m = sd.Model("singular")

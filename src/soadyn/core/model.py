@@ -833,6 +833,35 @@ class Model:
                               "motion moves nothing (two joints in a row move the same bodies the same way"
                               + (", e.g. a free joint added above a URDF's own floating joint)"
                                  if j.kind == "free" and any(c.joint.kind == "free" for c in loaded) else ")"))
+        return causes + self._joints_moving_no_inertia_at_neutral(causes)
+
+    def _joints_moving_no_inertia_at_neutral(self, found):
+        """Causes for joints not named in ``found`` whose motion moves no inertia at the
+        neutral configuration although their subtree has some: SᵀI_cS, the joint's
+        diagonal block of M with I_c the composite inertia of the bodies it carries, is
+        singular (e.g. a point mass on a revolute joint's own axis)."""
+        composite = [b.inertia for b in self.bodies]  # about each body's origin, body axes
+        for b in reversed(self.bodies):
+            if b.parent >= 0:
+                R, p = sp.compose_poses(*b.placement, *b.joint.pose(b.joint.neutral()))
+                composite[b.parent] = composite[b.parent] + sp.transform_inertia(R, p, composite[b.index])
+        blocks = []
+        for b in self.bodies:
+            j = b.joint
+            if j.nv:
+                S = np.asarray(j.motion_subspace(j.neutral()), dtype=float)
+                blocks.append((b, np.linalg.eigvalsh(S.T @ composite[b.index] @ S)))
+        scale = max((float(lam[-1]) for _, lam in blocks), default=0.0)
+        causes = []
+        for b, lam in blocks:
+            j = b.joint
+            lost = int(np.sum(lam <= 1e-12 * scale))
+            if lost and not any(repr(j.name) in cause for cause in found):
+                carried = [c.name for c in self.bodies if c.index == b.index or b.index in self.ancestors(c.index)]
+                what = "any direction" if lost == j.nv else f"{lost} of its {j.nv} directions"
+                causes.append(f"the {j.kind} joint {j.name!r} moves no inertia in {what} at the neutral "
+                              f"configuration: the bodies it carries ({carried}) have no mass away from its axis "
+                              "and no inertia about it (e.g. a point mass on a revolute joint's own axis)")
         return causes
 
     # ----------------------------------------------------------------- display
