@@ -233,18 +233,21 @@ def pack_model(bodies, gravity, nq, nv):
 #:   G*(k) = D⁻¹(k)U(k)ᵀ; ``eps`` (nv,): the innovations ε(k) = T(k) − H(k)z(k);
 #: * ``Sw`` (nv, 6): the joint-map columns in world axes at the world origin;
 #: * ``crb`` (nb, 10): composite rigid-body inertias R(k) in 10-parameter form;
+#: * ``sincos`` (2, nq): sin and cos of every entry of q (of use for the angles of
+#:   revolute joints; :func:`soadyn.kernels.kinematics.joint_sincos`);
 #: * ``scratch`` (6, 6, 6), and the same memory as one vector, ``scratch_vector`` (216,),
 #:   for a pass to carve its own small arrays from (a kernel must not carve views from an
 #:   array it allocates itself: the views are borrowed, see :func:`carve`).
 WorkspaceViews = namedtuple("WorkspaceViews", (
     "R", "t", "Rw", "pw", "Rj", "pj", "S", "V", "alpha", "f", "coriolis", "z", "P", "Dinv", "U", "Gt",
-    "eps", "Sw", "crb", "scratch", "scratch_vector"))
+    "eps", "Sw", "crb", "sincos", "scratch", "scratch_vector"))
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def workspace_size(nb, nv):
     """Length of the flat workspace of a model with ``nb`` bodies and ``nv`` velocities."""
-    return nb * (6 * 9 + 5 * 6 + 2 * 36 + 10) + nv * (4 * 6 + 1) + 6 * 36
+    # (sincos: 2 nq ≤ 2 (nb + nv) entries, a joint having at most one more coordinate than velocities)
+    return nb * (6 * 9 + 5 * 6 + 2 * 36 + 10 + 2) + nv * (4 * 6 + 1 + 2) + 6 * 36
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -272,10 +275,11 @@ def workspace_views(ws, m):
     Gt = carve(ws, o, (nv, 6)); o += nv * 6
     Sw = carve(ws, o, (nv, 6)); o += nv * 6
     eps = carve(ws, o, nv); o += nv
+    sincos = carve(ws, o, (2, m.nq)); o += 2 * (nb + nv)
     scratch = carve(ws, o, (6, 6, 6))
     scratch_vector = carve(ws, o, 6 * 36)
     return WorkspaceViews(R, t, Rw, pw, Rj, pj, S, V, alpha, f, coriolis, z, P, Dinv, U, Gt, eps, Sw, crb,
-                          scratch, scratch_vector)
+                          sincos, scratch, scratch_vector)
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)

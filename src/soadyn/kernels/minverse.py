@@ -38,7 +38,7 @@ from __future__ import annotations
 from ..core.jit import njit
 from ..core.layout import borrow, model_tables, workspace_views
 from ..core.status import BAD_SHAPE, OK, SINGULAR
-from .kinematics import configuration_status, world_pose_step
+from .kinematics import configuration_status, joint_sincos, world_pose_step
 from .primitives import add_rigid_inertia_to_parent, joint_column_to_world, rigid_inertia_matrix, spd_inverse
 
 
@@ -74,8 +74,9 @@ def world_articulated_factors(mi, mf, ws, q):
     m = model_tables(mi, mf)
     w = workspace_views(ws, m)
     P = w.P
+    sc = joint_sincos(w, q)
     for i in range(m.nb):  # world poses, and each body's rigid inertia at the world origin
-        world_pose_step(m, w, i, q, w.Rw, w.pw)
+        world_pose_step(m, w, i, q, sc, w.Rw, w.pw)
         for a in range(10):
             w.crb[i, a] = 0.0
         add_rigid_inertia_to_parent(w.Rw, w.pw, i, m.rigid, w.crb, i)

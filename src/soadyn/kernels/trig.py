@@ -35,6 +35,28 @@ def sincos(x):
     """(sin x, cos x), within 1 ulp of libm's for |x| ≤ 10⁵ (module docstring)."""
     if not abs(x) <= LARGE:  # (also NaN)
         return math.sin(x), math.cos(x)
+    return reduced_sincos(x)
+
+
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, fastmath=False)
+def sincos_into(x, out):
+    """``out[0, k], out[1, k]`` = :func:`sincos` of ``x[k]`` for every k, bit for bit.
+
+    The polynomial pass has no branch, so the compiler evaluates several angles per vector
+    instruction (on a 36-entry q: 117 ns against 528 ns for the same loop over
+    :func:`sincos`, whose branch to libm keeps it scalar); the angles beyond ±10⁵ rad (and
+    NaN) are redone by libm in a second pass."""
+    for k in range(x.shape[0]):
+        out[0, k], out[1, k] = reduced_sincos(x[k])
+    for k in range(x.shape[0]):
+        if not abs(x[k]) <= LARGE:
+            out[0, k], out[1, k] = math.sin(x[k]), math.cos(x[k])
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, fastmath=False)
+def reduced_sincos(x):
+    """(sin x, cos x) by the reduction and polynomials of the module docstring, for
+    |x| ≤ 10⁵ (beyond, digits are lost: :func:`sincos` sends such angles to libm)."""
     fn = (x * INV_PIO2 + ROUND) - ROUND
     n = int(fn)
     # r = x − n π/2 as y0 + y1 (e_rem_pio2's second-order reduction)

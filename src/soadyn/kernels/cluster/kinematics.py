@@ -18,7 +18,8 @@ from __future__ import annotations
 from ...core.jit import njit
 from ...core.layout import model_tables, workspace_views
 from ...core.status import BAD_FIRST, BAD_QUATERNION, BAD_SHAPE, OK
-from ..kinematics import forces_shape_ok, no_forces, nonfinite, place_body, quaternions_ok, state_status, velocity_step
+from ..kinematics import (forces_shape_ok, joint_sincos, no_forces, nonfinite, place_body, quaternions_ok,
+                          state_status, velocity_step)
 from ..primitives import motion_to_child
 from .explicit import apply_explicit_map
 from .implicit import prepare_implicit
@@ -153,10 +154,11 @@ def positions_pass(mi, mf, ws, ci, cf, cws, y, yd, with_velocity, with_bias, rot
     if not quaternions_ok(m, w.q):
         return BAD_QUATERNION
     t = workspace_views(ws, m)
+    sc = t.sincos if placed else joint_sincos(t, w.q)
     for i in range(0 if placed else m.nb):  # the tree's joint placements and body velocities, parents first
         if rotors_apart and pair_rotor(c, i):
             continue
-        place_body(m, t, i, w.q)
+        place_body(m, t, i, w.q, sc)
         if with_velocity:
             velocity_step(m, t, i, w.qd)
     output_poses(mi, mf, ws, ci, cws)

@@ -22,7 +22,7 @@ from __future__ import annotations
 from ...core.jit import njit
 from ...core.layout import borrow, carve, model_tables, workspace_size, workspace_views
 from ...core.status import BAD_QUATERNION, BAD_SHAPE, OK
-from ..kinematics import acceleration_step, place_body, quaternions_ok, velocity_step
+from ..kinematics import acceleration_step, joint_sincos, place_body, quaternions_ok, velocity_step
 from ..primitives import acceleration_entry
 from ..rnea import force_step, gather_step
 from .explicit import apply_explicit_map, apply_explicit_map_transpose
@@ -57,10 +57,11 @@ def cluster_rnea_kernel(mi, mf, ws, y, yd, ydd, fext, ci, cf, cws, gravity, tau)
     c = cluster_tables(ci)
     t = workspace_views(ws, m)
     rotors_apart = no_rotor_forces(c, fext)  # (an external force on a rotor acts in its own frame)
+    sc = joint_sincos(t, w.q)
     for i in range(m.nb):  # base to tips
         if rotors_apart and pair_rotor(c, i):
             continue
-        place_body(m, t, i, w.q)
+        place_body(m, t, i, w.q, sc)
         velocity_step(m, t, i, w.qd)
         acceleration_step(m, t, i, w.qdd, gravity, True)
         force_step(m, t, i, fext, True)
