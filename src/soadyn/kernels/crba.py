@@ -15,9 +15,9 @@ from ..core.jit import njit
 from ..core.layout import borrow, model_tables, workspace_views
 from ..core.status import BAD_SHAPE, OK
 from .kinematics import configuration_status, joint_placements, world_poses
-from .primitives import (add_force_to_parent, add_rigid_inertia_to_parent, add_rigid_inertia_to_parent_about_axis, force_to_world,
-                         joint_column_to_world, motion_to_child, rigid_inertia_matrix,
-                         rigid_inertia_times_joint_column)
+from .primitives import (add_force_to_parent, add_rigid_inertia_to_parent, add_rigid_inertia_to_parent_about_axis,
+                         copy_upper_to_lower, force_to_world, joint_column_to_world, motion_to_child,
+                         rigid_inertia_matrix, rigid_inertia_times_joint_column)
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -175,7 +175,5 @@ def mass_matrix_jtmj_kernel(mi, mf, ws, q, M):
             p = m.parent[i]
             if p >= 0:
                 add_force_to_parent(w.R, w.t, i, Q, i, Q, p)
-    for c in range(nv):  # exactly symmetric: the upper triangle (r ≤ c) mirrored
-        for r in range(c):
-            M[c, r] = M[r, c]
+    copy_upper_to_lower(M)  # exactly symmetric: the upper triangle (r ≤ c) mirrored
     return OK

@@ -17,6 +17,7 @@ from ..core.jit import njit
 from ..core.layout import borrow, model_tables
 from ..core.status import BAD_SHAPE, OK, SINGULAR
 from .crba import mass_matrix_kernel
+from .primitives import copy_upper_to_lower
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -136,9 +137,7 @@ def ltdl_inverse(LD, lam, last, Minv):
             for c in range(k, n):
                 Minv[k, c] -= a * Minv[i, c]
             i = lam[i]
-    for k in range(n):
-        for c in range(k):
-            Minv[k, c] = Minv[c, k]
+    copy_upper_to_lower(Minv)
 
 
 @njit(cache=True)

@@ -39,7 +39,8 @@ from ..core.jit import njit
 from ..core.layout import borrow, model_tables, workspace_views
 from ..core.status import BAD_SHAPE, OK, SINGULAR
 from .kinematics import configuration_status, joint_sincos, world_pose_step
-from .primitives import add_rigid_inertia_to_parent, joint_column_to_world, rigid_inertia_matrix, spd_inverse
+from .primitives import (add_rigid_inertia_to_parent, copy_lower_to_upper, joint_column_to_world, rigid_inertia_matrix,
+                         spd_inverse)
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -260,9 +261,7 @@ def inverse_columns(mi, mf, ws, Minv):
         column_gather(m, w, b1, c1, Minv[c1])
         for k in range(b1 + 1):
             scatter_step(m, w, k, Minv[c1], w.alpha)
-    for r in range(m.nv):
-        for c in range(r + 1, m.nv):
-            Minv[r, c] = Minv[c, r]
+    copy_lower_to_upper(Minv)
 
 
 @njit(cache=True)
