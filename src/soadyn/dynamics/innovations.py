@@ -157,10 +157,10 @@ def mass_matrix_inverse(model, q, *, method="innovations", out=None, workspace=N
 
     Returns (nv, nv) or (B, nv, nv), symmetric positive definite [1/kg, 1/(kg m²), ...].
     """
+    if method == "innovations":  # the default first: one comparison
+        return _MINV.call(model, q, out, workspace)
     if method == "ltdl":
         return _MINV_LTDL.call(model, q, out, workspace)
-    if method == "innovations":
-        return _MINV.call(model, q, out, workspace)
     raise ValueError(f"method: expected one of {list(MINV_METHODS)}, got {method!r}")
 
 
