@@ -120,9 +120,9 @@ def joint_sincos(w, q):
     """``w.sincos``: sin and cos of every entry of q, in one vectorized pass
     (:func:`~.trig.sincos_into`; an entry that is not a revolute joint's angle is computed
     and left unread), for the body loops that place every body (:func:`place_body`,
-    :func:`world_pose_step`): evaluated one joint at a time inside those loops, the same
-    sines and cosines took ~70 % of the joint placements of a 30-body humanoid. Returns
-    the (2, nq) view."""
+    :func:`world_pose_step`): with the sines and cosines evaluated one joint at a time
+    inside the loop, the joint placements of a 30-body humanoid (g1) took 0.60 µs, with
+    this pass 0.47 µs (compiled loops, 2026-11-27). Returns the (2, nq) view."""
     sincos_into(q, w.sincos)
     return w.sincos
 
