@@ -199,7 +199,7 @@ def main(name="mini_cheetah"):
     ci, cf = packed.ci, packed.cf
     out = np.empty(len(yd))
     T = np.random.default_rng(0).normal(size=model.nv)
-    mci, mcf, wcws, _, _ = _plain_call(model)  # (the rotor robots are explicit: the plain kernel, not the solving one)
+    tables, _, _ = _plain_call(model)  # (the rotor robots are explicit: the plain kernel, not the solving one)
     print(f"{name}, load average {os.getloadavg()}")
     calls = {"sd.cluster_aba (public)": lambda: sd.cluster_aba(model, y, yd, tau),
              "C-ABA kernel called from Python": lambda: cluster_aba_kernel(c.mi, c.mf, ws, y, yd, tau, NO_FORCES, ci, cf,
@@ -207,8 +207,8 @@ def main(name="mini_cheetah"):
              "sd.cluster_rnea (public)": lambda: sd.cluster_rnea(model, y, yd, ydd),
              "C-RNEA kernel called from Python": lambda: cluster_rnea_kernel(c.mi, c.mf, ws, y, yd, ydd, NO_FORCES, ci,
                                                                              cf, cws, True, out),
-             "C-RNEA plain kernel called from Python": lambda: cluster_rnea_plain_kernel(mci, mcf, wcws, y, yd, ydd,
-                                                                                         True, out),
+             "C-RNEA plain kernel called from Python": lambda: cluster_rnea_plain_kernel(tables, y, yd, ydd, True,
+                                                                                         out),
              "sd.cluster_efpa (public)": lambda: sd.cluster_efpa(model, y, frames),
              "C-EFPA kernel called from Python": lambda: cluster_efpa_kernel(c.mi, c.mf, ws, y, fs.body, fs.rotation,
                                                                              fs.translation, Z, ci, cf, cws, Omega)}

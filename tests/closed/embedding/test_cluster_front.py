@@ -122,3 +122,36 @@ def test_plain_efpa_is_the_validated_kernel_and_matches_the_projection_method(ch
         sd.cluster_efpa(model, bad, frames)
     with pytest.raises((KeyError, ValueError), match="no_such_frame"):
         sd.cluster_efpa(model, y, ["FR_foot", "no_such_frame"])
+
+
+def test_plain_tables_pack_into_one_array_and_split_back(cheetah):
+    """The plain kernels' one array (model, clusters and workspaces) splits back into the
+    arrays it was packed from; a truncated or foreign array is refused."""
+    from numba import njit
+
+    from soadyn.kernels.cluster.layout import pack_plain_tables, split_plain_tables
+
+    @njit(cache=False)
+    def split_equals(tables, mi, ci, mf, cf, ws, cws):
+        ok, a, b, c, d, e, f, no_forces = split_plain_tables(tables)
+        same = (a.shape == mi.shape and b.shape == mf.shape and c.shape == ws.shape and d.shape == ci.shape
+                and e.shape == cf.shape and f.shape == cws.shape and no_forces.shape == (0, 6))
+        if same:
+            for x, y in ((a, mi), (d, ci)):
+                for k in range(x.shape[0]):
+                    same = same and x[k] == y[k]
+            for x, y in ((b, mf), (c, ws), (e, cf), (f, cws)):
+                for k in range(x.shape[0]):
+                    same = same and x[k] == y[k]
+        return ok, same
+
+    rng = np.random.default_rng(0)
+    mi = cheetah.compiled.mi
+    mf = cheetah.compiled.mf
+    ci, cf = rng.integers(0, 9, 40), rng.normal(size=30)
+    ws, cws = rng.normal(size=len(sd.Workspace(cheetah).buffer)), rng.normal(size=12)
+    ci[3] = len(cws)  # the cluster header's workspace length
+    tables = pack_plain_tables(mi, ci, mf, cf, ws, cws)
+    assert split_equals(tables, mi, ci, mf, cf, ws, cws) == (True, True)
+    assert not split_equals(tables[:-1], mi, ci, mf, cf, ws, cws)[0]
+    assert not split_equals(tables[:1], mi, ci, mf, cf, ws, cws)[0]

@@ -44,6 +44,7 @@ from ...kernels.cluster.efpa import cluster_efpa_kernel, cluster_efpa_plain_kern
 from ...kernels.cluster.embedding import embedding_forward_batch, embedding_forward_kernel
 from ...kernels.cluster.implicit import GIVEN, GUESS, PREPARED, SOLVE, prepare_implicit_kernel
 from ...kernels.cluster.kinematics import cluster_subspaces_kernel, spanning_state_kernel
+from ...kernels.cluster.layout import pack_plain_tables
 from ...kernels.cluster.rnea import (cluster_rnea_batch, cluster_rnea_kernel, cluster_rnea_plain_kernel,
                                      cluster_rnea_state_kernel)
 from ...kernels.cluster.solved import (cluster_aba_solved_kernel, cluster_efpa_solved_kernel,
@@ -425,10 +426,12 @@ def _explicit_call(model):
 
 
 def _plain_call(model):
-    """This thread's ([mi | ci], [mf | cf], [tree workspace | cluster workspace], nyv,
-    solved) for the plain-call kernels (three arrays instead of six: Numba's dispatcher
-    costs ~0.15 µs per array argument), or an empty tuple (a cluster prepared in Python; a
-    model changed since it was compiled, or not compiled yet): then the general path.
+    """This thread's (tables, nyv, solved) for the plain-call kernels — ``tables`` the
+    model's, the clusters' and this thread's workspaces in one array
+    (:func:`~soadyn.kernels.cluster.layout.pack_plain_tables`; one array instead of six:
+    Numba's dispatcher costs ~0.15 µs per array argument) — or an empty tuple (a cluster
+    prepared in Python; a model changed since it was compiled, or not compiled yet): then
+    the general path.
     ``solved`` (0 or 1) says which kernel of a ``_C*_PLAIN`` pair fits the model: 0 for
     explicit models (:func:`~soadyn.kernels.cluster.aba.cluster_aba_plain_kernel` and its
     C-RNEA and C-EFPA twins), 1 for models with implicit clusters, solved from their
@@ -447,9 +450,8 @@ def _plain_call(model):
         if packed.nonlinear and (not packed.compiled or packed.python_prepared):
             return ()
         c = d.compiled
-        return (np.concatenate([c.mi, packed.ci]), np.concatenate([c.mf, packed.cf]),
-                np.concatenate([d.buffer(), cluster_workspace_buffer(model, packed)]), int(packed.ci[6]),
-                int(bool(packed.nonlinear)))
+        tables = pack_plain_tables(c.mi, packed.ci, c.mf, packed.cf, d.buffer(), cluster_workspace_buffer(model, packed))
+        return tables, int(packed.ci[6]), int(bool(packed.nonlinear))
 
     return d.per_thread("cluster_plain_call", build)
 
@@ -476,8 +478,8 @@ def _run_explicit(function, model, y, x1, x2, f_ext, gravity, out):
 
 def _run_plain(kernels, model, y, x1, x2, gravity, out):
     """The plain call of a cluster kernel (``kernels``, a ``_C*_PLAIN`` pair of
-    :class:`~soadyn.core.call.ExactCall` of kernels ``(mci, mcf, wcws, y, x1, x2, gravity,
-    out)``, no external forces): its result, or None when the call needs the validated
+    :class:`~soadyn.core.call.ExactCall` of kernels ``(tables, y, x1, x2, gravity, out)``,
+    no external forces): its result, or None when the call needs the validated
     path (no plain tables: :func:`_plain_call`; other argument types; a status other than
     OK), which then converts the arguments, runs the Python solve or raises the error
     that names the cause. The kernel checks every length, the dispatcher the types."""
@@ -487,15 +489,15 @@ def _run_plain(kernels, model, y, x1, x2, gravity, out):
         fast = _plain_call(model)
     if not fast:
         return None
-    mci, mcf, wcws, nyv, solved = fast
+    tables, nyv, solved = fast
     exact = kernels[solved]
     res = np.empty(nyv) if out is None else out
     try:
-        if exact.fast(mci, mcf, wcws, y, x1, x2, gravity, res) == 0:
+        if exact.fast(tables, y, x1, x2, gravity, res) == 0:
             return res
     except GeneralPath:  # this process's first plain call, or other argument types
         if val.kernel_vector(y) and all(val.kernel_vector(x, nyv) for x in (res, x1, x2)) \
-                and exact(mci, mcf, wcws, y, x1, x2, gravity, res) == 0:
+                and exact(tables, y, x1, x2, gravity, res) == 0:
             return res
     return None
 
@@ -621,15 +623,15 @@ def _efpa_plain(model, y, frames):
         found = None
     if found is None:
         return _efpa_plain_first(model, y, frames)
-    mci, mcf, wcws, _, solved = fast
+    tables, _, solved = fast
     exact = _CEFPA_PLAIN[solved]
     fbody, fR, fp, Z = found
     Omega = np.empty((6 * fbody.shape[0], 6 * fbody.shape[0]))
     try:
-        if exact.fast(mci, mcf, wcws, y, fbody, fR, fp, Z, Omega) == 0:
+        if exact.fast(tables, y, fbody, fR, fp, Z, Omega) == 0:
             return Omega
     except GeneralPath:  # this process's first plain call, or other argument types
-        if val.kernel_vector(y) and exact(mci, mcf, wcws, y, fbody, fR, fp, Z, Omega) == 0:
+        if val.kernel_vector(y) and exact(tables, y, fbody, fR, fp, Z, Omega) == 0:
             return Omega
     return None
 

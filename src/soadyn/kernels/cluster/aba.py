@@ -17,7 +17,7 @@ from __future__ import annotations
 
 
 from ...core.jit import njit
-from ...core.layout import borrow, carve, model_tables, workspace_views
+from ...core.layout import borrow, model_tables, workspace_views
 from ...core.status import BAD_SHAPE, OK, SINGULAR
 from ..primitives import acceleration_entry, add_force_to_parent, parent_acceleration
 from .implicit import prepare_implicit
@@ -340,15 +340,14 @@ def cluster_aba_kernel(mi, mf, ws, y, yd, tau, fext, ci, cf, cws, gravity, ydd):
 
 
 @njit(cache=True)
-def cluster_aba_plain_kernel(mci, mcf, wcws, y, yd, tau, gravity, ydd):
-    """:func:`cluster_aba_kernel` for the plain call (no external forces) with its tables in
-    three arrays: ``mci`` = [mi | ci], ``mcf`` = [mf | cf] and ``wcws`` = [ws | cws] (the
-    dispatcher costs ~0.15 µs per array argument: ~0.6 µs of a ~12 µs call on the Mini
-    Cheetah). Returns a status."""
-    ok, mi, mf, ws, ci, cf, cws = split_plain_tables(mci, mcf, wcws)
+def cluster_aba_plain_kernel(tables, y, yd, tau, gravity, ydd):
+    """:func:`cluster_aba_kernel` for the plain call (no external forces) with all its
+    tables in one array (:func:`~.layout.pack_plain_tables`: Numba's dispatcher costs
+    ~0.15 µs per array argument). Returns a status."""
+    ok, mi, mf, ws, ci, cf, cws, no_forces = split_plain_tables(tables)
     if not ok:
         return BAD_SHAPE
-    return cluster_aba_kernel(mi, mf, ws, y, yd, tau, carve(mcf, 0, (0, 6)), ci, cf, cws, gravity, ydd)
+    return cluster_aba_kernel(mi, mf, ws, y, yd, tau, no_forces, ci, cf, cws, gravity, ydd)
 
 
 @njit(cache=True)

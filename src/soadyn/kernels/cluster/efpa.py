@@ -125,11 +125,10 @@ def cluster_efpa_kernel(mi, mf, ws, y, fbody, fR, fp, Z, ci, cf, cws, Omega):
 
 
 @njit(cache=True)
-def cluster_efpa_plain_kernel(mci, mcf, wcws, y, fbody, fR, fp, Z, Omega):
-    """:func:`cluster_efpa_kernel` for the plain call, with its tables in three arrays,
-    ``mci`` = [mi | ci], ``mcf`` = [mf | cf] and ``wcws`` = [ws | cws]
-    (:func:`~.layout.split_plain_tables`). Returns a status."""
-    ok, mi, mf, ws, ci, cf, cws = split_plain_tables(mci, mcf, wcws)
+def cluster_efpa_plain_kernel(tables, y, fbody, fR, fp, Z, Omega):
+    """:func:`cluster_efpa_kernel` for the plain call, with all its tables in one array
+    (:func:`~.layout.pack_plain_tables`). Returns a status."""
+    ok, mi, mf, ws, ci, cf, cws, _ = split_plain_tables(tables)
     if not ok:
         return BAD_SHAPE
     return cluster_efpa_kernel(mi, mf, ws, y, fbody, fR, fp, Z, ci, cf, cws, Omega)

@@ -113,15 +113,13 @@ def add_rotor_forces(m, t, c, cf, w, gravity, T):
 
 
 @njit(cache=True)
-def cluster_rnea_plain_kernel(mci, mcf, wcws, y, yd, ydd, gravity, tau):
-    """:func:`cluster_rnea_kernel` for the plain call (no external forces) with its tables
-    in three arrays, ``mci`` = [mi | ci], ``mcf`` = [mf | cf] and ``wcws`` = [ws | cws]
-    (:func:`~.layout.split_plain_tables`; Numba's dispatcher costs ~0.15 µs per array
-    argument). Returns a status."""
-    ok, mi, mf, ws, ci, cf, cws = split_plain_tables(mci, mcf, wcws)
+def cluster_rnea_plain_kernel(tables, y, yd, ydd, gravity, tau):
+    """:func:`cluster_rnea_kernel` for the plain call (no external forces) with all its
+    tables in one array (:func:`~.layout.pack_plain_tables`). Returns a status."""
+    ok, mi, mf, ws, ci, cf, cws, no_forces = split_plain_tables(tables)
     if not ok:
         return BAD_SHAPE
-    return cluster_rnea_kernel(mi, mf, ws, y, yd, ydd, carve(mcf, 0, (0, 6)), ci, cf, cws, gravity, tau)
+    return cluster_rnea_kernel(mi, mf, ws, y, yd, ydd, no_forces, ci, cf, cws, gravity, tau)
 
 
 @njit(cache=True)

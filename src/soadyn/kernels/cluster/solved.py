@@ -1,8 +1,8 @@
 """The plain calls of C-ABA, C-RNEA and C-EFPA on models with implicit clusters: the
 position solve q = γ(y) from the clusters' references and the explicit form G, g of the
 implicit clusters (:func:`~.implicit.prepare_implicit`, mode SOLVE) followed by the
-algorithm, in one kernel call with the tables folded into three arrays ([mi | ci],
-[mf | cf], [ws | cws]: Numba's dispatcher costs ~0.15 µs per array argument).
+algorithm, in one kernel call with the tables in one array
+(:func:`~.layout.pack_plain_tables`: Numba's dispatcher costs ~0.15 µs per array argument).
 
 Every length is checked here, before the solve reads y and ẏ; any status other than OK
 (a wrong shape, a non-finite value, a solve that does not converge, a singular
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from ...core.jit import njit
 from ...core.status import BAD_SHAPE, OK
-from ..kinematics import no_forces
 from .aba import cluster_aba_kernel
 from .efpa import cluster_efpa_kernel
 from .implicit import SOLVE, prepare_implicit
@@ -24,47 +23,47 @@ from .rnea import cluster_rnea_kernel
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _solved_state(mi, mf, ws, ci, cf, cws, y, yd, third, out_length, with_bias):
-    """Status of the plain call's state, then the implicit clusters solved and prepared
-    from their references."""
-    st = cluster_state_status(mi, mf, ci, y, yd, third, no_forces(ws), out_length)
+def _solved_state(mi, mf, ws, ci, cf, cws, y, yd, third, out_length, with_bias, fext):
+    """Status of the plain call's state (``fext`` empty), then the implicit clusters solved
+    and prepared from their references."""
+    st = cluster_state_status(mi, mf, ci, y, yd, third, fext, out_length)
     if st != OK:
         return st
     return prepare_implicit(mi, mf, ws, ci, cf, cws, y, yd, y[:0], SOLVE, with_bias)
 
 
 @njit(cache=True)
-def cluster_aba_solved_kernel(mci, mcf, wcws, y, yd, tau, gravity, ydd):
+def cluster_aba_solved_kernel(tables, y, yd, tau, gravity, ydd):
     """C-ABA after the position solve (module docstring), no external forces: ÿ into
     ``ydd``; returns a status."""
-    ok, mi, mf, ws, ci, cf, cws = split_plain_tables(mci, mcf, wcws)
+    ok, mi, mf, ws, ci, cf, cws, no_forces = split_plain_tables(tables)
     if not ok:
         return BAD_SHAPE
-    st = _solved_state(mi, mf, ws, ci, cf, cws, y, yd, tau, ydd.shape[0], True)
+    st = _solved_state(mi, mf, ws, ci, cf, cws, y, yd, tau, ydd.shape[0], True, no_forces)
     if st != OK:
         return st
-    return cluster_aba_kernel(mi, mf, ws, y, yd, tau, no_forces(ws), ci, cf, cws, gravity, ydd)
+    return cluster_aba_kernel(mi, mf, ws, y, yd, tau, no_forces, ci, cf, cws, gravity, ydd)
 
 
 @njit(cache=True)
-def cluster_rnea_solved_kernel(mci, mcf, wcws, y, yd, ydd, gravity, tau):
+def cluster_rnea_solved_kernel(tables, y, yd, ydd, gravity, tau):
     """C-RNEA after the position solve (module docstring), no external forces: τ_ind into
     ``tau``; returns a status."""
-    ok, mi, mf, ws, ci, cf, cws = split_plain_tables(mci, mcf, wcws)
+    ok, mi, mf, ws, ci, cf, cws, no_forces = split_plain_tables(tables)
     if not ok:
         return BAD_SHAPE
-    st = _solved_state(mi, mf, ws, ci, cf, cws, y, yd, ydd, tau.shape[0], True)
+    st = _solved_state(mi, mf, ws, ci, cf, cws, y, yd, ydd, tau.shape[0], True, no_forces)
     if st != OK:
         return st
-    return cluster_rnea_kernel(mi, mf, ws, y, yd, ydd, no_forces(ws), ci, cf, cws, gravity, tau)
+    return cluster_rnea_kernel(mi, mf, ws, y, yd, ydd, no_forces, ci, cf, cws, gravity, tau)
 
 
 @njit(cache=True)
-def cluster_efpa_solved_kernel(mci, mcf, wcws, y, fbody, fR, fp, Z, Omega):
+def cluster_efpa_solved_kernel(tables, y, fbody, fR, fp, Z, Omega):
     """C-EFPA after the position solve (module docstring): Ω (6m, 6m) of the m frames at
     poses (fR, fp)[e] in bodies ``fbody[e]`` into ``Omega``, ``Z`` the scratch of
     :func:`~.efpa.cluster_efpa_kernel`; returns a status."""
-    ok, mi, mf, ws, ci, cf, cws = split_plain_tables(mci, mcf, wcws)
+    ok, mi, mf, ws, ci, cf, cws, _ = split_plain_tables(tables)
     if not ok:
         return BAD_SHAPE
     c = cluster_tables(ci)
