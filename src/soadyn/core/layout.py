@@ -169,6 +169,33 @@ def split_model_tables(mti, mtf):
             carve(mtf, nf, mtf.shape[0] - nf))
 
 
+def pack_tables(ints, floats, work):
+    """One float64 array for a plain-call kernel: [len(ints), len(floats) (int64 bits) |
+    ints (int64 bits) | floats | work]. Numba's dispatcher costs about 0.15 µs per array
+    argument, and the plain calls pass the model's tables, their own and a thread's
+    workspace (the ``work`` part, written per call: each thread has its own copy of the
+    array). :func:`split_tables` undoes it inside the kernel."""
+    ints = np.ascontiguousarray(ints, dtype=np.int64)
+    head = np.array([ints.shape[0], len(floats)], dtype=np.int64)
+    return np.concatenate([head.view(np.float64), ints.view(np.float64), floats, work])
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def split_tables(tables):
+    """``(ok, ints, floats, work)``: borrowed views of an array of :func:`pack_tables`;
+    ``ok`` is False when the array is shorter than its header says (the views are then
+    empty)."""
+    ni, nf = 0, 0
+    if tables.shape[0] >= 2:
+        head = carve(tables, 0, 2).view(np.int64)
+        ni, nf = head[0], head[1]
+    ok = ni >= 0 and nf >= 0 and 2 + ni + nf <= tables.shape[0]
+    if not ok:
+        ni, nf = 0, 0
+    rest = tables.shape[0] - 2 - ni - nf if ok else 0
+    return ok, carve(tables, 2, ni).view(np.int64), carve(tables, 2 + ni, nf), carve(tables, 2 + ni + nf, rest)
+
+
 def _numpy_carve(buf, offset, shape):
     """:func:`carve` for Python callers: the same elements as a NumPy view of ``buf``."""
     return buf[offset:offset + int(np.prod(shape))].reshape(shape)

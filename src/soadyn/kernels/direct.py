@@ -63,7 +63,7 @@ from collections import namedtuple
 import numpy as np
 
 from ..core.jit import njit
-from ..core.layout import borrow, carve, model_tables, split_model_tables, workspace_views
+from ..core.layout import borrow, carve, model_tables, split_model_tables, split_tables, workspace_views
 from ..core.status import BAD_SHAPE, OFF_MANIFOLD, OK, SINGULAR
 from .aba import acceleration_pass, articulated_body_pass
 from .innovations import factor_gather
@@ -406,15 +406,18 @@ def direct_kernel(mi, mf, ws, q, v, tau, fext, ti, tf, out):
 
 
 @njit(cache=True)
-def direct_plain_kernel(mti, mtf, ws, q, v, tau, residual_tol, out):
+def direct_plain_kernel(tables, q, v, tau, residual_tol, out):
     """:func:`direct_kernel` for the common call (the plain call of
-    ``constrained_forward_dynamics``): the model's tables followed by the constraint
-    tables in one int array ``mti`` = [mi | ti] and one float array ``mtf`` = [mf | tf]
-    (the dispatcher costs ~0.15 µs per argument, a sizeable part of a four-bar's call), no
-    external forces, and the consistency check of the state: returns ``OFF_MANIFOLD`` when
-    a position residual max |𝔡| or a velocity residual max |G_c θ̇| exceeds
-    ``residual_tol`` (or is NaN) — the caller then takes the validated path, which names
-    the constraint."""
+    ``constrained_forward_dynamics``): the model's tables, the constraint tables and a
+    thread's workspace in one array (:func:`~soadyn.core.layout.pack_tables` of
+    [mi | ti], [mf | tf] and ws: the dispatcher costs ~0.15 µs per argument, a sizeable
+    part of a four-bar's call), no external forces, and the consistency check of the
+    state: returns ``OFF_MANIFOLD`` when a position residual max |𝔡| or a velocity residual
+    max |G_c θ̇| exceeds ``residual_tol`` (or is NaN) — the caller then takes the validated
+    path, which names the constraint."""
+    ok, mti, mtf, ws = split_tables(tables)
+    if not ok or mti.shape[0] == 0:
+        return BAD_SHAPE
     ok, mi, mf, ti, tf = split_model_tables(mti, mtf)
     if not ok or v.shape[0] != tau.shape[0]:  # v given in full (an empty v is a caller's mistake here)
         return BAD_SHAPE

@@ -36,7 +36,7 @@ from collections import namedtuple
 import numpy as np
 
 from ...core.jit import njit
-from ...core.layout import carve, split_model_tables, workspace_size
+from ...core.layout import carve, pack_tables, split_model_tables, split_tables, workspace_size
 
 #: cluster kinds
 RIGID, LINEAR, NONLINEAR = 0, 1, 2
@@ -266,15 +266,11 @@ def no_rotor_forces(c, fext):
 
 
 def pack_plain_tables(mi, ci, mf, cf, ws, cws):
-    """The one float64 array a plain-call cluster kernel takes (:func:`split_plain_tables`):
-    [len(mi) + len(ci), len(mf) + len(cf) (two int64 as float64 bits) | mi | ci (int64 bits)
-    | mf | cf | ws | cws]. Numba's dispatcher costs about 0.15 µs per array argument, and
-    the three arrays of the earlier form cost the Mini Cheetah's C-RNEA call 0.38 µs more
-    (2.58 against 2.20 µs). A thread's own copy: its workspace part is written per call."""
-    ints = np.concatenate([mi, ci]).astype(np.int64)
-    floats = np.concatenate([mf, cf])
-    head = np.array([ints.shape[0], floats.shape[0]], dtype=np.int64)
-    return np.concatenate([head.view(np.float64), ints.view(np.float64), floats, ws, cws])
+    """The one array a plain-call cluster kernel takes (:func:`~soadyn.core.layout.pack_tables`
+    of [mi | ci], [mf | cf] and a thread's [ws | cws]; :func:`split_plain_tables`): the
+    three arrays of the earlier form cost the Mini Cheetah's C-RNEA kernel call 0.38 µs more
+    (2.58 against 2.20 µs)."""
+    return pack_tables(np.concatenate([mi, ci]), np.concatenate([mf, cf]), np.concatenate([ws, cws]))
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -283,16 +279,8 @@ def split_plain_tables(tables):
     plain-call cluster kernel (:func:`pack_plain_tables`), and an empty (0, 6) force
     array; ``ok`` is False when the array does not fit its headers (the views are then
     meaningless)."""
-    ni, nf = 0, 0
-    if tables.shape[0] >= 2:
-        head = carve(tables, 0, 2).view(np.int64)
-        ni, nf = head[0], head[1]
-    if not (ni >= 0 and nf >= 0 and 2 + ni + nf <= tables.shape[0]):
-        ni, nf = 0, 0
-    mci = carve(tables, 2, ni).view(np.int64)
-    mcf = carve(tables, 2 + ni, nf)
-    wcws = carve(tables, 2 + ni + nf, tables.shape[0] - 2 - ni - nf)
-    ok, mi, mf, ci, cf = split_model_tables(mci, mcf) if ni > 0 else (False, mci, mcf, mci, mcf)
+    ok, mci, mcf, wcws = split_tables(tables)
+    ok, mi, mf, ci, cf = split_model_tables(mci, mcf) if ok and mci.shape[0] > 0 else (False, mci, mcf, mci, mcf)
     nws, ncws = 0, 0
     if ok and ci.shape[0] >= len(HEADER):
         nws, ncws = workspace_size(mi[0], mi[2]), ci[3]
