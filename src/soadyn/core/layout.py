@@ -159,8 +159,8 @@ def split_model_tables(mti, mtf):
     followed by other tables in one int array ``mti`` = [mi | rest_i] and one float array
     ``mtf`` = [mf | rest_f] (the plain-call kernels take them so: Numba's dispatcher costs
     ~0.15 µs per array argument). ``ok`` is False when the arrays are too short for the
-    model their header describes (the views are then meaningless)."""
-    nb = mti[0]
+    model their header describes, or empty (the views are then meaningless)."""
+    nb = mti[0] if mti.shape[0] > 0 else -1
     ni, nf = model_int_size(nb), model_float_size(nb)
     ok = nb >= 0 and mti.shape[0] >= ni and mtf.shape[0] >= nf
     if not ok:

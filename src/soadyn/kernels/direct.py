@@ -415,11 +415,9 @@ def direct_plain_kernel(tables, q, v, tau, residual_tol, out):
     state: returns ``OFF_MANIFOLD`` when a position residual max |𝔡| or a velocity residual
     max |G_c θ̇| exceeds ``residual_tol`` (or is NaN) — the caller then takes the validated
     path, which names the constraint."""
-    ok, mti, mtf, ws = split_tables(tables)
-    if not ok or mti.shape[0] == 0:
-        return BAD_SHAPE
+    packed_ok, mti, mtf, ws = split_tables(tables)
     ok, mi, mf, ti, tf = split_model_tables(mti, mtf)
-    if not ok or v.shape[0] != tau.shape[0]:  # v given in full (an empty v is a caller's mistake here)
+    if not (ok and packed_ok) or v.shape[0] != tau.shape[0]:  # v given in full (an empty v is a caller's mistake here)
         return BAD_SHAPE
     st = direct_kernel(mi, mf, ws, q, v, tau, carve(mtf, 0, (0, 6)), ti, tf, out)
     if st != OK:
