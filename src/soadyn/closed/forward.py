@@ -40,7 +40,7 @@ from ..dynamics.rnea import rnea
 from .constraint_set import constraint_set
 from .cut_joint import CUT_JOINT_METHODS, RowSpace, constraint_forces, stabilized_bias
 from .direct import direct_fast, direct_outputs, direct_solve, direct_tables, output_state
-from .embedding.algorithms import embedding_accelerations, embedding_fast, embedding_solve
+from .embedding.algorithms import embedding_accelerations, embedding_fast, embedding_solve, input_copies
 from .embedding.clusters import cluster_tree
 from .embedding.compiled import packed_clusters
 from .kinematics import check_residuals, evaluate_constraints, residual_tolerance
@@ -319,21 +319,15 @@ class PlainEmbeddingResult(EmbeddingResult):
         self._nv = nv = model.nv  # the sizes of the call, whatever the model becomes later
         self.qdd = out[:nv]
 
-    # the output: [θ̈ (nv) | worst residuals (2) | q (nq) | q̇ (nv) | τ (nv)]
     @cached_property
-    def _q(self):
+    def _inputs(self):
+        """(q, q̇, τ): the kernel's copies (:func:`~soadyn.closed.embedding.algorithms.input_copies`)."""
         nv = self._nv
-        return self._out[nv + 2:self._out.shape[0] - 2 * nv]
+        return input_copies(self._out, self._out.shape[0] - 3 * nv - 2, nv)
 
-    @cached_property
-    def _v(self):
-        nv = self._nv
-        end = self._out.shape[0] - nv
-        return self._out[end - nv:end]
-
-    @cached_property
-    def _tau(self):
-        return self._out[self._out.shape[0] - self._nv:]
+    _q = property(lambda self: self._inputs[0])
+    _v = property(lambda self: self._inputs[1])
+    _tau = property(lambda self: self._inputs[2])
 
 
 def _compiled_embedding(model, q, v, tau, tau_ind, f_ext, t, rank_tol, residual_tol):
@@ -354,8 +348,9 @@ def _compiled_embedding(model, q, v, tau, tau_ind, f_ext, t, rank_tol, residual_
         shape = np.shape(q)[:-1] + (model.nv,)
         v = np.zeros(shape) if v is None else v
         tau = np.zeros(shape) if tau is None else tau
+    copies = f_ext is None  # the result's own q, q̇, τ, written by the kernel
     try:
-        out = embedding_solve(model, q, v, tau, f_ext)
+        out = embedding_solve(model, q, v, tau, f_ext, copies=copies)
     except Unsolved:
         return _embedding_state_by_state(model, q, v, tau, f_ext, t, rank_tol, residual_tol) if batch else None
     if out is None:
@@ -367,7 +362,8 @@ def _compiled_embedding(model, q, v, tau, tau_ind, f_ext, t, rank_tol, residual_
         ok = out[nv] <= residual_tol and out[nv + 1] <= residual_tol  # False for NaN
     if not ok:
         return _embedding_state_by_state(model, q, v, tau, f_ext, t, rank_tol, residual_tol) if batch else None
-    return EmbeddingResult(model, _own(q), _own(v), _own(tau), _own(f_ext), t, rank_tol, out[..., :nv])
+    own = input_copies(out, model.nq, nv) if copies else (_own(q), _own(v), _own(tau))
+    return EmbeddingResult(model, *own, _own(f_ext), t, rank_tol, out[..., :nv])
 
 
 def _embedding_fast(model, q, v, tau, t, rank_tol, residual_tol):

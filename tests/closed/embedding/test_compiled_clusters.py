@@ -288,6 +288,25 @@ def test_plain_embedding_call_after_a_valid_one_checks_and_keeps_its_inputs():
     assert np.allclose(expected, direct.generalized_constraint_force, rtol=1e-6, atol=1e-7)
 
 
+def test_batched_embedding_result_keeps_its_inputs():
+    """A batched embedding call's result holds its own q, q̇, τ (copies the kernel writes):
+    multipliers read after the caller edited its arrays are those of the states given,
+    equal to the single calls' (and to the direct method's generalized constraint force)."""
+    m = sd.models.planar_leg_linkage()
+    Q, V, T = consistent_states(m, 4, 11)
+    singles = [sd.constrained_forward_dynamics(m, Q[b], V[b], T[b], method="embedding") for b in range(4)]
+    expected = np.array([r.generalized_constraint_force for r in singles])
+    Q2, V2, T2 = Q.copy(), V.copy(), T.copy()
+    batch = sd.constrained_forward_dynamics(m, Q2, V2, T2, method="embedding")
+    assert np.array_equal(batch.qdd, np.array([r.qdd for r in singles]))
+    Q2[:, 0] += 0.1
+    V2[:] = 0.0
+    T2[:] = 1.0
+    assert np.array_equal(batch.generalized_constraint_force, expected)
+    direct = [sd.constrained_forward_dynamics(m, Q[b], V[b], T[b], method="direct") for b in range(4)]
+    assert np.allclose(expected, [r.generalized_constraint_force for r in direct], rtol=1e-6, atol=1e-7)
+
+
 def test_public_spanning_state_is_the_kernels_solve(robot):
     """sd.spanning_state solves as the cluster kernels do: C-ABA from y and from y with the
     q it returns agree to the last bit; the Python solve agrees to its tolerance."""
