@@ -86,9 +86,11 @@ def _output_shape(c, state, params):
 _DIRECT = CompiledFunction(direct_kernel, direct_batch,
                            (Arg("q", "nq"), Arg("v", "nv", optional=True), Arg("tau", "nv"), Arg("f_ext", "forces")),
                            _output_shape)
-#: the plain call's kernel (:func:`direct_fast`)
+#: the plain call's kernel (:func:`direct_fast`); ``direct_plain``, its non-compiling
+#: twin, raises :class:`~soadyn.core.call.GeneralPath` for argument types it has no
+#: compiled version for
 _PLAIN = ExactCall(direct_plain_kernel)
-_PLAIN_FAST = _PLAIN.fast
+_PLAIN_FAST = direct_plain = _PLAIN.fast
 
 
 def direct_outputs(out, nv, tables):
@@ -112,83 +114,78 @@ def output_state(model, views, t=0.0):
 
 def direct_fast(model, q, v, tau, residual_tol, by_default):
     """The plain call of the compiled direct method in one kernel call
-    (:func:`~soadyn.kernels.direct.direct_plain_kernel`), or None when it needs the
-    validated path (:func:`direct_solve`): a model without compiled tables or with an
-    outdated compiled form (or, ``by_default``, whose default method is not known to be
-    this one), this thread's first call, arguments of other types (lists, batches, None,
-    integer or strided arrays), a kernel status other than OK, or a residual above
-    ``residual_tol`` (a float; ``inf``: no check). Gravity on, no external forces, no
-    Baumgarte terms. Returns ``(out, tables)``; the validated path raises the error that
-    names what was wrong.
+    (:func:`~soadyn.kernels.direct.direct_plain_kernel`): ``(out, plain)``, the kernel's
+    output and this thread's :class:`PlainCall`, or None when it needs the validated path
+    (:func:`direct_solve`): a model without compiled tables or with an outdated compiled
+    form (or, ``by_default``, whose default method is not this one), this thread's first
+    call, arguments of other types (lists, batches, None, integer or strided arrays), a
+    kernel status other than OK, or a residual above ``residual_tol`` (a float; ``inf``:
+    no check). Gravity on, no external forces, no Baumgarte terms. The validated path
+    raises the error that names what was wrong.
 
-    On a four-bar the steps before the kernel took 0.57–0.58 µs together against
-    2.09–2.10 µs for the compiled call, dispatch included (best of 9 × 20 000 calls, two
-    runs, 2026-11-27 15:1x, before the one-array tables below): one look-up of what the call needs (:class:`PlainCall`, made
-    by the first validated call, and this thread's packed tables), one allocation, the
-    kernel; no further Python call. The kernel takes its tables and the thread's workspace
-    in one array (six arguments instead of eight: the public call on the four-bar went from
-    3.42–3.45 to 3.28–3.37 µs, three interleaved runs, 2026-11-27)."""
-    d = getattr(model, "_derived", None)
-    if d is None:
-        return None
-    plain = d.known("direct_plain")
-    if plain is not None and by_default and not plain.by_default:
-        return None  # the model's default is another method
+    One look-up finds all the call needs (:class:`PlainCall`), then one allocation and
+    the kernel. On a four-bar the public call (``constrained_forward_dynamics``) took
+    2.7–2.8 µs with this and the lean result of
+    :meth:`~soadyn.closed.forward.CompiledDirectResult.plain`, against 3.2–3.3 µs with
+    three look-ups and the general result constructor (best of 9 × 50 000 calls,
+    2026-11-27); the kernel call alone, dispatch included, 1.86 µs."""
     try:  # the common case first: no exception costs nothing (Python 3.11)
-        tables = d.threads.objects["direct_plain_tables"]
-    except (AttributeError, KeyError):  # this thread's first plain call
-        tables = None
-    if plain is None or tables is None:
-        return _first_plain_call(model, d, q, v, tau, residual_tol, by_default)
+        plain = model._derived.threads.objects["direct_plain"]
+    except (AttributeError, KeyError):  # an outdated or missing compiled form, or this thread's first plain call
+        return _first_plain_call(model, q, v, tau, residual_tol, by_default)
+    if by_default and not plain.by_default:
+        return None  # the model's default is another method
     out = np.empty(plain.output_size)
     try:
-        status = _PLAIN_FAST(tables, q, v, tau, residual_tol, out)
+        status = _PLAIN_FAST(plain.packed, q, v, tau, residual_tol, out)
     except GeneralPath:  # arguments of other types, or this process's first plain call
-        return _run_plain(model, plain.tables, tables, q, v, tau, residual_tol)
-    return (out, plain.tables) if status == 0 else None
+        return _run_plain(model, plain, q, v, tau, residual_tol)
+    return (out, plain) if status == 0 else None
 
 
-def _run_plain(model, tables, packed, q, v, tau, residual_tol):
-    """The plain kernel with ``packed``, this thread's :func:`_packed_tables`."""
-    out = np.empty(tables.output_size)
+def _run_plain(model, plain, q, v, tau, residual_tol):
+    """The plain kernel with this thread's :class:`PlainCall` ``plain``."""
+    out = np.empty(plain.output_size)
     try:
-        status = _PLAIN.fast(packed, q, v, tau, residual_tol, out)
+        status = _PLAIN.fast(plain.packed, q, v, tau, residual_tol, out)
     except GeneralPath:
         if not (val.kernel_vector(q, model.nq) and val.kernel_vector(v, model.nv)
                 and val.kernel_vector(tau, model.nv)):
             return None
         # this process's first plain call: compile (or load) the kernel for these types
-        status = _PLAIN(packed, q, v, tau, residual_tol, out)
-    return (out, tables) if status == 0 else None
+        status = _PLAIN(plain.packed, q, v, tau, residual_tol, out)
+    return (out, plain) if status == 0 else None
 
 
-def _packed_tables(d, tables):
-    """This thread's one array of the model's and the constraints' tables and a workspace
-    for :func:`~soadyn.kernels.direct.direct_plain_kernel` (``d`` the model's
-    :class:`~soadyn.core.compile.Derived` store, ``tables`` its :class:`DirectTables`)."""
-    return d.per_thread("direct_plain_tables", lambda: pack_tables(tables.model_ints, tables.model_floats, d.buffer()))
+#: what the plain call of a model version needs on one thread, in one look-up: the
+#: thread's one array of the model's and the constraints' tables and a workspace
+#: (``packed``: :func:`~soadyn.core.layout.pack_tables` of [mi | ints], [mf | floats] and a
+#: workspace, written per call: each thread has its own), the :class:`DirectTables`, the
+#: kernel's output length, nv (the model's size when the tables were built) and whether
+#: the direct method is the model's default (``by_default``; None while that is unknown)
+PlainCall = namedtuple("PlainCall", ["packed", "tables", "output_size", "nv", "by_default"])
 
 
-#: what the plain call of a model version reads, in one look-up: the :class:`DirectTables`,
-#: whether the direct method is the model's default, and (for one attribute look-up less
-#: per call) the tables' ``output_size``
-PlainCall = namedtuple("PlainCall", ["tables", "by_default", "output_size"])
-
-
-def _first_plain_call(model, d, q, v, tau, residual_tol, by_default):
-    """:func:`direct_fast` without its :class:`PlainCall` or this thread's packed tables:
-    made once the validated path has built the tables and the default method; until then
-    the tables alone serve a call that names the method (None: the validated path)."""
+def _first_plain_call(model, q, v, tau, residual_tol, by_default):
+    """:func:`direct_fast` without this thread's :class:`PlainCall`: made once the
+    validated path has built the tables (and kept once the default method is known too);
+    until the tables exist, None (the validated path)."""
+    d = getattr(model, "_derived", None)
+    if d is None:
+        return None
     tables = d.known("direct_tables")
     if tables is None:
         return None
     default = d.known("default_method")
-    if default is None:
-        return None if by_default else _run_plain(model, tables, _packed_tables(d, tables), q, v, tau, residual_tol)
-    plain = d.memo("direct_plain", lambda: PlainCall(tables, default == "direct", tables.output_size))
+    if default is None and by_default:
+        return None
+    plain = PlainCall(pack_tables(tables.model_ints, tables.model_floats, d.buffer()), tables, tables.output_size,
+                      model.nv, None if default is None else default == "direct")
+    if default is not None:
+        d.per_thread("direct_plain", lambda: plain)
     if by_default and not plain.by_default:
         return None
-    return _run_plain(model, tables, _packed_tables(d, tables), q, v, tau, residual_tol)
+    return _run_plain(model, plain, q, v, tau, residual_tol)
 
 
 def direct_solve(model, q, v, tau, f_ext=None, *, gravity=True, baumgarte=None, pivot_tol=PIVOT_TOL,

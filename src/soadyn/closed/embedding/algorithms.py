@@ -743,14 +743,32 @@ def input_copies(out, nq, nv):
 def embedding_fast(model, q, v, tau):
     """The plain call of the compiled embedding method — one state of exact types
     (C-contiguous float64 vectors), gravity on, no external forces — straight into its
-    kernel: its output as :func:`embedding_solve`'s followed by copies of q, v, τ
-    (``input_copies_size(nq, nv)`` entries, see
-    :func:`~soadyn.kernels.cluster.embedding.embedding_forward_kernel`), or None when it
-    needs the validated path (this thread's first call, a model changed since, clusters
-    prepared in Python, other argument types, a kernel status other than OK: the validated
-    path then names the cause). Looks up only what the call needs: on a four-bar its
-    look-ups and its allocation took 0.53–0.60 µs together, the kernel call 2.86–2.90 µs
-    (best of 9 × 20 000 calls, two runs, 2026-11-27 15:1x)."""
+    kernel: its output as :func:`embedding_solve`'s with ``copies`` (q̈, the worst
+    residuals, copies of q, v, τ: :func:`input_copies`), or None when it needs the
+    validated path (this thread's first call, a model changed since, clusters prepared
+    in Python, other argument types, a kernel status other than OK: the validated path
+    then names the cause). One look-up finds what the call needs (:func:`_plain_embedding`);
+    on a four-bar the steps before the kernel took 0.53–0.60 µs with five of them, the
+    kernel call 2.86–2.90 µs (best of 9 × 20 000 calls, two runs, 2026-11-27 15:1x)."""
+    try:  # the common case first: no exception costs nothing (Python 3.11)
+        mi, mf, ws, ci, cf, cws, size = model._derived.threads.objects["embedding_plain"]
+    except (AttributeError, KeyError):  # an outdated or missing compiled form, or this thread's first call
+        mi = _plain_embedding(model)
+        if mi is None:
+            return None
+        mi, mf, ws, ci, cf, cws, size = mi
+    out = np.empty(size)
+    try:
+        status = _EMBED_COPIES.fast(mi, mf, ws, q, v, tau, NO_FORCES, ci, cf, cws, True, GIVEN, out)
+    except GeneralPath:
+        return None
+    return out if status == 0 else None
+
+
+def _plain_embedding(model):
+    """This thread's (mi, mf, workspace, ci, cf, cluster workspace, output length) for
+    :func:`embedding_fast`, made once the validated path has compiled the model and its
+    clusters on this thread; None before (or when some cluster is prepared in Python)."""
     d = getattr(model, "_derived", None)
     if d is None:
         return None
@@ -759,14 +777,8 @@ def embedding_fast(model, q, v, tau):
     ws = getattr(d.threads, "buffer", None)
     if found is None or found[0] is None or ws is None:
         return None
-    ci, cf, cws = found[0]
     c = d.compiled
-    out = np.empty(c.nq + 3 * c.nv + 2)
-    try:
-        status = _EMBED_COPIES.fast(c.mi, c.mf, ws, q, v, tau, NO_FORCES, ci, cf, cws, True, GIVEN, out)
-    except GeneralPath:
-        return None
-    return out if status == 0 else None
+    return d.per_thread("embedding_plain", lambda: (c.mi, c.mf, ws) + found[0] + (c.nq + 3 * c.nv + 2,))
 
 
 def cluster_motion_subspaces(model, y, yd=None, *, q=None, q_guess=None):
