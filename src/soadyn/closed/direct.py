@@ -20,7 +20,8 @@ from ..core.compile import derived
 from ..core.configuration import random_configuration
 from ..core.layout import pack_tables
 from ..kernels.direct import (FLOAT_HEADER, INT_HEADER, DirectOutputs, direct_batch, direct_kernel,
-                              direct_output_size, direct_plain_kernel, independent_rows, pack_direct_tables)
+                              direct_output_size, direct_plain_kernel, direct_work_size, independent_rows,
+                              pack_direct_tables)
 from .constraint_set import constraint_set
 from .kinematics import ConstraintState, constraint_jacobian
 
@@ -160,7 +161,8 @@ def _run_plain(model, plain, q, v, tau, residual_tol):
 #: what the plain call of a model version needs on one thread, in one look-up: the
 #: thread's one array of the model's and the constraints' tables and a workspace
 #: (``packed``: :func:`~soadyn.core.layout.pack_tables` of [mi | ints], [mf | floats] and a
-#: workspace, written per call: each thread has its own), the :class:`DirectTables`, the
+#: workspace followed by the kernel's scratch, :func:`~soadyn.kernels.direct.direct_work_size`;
+#: written per call: each thread has its own), the :class:`DirectTables`, the
 #: kernel's output length, nv (the model's size when the tables were built) and whether
 #: the direct method is the model's default (``by_default``; None while that is unknown)
 PlainCall = namedtuple("PlainCall", ["packed", "tables", "output_size", "nv", "by_default"])
@@ -179,7 +181,8 @@ def _first_plain_call(model, q, v, tau, residual_tol, by_default):
     default = d.known("default_method")
     if default is None and by_default:
         return None
-    plain = PlainCall(pack_tables(tables.model_ints, tables.model_floats, d.buffer()), tables, tables.output_size,
+    work = np.zeros(direct_work_size(d.compiled.nb, d.compiled.nv, tables.m, tables.m - tables.m_loop))
+    plain = PlainCall(pack_tables(tables.model_ints, tables.model_floats, work), tables, tables.output_size,
                       model.nv, None if default is None else default == "direct")
     if default is not None:
         d.per_thread("direct_plain", lambda: plain)
