@@ -135,7 +135,11 @@ def direct_fast(model, q, v, tau, residual_tol, by_default):
     except (AttributeError, KeyError):  # an outdated or missing compiled form, or this thread's first plain call
         return _first_plain_call(model, q, v, tau, residual_tol, by_default)
     if by_default and not plain.by_default:
-        return None  # the model's default is another method
+        if plain.by_default is not None:
+            return None  # the model's default is another method
+        plain = _with_default(model, plain)
+        if not plain.by_default:  # (still unknown: the validated path chooses it)
+            return None
     out = np.empty(plain.output_size)
     try:
         status = _PLAIN_FAST(plain.packed, q, v, tau, residual_tol, out)
@@ -169,26 +173,39 @@ PlainCall = namedtuple("PlainCall", ["packed", "tables", "output_size", "nv", "b
 
 
 def _first_plain_call(model, q, v, tau, residual_tol, by_default):
-    """:func:`direct_fast` without this thread's :class:`PlainCall`: made once the
-    validated path has built the tables (and kept once the default method is known too);
-    until the tables exist, None (the validated path)."""
+    """:func:`direct_fast` on this thread's first plain call: makes its :class:`PlainCall`
+    once the validated path has built the tables (until then, None: the validated path)."""
     d = getattr(model, "_derived", None)
     if d is None:
         return None
     tables = d.known("direct_tables")
     if tables is None:
         return None
-    default = d.known("default_method")
-    if default is None and by_default:
-        return None
-    work = np.zeros(direct_work_size(d.compiled.nb, d.compiled.nv, tables.m, tables.m - tables.m_loop))
-    plain = PlainCall(pack_tables(tables.model_ints, tables.model_floats, work), tables, tables.output_size,
-                      model.nv, None if default is None else default == "direct")
-    if default is not None:
-        d.per_thread("direct_plain", lambda: plain)
+
+    def build():
+        c = d.compiled
+        work = np.zeros(direct_work_size(c.nb, c.nv, tables.m, tables.m - tables.m_loop))
+        default = d.known("default_method")
+        return PlainCall(pack_tables(tables.model_ints, tables.model_floats, work), tables, tables.output_size, c.nv,
+                         None if default is None else default == "direct")
+
+    plain = d.per_thread("direct_plain", build)
     if by_default and not plain.by_default:
-        return None
+        plain = _with_default(model, plain)
+        if not plain.by_default:
+            return None
     return _run_plain(model, plain, q, v, tau, residual_tol)
+
+
+def _with_default(model, plain):
+    """This thread's :class:`PlainCall` with ``by_default`` set once the model's default
+    method is known (it is chosen on the first call without ``method=``)."""
+    d = model._derived
+    default = d.known("default_method")
+    if default is None or plain.by_default is not None:
+        return plain
+    plain = d.threads.objects["direct_plain"] = plain._replace(by_default=default == "direct")
+    return plain
 
 
 def direct_solve(model, q, v, tau, f_ext=None, *, gravity=True, baumgarte=None, pivot_tol=PIVOT_TOL,
