@@ -234,7 +234,12 @@ class CompiledFunction:
 
     Parameters
     ----------
-    kernel : ``kernel(mi, mf, ws, *state, *params, *outputs) -> status``.
+    kernel : ``kernel(mi, mf, ws, *state, *params, *outputs) -> status``, or, for a kernel
+        whose single-state form takes other arguments (see
+        :func:`soadyn.kernels.cluster.embedding.embedding_kernel`), a plain function
+        ``kernel(c, ws, state, params, outputs) -> status`` (``c`` the compiled model,
+        ``ws`` the workspace, the rest tuples) that calls it; such a function has no fast
+        path.
     batch : the batched kernel; ``"loop"``: batches run state by state; None: no batches.
     args : tuple of :class:`Arg`, the state arguments (checked, batched).
     outputs : ``outputs(c, state, params) -> tuple of shapes`` for one state (``c`` the
@@ -261,8 +266,10 @@ class CompiledFunction:
     """
 
     def __init__(self, kernel, batch, args, outputs, params=(), allocate=None, names=None, tree_function=None):
-        self.exact = ExactCall(kernel)
-        self.fast = self.exact.fast
+        compiled = hasattr(kernel, "py_func")  # a Numba dispatcher, else a plain function calling one
+        self.exact = ExactCall(kernel) if compiled else None
+        self.fast = self.exact.fast if compiled else None
+        self.adapter = None if compiled else kernel
         self.batch = batch
         self.args = tuple(args)
         self.names = tuple(a.name for a in self.args if a.size != "forces") if names is None else tuple(names)
@@ -296,7 +303,7 @@ class CompiledFunction:
         #: which names its shape)
         self.absent_positions = tuple((k, a.size == "forces") for k, a in enumerate(self.args)
                                       if a.optional or a.size == "forces")
-        if self.shapes is not None or self.shape_of is not None:
+        if compiled and (self.shapes is not None or self.shape_of is not None):
             #: ``call(model, *state, *params, out=None, workspace=None)``: :meth:`__call__`
             #: with positional arguments (one per state argument and per parameter), for
             #: the hottest public functions: building and unpacking the two tuples costs
@@ -311,7 +318,7 @@ class CompiledFunction:
         # thread's workspace, a single state of the kernel's exact types): every line here
         # costs ~0.03-0.1 µs against a kernel call of ~1.5 µs on a 6-joint arm, so it only
         # looks up what that call needs; anything else takes the general path.
-        d = getattr(model, "_derived", None)
+        d = getattr(model, "_derived", None) if self.fast is not None else None
         if d is not None:  # current (see soadyn.core.compile)
             c = d.compiled
             if workspace is None:
@@ -381,7 +388,10 @@ class CompiledFunction:
             outs = tuple(None if s is None else np.empty(lead + s) for s in shapes)
         if batch is None:
             ws = d.buffer() if workspace is None else workspace.buffer
-            status = self.exact(c.mi, c.mf, ws, *values, *params, *outs)
+            if self.adapter is not None:
+                status = self.adapter(c, ws, values, params, outs)
+            else:
+                status = self.exact(c.mi, c.mf, ws, *values, *params, *outs)
             if status:
                 st.raise_status(status, self.names, model=model)
         else:

@@ -41,7 +41,7 @@ from ...kernels.cluster.aba import (cluster_aba_batch, cluster_aba_kernel, clust
                                     cluster_aba_state_kernel)
 from ...kernels.cluster.crba import cluster_mass_matrix_kernel
 from ...kernels.cluster.efpa import cluster_efpa_kernel, cluster_efpa_plain_kernel
-from ...kernels.cluster.embedding import embedding_forward_batch, embedding_forward_kernel
+from ...kernels.cluster.embedding import embedding_forward_batch, embedding_kernel
 from ...kernels.cluster.implicit import GIVEN, GUESS, PREPARED, SOLVE, prepare_implicit_kernel
 from ...kernels.cluster.kinematics import cluster_subspaces_kernel, spanning_state_kernel
 from ...kernels.cluster.layout import pack_plain_tables
@@ -108,11 +108,26 @@ _PREPARE = CompiledFunction(prepare_implicit_kernel, None, (_Y, Arg("yd", _nyv, 
 _CEFPA = CompiledFunction(cluster_efpa_kernel, None, (_Y,), _operational_square)
 _SPANNING = CompiledFunction(spanning_state_kernel, None, (_Y, _YD, Arg("q_guess", "nq", optional=True)),
                              lambda c, state, params: ((c.nq + c.nv,),))
+# The embedding method's kernel takes the model's and the clusters' tables and workspaces
+# in one array (fewer arguments through the dispatcher): the plain call passes this
+# thread's (:func:`embedding_fast`), a validated single state a copy packed for the call
+# (:func:`_embed_single`), the batch kernel one per block; one compiled copy of the
+# method, not one per argument form.
+_EMBED_PLAIN = ExactCall(embedding_kernel)
+
+
+def _embed_single(c, ws, state, params, outs):
+    """The kernel on one validated state (``params``: ci, cf, the cluster workspace,
+    gravity, mode): the tables packed for this call."""
+    ci, cf, cws, gravity, mode = params
+    return _EMBED_PLAIN(pack_plain_tables(c.mi, ci, c.mf, cf, ws, cws), *state, gravity, mode, *outs)
+
+
 _EMBED_ARGS = (Arg("q", "nq"), Arg("v", "nv"), Arg("tau", "nv"), Arg("f_ext", "forces"))
-_EMBED = CompiledFunction(embedding_forward_kernel, embedding_forward_batch, _EMBED_ARGS,
+_EMBED = CompiledFunction(_embed_single, embedding_forward_batch, _EMBED_ARGS,
                           lambda c, state, params: ((c.nv + 2,),), params=(None, None, None, val.GRAVITY))
 #: the same kernels, whose longer output also takes copies of q, q̇, τ (:func:`input_copies`)
-_EMBED_COPIES = CompiledFunction(embedding_forward_kernel, embedding_forward_batch, _EMBED_ARGS,
+_EMBED_COPIES = CompiledFunction(_embed_single, embedding_forward_batch, _EMBED_ARGS,
                                  lambda c, state, params: ((c.nq + 3 * c.nv + 2,),),
                                  params=(None, None, None, val.GRAVITY))
 
@@ -743,42 +758,44 @@ def input_copies(out, nq, nv):
 def embedding_fast(model, q, v, tau):
     """The plain call of the compiled embedding method — one state of exact types
     (C-contiguous float64 vectors), gravity on, no external forces — straight into its
-    kernel: its output as :func:`embedding_solve`'s with ``copies`` (q̈, the worst
-    residuals, copies of q, v, τ: :func:`input_copies`), or None when it needs the
-    validated path (this thread's first call, a model changed since, clusters prepared
-    in Python, other argument types, a kernel status other than OK: the validated path
-    then names the cause). One look-up finds what the call needs (:func:`_plain_embedding`);
-    on a four-bar the steps before the kernel took 0.53–0.60 µs with five of them, the
-    kernel call 2.86–2.90 µs (best of 9 × 20 000 calls, two runs, 2026-11-27 15:1x)."""
+    kernel (:func:`~soadyn.kernels.cluster.embedding.embedding_kernel` with this thread's
+    packed tables, :func:`_plain_call`): its output as :func:`embedding_solve`'s with
+    ``copies`` (q̈, the worst residuals, copies of q, v, τ: :func:`input_copies`), or None
+    when it needs the validated path (this thread's first call, a model changed since,
+    clusters prepared in Python, other argument types, a kernel status other than OK: the
+    validated path then names the cause). One look-up, one allocation, the kernel: on a
+    four-bar the public call took 3.6–3.7 µs so against 4.0–4.1 µs with the kernel of
+    thirteen arguments and five look-ups (best of 9 × 50 000 calls, 2026-11-27 18:4x)."""
     try:  # the common case first: no exception costs nothing (Python 3.11)
-        mi, mf, ws, ci, cf, cws, size = model._derived.threads.objects["embedding_plain"]
+        tables, size = model._derived.threads.objects["embedding_plain"]
     except (AttributeError, KeyError):  # an outdated or missing compiled form, or this thread's first call
-        mi = _plain_embedding(model)
-        if mi is None:
-            return None
-        mi, mf, ws, ci, cf, cws, size = mi
+        return _first_plain_embedding(model, q, v, tau)
     out = np.empty(size)
     try:
-        status = _EMBED_COPIES.fast(mi, mf, ws, q, v, tau, NO_FORCES, ci, cf, cws, True, GIVEN, out)
-    except GeneralPath:
-        return None
+        status = _EMBED_PLAIN.fast(tables, q, v, tau, NO_FORCES, True, GIVEN, out)
+    except GeneralPath:  # arguments of other types, or this process's first plain call
+        return _first_plain_embedding(model, q, v, tau)
     return out if status == 0 else None
 
 
-def _plain_embedding(model):
-    """This thread's (mi, mf, workspace, ci, cf, cluster workspace, output length) for
-    :func:`embedding_fast`, made once the validated path has compiled the model and its
-    clusters on this thread; None before (or when some cluster is prepared in Python)."""
+def _first_plain_embedding(model, q, v, tau):
+    """:func:`embedding_fast` without this thread's (tables, output length) or the kernel's
+    compiled version for these argument types: made (compiled or loaded) here once the
+    validated path has compiled the model and its clusters; None before, or when some
+    cluster is prepared in Python."""
     d = getattr(model, "_derived", None)
-    if d is None:
+    if d is None or d.known("packed_clusters") is None:  # (the validated path builds them, or names why not)
         return None
-    objects = getattr(d.threads, "objects", None)
-    found = None if objects is None else objects.get("cluster_call")
-    ws = getattr(d.threads, "buffer", None)
-    if found is None or found[0] is None or ws is None:
+    plain = _plain_call(model)
+    if not plain:
         return None
     c = d.compiled
-    return d.per_thread("embedding_plain", lambda: (c.mi, c.mf, ws) + found[0] + (c.nq + 3 * c.nv + 2,))
+    tables, size = d.per_thread("embedding_plain", lambda: (plain[0], c.nq + 3 * c.nv + 2))
+    if not (val.kernel_vector(q, c.nq) and val.kernel_vector(v, c.nv) and val.kernel_vector(tau, c.nv)):
+        return None
+    out = np.empty(size)
+    status = _EMBED_PLAIN(tables, q, v, tau, NO_FORCES, True, GIVEN, out)
+    return out if status == 0 else None
 
 
 def cluster_motion_subspaces(model, y, yd=None, *, q=None, q_guess=None):

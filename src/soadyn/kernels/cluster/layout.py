@@ -273,6 +273,27 @@ def pack_plain_tables(mi, ci, mf, cf, ws, cws):
     return pack_tables(np.concatenate([mi, ci]), np.concatenate([mf, cf]), np.concatenate([ws, cws]))
 
 
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def pack_plain_tables_compiled(mi, ci, mf, cf, ws, cws):
+    """:func:`pack_plain_tables` in compiled code (a batch block's own copy of the tables
+    and workspaces), entry by entry (a slice assignment would compile Numba's shape-error
+    formatting in with it)."""
+    ni, nf = mi.shape[0] + ci.shape[0], mf.shape[0] + cf.shape[0]
+    tables = np.empty(2 + ni + nf + ws.shape[0] + cws.shape[0])
+    ints = tables[:2 + ni].view(np.int64)
+    ints[0], ints[1] = ni, nf
+    o = 2
+    for x in (mi, ci):
+        for e in range(x.shape[0]):
+            ints[o + e] = x[e]
+        o += x.shape[0]
+    for x in (mf, cf, ws, cws):
+        for e in range(x.shape[0]):
+            tables[o + e] = x[e]
+        o += x.shape[0]
+    return tables
+
+
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def split_plain_tables(tables):
     """``(ok, mi, mf, ws, ci, cf, cws, no_forces)``: borrowed views of the array of a
