@@ -593,21 +593,28 @@ def constrained_forward_dynamics(model, q, v, tau=None, method=None, *, tau_ind=
     if tau_ind is None and f_ext is None and baumgarte is None and type(residual_tol) is float \
             and 0.0 < residual_tol < _INF:
         if method is None or method == "direct":
-            # direct_fast's hot case written out (this thread's PlainCall known, the kernel
-            # happy): two Python calls fewer, 0.2–0.3 µs of a ~3 µs call on a four-bar
-            try:
+            try:  # this thread's PlainCall (soadyn.closed.direct), made on its first plain call
                 plain = model._derived.threads.objects["direct_plain"]
-                if plain.by_default or method is not None:
-                    out = _empty(plain.output_size)
+            except (AttributeError, KeyError):
+                plain = None
+            if plain is not None and (plain.by_default or method is not None):
+                # direct_fast's hot case written out (the kernel happy): two Python calls
+                # fewer, 0.2–0.3 µs of a ~3 µs call on a four-bar; any refusal takes the
+                # validated path below, which names what was wrong
+                out = _empty(plain.output_size)
+                try:
                     if direct_plain(plain.packed, q, v, tau, residual_tol if check else _INF, out) == 0:
                         return CompiledDirectResult.plain(model, out, plain, t, rank_tol)
-            except (AttributeError, KeyError, GeneralPath):
-                pass
-            fast = direct_fast(model, q, v, tau, residual_tol if check else _INF, method is None)
-            if fast is not None:
-                return CompiledDirectResult.plain(model, fast[0], fast[1], t, rank_tol)
-            # (direct_fast declines at once where the default is known not to be direct)
-            if method is None and check and _known_default_method(model) == "embedding":
+                except GeneralPath:
+                    pass
+            elif plain is None or plain.by_default is None:  # this thread's first call, or the default not known yet
+                fast = direct_fast(model, q, v, tau, residual_tol if check else _INF, method is None)
+                if fast is not None:
+                    return CompiledDirectResult.plain(model, fast[0], fast[1], t, rank_tol)
+            # the default known to be embedding (a PlainCall not by default: the model has
+            # direct tables, so its default is the other compiled method)
+            if method is None and check and (plain.by_default is False if plain is not None
+                                             else _known_default_method(model) == "embedding"):
                 result = _embedding_fast(model, q, v, tau, t, rank_tol, residual_tol)
                 if result is not None:
                     return result
