@@ -118,7 +118,7 @@ def test_compiled_direct_errors_name_the_argument():
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_default_method_is_a_compiled_one_and_the_direct_method_reports_what_projection_does(case):
     """The default is the compiled direct method on these small mechanisms (the rotor
-    chain's three couplings on six bodies included: 3.4 against 3.7 µs for embedding);
+    chain's three couplings on six bodies included: 3.4 against 3.5 µs for embedding);
     its accelerations, rank, multipliers and constraint forces are the projection
     method's."""
     model, q, v, rng = _state(case)

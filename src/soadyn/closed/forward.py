@@ -410,19 +410,19 @@ def _embedding_state_by_state(model, q, v, tau, f_ext, t, rank_tol, residual_tol
 
 
 #: where the embedding method overtakes the direct one, both compiled (public calls,
-#: interleaved medians or best of 7, 2026-11-27 18:2x, after the direct method's plain
-#: call lost 0.3 µs of look-ups and its kernel its two allocations): the direct method
-#: pays per loop row for its walks and its factorization of A, and per coupling row a
-#: gather over the whole tree, the embedding method nothing per coupling row (constant G)
-#: and a fixed cost per implicit cluster. On chains of four-bar loops (5 rows each)
-#: embedding/direct is 1.34–1.39 at 1 loop, 1.23–1.32 at 2, 1.05–1.10 at 4, 0.88–0.90 at
-#: 6, 0.73–0.74 at 8 (three runs of ``benchmarks/closed_chain_methods.py``):
-#: ``EMBEDDING_LOOP_ROWS`` = 30. With couplings only (geared chains of k stages, k
-#: coupling rows on 2k bodies) it is 1.24 at 2·4 (rows·bodies), 1.13 at 3·6, 1.05–1.06 at
-#: 4·8, 0.95 at 5·10, 0.86–0.88 at 6·12, 0.73 at 8·16, 0.50 on the Mini Cheetah (12·25):
-#: ``EMBEDDING_COUPLING_WORK`` = 40 coupling rows × bodies.
-EMBEDDING_LOOP_ROWS = 30
-EMBEDDING_COUPLING_WORK = 40
+#: interleaved medians or best of 7, 2026-11-27 18:5x, after both plain calls' trims of
+#: that day): the direct method pays per loop row for its walks and its factorization of
+#: A, and per coupling row a gather over the whole tree, the embedding method nothing per
+#: coupling row (constant G) and a fixed cost per implicit cluster. On chains of four-bar
+#: loops (5 rows each) embedding/direct is 1.26–1.29 at 1 loop, 1.19–1.23 at 2, 1.03–1.05
+#: at 4, 0.86–0.88 at 6, 0.71–0.72 at 8 (three runs of
+#: ``benchmarks/closed_chain_methods.py``): ``EMBEDDING_LOOP_ROWS`` = 25. With couplings
+#: only (geared chains of k stages, k coupling rows on 2k bodies) it is 1.13 at 2·4
+#: (rows·bodies), 1.03 at 3·6 (and on the URDF+ rotor chain, 3·6), 0.94–0.97 at 4·8, 0.88
+#: at 5·10, 0.80–0.84 at 6·12, 0.69 at 8·16, 0.48 on the Mini Cheetah (12·25):
+#: ``EMBEDDING_COUPLING_WORK`` = 25 coupling rows × bodies.
+EMBEDDING_LOOP_ROWS = 25
+EMBEDDING_COUPLING_WORK = 25
 
 
 def _embedding_compiled(model):
@@ -442,7 +442,7 @@ def default_method(model):
     taken when the direct method's work on the constraints is the larger part:
     m_loop / ``EMBEDDING_LOOP_ROWS`` + m_coupling · nbodies / ``EMBEDDING_COUPLING_WORK``
     ≥ 1 (m_loop loop rows, m_coupling coupling rows; the crossovers measured, see the
-    constants: from about five geared joints on embedding is the faster), else the direct
+    constants: from about four geared joints on embedding is the faster), else the direct
     one. With symbolic constraints (Tello's differentials)
     ``"embedding"`` when every cluster is compiled; with Python callables ``"augmented"``
     (O(N) sweeps, no dense M). With Baumgarte terms, which the embedding method does not
@@ -548,7 +548,7 @@ def constrained_forward_dynamics(model, q, v, tau=None, method=None, *, tau_ind=
     tau : (nv,) generalized forces at the spanning-tree joints [N m, N] (default zero).
     method : None (default: :func:`default_method`, the faster compiled method for the
         model: ``"direct"`` for a few loop rows and hardly any coupling, ``"embedding"``
-        from about five geared joints or transmissions on (fewer on a larger robot), for
+        from about four geared joints or transmissions on (fewer on a larger robot), for
         chains of several loops and for
         symbolic constraints, else ``"augmented"``),
         ``"direct"`` (Lagrange multipliers; compiled, one kernel call, when every constraint

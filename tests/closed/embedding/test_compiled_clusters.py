@@ -328,8 +328,8 @@ def test_default_method_follows_the_measured_crossover():
     assert sd.closed.default_method(four_bar_chain(4, 0)) == "direct"  # 20 loop rows
     assert sd.closed.default_method(four_bar_chain(8, 0)) == "embedding"  # 40 loop rows
     assert sd.closed.default_method(sd.models.geared_chain(1)) == "direct"  # 1 coupling row, 2 bodies
-    assert sd.closed.default_method(sd.models.geared_chain(4)) == "direct"  # 4 coupling rows, 8 bodies
-    assert sd.closed.default_method(sd.models.geared_chain(5)) == "embedding"  # 5 coupling rows, 10 bodies
+    assert sd.closed.default_method(sd.models.geared_chain(3)) == "direct"  # 3 coupling rows, 6 bodies
+    assert sd.closed.default_method(sd.models.geared_chain(4)) == "embedding"  # 4 coupling rows, 8 bodies
     assert sd.closed.default_method(sd.models.mini_cheetah()) == "embedding"  # 12 rotor couplings, 25 bodies
     assert sd.closed.default_method(sd.models.tello()) == "embedding"  # symbolic differentials
     m = four_bar_chain(16, 0)  # 80 rows
