@@ -91,7 +91,7 @@ _DIRECT = CompiledFunction(direct_kernel, direct_batch,
 #: twin, raises :class:`~soadyn.core.call.GeneralPath` for argument types it has no
 #: compiled version for
 _PLAIN = ExactCall(direct_plain_kernel)
-_PLAIN_FAST = direct_plain = _PLAIN.fast
+direct_plain = _PLAIN.fast
 
 
 def direct_outputs(out, nv, tables):
@@ -125,11 +125,12 @@ def direct_fast(model, q, v, tau, residual_tol, by_default):
     raises the error that names what was wrong.
 
     One look-up finds all the call needs (:class:`PlainCall`), then one allocation and
-    the kernel. On a four-bar the public call (``constrained_forward_dynamics``) took
-    2.7–2.8 µs with this and the lean result of
-    :meth:`~soadyn.closed.forward.CompiledDirectResult.plain`, against 3.2–3.3 µs with
-    three look-ups and the general result constructor (best of 9 × 50 000 calls,
-    2026-11-27); the kernel call alone, dispatch included, 1.86 µs."""
+    the kernel (``constrained_forward_dynamics`` writes this hot case out itself). On a
+    four-bar the public call took 2.9–3.0 µs so, with the lean result of
+    :meth:`~soadyn.closed.forward.CompiledDirectResult.plain` and the kernel's scratch in
+    the thread's array, against 3.2–3.3 µs with three look-ups, the general result
+    constructor and two allocations in the kernel (best of 9 × 50 000 calls, 2026-11-27);
+    the kernel call alone, dispatch included, 1.8–1.9 µs."""
     try:  # the common case first: no exception costs nothing (Python 3.11)
         plain = model._derived.threads.objects["direct_plain"]
     except (AttributeError, KeyError):  # an outdated or missing compiled form, or this thread's first plain call
@@ -142,7 +143,7 @@ def direct_fast(model, q, v, tau, residual_tol, by_default):
             return None
     out = np.empty(plain.output_size)
     try:
-        status = _PLAIN_FAST(plain.packed, q, v, tau, residual_tol, out)
+        status = direct_plain(plain.packed, q, v, tau, residual_tol, out)
     except GeneralPath:  # arguments of other types, or this process's first plain call
         return _run_plain(model, plain, q, v, tau, residual_tol)
     return (out, plain) if status == 0 else None
@@ -152,7 +153,7 @@ def _run_plain(model, plain, q, v, tau, residual_tol):
     """The plain kernel with this thread's :class:`PlainCall` ``plain``."""
     out = np.empty(plain.output_size)
     try:
-        status = _PLAIN.fast(plain.packed, q, v, tau, residual_tol, out)
+        status = direct_plain(plain.packed, q, v, tau, residual_tol, out)
     except GeneralPath:
         if not (val.kernel_vector(q, model.nq) and val.kernel_vector(v, model.nv)
                 and val.kernel_vector(tau, model.nv)):

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from ...core.jit import njit
 from ...core.layout import borrow, carve, model_tables
 from ...core.status import BAD_SHAPE, OK, SINGULAR
@@ -97,8 +95,8 @@ def embedding_kernel(tables, q, v, tau, fext, gravity, mode, out):
         return BAD_SHAPE
     qdd = carve(out, 0, m.nv)
     c = cluster_tables(ci)
-    y = np.empty(c.nyq)
-    yd = np.empty(c.nyv)
+    w = cluster_workspace(cws, c, m.nq, m.nv)
+    y, yd = w.y, w.yd
     for a in range(c.nyq):
         y[a] = q[c.y_positions[a]]
     for a in range(c.nyv):
@@ -115,12 +113,12 @@ def embedding_kernel(tables, q, v, tau, fext, gravity, mode, out):
     st = positions_pass(mi, mf, ws, ci, cf, cws, y, yd, True, True, rotors_apart, placed)
     if st != OK:
         return st
-    tau_ind = np.empty(c.nyv)
+    tau_ind = w.tau_ind
     apply_explicit_map_transpose(mi, mf, ci, cf, cws, tau, tau_ind)
     init_cluster_inertias(mi, mf, ws, ci, cws, True, fext, rotors_apart)
     if not articulated_cluster_pass(mi, mf, ws, ci, cf, cws, tau_ind, True, rotors_apart):
         return SINGULAR
-    ydd = np.empty(c.nyv)
+    ydd = w.ydd
     cluster_acceleration_pass(mi, mf, ws, ci, cws, gravity, ydd, rotors_apart)
     apply_explicit_map(mi, mf, ci, cf, cws, ydd, qdd, False, True)
     if mode == GIVEN:

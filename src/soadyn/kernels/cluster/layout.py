@@ -110,18 +110,21 @@ def cluster_tables(ci):
 
 
 #: Named views of the cluster workspace: the spanning state ``q``, ``qd``, ``qdd``; the
+#: independent ``y`` (nyq,), ``yd``, ``tau_ind`` and ``ydd`` (nyv,) of the embedding
+#: method (:mod:`.embedding`: taken from the spanning state, not allocated per call); the
 #: pose (``Ro``, ``to``)[i] of body i in its output body Λ(i) (the nonzero blocks of the
 #: cluster transforms ^kX_λ(k), [Chignoli23, eq. 17]); scratch ``tmp`` (4, 6, 6) and
 #: ``vec`` (8, 6); the offsets of two scratch areas of ``max_rows`` force rows
 #: (:func:`force_columns`); and ``flat``, the whole buffer, of which the per-cluster
 #: quantities are views (accessors below).
-ClusterWorkspace = namedtuple("ClusterWorkspace", ["q", "qd", "qdd", "Ro", "to", "tmp", "vec", "scratch_offsets",
-                                                   "flat"])
+ClusterWorkspace = namedtuple("ClusterWorkspace", ["q", "qd", "qdd", "y", "yd", "tau_ind", "ydd", "Ro", "to", "tmp",
+                                                   "vec", "scratch_offsets", "flat"])
 
 
 def fixed_workspace_size(nq, nv, nb, max_rows):
-    """Length of the part of the workspace before the per-cluster quantities."""
-    return nq + 2 * nv + nb * 12 + 4 * 36 + 8 * 6 + 2 * max_rows * 6
+    """Length of the part of the workspace before the per-cluster quantities (the
+    independent vectors sized by nq and nv, which bound nyq and nyv)."""
+    return 2 * nq + 5 * nv + nb * 12 + 4 * 36 + 8 * 6 + 2 * max_rows * 6
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -132,13 +135,18 @@ def cluster_workspace(cws, c, nq, nv):
     q = carve(cws, o, nq); o += nq
     qd = carve(cws, o, nv); o += nv
     qdd = carve(cws, o, nv); o += nv
+    y = carve(cws, o, c.nyq); o += nq
+    yd = carve(cws, o, c.nyv); o += nv
+    tau_ind = carve(cws, o, c.nyv); o += nv
+    ydd = carve(cws, o, c.nyv); o += nv
     Ro = carve(cws, o, (nb, 3, 3)); o += nb * 9
     to = carve(cws, o, (nb, 3)); o += nb * 3
     tmp = carve(cws, o, (4, 6, 6)); o += 144
     vec = carve(cws, o, (8, 6)); o += 48
     # ``flat`` borrowed too (no reference count): the per-cluster accessors take ``w``, and
     # an array argument in it costs two atomic reference-count updates per accessor call
-    return ClusterWorkspace(q, qd, qdd, Ro, to, tmp, vec, (o, o + 6 * rows), carve(cws, 0, cws.shape[0]))
+    return ClusterWorkspace(q, qd, qdd, y, yd, tau_ind, ydd, Ro, to, tmp, vec, (o, o + 6 * rows),
+                            carve(cws, 0, cws.shape[0]))
 
 
 # --------------------------------------------------------------------------- per-cluster views
