@@ -268,7 +268,8 @@ class CompiledFunction:
     def __init__(self, kernel, batch, args, outputs, params=(), allocate=None, names=None, tree_function=None):
         compiled = hasattr(kernel, "py_func")  # a Numba dispatcher, else a plain function calling one
         self.exact = ExactCall(kernel) if compiled else None
-        self.fast = self.exact.fast if compiled else None
+        # (a plain function has no fast path: its ``fast`` sends every call to the general one)
+        self.fast = self.exact.fast if compiled else _mismatch
         self.adapter = None if compiled else kernel
         self.batch = batch
         self.args = tuple(args)
@@ -318,7 +319,7 @@ class CompiledFunction:
         # thread's workspace, a single state of the kernel's exact types): every line here
         # costs ~0.03-0.1 µs against a kernel call of ~1.5 µs on a 6-joint arm, so it only
         # looks up what that call needs; anything else takes the general path.
-        d = getattr(model, "_derived", None) if self.fast is not None else None
+        d = getattr(model, "_derived", None)
         if d is not None:  # current (see soadyn.core.compile)
             c = d.compiled
             if workspace is None:
