@@ -11,7 +11,7 @@ from ...core.configuration import neutral
 from ...kernels.cluster import implicit as imp
 from ...kernels.cluster.inertia import rotor_pair_constants
 from ...kernels.cluster.layout import (HEADER, LINEAR, NONLINEAR, RIGID, cluster_int_size, cluster_tables,
-                                       fixed_workspace_size)
+                                       fixed_workspace_size, independent_vectors_size)
 from ..constraint_set import ConstraintSet, constraint_set
 from .clusters import cluster_tree
 
@@ -127,6 +127,7 @@ class PackedClusters:
         #: (constraints given as Python callables) before every kernel call
         self.compiled = compiled
         self.python_prepared = [cl for cl in self.nonlinear if cl not in compiled]
+        ws += independent_vectors_size.py_func(nq, nv)  # (Python's own: no compiled entry point)
         self.ci[3] = ws
         self.tables = c  # views of ci, valid while this object lives
         # ci and cf stay writable (nothing writes them): read-only arrays would make Numba
