@@ -588,8 +588,9 @@ def constrained_forward_dynamics(model, q, v, tau=None, method=None, *, tau_ind=
     ``n_constraints``, ``constraint_rank`` (rank of G_c) and ``degrees_of_freedom``
     (nv − rank G_c) (the constraint forces, multipliers and ranks computed when first read).
     """
-    # the common call: the direct method (by default or by name), one state, default
-    # options, straight into its kernel; anything else, or any doubt, takes the paths below
+    # the common calls — one state, default options, the compiled direct or embedding
+    # method (by default or by name) — go straight into their kernels; anything else, or
+    # any doubt, takes the validated paths below
     if tau_ind is None and f_ext is None and baumgarte is None and type(residual_tol) is float \
             and 0.0 < residual_tol < _INF:
         if method is None or method == "direct":
