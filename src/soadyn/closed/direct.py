@@ -125,12 +125,10 @@ def direct_fast(model, q, v, tau, residual_tol, by_default):
     raises the error that names what was wrong.
 
     One look-up finds all the call needs (:class:`PlainCall`), then one allocation and
-    the kernel (``constrained_forward_dynamics`` writes this hot case out itself). On a
-    four-bar the public call took 2.9–3.0 µs so, with the lean result of
-    :meth:`~soadyn.closed.forward.CompiledDirectResult.plain` and the kernel's scratch in
-    the thread's array, against 3.2–3.3 µs with three look-ups, the general result
-    constructor and two allocations in the kernel (best of 9 × 50 000 calls, 2026-11-27);
-    the kernel call alone, dispatch included, 1.8–1.9 µs."""
+    the kernel. On a four-bar the public call took 3.0–3.1 µs so, with the kernel's scratch
+    in the thread's array, against 3.2–3.3 µs with three look-ups and two allocations in
+    the kernel (best of 9 × 50 000 calls, 2026-11-27); the kernel call alone, dispatch
+    included, 1.8–1.9 µs."""
     try:  # the common case first: no exception costs nothing (Python 3.11)
         plain = model._derived.threads.objects["direct_plain"]
     except (AttributeError, KeyError):  # an outdated or missing compiled form, or this thread's first plain call

@@ -32,7 +32,6 @@ from functools import cached_property
 import numpy as np
 
 from ..core import validation as val
-from ..core.call import GeneralPath
 from ..core.compile import derived
 from ..core.constraints import ConstraintError
 from ..core.status import Unsolved
@@ -40,7 +39,7 @@ from ..dynamics.crba import mass_matrix
 from ..dynamics.rnea import rnea
 from .constraint_set import constraint_set
 from .cut_joint import CUT_JOINT_METHODS, RowSpace, constraint_forces, stabilized_bias
-from .direct import direct_fast, direct_outputs, direct_plain, direct_solve, direct_tables, output_state
+from .direct import direct_fast, direct_outputs, direct_solve, direct_tables, output_state
 from .embedding.algorithms import embedding_accelerations, embedding_fast, embedding_solve, input_copies
 from .embedding.clusters import cluster_tree
 from .embedding.compiled import packed_clusters
@@ -190,18 +189,6 @@ class CompiledDirectResult(ConstrainedDynamicsResult):
         if t != 0.0 or rank_tol != 1e-9:
             self._t, self._rank_tol = t, rank_tol
         self.qdd = out[:model.nv] if out.ndim == 1 else out[:, :model.nv]
-
-    @classmethod
-    def plain(cls, model, out, plain, t, rank_tol):
-        """The result of one state from :func:`~soadyn.closed.direct.direct_fast`'s ``out``
-        and :class:`~soadyn.closed.direct.PlainCall`: the constructor's work without its
-        tests (one state; nv known): 0.24 against 0.32 µs."""
-        r = _new(cls)
-        r._model, r._out, r._tables = model, out, plain.tables
-        if t != 0.0 or rank_tol != 1e-9:
-            r._t, r._rank_tol = t, rank_tol
-        r.qdd = out[:plain.nv]
-        return r
 
     @property
     def n_constraints(self):
@@ -526,8 +513,6 @@ def _spanning_forces(model, tau, tau_ind):
 
 
 _INF = float("inf")  # (a module constant: one look-up less on the fast path than np.inf)
-_new = object.__new__
-_empty = np.empty
 
 
 def _copy(x, given):
@@ -594,28 +579,11 @@ def constrained_forward_dynamics(model, q, v, tau=None, method=None, *, tau_ind=
     if tau_ind is None and f_ext is None and baumgarte is None and type(residual_tol) is float \
             and 0.0 < residual_tol < _INF:
         if method is None or method == "direct":
-            try:  # this thread's PlainCall (soadyn.closed.direct), made on its first plain call
-                plain = model._derived.threads.objects["direct_plain"]
-            except (AttributeError, KeyError):
-                plain = None
-            if plain is not None and (plain.by_default or method is not None):
-                # direct_fast's hot case written out (the kernel happy): two Python calls
-                # fewer, 0.2–0.3 µs of a ~3 µs call on a four-bar; any refusal takes the
-                # validated path below, which names what was wrong
-                out = _empty(plain.output_size)
-                try:
-                    if direct_plain(plain.packed, q, v, tau, residual_tol if check else _INF, out) == 0:
-                        return CompiledDirectResult.plain(model, out, plain, t, rank_tol)
-                except GeneralPath:
-                    pass
-            elif plain is None or plain.by_default is None:  # this thread's first call, or the default not known yet
-                fast = direct_fast(model, q, v, tau, residual_tol if check else _INF, method is None)
-                if fast is not None:
-                    return CompiledDirectResult.plain(model, fast[0], fast[1], t, rank_tol)
-            # the default known to be embedding (a PlainCall not by default: the model has
-            # direct tables, so its default is the other compiled method)
-            if method is None and check and (plain.by_default is False if plain is not None
-                                             else _known_default_method(model) == "embedding"):
+            fast = direct_fast(model, q, v, tau, residual_tol if check else _INF, method is None)
+            if fast is not None:
+                return CompiledDirectResult(model, fast[0], fast[1].tables, t, rank_tol)
+            # (direct_fast declines at once where the default is known not to be direct)
+            if method is None and check and _known_default_method(model) == "embedding":
                 result = _embedding_fast(model, q, v, tau, t, rank_tol, residual_tol)
                 if result is not None:
                     return result

@@ -41,7 +41,7 @@ from ...kernels.cluster.aba import (cluster_aba_batch, cluster_aba_kernel, clust
                                     cluster_aba_state_kernel)
 from ...kernels.cluster.crba import cluster_mass_matrix_kernel
 from ...kernels.cluster.efpa import cluster_efpa_kernel, cluster_efpa_plain_kernel
-from ...kernels.cluster.embedding import embedding_forward_batch, embedding_kernel
+from ...kernels.cluster.embedding import embedding_forward_batch, embedding_kernel, input_copies_size
 from ...kernels.cluster.implicit import GIVEN, GUESS, PREPARED, SOLVE, prepare_implicit_kernel
 from ...kernels.cluster.kinematics import cluster_subspaces_kernel, spanning_state_kernel
 from ...kernels.cluster.layout import pack_plain_tables
@@ -128,7 +128,7 @@ _EMBED = CompiledFunction(_embed_single, embedding_forward_batch, _EMBED_ARGS,
                           lambda c, state, params: ((c.nv + 2,),), params=(None, None, None, val.GRAVITY))
 #: the same kernels, whose longer output also takes copies of q, q̇, τ (:func:`input_copies`)
 _EMBED_COPIES = CompiledFunction(_embed_single, embedding_forward_batch, _EMBED_ARGS,
-                                 lambda c, state, params: ((c.nq + 3 * c.nv + 2,),),
+                                 lambda c, state, params: ((input_copies_size.py_func(c.nq, c.nv),),),
                                  params=(None, None, None, val.GRAVITY))
 
 
@@ -765,8 +765,8 @@ def embedding_fast(model, q, v, tau):
     clusters prepared in Python, other argument types, a kernel status other than OK: the
     validated path then names the cause). One look-up, one allocation, the kernel: on a
     four-bar the public call took 3.6–3.7 µs so (with y, ẏ, τ_ind, ÿ in the cluster
-    workspace) against 4.0–4.1 µs with the kernel of thirteen arguments, five look-ups and
-    four allocations (best of 9 × 50 000 calls, 2026-11-27 18:4x–19:0x)."""
+    workspace) against 4.2 µs with the kernel of thirteen arguments, five look-ups and four
+    allocations (best of 9 × 50 000 calls, 2026-11-27 18:1x–19:0x)."""
     try:  # the common case first: no exception costs nothing (Python 3.11)
         tables, size = model._derived.threads.objects["embedding_plain"]
     except (AttributeError, KeyError):  # an outdated or missing compiled form, or this thread's first call
@@ -791,7 +791,7 @@ def _first_plain_embedding(model, q, v, tau):
     if not plain:
         return None
     c = d.compiled
-    tables, size = d.per_thread("embedding_plain", lambda: (plain[0], c.nq + 3 * c.nv + 2))
+    tables, size = d.per_thread("embedding_plain", lambda: (plain[0], input_copies_size.py_func(c.nq, c.nv)))
     if not (val.kernel_vector(q, c.nq) and val.kernel_vector(v, c.nv) and val.kernel_vector(tau, c.nv)):
         return None
     out = np.empty(size)
