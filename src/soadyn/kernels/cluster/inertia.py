@@ -86,7 +86,12 @@ def init_cluster_inertias(mi, mf, ws, ci, cws, with_bias, fext, rotors_apart):
     """I^A_k = block(I_i) [Chignoli23, eq. 14] and, with ``with_bias``,
     p^A_k = stack(v_i ×* I_i v_i − f_ext,i) (eq. 34), for every cluster (needs the body
     velocities in the tree workspace). With ``rotors_apart``, not for the rotors of
-    link–rotor pairs (see :func:`~.kinematics.positions_pass`)."""
+    link–rotor pairs (see :func:`~.kinematics.positions_pass`). The blocks off the
+    diagonal are zeroed for coupled clusters only: nothing writes them in any other
+    cluster (the projections into a parent reach its off-diagonal blocks only when a child
+    hangs from several of its bodies, which makes it coupled), so there they stay the
+    zeros the workspace was made with (fb4, four clusters of three bodies: 864 stores a
+    call)."""
     m = model_tables(mi, mf)
     t = workspace_views(ws, m)
     c = cluster_tables(ci)
@@ -95,10 +100,11 @@ def init_cluster_inertias(mi, mf, ws, ci, cws, with_bias, fext, rotors_apart):
         IA = articulated_inertia(c, w, k)
         pA = bias_force(c, w, k)
         nbk = c.n_bodies[k]
-        for a in range(nbk):  # the blocks off the diagonal (the diagonal ones are set below)
-            for b in range(nbk):
-                if b != a:
-                    IA[a, b] = 0.0
+        if c.coupled[k] == 1:  # the blocks off the diagonal (the diagonal ones are set below)
+            for a in range(nbk):
+                for b in range(nbk):
+                    if b != a:
+                        IA[a, b] = 0.0
         for a, i in enumerate(cluster_bodies(c, k)):
             if rotors_apart and pair_rotor(c, i):
                 continue
