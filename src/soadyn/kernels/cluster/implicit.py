@@ -304,19 +304,20 @@ def dependent_pinv(ci, cf, cws, nv, i):
         for r in range(nr):
             acc += Q[r, j] * Q[r, j]
         d = math.sqrt(acc)
-        R[j, j] = d
         top = max(top, d)
         if not d > SINGULAR_TOL * max(1.0, top):
             return False
+        inv = 1.0 / d
+        R[j, j] = inv  # (R's diagonal is kept inverted: products below, not divisions)
         for r in range(nr):
-            Q[r, j] /= d
+            Q[r, j] *= inv
     P = _pinv(x, cws, i)
     for r in range(nr):  # column r of R⁻¹Qᵀ by back substitution
         for j in range(nd - 1, -1, -1):
             acc = Q[r, j]
             for p in range(j + 1, nd):
                 acc -= R[j, p] * P[p, r]
-            P[j, r] = acc / R[j, j]
+            P[j, r] = acc * R[j, j]
     return True
 
 
