@@ -83,29 +83,35 @@ def output_poses(mi, mf, ws, ci, cws):
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def cluster_subspaces(mi, mf, ws, ci, cf, cws, with_bias):
+def cluster_subspaces(mi, mf, ws, ci, cf, cws, with_bias, rotors_apart):
     """S_k [Chignoli23, eq. 24] and, with ``with_bias``, c_k = Ṡ_k ẏ_k (eq. 25–26) for every
-    cluster. Needs ``joint_placements`` (and ``body_velocities`` for c_k)."""
+    cluster. Needs ``joint_placements`` (and ``body_velocities`` for c_k). With
+    ``rotors_apart`` a pair rotor's slots are left alone (:func:`positions_pass`)."""
     m = model_tables(mi, mf)
     t = workspace_views(ws, m)
     c = cluster_tables(ci)
     w = cluster_workspace(cws, c, m.nq, m.nv)
     for k in range(c.n):
+        # a pair's rotor, a leaf of its cluster, skipped with rotors_apart
+        skip = c.rotor_local[k] if rotors_apart and c.rotor_offset[k] >= 0 else -1
         if c.kind[k] == NONLINEAR:  # this call's G(q), g(q, q̇)
             G, g = explicit_map(c, cf, w, k)
-            _cluster_subspace(m, t, c, w, k, G, g, True, with_bias)
+            _cluster_subspace(m, t, c, w, k, G, g, True, with_bias, skip)
         else:  # constant G, g = 0 (a branch of its own: see constant_map)
             G, g = constant_map(c, cf, k)
-            _cluster_subspace(m, t, c, w, k, G, g, False, with_bias)
+            _cluster_subspace(m, t, c, w, k, G, g, False, with_bias, skip)
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)  # not inlined: typed once for both branches
-def _cluster_subspace(m, t, c, w, k, G, g, nonlinear, with_bias):
+def _cluster_subspace(m, t, c, w, k, G, g, nonlinear, with_bias, skip):
     """S_k and (with ``with_bias``) c_k of cluster k by the recursion inside the cluster
-    (module docstring), for its explicit map (G, g)."""
+    (module docstring), for its explicit map (G, g); not the slots of its body ``skip``
+    (a local index; −1: none)."""
     S = motion_subspace(c, w, k)
     ck = velocity_product(c, w, k)
     for a, i in enumerate(cluster_bodies(c, k)):
+        if a == skip:
+            continue
         pl = c.parent_local[i]
         row = c.row_in_cluster[i]
         vi = m.v_index[i]
@@ -140,8 +146,8 @@ def positions_pass(mi, mf, ws, ci, cf, cws, y, yd, with_velocity, with_bias, rot
     clusters are the caller's, in the workspace (:func:`~.implicit.prepare_implicit`, or
     Python). With ``rotors_apart`` the rotors of link–rotor pairs are not placed: C-ABA
     takes them from their constants (:func:`~.aba.pair_step`): their entries of the tree
-    workspace are not written, and what this pass derives from them (the rotor's pose in Λ,
-    its slots of S_k and c_k) is not read by C-ABA. ``placed``: the tree's joint
+    workspace and their slots of S_k and c_k are not written, and what this pass derives
+    from them (the rotor's pose in Λ) is not read by C-ABA. ``placed``: the tree's joint
     placements and body velocities are in the tree workspace already, at the spanning
     state the caller was given (the embedding method's rows, :func:`~.implicit.rows_place_the_tree`),
     so the tree pass is not run again. Returns a status."""
@@ -162,7 +168,7 @@ def positions_pass(mi, mf, ws, ci, cf, cws, y, yd, with_velocity, with_bias, rot
         if with_velocity:
             velocity_step(m, t, i, w.qd)
     output_poses(mi, mf, ws, ci, cws)
-    cluster_subspaces(mi, mf, ws, ci, cf, cws, with_bias)
+    cluster_subspaces(mi, mf, ws, ci, cf, cws, with_bias, rotors_apart)
     return OK
 
 
