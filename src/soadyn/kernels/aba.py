@@ -26,7 +26,7 @@ from ..core.status import BAD_SHAPE, OK, SINGULAR
 from .kinematics import (body_velocities, configuration_status, forces_shape_ok, joint_placements, rates_shape_ok,
                          state_status)
 from .partitioned_aba import no_record, partitioned_acceleration_pass, partitioned_articulated_pass
-from .primitives import articulated_to_parent, init_articulated, parent_acceleration, spd_inverse
+from .primitives import articulated_to_parent, init_articulated, inverse_times_rows, parent_acceleration, spd_inverse
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -108,12 +108,7 @@ def articulated_body_pass(mi, mf, ws, tau, fext, has_v):
             if p < 0:
                 continue
             # G* = D⁻¹ Uᵀ, P⁺ = P − U G* and z⁺ = z + U D⁻¹ ε, in place
-            for c in range(n):
-                for a in range(6):
-                    acc = 0.0
-                    for c2 in range(n):
-                        acc += Dinv[i, c, c2] * U[vi + c2, a]
-                    Gt[vi + c, a] = acc
+            inverse_times_rows(Dinv, i, U, vi, n, Gt)
             for a in range(6):
                 for b in range(a, 6):
                     acc = 0.0

@@ -49,8 +49,8 @@ from ..core.jit import njit
 from ..core.layout import borrow, model_tables, workspace_views
 from ..core.status import BAD_SHAPE, OK, SINGULAR
 from .kinematics import configuration_status, joint_sincos, world_pose_step
-from .primitives import (add_rigid_inertia_to_parent, copy_lower_to_upper, joint_column_to_world, rigid_inertia_matrix,
-                         spd_inverse)
+from .primitives import (add_rigid_inertia_to_parent, copy_lower_to_upper, inverse_times_rows, joint_column_to_world,
+                         rigid_inertia_matrix, spd_inverse)
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -129,19 +129,9 @@ def joint_step(m, w, k, vi, n, p):
     if n > 0 and not spd_inverse(D, Dinv, k, n, w.scratch):
         return False
     if p < 0:  # a root: no G*(k) or P⁺(k); its rows of Gt take D⁻¹(k)H(k), its gather's map (root_gather)
-        for r in range(n):
-            for a in range(6):
-                acc = 0.0
-                for r2 in range(n):
-                    acc += Dinv[k, r, r2] * Sw[vi + r2, a]
-                Gt[vi + r, a] = acc
+        inverse_times_rows(Dinv, k, Sw, vi, n, Gt)
         return True
-    for r in range(n):
-        for a in range(6):
-            acc = 0.0
-            for r2 in range(n):
-                acc += Dinv[k, r, r2] * U[vi + r2, a]
-            Gt[vi + r, a] = acc
+    inverse_times_rows(Dinv, k, U, vi, n, Gt)
     Pp = P[p]  # P(℘(k)) += P⁺(k) = P(k) − U(k)G*(k)
     for a in range(6):
         for b in range(6):

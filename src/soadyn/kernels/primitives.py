@@ -348,6 +348,19 @@ def coriolis_term(joint_type, i, S, vi, nv, v, V, C):
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def inverse_times_rows(Dinv, i, X, vi, n, out):
+    """out[vi:vi + n] = D⁻¹(i) X[vi:vi + n] for n rows of 6-vectors (``Dinv`` (nb, 6, 6), the
+    inverses of :func:`spd_inverse`): G*(i) = D⁻¹(i)Uᵀ(i) of the ABA's recursions, and the
+    like for other row blocks."""
+    for r in range(n):
+        for a in range(6):
+            acc = 0.0
+            for r2 in range(n):
+                acc += Dinv[i, r, r2] * X[vi + r2, a]
+            out[vi + r, a] = acc
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def spd_inverse(D, Dinv, i, n, tmp):
     """Dinv[i][:n,:n] = D⁻¹ for a symmetric positive-definite n×n ``D`` (n ≤ 6).
 
