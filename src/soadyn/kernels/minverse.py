@@ -38,15 +38,17 @@ columns go in pairs whose gathers walk in step and whose scatters take turns bod
 and a scatter step on a chain (℘(k) = k − 1, most bodies) takes a(℘(k)) from the previous
 step rather than reading it back. A floating base's gather step is one product,
 (D⁻¹H)(root) y, with D⁻¹H kept in the root's rows of ``w.Gt``, which the scatter does not
-read. On talos (38 dofs) the column passes took 5.1 µs one walk after the other and
-3.5–4.0 µs so; the whole kernel 7.7–7.8 → 6.0–6.6 µs (g1 7.1 → 5.9, hyq 2.5 → 2.1, ur5
-0.66 → 0.59 µs; compiled loops, 2026-11-27).
+read; a free-floating root's D⁻¹ and D⁻¹H come from P⁻¹ and its world pose
+(:func:`free_root_step`). On talos (38 dofs) the column passes took 5.1 µs one walk after the
+other and 3.5–4.0 µs so; the whole kernel 7.7–7.8 → 5.6–5.7 µs (g1 7.1 → 5.1, hyq 2.5 → 2.0,
+solo12 2.5 → 1.9, ur5 0.66 → 0.59 µs; compiled loops, 2026-11-27).
 """
 from __future__ import annotations
 
 
 from ..core.jit import njit
 from ..core.layout import borrow, model_tables, workspace_views
+from ..core.joints import FREE
 from ..core.status import BAD_SHAPE, OK, SINGULAR
 from .kinematics import configuration_status, joint_sincos, world_pose_step
 from .primitives import (add_rigid_inertia_to_parent, copy_lower_to_upper, inverse_times_rows, joint_column_to_world,
@@ -98,6 +100,10 @@ def world_articulated_factors(mi, mf, ws, q):
             if not joint_step_one(m, w, k, vi, p):
                 return False
             continue
+        if p < 0 and m.joint_type[k] == FREE:  # a floating base
+            if not free_root_step(m, w, k, vi):
+                return False
+            continue
         # a literal n for six-dof (free) joints: the compiler unrolls their loops
         if not (joint_step(m, w, k, vi, 6, p) if n == 6 else joint_step(m, w, k, vi, n, p)):
             return False
@@ -140,6 +146,47 @@ def joint_step(m, w, k, vi, n, p):
                 acc -= U[vi + r, a] * Gt[vi + r, b]
             Pp[a, b] += acc
     return True
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def free_root_step(m, w, k, vi):
+    """Body k's step of :func:`world_articulated_factors` for a free-floating root (a FREE
+    joint: S = 1 in body axes, so H*(k) = X, the map of body k's motions to world axes at
+    the world origin). D = XᵀPX is not formed: D⁻¹H = X⁻¹P⁻¹, the root's map of
+    :func:`root_gather` (into ``w.Gt``), and D⁻¹ = X⁻¹(X⁻¹P⁻¹)ᵀ, from P⁻¹ and two products
+    with the structured X⁻¹ (:func:`from_world_rows`) instead of U, D and D⁻¹H (hyq: the
+    ATBI factors 1.24 → 1.02 µs in a compiled loop). A root has no G* or P⁺. Returns False
+    when P, so D, is not positive definite."""
+    Sw, Dinv, Gt = w.Sw, w.Dinv, w.Gt
+    for col in range(vi, vi + 6):  # H*(k): the columns of X (the scatter's a(k) = H*(k)x(k))
+        Sw[col, 0], Sw[col, 1], Sw[col, 2], Sw[col, 3], Sw[col, 4], Sw[col, 5] = \
+            joint_column_to_world(0, k, w.S, col, w.Rw, w.pw)
+    if not spd_inverse(w.P[k], Dinv, k, 6, w.scratch):  # P⁻¹, in D⁻¹'s place until the end
+        return False
+    from_world_rows(w.Rw, w.pw, k, Dinv[k], 0, False, Gt, vi)  # D⁻¹H = X⁻¹P⁻¹
+    from_world_rows(w.Rw, w.pw, k, Gt, vi, True, Dinv[k], 0)  # D⁻¹ = X⁻¹(D⁻¹H)ᵀ
+    return True
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def from_world_rows(Rw, pw, i, M, o, transposed, out, oo):
+    """out[oo:oo + 6] = X⁻¹ A for the 6×6 A = M[o:o + 6] (its transpose with
+    ``transposed``), X the map of body i's motions [ω; v] (body axes and origin) to world
+    axes at the world origin, X⁻¹ = [[Rᵀ, 0], [−Rᵀ[p]×, Rᵀ]] (Rw, pw: the body's world pose):
+    column by column, Rᵀa_top and Rᵀ(a_bottom − p × a_top). ``out`` and ``M`` must not
+    overlap."""
+    p0, p1, p2 = pw[i, 0], pw[i, 1], pw[i, 2]
+    for j in range(6):
+        if transposed:
+            a0, a1, a2, a3, a4, a5 = M[o + j, 0], M[o + j, 1], M[o + j, 2], M[o + j, 3], M[o + j, 4], M[o + j, 5]
+        else:
+            a0, a1, a2, a3, a4, a5 = M[o, j], M[o + 1, j], M[o + 2, j], M[o + 3, j], M[o + 4, j], M[o + 5, j]
+        b0 = a3 - (p1 * a2 - p2 * a1)
+        b1 = a4 - (p2 * a0 - p0 * a2)
+        b2 = a5 - (p0 * a1 - p1 * a0)
+        for r in range(3):
+            out[oo + r, j] = Rw[i, 0, r] * a0 + Rw[i, 1, r] * a1 + Rw[i, 2, r] * a2
+            out[oo + 3 + r, j] = Rw[i, 0, r] * b0 + Rw[i, 1, r] * b1 + Rw[i, 2, r] * b2
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
