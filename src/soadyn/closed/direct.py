@@ -166,9 +166,9 @@ def _run_plain(model, plain, q, v, tau, residual_tol):
 #: (``packed``: :func:`~soadyn.core.layout.pack_tables` of [mi | ints], [mf | floats] and a
 #: workspace followed by the kernel's scratch, :func:`~soadyn.kernels.direct.direct_work_size`;
 #: written per call: each thread has its own), the :class:`DirectTables`, the
-#: kernel's output length, nv (the model's size when the tables were built) and whether
-#: the direct method is the model's default (``by_default``; None while that is unknown)
-PlainCall = namedtuple("PlainCall", ["packed", "tables", "output_size", "nv", "by_default"])
+#: kernel's output length and whether the direct method is the model's default
+#: (``by_default``; None while that is unknown)
+PlainCall = namedtuple("PlainCall", ["packed", "tables", "output_size", "by_default"])
 
 
 def _first_plain_call(model, q, v, tau, residual_tol, by_default):
@@ -185,7 +185,7 @@ def _first_plain_call(model, q, v, tau, residual_tol, by_default):
         c = d.compiled
         work = np.zeros(direct_work_size(c.nb, c.nv, tables.m, tables.m - tables.m_loop))
         default = d.known("default_method")
-        return PlainCall(pack_tables(tables.model_ints, tables.model_floats, work), tables, tables.output_size, c.nv,
+        return PlainCall(pack_tables(tables.model_ints, tables.model_floats, work), tables, tables.output_size,
                          None if default is None else default == "direct")
 
     plain = d.per_thread("direct_plain", build)

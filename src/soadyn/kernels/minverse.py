@@ -40,7 +40,7 @@ step rather than reading it back. A floating base's gather step is one product,
 (D⁻¹H)(root) y, with D⁻¹H kept in the root's rows of ``w.Gt``, which the scatter does not
 read; a free-floating root's D⁻¹ and D⁻¹H come from P⁻¹ and its world pose
 (:func:`free_root_step`). On talos (38 dofs) the column passes took 5.1 µs one walk after the
-other and 3.5–4.0 µs so; the whole kernel 7.7–7.8 → 5.6–5.7 µs (g1 7.1 → 5.1, hyq 2.5 → 2.0,
+other and 3.5–4.0 µs so; the whole kernel 7.7–7.8 → 5.6–6.0 µs (g1 7.1 → 5.1, hyq 2.5 → 2.0,
 solo12 2.5 → 1.9, ur5 0.66 → 0.59 µs; compiled loops, 2026-11-27).
 """
 from __future__ import annotations
@@ -248,6 +248,19 @@ def root_gather(Gt, Dinv, k, vi, n, c, row, y0, y1, y2, y3, y4, y5):
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def one_dof_gather(Sw, U, Dinv, k, v, c, p, row, y0, y1, y2, y3, y4, y5):
+    """One-dof body k's step of column c's walk (its dof v, parent p): the scalar
+    r(k) = D⁻¹(k) (e_k − H(k) y) into ``row[v]``; returns y + U(k) r(k) (y itself at a root,
+    which passes nothing on)."""
+    r = Dinv[k, 0, 0] * ((1.0 if v == c else 0.0) - dot6(Sw[v], y0, y1, y2, y3, y4, y5))
+    row[v] = r
+    if p < 0:
+        return y0, y1, y2, y3, y4, y5
+    u = U[v]
+    return y0 + u[0] * r, y1 + u[1] * r, y2 + u[2] * r, y3 + u[3] * r, y4 + u[4] * r, y5 + u[5] * r
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def column_walk(m, w, k, c, row, y0, y1, y2, y3, y4, y5):
     """The walk of column c (:func:`column_gathers`) from body k to the root, with the
     gathered force y so far: r(k) = D⁻¹(k) (e_k − H(k) y) into ``row``,
@@ -256,9 +269,11 @@ def column_walk(m, w, k, c, row, y0, y1, y2, y3, y4, y5):
     h = w.scratch[1, 0]
     while k >= 0:
         vi, n, p = m.v_index[k], m.joint_nv[k], m.parent[k]
-        if n == 1:  # r(k) = D⁻¹(k) (e_k − H(k) y), one scalar
-            row[vi] = Dinv[k, 0, 0] * ((1.0 if vi == c else 0.0) - dot6(Sw[vi], y0, y1, y2, y3, y4, y5))
-        elif p < 0:  # a floating base
+        if n == 1:
+            y0, y1, y2, y3, y4, y5 = one_dof_gather(Sw, U, Dinv, k, vi, c, p, row, y0, y1, y2, y3, y4, y5)
+            k = p
+            continue
+        if p < 0:  # a floating base
             if n == 6:  # a literal n: unrolled loops
                 root_gather(w.Gt, Dinv, k, vi, 6, c, row, y0, y1, y2, y3, y4, y5)
             else:
@@ -293,18 +308,9 @@ def column_gathers(m, w, b1, c1, row1, b2, c2, row2):
             row2[j] = 0.0
         k2 = b2
     while k1 >= 0 and k2 >= 0 and m.joint_nv[k1] == 1 and m.joint_nv[k2] == 1:
-        v1, p1, v2, p2 = m.v_index[k1], m.parent[k1], m.v_index[k2], m.parent[k2]
-        r1 = Dinv[k1, 0, 0] * ((1.0 if v1 == c1 else 0.0) - dot6(Sw[v1], y0, y1, y2, y3, y4, y5))
-        r2 = Dinv[k2, 0, 0] * ((1.0 if v2 == c2 else 0.0) - dot6(Sw[v2], z0, z1, z2, z3, z4, z5))
-        row1[v1] = r1
-        row2[v2] = r2
-        u, x = U[v1], U[v2]
-        if p1 >= 0:
-            y0, y1, y2, y3, y4, y5 = y0 + u[0] * r1, y1 + u[1] * r1, y2 + u[2] * r1, y3 + u[3] * r1, \
-                y4 + u[4] * r1, y5 + u[5] * r1
-        if p2 >= 0:
-            z0, z1, z2, z3, z4, z5 = z0 + x[0] * r2, z1 + x[1] * r2, z2 + x[2] * r2, z3 + x[3] * r2, \
-                z4 + x[4] * r2, z5 + x[5] * r2
+        p1, p2 = m.parent[k1], m.parent[k2]
+        y0, y1, y2, y3, y4, y5 = one_dof_gather(Sw, U, Dinv, k1, m.v_index[k1], c1, p1, row1, y0, y1, y2, y3, y4, y5)
+        z0, z1, z2, z3, z4, z5 = one_dof_gather(Sw, U, Dinv, k2, m.v_index[k2], c2, p2, row2, z0, z1, z2, z3, z4, z5)
         k1, k2 = p1, p2
     column_walk(m, w, k1, c1, row1, y0, y1, y2, y3, y4, y5)
     column_walk(m, w, k2, c2, row2, z0, z1, z2, z3, z4, z5)

@@ -36,7 +36,7 @@ from collections import namedtuple
 import numpy as np
 
 from ...core.jit import njit
-from ...core.layout import carve, pack_tables, split_model_tables, split_tables, workspace_size
+from ...core.layout import carve, pack_tables, pack_tables_compiled, split_model_tables, split_tables, workspace_size
 
 #: cluster kinds
 RIGID, LINEAR, NONLINEAR = 0, 1, 2
@@ -292,25 +292,11 @@ def pack_plain_tables(mi, ci, mf, cf, ws, cws):
     return pack_tables(np.concatenate([mi, ci]), np.concatenate([mf, cf]), np.concatenate([ws, cws]))
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def pack_plain_tables_compiled(mi, ci, mf, cf, ws, cws):
     """:func:`pack_plain_tables` in compiled code (a batch block's own copy of the tables
-    and workspaces), entry by entry (a slice assignment would compile Numba's shape-error
-    formatting in with it)."""
-    ni, nf = mi.shape[0] + ci.shape[0], mf.shape[0] + cf.shape[0]
-    tables = np.empty(2 + ni + nf + ws.shape[0] + cws.shape[0])
-    ints = tables[:2 + ni].view(np.int64)
-    ints[0], ints[1] = ni, nf
-    o = 2
-    for x in (mi, ci):
-        for e in range(x.shape[0]):
-            ints[o + e] = x[e]
-        o += x.shape[0]
-    for x in (mf, cf, ws, cws):
-        for e in range(x.shape[0]):
-            tables[o + e] = x[e]
-        o += x.shape[0]
-    return tables
+    and workspaces; :func:`~soadyn.core.layout.pack_tables_compiled`)."""
+    return pack_tables_compiled((mi, ci), (mf, cf), (ws, cws))
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
