@@ -77,8 +77,10 @@ def _worker_pool():
 
 
 def _run_block(kernel, d, args, status, start, stop):
-    # d.buffer(): the workspace of the worker thread that runs this block
-    kernel(d.compiled.mi, d.compiled.mf, d.buffer(), *args, status, start, stop)
+    if d is None:  # a kernel whose arguments carry the tables and workspaces
+        kernel(*args, status, start, stop)
+    else:  # d.buffer(): the workspace of the worker thread that runs this block
+        kernel(d.compiled.mi, d.compiled.mf, d.buffer(), *args, status, start, stop)
 
 
 def run_blocks(kernel, d, args, status):
@@ -86,7 +88,9 @@ def run_blocks(kernel, d, args, status):
     ``kernel(mi, mf, ws, *args, status, start, stop)`` (compiled with ``nogil=True``; it
     evaluates states start..stop−1 with one workspace ``ws``): the states are split into
     blocks run concurrently by :func:`batch_threads` worker threads, each with its own
-    workspace. ``d``: the model's :class:`~soadyn.core.compile.Derived` store.
+    workspace. ``d``: the model's :class:`~soadyn.core.compile.Derived` store, or None
+    for a kernel ``kernel(*args, status, start, stop)`` that takes its tables in ``args``
+    and makes each block's own workspace itself.
 
     Numba's ``prange`` would run the same loop on its own threads, but a parallel kernel
     takes 3–5× longer to compile than this serial one (13 s against 3 s for the compiled
@@ -240,7 +244,9 @@ class CompiledFunction:
         ``kernel(c, ws, state, params, outputs) -> status`` (``c`` the compiled model,
         ``ws`` the workspace, the rest tuples) that calls it; such a function has no fast
         path.
-    batch : the batched kernel; ``"loop"``: batches run state by state; None: no batches.
+    batch : the batched kernel; ``"loop"``: batches run state by state; None: no batches;
+        or a plain function ``batch(d, values, params, outs, status)`` (``d`` the model's
+        :class:`~soadyn.core.compile.Derived` store, the rest validated) that runs them.
     args : tuple of :class:`Arg`, the state arguments (checked, batched).
     outputs : ``outputs(c, state, params) -> tuple of shapes`` for one state (``c`` the
         :class:`~soadyn.core.compile.CompiledModel`, ``state`` and ``params`` the
@@ -272,6 +278,9 @@ class CompiledFunction:
         self.fast = self.exact.fast if compiled else _mismatch
         self.adapter = None if compiled else kernel
         self.batch = batch
+        #: ``batch`` is a plain function ``batch(d, values, params, outs, status)`` that runs
+        #: the validated batch (its kernel takes other arguments than the block kernels')
+        self.batch_adapter = batch is not None and not isinstance(batch, str) and not hasattr(batch, "py_func")
         self.args = tuple(args)
         self.names = tuple(a.name for a in self.args if a.size != "forces") if names is None else tuple(names)
         #: the output shapes as attribute names of the compiled model, when they are such
@@ -397,7 +406,9 @@ class CompiledFunction:
                 st.raise_status(status, self.names, model=model)
         else:
             status = np.zeros(batch, dtype=np.int64)
-            if self.batch == "loop":
+            if self.batch_adapter:
+                self.batch(d, values, params, outs, status)
+            elif self.batch == "loop":
                 ws = d.buffer() if workspace is None else workspace.buffer
                 for b in range(batch):
                     row = tuple(None if x is None else x[b] for x in values)

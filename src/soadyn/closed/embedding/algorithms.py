@@ -32,21 +32,19 @@ from __future__ import annotations
 import numpy as np
 
 from ...core import validation as val
-from ...core.call import ABSENT, NO_FORCES, Arg, CompiledFunction, ExactCall, GeneralPath, ParamShape
+from ...core.call import ABSENT, NO_FORCES, Arg, CompiledFunction, ExactCall, GeneralPath, ParamShape, run_blocks
 from ...core.compile import derived
 from ...core.constraints import ConstraintError
 from ...core.status import Unsolved, raise_status
 from ...dynamics.frames import frame_set
-from ...kernels.cluster.aba import (cluster_aba_batch, cluster_aba_kernel, cluster_aba_plain_kernel,
-                                    cluster_aba_state_kernel)
+from ...kernels.cluster.aba import cluster_aba_kernel, cluster_aba_plain_kernel, cluster_aba_states
 from ...kernels.cluster.crba import cluster_mass_matrix_kernel
 from ...kernels.cluster.efpa import cluster_efpa_kernel, cluster_efpa_plain_kernel
 from ...kernels.cluster.embedding import embedding_forward_batch, embedding_kernel, input_copies_size
 from ...kernels.cluster.implicit import GIVEN, GUESS, PREPARED, SOLVE, prepare_implicit_kernel
-from ...kernels.cluster.kinematics import cluster_subspaces_kernel, spanning_state_kernel
+from ...kernels.cluster.kinematics import cluster_subspaces_kernel
 from ...kernels.cluster.layout import pack_plain_tables
-from ...kernels.cluster.rnea import (cluster_rnea_batch, cluster_rnea_kernel, cluster_rnea_plain_kernel,
-                                     cluster_rnea_state_kernel)
+from ...kernels.cluster.rnea import cluster_rnea_kernel, cluster_rnea_plain_kernel, cluster_rnea_states
 from ...kernels.cluster.solved import (cluster_aba_solved_kernel, cluster_efpa_solved_kernel,
                                        cluster_rnea_solved_kernel)
 from .cluster_joints import off_manifold_message
@@ -96,17 +94,51 @@ _CABA = CompiledFunction(cluster_aba_kernel, None, _ABA_ARGS, _independent_vecto
 _CABA_PLAIN = (ExactCall(cluster_aba_plain_kernel), ExactCall(cluster_aba_solved_kernel))
 _CRNEA_PLAIN = (ExactCall(cluster_rnea_plain_kernel), ExactCall(cluster_rnea_solved_kernel))
 _CEFPA_PLAIN = (ExactCall(cluster_efpa_plain_kernel), ExactCall(cluster_efpa_solved_kernel))
-_CABA_STATES = CompiledFunction(cluster_aba_state_kernel, cluster_aba_batch, _ABA_ARGS + (_Q,), _independent_vector,
+
+
+def _states_adapters(kernel):
+    """The single-state and batch functions of :class:`~soadyn.core.call.CompiledFunction`
+    for a states kernel (``kernel``: an :class:`~soadyn.core.call.ExactCall` of
+    :func:`~soadyn.kernels.cluster.aba.cluster_aba_states` or its C-RNEA twin, which takes
+    single states and batches as flat arrays, with the tables in one array): ``params`` are
+    (ci, cf, cluster workspace, gravity, mode)."""
+    def single(c, ws, state, params, outs):
+        ci, cf, cws, gravity, mode = params
+        y, x1, x2, f_ext, q = state
+        return kernel(pack_plain_tables(c.mi, ci, c.mf, cf, ws, cws), y, x1, x2, f_ext.reshape(-1), q, gravity, mode,
+                      False, outs[0], _ONE_STATE, 0, 1)
+
+    def batch(d, values, params, outs, status):
+        ci, cf, cws, gravity, mode = params
+        c = d.compiled
+        # each block works on its own copy of these tables and workspaces (private=True)
+        tables = pack_plain_tables(c.mi, ci, c.mf, cf, d.buffer(), cws)
+        flat = tuple(np.ascontiguousarray(x).reshape(-1) for x in values)
+        run_blocks(kernel, None, (tables, *flat, gravity, mode, True, outs[0].reshape(-1)), status)
+
+    return single, batch
+
+
+#: the ``status`` argument of a states kernel's call on one state (no status array)
+_ONE_STATE = np.zeros(0, dtype=np.int64)
+_CABA_STATES_KERNEL = ExactCall(cluster_aba_states)
+_CRNEA_STATES_KERNEL = ExactCall(cluster_rnea_states)
+# one state with q= or external forces, or a batch, of a model with implicit clusters
+# (prepared in the kernel): validated here, then the states kernels
+_CABA_STATES = CompiledFunction(*_states_adapters(_CABA_STATES_KERNEL), _ABA_ARGS + (_Q,), _independent_vector,
                                 params=(None, None, None, val.GRAVITY, None))
 _CRNEA = CompiledFunction(cluster_rnea_kernel, None, _RNEA_ARGS, _independent_vector,
                           params=(None, None, None, val.GRAVITY))
-_CRNEA_STATES = CompiledFunction(cluster_rnea_state_kernel, cluster_rnea_batch, _RNEA_ARGS + (_Q,),
-                                 _independent_vector, params=(None, None, None, val.GRAVITY, None))
+_CRNEA_STATES = CompiledFunction(*_states_adapters(_CRNEA_STATES_KERNEL), _RNEA_ARGS + (_Q,), _independent_vector,
+                                 params=(None, None, None, val.GRAVITY, None))
 _CMASS = CompiledFunction(cluster_mass_matrix_kernel, None, (_Y,), _independent_square)
+#: the preparation alone (its last parameter the empty ``spanning``), and the same kernel
+#: writing the spanning state (q, q̇) into its output
+_NO_SPANNING = np.zeros(0)
 _PREPARE = CompiledFunction(prepare_implicit_kernel, None, (_Y, Arg("yd", _nyv, optional=True), _Q),
                             lambda c, state, params: (), allocate=lambda c, state: ())
 _CEFPA = CompiledFunction(cluster_efpa_kernel, None, (_Y,), _operational_square)
-_SPANNING = CompiledFunction(spanning_state_kernel, None, (_Y, _YD, Arg("q_guess", "nq", optional=True)),
+_SPANNING = CompiledFunction(prepare_implicit_kernel, None, (_Y, _YD, Arg("q_guess", "nq", optional=True)),
                              lambda c, state, params: ((c.nq + c.nv,),))
 # The embedding method's kernel takes the model's and the clusters' tables and workspaces
 # in one array (fewer arguments through the dispatcher): the plain call passes this
@@ -318,7 +350,7 @@ def _prepare_implicit(model, packed, cws, y, yd, q, q_guess, mode, with_bias):
     caller must take the Python path."""
     q_arg = q if q is not None else q_guess if q_guess is not None else ABSENT
     _PREPARE(model, (y, ABSENT if yd is None else yd, q_arg), (packed.ci, packed.cf, cws, mode,
-                                                               with_bias and yd is not None))
+                                                               with_bias and yd is not None, _NO_SPANNING))
 
 
 def _state_by_state(single, batch):
@@ -378,16 +410,18 @@ def cluster_aba(model, y, yd, tau_ind, f_ext=None, *, q=None, q_guess=None, grav
     if q_guess is None and yd is not None and (gravity is True or gravity is False) and np.ndim(y) == 1:
         tables, implicit = _call_tables(model)  # the common call: one lookup, then one kernel
         if tables is not None:
-            forces = NO_FORCES if f_ext is None else f_ext
-            try:
-                if implicit:  # the implicit clusters solved (or checked at q) inside the kernel
-                    return _CABA_STATES.call(model, y, yd, tau_ind, forces, ABSENT if q is None else q, *tables,
-                                             gravity, SOLVE if q is None else GIVEN, out)
-                ydd = _CABA.call(model, y, yd, tau_ind, forces, *tables, gravity, out)
-                if q is None or _is_explicit_image(model, tables[2], q):
+            if implicit:  # the implicit clusters solved (or checked at q) inside the kernel
+                ydd = _run_states(_CABA_STATES_KERNEL, model, y, yd, tau_ind, f_ext, q, gravity, out)
+                if ydd is not None:
                     return ydd
-            except Unsolved:
-                pass
+            else:
+                try:
+                    forces = NO_FORCES if f_ext is None else f_ext
+                    ydd = _CABA.call(model, y, yd, tau_ind, forces, *tables, gravity, out)
+                    if q is None or _is_explicit_image(model, tables[2], q):
+                        return ydd
+                except Unsolved:
+                    pass
     return aba_with(model, None, y, yd, tau_ind, f_ext, gravity, out, q, q_guess)
 
 
@@ -521,6 +555,40 @@ def _run_plain(kernels, model, y, x1, x2, gravity, out):
     return None
 
 
+def _run_states(kernel, model, y, x1, x2, f_ext, q, gravity, out):
+    """One state of a model with implicit clusters, with ``q=`` or external forces: the
+    states kernel ``kernel`` (``_CABA_STATES_KERNEL`` or ``_CRNEA_STATES_KERNEL``) with
+    this thread's plain-call tables (:func:`_plain_call`), the clusters solved from their
+    references or checked at q inside it. Returns its result, or None when the call
+    needs the validated path (other argument types, a status other than OK), which
+    converts the arguments, runs the Python solve or names the cause."""
+    fast = _plain_call(model)
+    if not fast:
+        return None
+    tables, nyv, _ = fast
+    # an empty array means "absent" to the kernel: a caller's empty f_ext or q (not None)
+    # takes the validated path, which names its shape
+    if q is not None and not (type(q) is np.ndarray and q.ndim == 1 and q.shape[0] > 0):
+        return None
+    if f_ext is None:
+        forces = ABSENT
+    elif type(f_ext) is np.ndarray and f_ext.ndim == 2 and f_ext.shape[0] > 0:
+        forces = f_ext.reshape(-1)  # (a copy for a strided array; the kernel checks the length)
+    else:
+        return None
+    res = np.empty(nyv) if out is None else out
+    args = (tables, y, x1, x2, forces, ABSENT if q is None else q, gravity, SOLVE if q is None else GIVEN, False, res,
+            _ONE_STATE, 0, 1)
+    try:
+        status = kernel.fast(*args)
+    except GeneralPath:  # this process's first call, or other argument types
+        if not (val.kernel_vector(y) and val.kernel_vector(forces) and all(val.kernel_vector(x, nyv) for x in (res, x1, x2))
+                and (q is None or val.kernel_vector(q))):
+            return None
+        status = kernel(*args)
+    return res if status == 0 else None
+
+
 def aba_with(model, packed, y, yd, tau_ind, f_ext=None, gravity=True, out=None, q=None, q_guess=None):
     """:func:`cluster_aba` with other packed clusters of the model (None: its own)."""
     if gravity is not True and gravity is not False:  # the fast path would read its truth value
@@ -574,16 +642,18 @@ def cluster_rnea(model, y, yd, ydd, f_ext=None, *, q=None, q_guess=None, gravity
             and np.ndim(y) == 1:
         tables, implicit = _call_tables(model)  # the common call: one lookup, then one kernel
         if tables is not None:
-            forces = NO_FORCES if f_ext is None else f_ext
-            try:
-                if implicit:  # the implicit clusters solved (or checked at q) inside the kernel
-                    return _CRNEA_STATES.call(model, y, yd, ydd, forces, ABSENT if q is None else q, *tables,
-                                              gravity, SOLVE if q is None else GIVEN, out)
-                tau = _CRNEA.call(model, y, yd, ydd, forces, *tables, gravity, out)
-                if q is None or _is_explicit_image(model, tables[2], q):
+            if implicit:  # the implicit clusters solved (or checked at q) inside the kernel
+                tau = _run_states(_CRNEA_STATES_KERNEL, model, y, yd, ydd, f_ext, q, gravity, out)
+                if tau is not None:
                     return tau
-            except Unsolved:
-                pass
+            else:
+                try:
+                    forces = NO_FORCES if f_ext is None else f_ext
+                    tau = _CRNEA.call(model, y, yd, ydd, forces, *tables, gravity, out)
+                    if q is None or _is_explicit_image(model, tables[2], q):
+                        return tau
+                except Unsolved:
+                    pass
     return _rnea_general(model, y, yd, ydd, f_ext, q, q_guess, gravity, out)
 
 
@@ -852,7 +922,7 @@ def spanning_state(model, y, yd, q_guess=None):
         ydv = np.zeros(_nyv(model)) if yd is None else yd
         q_arg = ABSENT if q_guess is None else q_guess
         try:
-            out = _SPANNING(model, (y, ydv, q_arg), tables + (SOLVE if q_guess is None else GUESS,))
+            out = _SPANNING(model, (y, ydv, q_arg), tables + (SOLVE if q_guess is None else GUESS, False))
             return out[:nq], out[nq:]
         except Unsolved:
             pass

@@ -26,8 +26,8 @@ from .inertia import (_nonzero, init_cluster_inertias, invert_joint_inertia, pro
 from .kinematics import cluster_state_status, positions_pass
 from .layout import (articulated_inertia, bias_force, cluster_bodies, cluster_scratch, cluster_tables,
                      cluster_workspace, force_columns, inertia_subspace, innovation, inverse_joint_inertia,
-                     motion_subspace, no_rotor_forces, reflected_inertia, rotor_constants, split_plain_tables,
-                     velocity_product)
+                     motion_subspace, no_rotor_forces, reflected_inertia, rotor_constants, split_plain_tables, state_views,
+                     states_fit, velocity_product)
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -350,22 +350,32 @@ def cluster_aba_plain_kernel(tables, y, yd, tau, gravity, ydd):
     return cluster_aba_kernel(mi, mf, ws, y, yd, tau, no_forces, ci, cf, cws, gravity, ydd)
 
 
-@njit(cache=True)
-def cluster_aba_state_kernel(mi, mf, ws, y, yd, tau, fext, q, ci, cf, cws, gravity, mode, ydd):
-    """:func:`cluster_aba_kernel` after :func:`~.implicit.prepare_implicit` (``q``,
-    ``mode``: the spanning configuration or the start of the solve, and how to use it):
-    one state of a batch. Returns a status."""
-    st = prepare_implicit(mi, mf, ws, ci, cf, cws, y, yd, q, mode, True)
-    if st != OK:
-        return st
-    return cluster_aba_kernel(mi, mf, ws, y, yd, tau, fext, ci, cf, cws, gravity, ydd)
-
-
 @njit(nogil=True, cache=True)
-def cluster_aba_batch(mi, mf, ws, Y, YD, TAU, FEXT, Q, ci, cf, cws, gravity, mode, YDD, status, start, stop):
-    """:func:`cluster_aba_state_kernel` on states ``start`` to ``stop − 1`` of a batch, with
-    this block's own copy of the cluster workspace (see :func:`soadyn.core.call.run_blocks`)."""
-    local = cws.copy()
+def cluster_aba_states(tables, Y, YD, TAU, FEXT, Q, gravity, mode, private, YDD, status, start, stop):
+    """:func:`cluster_aba_kernel` after :func:`~.implicit.prepare_implicit` (q and ``mode``:
+    the spanning configuration or the start of the solve, and how to use it) on states
+    ``start`` to ``stop − 1`` of B states stored one after another in flat arrays
+    (:func:`~.layout.states_fit`): one state of a call with ``q=`` or external forces
+    (``status`` empty), or a block of a batch (``status`` (B,) receives each state's
+    status). ``tables``: :func:`~.layout.pack_plain_tables`; ``private``: work on a copy of
+    its workspaces (a block run beside others). Returns the first status other than OK.
+
+    One compiled kernel for single states and batches: each entry point compiles (and
+    keeps in the cache) its own copy of the whole algorithm, so a separate batch twin cost
+    ~4 s of every cold compile."""
+    if private:
+        tables = tables.copy()
+    ok, mi, mf, ws, ci, cf, cws, _ = split_plain_tables(tables)
+    if not (ok and states_fit(mi, ci, Y, YD, TAU, FEXT, Q, YDD, status, start, stop)):
+        return BAD_SHAPE
+    first = OK
     for b in range(start, stop):
-        status[b] = cluster_aba_state_kernel(mi, mf, ws, Y[b], YD[b], TAU[b], FEXT[b], Q[b], ci, cf, local, gravity,
-                                              mode, YDD[b])
+        y, yd, tau, fext, q, ydd = state_views(mi, ci, Y, YD, TAU, FEXT, Q, YDD, b)
+        st = prepare_implicit(mi, mf, ws, ci, cf, cws, y, yd, q, mode, True)
+        if st == OK:
+            st = cluster_aba_kernel(mi, mf, ws, y, yd, tau, fext, ci, cf, cws, gravity, ydd)
+        if status.shape[0] > 0:
+            status[b] = st
+        if first == OK:
+            first = st
+    return first

@@ -36,7 +36,7 @@ from collections import namedtuple
 
 from ...core.jit import njit
 from ...core.layout import carve, model_tables
-from ...core.status import BAD_FIRST, BAD_SECOND, BAD_SHAPE, OK, UNSOLVED
+from ...core.status import BAD_FIRST, BAD_SECOND, BAD_SHAPE, BAD_THIRD, OK, UNSOLVED
 from ..kinematics import absent, nonfinite
 from ..loops import loop_kinematics, loop_rows, loop_tables
 from ..tape import run_tape
@@ -632,16 +632,35 @@ def prepare_implicit(mi, mf, ws, ci, cf, cws, y, yd, q_given, mode, with_bias):
 
 
 @njit(cache=True)
-def prepare_implicit_kernel(mi, mf, ws, y, yd, q_given, ci, cf, cws, mode, with_bias):
+def prepare_implicit_kernel(mi, mf, ws, y, yd, q_given, ci, cf, cws, mode, with_bias, spanning):
     """:func:`prepare_implicit` called from Python, before a cluster kernel run in mode
     PREPARED: the implicit clusters' preparation is compiled only for models that have
     such clusters (inside every cluster kernel it would add about 40 s to the first
-    compilation of each, for every model). Returns a status."""
+    compilation of each, for every model). With a nonempty ``spanning`` (nq + nv,), the
+    spanning state (q, q̇) = (γ(y), G ẏ) [Chignoli23, eq. 3] is written there (ẏ given;
+    one kernel for both uses: each entry point compiles its own copy of the whole solve,
+    ~3 s of a cold compile). Returns a status (``UNSOLVED``: the caller's Python solve
+    takes over)."""
+    m = model_tables(mi, mf)
     c = cluster_tables(ci)
-    if y.shape[0] != c.nyq or (with_bias and yd.shape[0] != c.nyv):
+    state = spanning.shape[0] > 0
+    if (y.shape[0] != c.nyq or ((with_bias or state) and yd.shape[0] != c.nyv)
+            or (state and spanning.shape[0] != m.nq + m.nv)):
         return BAD_SHAPE
     if nonfinite(y):
         return BAD_FIRST
-    if with_bias and nonfinite(yd):
+    if nonfinite(yd):
         return BAD_SECOND
-    return prepare_implicit(mi, mf, ws, ci, cf, cws, y, yd, q_given, mode, with_bias)
+    if nonfinite(q_given):
+        return BAD_THIRD
+    st = prepare_implicit(mi, mf, ws, ci, cf, cws, y, yd, q_given, mode, with_bias)
+    if st != OK or not state:
+        return st
+    w = cluster_workspace(cws, c, m.nq, m.nv)
+    apply_explicit_map(mi, mf, ci, cf, cws, y, w.q, True, False)  # rigid and linear clusters
+    for e in range(m.nq):
+        spanning[e] = w.q[e]
+    apply_explicit_map(mi, mf, ci, cf, cws, yd, w.qd, False, False)
+    for e in range(m.nv):
+        spanning[m.nq + e] = w.qd[e]
+    return OK

@@ -18,11 +18,10 @@ from __future__ import annotations
 from ...core.jit import njit
 from ...core.layout import model_tables, workspace_views
 from ...core.status import BAD_FIRST, BAD_QUATERNION, BAD_SHAPE, OK
-from ..kinematics import (forces_shape_ok, joint_sincos, no_forces, nonfinite, place_body, quaternions_ok,
+from ..kinematics import (forces_shape_ok, joint_sincos, nonfinite, place_body, quaternions_ok,
                           state_status, velocity_step)
 from ..primitives import motion_to_child
 from .explicit import apply_explicit_map
-from .implicit import prepare_implicit
 from .layout import (NONLINEAR, cluster_bodies, cluster_tables, cluster_workspace, constant_map, explicit_map,
                      motion_subspace, pair_rotor, velocity_product)
 
@@ -193,30 +192,4 @@ def cluster_subspaces_kernel(mi, mf, ws, ci, cf, cws, y, yd, with_velocity, k, S
         for a in range(ck.shape[0]):
             for r in range(6):
                 c_k[a, r] = ck[a, r]
-    return OK
-
-
-@njit(cache=True)
-def spanning_state_kernel(mi, mf, ws, y, yd, q_guess, ci, cf, cws, mode, out):
-    """The spanning state (q, q̇) = (γ(y), G ẏ) [Chignoli23, eq. 3] into ``out`` (nq + nv,):
-    the implicit clusters solved from their references (``mode`` SOLVE) or from
-    ``q_guess`` (GUESS). Returns a status (``UNSOLVED``: the caller's Python solve takes
-    over)."""
-    st = state_status(y, yd, q_guess, no_forces(ws))
-    if st != OK:
-        return st
-    m = model_tables(mi, mf)
-    c = cluster_tables(ci)
-    if y.shape[0] != c.nyq or yd.shape[0] != c.nyv or out.shape[0] != m.nq + m.nv:
-        return BAD_SHAPE
-    st = prepare_implicit(mi, mf, ws, ci, cf, cws, y, yd, q_guess, mode, False)
-    if st != OK:
-        return st
-    w = cluster_workspace(cws, c, m.nq, m.nv)
-    apply_explicit_map(mi, mf, ci, cf, cws, y, w.q, True, False)  # rigid and linear clusters
-    for e in range(m.nq):
-        out[e] = w.q[e]
-    apply_explicit_map(mi, mf, ci, cf, cws, yd, w.qd, False, False)
-    for e in range(m.nv):
-        out[m.nq + e] = w.qd[e]
     return OK

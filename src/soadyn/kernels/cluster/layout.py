@@ -284,6 +284,33 @@ def no_rotor_forces(c, fext):
     return True
 
 
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def states_fit(mi, ci, Y, YD, X, FEXT, Q, OUT, status, start, stop):
+    """True when flat arrays hold B states of the cluster tree ``ci`` one after another
+    (the arguments of the states kernels, :func:`~.aba.cluster_aba_states`): y in
+    Y (B·n_yq,), ẏ, the third rate and the output in YD, X, OUT (B·n_yv,), the external
+    forces in FEXT (B·nb·6,) or empty (none), q in Q (B·nq,) or empty; B = len(status),
+    or 1 for an empty ``status`` (a single state); 0 ≤ start ≤ stop ≤ B."""
+    c = cluster_tables(ci)
+    nb, nq = mi[0], mi[1]
+    B = max(status.shape[0], 1)
+    return (Y.shape[0] == B * c.nyq and YD.shape[0] == B * c.nyv and X.shape[0] == B * c.nyv
+            and OUT.shape[0] == B * c.nyv and (FEXT.shape[0] == 0 or FEXT.shape[0] == B * nb * 6)
+            and (Q.shape[0] == 0 or Q.shape[0] == B * nq) and 0 <= start and start <= stop and stop <= B)
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def state_views(mi, ci, Y, YD, X, FEXT, Q, OUT, b):
+    """(y, ẏ, x, f_ext (nb, 6) or (0, 6), q (nq,) or (0,), out): borrowed views of state b
+    of the flat arrays of :func:`states_fit`."""
+    c = cluster_tables(ci)
+    nyq, nyv = c.nyq, c.nyv
+    nf = mi[0] if FEXT.shape[0] > 0 else 0
+    nq = mi[1] if Q.shape[0] > 0 else 0
+    return (carve(Y, b * nyq, nyq), carve(YD, b * nyv, nyv), carve(X, b * nyv, nyv), carve(FEXT, b * nf * 6, (nf, 6)),
+            carve(Q, b * nq, nq), carve(OUT, b * nyv, nyv))
+
+
 def pack_plain_tables(mi, ci, mf, cf, ws, cws):
     """The one array a plain-call cluster kernel takes (:func:`~soadyn.core.layout.pack_tables`
     of [mi | ci], [mf | cf] and a thread's [ws | cws]; :func:`split_plain_tables`): with the

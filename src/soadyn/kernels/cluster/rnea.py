@@ -30,7 +30,7 @@ from .implicit import prepare_implicit
 from .inertia import rotor_bias
 from .kinematics import cluster_state_status
 from .layout import (cluster_bodies, cluster_tables, cluster_workspace, no_rotor_forces, pair_rotor,
-                     rotor_constants, split_plain_tables)
+                     rotor_constants, split_plain_tables, state_views, states_fit)
 
 
 @njit(cache=True)
@@ -122,21 +122,24 @@ def cluster_rnea_plain_kernel(tables, y, yd, ydd, gravity, tau):
     return cluster_rnea_kernel(mi, mf, ws, y, yd, ydd, no_forces, ci, cf, cws, gravity, tau)
 
 
-@njit(cache=True)
-def cluster_rnea_state_kernel(mi, mf, ws, y, yd, ydd, fext, q, ci, cf, cws, gravity, mode, tau):
-    """:func:`cluster_rnea_kernel` after :func:`~.implicit.prepare_implicit` (``q``,
-    ``mode`` as for :func:`~.aba.cluster_aba_state_kernel`): one state of a batch."""
-    st = prepare_implicit(mi, mf, ws, ci, cf, cws, y, yd, q, mode, True)
-    if st != OK:
-        return st
-    return cluster_rnea_kernel(mi, mf, ws, y, yd, ydd, fext, ci, cf, cws, gravity, tau)
-
-
 @njit(nogil=True, cache=True)
-def cluster_rnea_batch(mi, mf, ws, Y, YD, YDD, FEXT, Q, ci, cf, cws, gravity, mode, TAU, status, start, stop):
-    """:func:`cluster_rnea_state_kernel` on states ``start`` to ``stop − 1`` of a batch, with
-    this block's own copy of the cluster workspace (see :func:`soadyn.core.call.run_blocks`)."""
-    local = cws.copy()
+def cluster_rnea_states(tables, Y, YD, YDD, FEXT, Q, gravity, mode, private, TAU, status, start, stop):
+    """:func:`cluster_rnea_kernel` after :func:`~.implicit.prepare_implicit` on states
+    ``start`` to ``stop − 1`` of flat arrays, as :func:`~.aba.cluster_aba_states` runs
+    C-ABA (the same arguments, ÿ in place of τ_ind and τ_ind the output)."""
+    if private:
+        tables = tables.copy()
+    ok, mi, mf, ws, ci, cf, cws, _ = split_plain_tables(tables)
+    if not (ok and states_fit(mi, ci, Y, YD, YDD, FEXT, Q, TAU, status, start, stop)):
+        return BAD_SHAPE
+    first = OK
     for b in range(start, stop):
-        status[b] = cluster_rnea_state_kernel(mi, mf, ws, Y[b], YD[b], YDD[b], FEXT[b], Q[b], ci, cf, local, gravity,
-                                               mode, TAU[b])
+        y, yd, ydd, fext, q, tau = state_views(mi, ci, Y, YD, YDD, FEXT, Q, TAU, b)
+        st = prepare_implicit(mi, mf, ws, ci, cf, cws, y, yd, q, mode, True)
+        if st == OK:
+            st = cluster_rnea_kernel(mi, mf, ws, y, yd, ydd, fext, ci, cf, cws, gravity, tau)
+        if status.shape[0] > 0:
+            status[b] = st
+        if first == OK:
+            first = st
+    return first

@@ -22,7 +22,9 @@ from .layout import cluster_tables, split_plain_tables
 from .rnea import cluster_rnea_kernel
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+# inlined by Numba into its two callers: compiled on its own, this wrapper of the solve
+# recompiled the solve's whole closure (~2 s of a cold compile)
+@njit(inline="always", cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _solved_state(mi, mf, ws, ci, cf, cws, y, yd, third, out_length, with_bias, fext):
     """Status of the plain call's state (``fext`` empty), then the implicit clusters solved
     and prepared from their references."""
