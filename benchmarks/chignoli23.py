@@ -383,9 +383,47 @@ GRBDA = {"Mini Cheetah": (31.7, 8.7, 45.5), "MIT Humanoid": (50.3, 13.4, 78.1), 
          "Tello Humanoid": (179.0, 152.0, 206.0)}
 
 
+def _kernel_loop():
+    """A compiled loop over a plain-call cluster kernel (``kernel(tables, y, x1, x2,
+    gravity, out)``): its time per call without Python and Numba's dispatcher, the way a
+    C++ library is timed."""
+    from numba import njit
+
+    @njit
+    def loop(kernel, n, tables, y, x1, x2, out):
+        status = 0
+        for _ in range(n):
+            status += kernel(tables, y, x1, x2, True, out)
+        return status
+
+    return loop
+
+
+def kernel_times(model, y, yd, x, rounds=9, n=20000):
+    """Median µs per call of the plain C-ABA and C-RNEA kernels of ``model`` (those
+    ``sd.cluster_aba`` / ``sd.cluster_rnea`` call, the position solve included) in a
+    compiled loop, rounds interleaved."""
+    from soadyn.closed.embedding import algorithms as alg
+    loop = _kernel_loop()
+    tables, nyv, solved = alg._plain_call(model)
+    out = np.empty(nyv)
+    kernels = {"C-ABA": alg._CABA_PLAIN[solved].general, "C-RNEA": alg._CRNEA_PLAIN[solved].general}
+    for name, k in kernels.items():
+        if loop(k, 1, tables, y, yd, x, out) != 0:
+            raise RuntimeError(f"{name} kernel status other than OK")
+    runs = {name: [] for name in kernels}
+    for _ in range(rounds):
+        for name, k in kernels.items():
+            t0 = time.perf_counter()
+            loop(k, n, tables, y, yd, x, out)
+            runs[name].append((time.perf_counter() - t0) / n * 1e6)
+    return {name: float(np.median(v)) for name, v in runs.items()}
+
+
 def grbda():
     """Our C-ABA, C-RNEA and C-EFPA per call against GRBDA's times (from the closed-chain
-    issue): the speed-up GRBDA / soadyn, goal ≥ 3."""
+    issue): the speed-up GRBDA / soadyn, goal ≥ 3; and C-ABA's and C-RNEA's kernels alone
+    in a compiled loop (where a public call's fixed cost shows)."""
     models = robots()
     models["planar leg linkage"] = (sd.models.planar_leg_linkage(), ["end_effector"])
     out = {}
@@ -397,9 +435,11 @@ def grbda():
                                "C-EFPA": lambda: sd.cluster_efpa(model, y, frames)}, repeat=9)
         t = {k: float(np.median(v)) for k, v in runs.items()}
         best = {k: float(np.min(v)) for k, v in runs.items()}
-        out[name] = {"times_us": t, "best_us": best,
+        kernel = kernel_times(model, y, yd, tau)  # (ẏ for both third arguments: the time does not depend on it)
+        out[name] = {"times_us": t, "best_us": best, "kernel_us": kernel,
                      "grbda_us": {"C-ABA": cpp_aba, "C-RNEA": cpp_rnea, "C-EFPA": cpp_efpa}}
-        print(name, ", ".join(f"{k} {v:.1f} µs (best {best[k]:.1f})" for k, v in t.items()), flush=True)
+        print(name, ", ".join(f"{k} {v:.1f} µs (best {best[k]:.1f})" for k, v in t.items()),
+              "; kernels", ", ".join(f"{k} {v:.2f} µs" for k, v in kernel.items()), flush=True)
     return out
 
 
@@ -415,6 +455,14 @@ def grbda_markdown(res):
             best = r.get("best_us", r["times_us"])[alg]
             cells += [f"{ours:.1f}", f"{cpp:.1f}", f"**{cpp / ours:.1f}** ({cpp / best:.1f})"]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    if all("kernel_us" in r for r in res.values()):
+        lines += ["\nThe kernels alone, in a compiled loop (no Python, no dispatcher: timed as a C++ library is):\n",
+                  "| robot | C-ABA kernel [µs] | speed-up over GRBDA | C-RNEA kernel [µs] | speed-up over GRBDA |",
+                  "|---|---|---|---|---|"]
+        for name, r in res.items():
+            k, cpp = r["kernel_us"], r["grbda_us"]
+            lines.append(f"| {name} | {k['C-ABA']:.2f} | {cpp['C-ABA'] / k['C-ABA']:.1f} | {k['C-RNEA']:.2f} | "
+                         f"{cpp['C-RNEA'] / k['C-RNEA']:.1f} |")
     lines.append("\nGRBDA's times are those the closed-chain issue measured (its C++ built from the public "
                  "source, on this machine kind, once: not in this run); ours are interleaved medians of the public "
                  "Python calls of this run, without `q=` (the position solve of the implicit clusters included), "

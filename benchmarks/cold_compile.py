@@ -39,6 +39,10 @@ CALLS = {
     "cluster_aba": ("cluster", "sd.cluster_aba(robot, y, yd, yd)"),
     "cluster_rnea": ("cluster", "sd.cluster_rnea(robot, y, yd, yd)"),
     "cluster_mass_matrix": ("cluster", "sd.cluster_mass_matrix(robot, y)"),
+    "cluster_aba (implicit, q=)": ("implicit", "sd.cluster_aba(fb1, y1, yd1, yd1, q=q1)"),
+    "cluster_aba (implicit, batch of 2)": ("implicit", "sd.cluster_aba(fb1, np.stack([y1, y1]), np.stack([yd1, yd1]), "
+                                                       "np.stack([yd1, yd1]))"),
+    "spanning_state": ("implicit", "sd.spanning_state(fb1, y1, yd1)"),
 }
 
 SETUP = {
@@ -47,6 +51,9 @@ SETUP = {
     "closed": "fb = sd.models.four_bar_chain(2, 1)",
     "closed_state": "fb = sd.models.four_bar_chain(2, 1)\n"
                     "qc, vc = sd.close_loops(fb, sd.neutral(fb) + 0.1 * rng.normal(size=fb.nq), rng.normal(size=fb.nv))",
+    "implicit": "fb1 = sd.models.four_bar_chain(1, 0)\n"
+                "q1, v1 = sd.close_loops(fb1, sd.neutral(fb1) + 0.1, np.ones(fb1.nv))\n"
+                "y1, yd1 = sd.independent_state(fb1, q1, v1)",
     "cluster": "robot = sd.models.mini_cheetah()\n"
                "y, yd = sd.independent_state(robot, sd.neutral(robot), np.zeros(robot.nv))",
 }
