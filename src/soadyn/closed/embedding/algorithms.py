@@ -408,20 +408,9 @@ def cluster_aba(model, y, yd, tau_ind, f_ext=None, *, q=None, q_guess=None, grav
             if ydd is not None:
                 return ydd
     if q_guess is None and yd is not None and (gravity is True or gravity is False) and np.ndim(y) == 1:
-        tables, implicit = _call_tables(model)  # the common call: one lookup, then one kernel
-        if tables is not None:
-            if implicit:  # the implicit clusters solved (or checked at q) inside the kernel
-                ydd = _run_states(_CABA_STATES_KERNEL, model, y, yd, tau_ind, f_ext, q, gravity, out)
-                if ydd is not None:
-                    return ydd
-            else:
-                try:
-                    forces = NO_FORCES if f_ext is None else f_ext
-                    ydd = _CABA.call(model, y, yd, tau_ind, forces, *tables, gravity, out)
-                    if q is None or _is_explicit_image(model, tables[2], q):
-                        return ydd
-                except Unsolved:
-                    pass
+        ydd = _one_state(_CABA_STATES_KERNEL, _CABA, model, y, yd, tau_ind, f_ext, q, gravity, out)
+        if ydd is not None:
+            return ydd
     return aba_with(model, None, y, yd, tau_ind, f_ext, gravity, out, q, q_guess)
 
 
@@ -555,6 +544,26 @@ def _run_plain(kernels, model, y, x1, x2, gravity, out):
     return None
 
 
+def _one_state(states_kernel, function, model, y, x1, x2, f_ext, q, gravity, out):
+    """The common call on one state with ``q=`` or external forces, in one kernel after one
+    look-up: on a model with implicit clusters the states kernel (:func:`_run_states`),
+    else ``function`` (``_CABA`` or ``_CRNEA``) with this thread's tables, whose result
+    stands when q is None or is the explicit image of y. Returns the result, or None: the
+    validated path."""
+    tables, implicit = _call_tables(model)
+    if tables is None:
+        return None
+    if implicit:  # the implicit clusters solved (or checked at q) inside the kernel
+        return _run_states(states_kernel, model, y, x1, x2, f_ext, q, gravity, out)
+    try:
+        result = function.call(model, y, x1, x2, NO_FORCES if f_ext is None else f_ext, *tables, gravity, out)
+        if q is None or _is_explicit_image(model, tables[2], q):
+            return result
+    except Unsolved:
+        pass
+    return None
+
+
 def _run_states(kernel, model, y, x1, x2, f_ext, q, gravity, out):
     """One state of a model with implicit clusters, with ``q=`` or external forces: the
     states kernel ``kernel`` (``_CABA_STATES_KERNEL`` or ``_CRNEA_STATES_KERNEL``) with
@@ -582,8 +591,8 @@ def _run_states(kernel, model, y, x1, x2, f_ext, q, gravity, out):
     try:
         status = kernel.fast(*args)
     except GeneralPath:  # this process's first call, or other argument types
-        if not (val.kernel_vector(y) and val.kernel_vector(forces) and all(val.kernel_vector(x, nyv) for x in (res, x1, x2))
-                and (q is None or val.kernel_vector(q))):
+        if not (val.kernel_vector(y) and val.kernel_vector(forces)
+                and all(val.kernel_vector(x, nyv) for x in (res, x1, x2)) and (q is None or val.kernel_vector(q))):
             return None
         status = kernel(*args)
     return res if status == 0 else None
@@ -640,20 +649,9 @@ def cluster_rnea(model, y, yd, ydd, f_ext=None, *, q=None, q_guess=None, gravity
                 return tau
     if q_guess is None and yd is not None and ydd is not None and (gravity is True or gravity is False) \
             and np.ndim(y) == 1:
-        tables, implicit = _call_tables(model)  # the common call: one lookup, then one kernel
-        if tables is not None:
-            if implicit:  # the implicit clusters solved (or checked at q) inside the kernel
-                tau = _run_states(_CRNEA_STATES_KERNEL, model, y, yd, ydd, f_ext, q, gravity, out)
-                if tau is not None:
-                    return tau
-            else:
-                try:
-                    forces = NO_FORCES if f_ext is None else f_ext
-                    tau = _CRNEA.call(model, y, yd, ydd, forces, *tables, gravity, out)
-                    if q is None or _is_explicit_image(model, tables[2], q):
-                        return tau
-                except Unsolved:
-                    pass
+        tau = _one_state(_CRNEA_STATES_KERNEL, _CRNEA, model, y, yd, ydd, f_ext, q, gravity, out)
+        if tau is not None:
+            return tau
     return _rnea_general(model, y, yd, ydd, f_ext, q, q_guess, gravity, out)
 
 

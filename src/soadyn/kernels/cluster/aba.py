@@ -20,14 +20,14 @@ from ...core.jit import njit
 from ...core.layout import borrow, model_tables, workspace_views
 from ...core.status import BAD_SHAPE, OK, SINGULAR
 from ..primitives import acceleration_entry, add_force_to_parent, parent_acceleration
-from .implicit import prepare_implicit
+from .implicit import run_states
 from .inertia import (_nonzero, init_cluster_inertias, invert_joint_inertia, project_cluster_inertia,
                       project_rotor_pair, rotor_bias)
 from .kinematics import cluster_state_status, positions_pass
 from .layout import (articulated_inertia, bias_force, cluster_bodies, cluster_scratch, cluster_tables,
                      cluster_workspace, force_columns, inertia_subspace, innovation, inverse_joint_inertia,
-                     motion_subspace, no_rotor_forces, reflected_inertia, rotor_constants, split_plain_tables, state_views,
-                     states_fit, velocity_product)
+                     motion_subspace, no_rotor_forces, reflected_inertia, rotor_constants, split_plain_tables,
+                     velocity_product)
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -363,19 +363,5 @@ def cluster_aba_states(tables, Y, YD, TAU, FEXT, Q, gravity, mode, private, YDD,
     One compiled kernel for single states and batches: each entry point compiles (and
     keeps in the cache) its own copy of the whole algorithm, so a separate batch twin cost
     ~4 s of every cold compile."""
-    if private:
-        tables = tables.copy()
-    ok, mi, mf, ws, ci, cf, cws, _ = split_plain_tables(tables)
-    if not (ok and states_fit(mi, ci, Y, YD, TAU, FEXT, Q, YDD, status, start, stop)):
-        return BAD_SHAPE
-    first = OK
-    for b in range(start, stop):
-        y, yd, tau, fext, q, ydd = state_views(mi, ci, Y, YD, TAU, FEXT, Q, YDD, b)
-        st = prepare_implicit(mi, mf, ws, ci, cf, cws, y, yd, q, mode, True)
-        if st == OK:
-            st = cluster_aba_kernel(mi, mf, ws, y, yd, tau, fext, ci, cf, cws, gravity, ydd)
-        if status.shape[0] > 0:
-            status[b] = st
-        if first == OK:
-            first = st
-    return first
+    return run_states(cluster_aba_kernel, tables, Y, YD, TAU, FEXT, Q, gravity, mode, private, YDD, status, start,
+                      stop)

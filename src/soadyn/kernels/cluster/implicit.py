@@ -41,7 +41,8 @@ from ..kinematics import absent, nonfinite
 from ..loops import loop_kinematics, loop_rows, loop_tables
 from ..tape import run_tape
 from .explicit import apply_explicit_map
-from .layout import LINEAR, cluster_tables, cluster_workspace, explicit_map
+from .layout import (LINEAR, cluster_tables, cluster_workspace, explicit_map, split_plain_tables, state_views,
+                     states_fit)
 
 #: ways a cluster kernel gets the spanning configuration of the implicit clusters
 #: SOLVE: γ(y) from the references; GIVEN: the caller's q (checked on the manifold);
@@ -664,3 +665,29 @@ def prepare_implicit_kernel(mi, mf, ws, y, yd, q_given, ci, cf, cws, mode, with_
     for e in range(m.nv):
         spanning[m.nq + e] = w.qd[e]
     return OK
+
+
+@njit(inline="always", cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def run_states(algorithm, tables, Y, YD, X, FEXT, Q, gravity, mode, private, OUT, status, start, stop):
+    """``algorithm(mi, mf, ws, y, ẏ, x, f_ext, ci, cf, cws, gravity, out)`` (C-ABA or C-RNEA)
+    after :func:`prepare_implicit` (q and ``mode``) on states ``start`` to ``stop − 1`` of
+    flat arrays (:func:`~.layout.states_fit`); the body of the states kernels
+    (:func:`~.aba.cluster_aba_states`), inlined into each by Numba. ``private``: work on a
+    copy of the tables' workspaces; ``status`` (B,) receives each state's status (empty:
+    one state). Returns the first status other than OK."""
+    if private:
+        tables = tables.copy()
+    ok, mi, mf, ws, ci, cf, cws, _ = split_plain_tables(tables)
+    if not (ok and states_fit(mi, ci, Y, YD, X, FEXT, Q, OUT, status, start, stop)):
+        return BAD_SHAPE
+    first = OK
+    for b in range(start, stop):
+        y, yd, x, fext, q, out = state_views(mi, ci, Y, YD, X, FEXT, Q, OUT, b)
+        st = prepare_implicit(mi, mf, ws, ci, cf, cws, y, yd, q, mode, True)
+        if st == OK:
+            st = algorithm(mi, mf, ws, y, yd, x, fext, ci, cf, cws, gravity, out)
+        if status.shape[0] > 0:
+            status[b] = st
+        if first == OK:
+            first = st
+    return first

@@ -26,11 +26,11 @@ from ..kinematics import acceleration_step, joint_sincos, place_body, quaternion
 from ..primitives import acceleration_entry
 from ..rnea import force_step, gather_step
 from .explicit import apply_explicit_map, apply_explicit_map_transpose
-from .implicit import prepare_implicit
+from .implicit import run_states
 from .inertia import rotor_bias
 from .kinematics import cluster_state_status
 from .layout import (cluster_bodies, cluster_tables, cluster_workspace, no_rotor_forces, pair_rotor,
-                     rotor_constants, split_plain_tables, state_views, states_fit)
+                     rotor_constants, split_plain_tables)
 
 
 @njit(cache=True)
@@ -127,19 +127,5 @@ def cluster_rnea_states(tables, Y, YD, YDD, FEXT, Q, gravity, mode, private, TAU
     """:func:`cluster_rnea_kernel` after :func:`~.implicit.prepare_implicit` on states
     ``start`` to ``stop − 1`` of flat arrays, as :func:`~.aba.cluster_aba_states` runs
     C-ABA (the same arguments, ÿ in place of τ_ind and τ_ind the output)."""
-    if private:
-        tables = tables.copy()
-    ok, mi, mf, ws, ci, cf, cws, _ = split_plain_tables(tables)
-    if not (ok and states_fit(mi, ci, Y, YD, YDD, FEXT, Q, TAU, status, start, stop)):
-        return BAD_SHAPE
-    first = OK
-    for b in range(start, stop):
-        y, yd, ydd, fext, q, tau = state_views(mi, ci, Y, YD, YDD, FEXT, Q, TAU, b)
-        st = prepare_implicit(mi, mf, ws, ci, cf, cws, y, yd, q, mode, True)
-        if st == OK:
-            st = cluster_rnea_kernel(mi, mf, ws, y, yd, ydd, fext, ci, cf, cws, gravity, tau)
-        if status.shape[0] > 0:
-            status[b] = st
-        if first == OK:
-            first = st
-    return first
+    return run_states(cluster_rnea_kernel, tables, Y, YD, YDD, FEXT, Q, gravity, mode, private, TAU, status, start,
+                      stop)
