@@ -132,7 +132,9 @@ def _implicit_clusters():
     """Everything that contains the compiled preparation of implicit clusters (loop joints,
     symbolic constraints), in one process so that it compiles once: the plain calls of
     C-ABA, C-RNEA and C-EFPA (solve and algorithm in one kernel), the batched C-ABA and
-    C-RNEA, the spanning-state solve and the embedding method (single and batched). The
+    C-RNEA (whose kernels also take single states with ``q=`` or external forces), the
+    spanning-state solve (the kernel of the compiled preparation) and the embedding method
+    (single and batched). The
     cluster mass matrix runs the preparation kernel and the cluster kernels the "clusters"
     group compiles, and the state comes from the spanning-state solve rather than
     ``close_loops`` (the "closed" group's kernel): those would be compiled twice."""
