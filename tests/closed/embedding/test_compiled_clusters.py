@@ -206,6 +206,31 @@ def test_batches_equal_single_calls(name):
         assert np.array_equal(given[b], sd.cluster_aba(m, Y[b], YD[b], T[b], q=Q[b]))
 
 
+@pytest.mark.parametrize("name", ["tello", "planar_leg_linkage"])
+def test_batches_with_forces_and_q_equal_single_calls(name):
+    """Implicit clusters: the states kernel reads each state's forces and q from flat
+    arrays; a batch (several blocks on the worker threads) equals the single calls, which
+    take the same kernel with one state."""
+    m = getattr(sd.models, name)()
+    rng = np.random.default_rng(8)
+    B = 37
+    states = [random_independent_state(m, rng) for _ in range(B)]
+    Y = np.array([s[0] for s in states])
+    YD = np.array([s[1] for s in states])
+    T = rng.normal(size=YD.shape)
+    F = rng.normal(size=(B, m.nbodies, 6))
+    Q = np.array([spanning_state(m, Y[b], YD[b])[0] for b in range(B)])
+    for kw in ({}, {"q": Q}):
+        ydd = sd.cluster_aba(m, Y, YD, T, F, **kw)
+        tau = sd.cluster_rnea(m, Y, YD, T, F, **kw)
+        for b in range(B):
+            one = {k: v[b] for k, v in kw.items()}
+            assert np.array_equal(ydd[b], sd.cluster_aba(m, Y[b], YD[b], T[b], F[b], **one))
+            assert np.array_equal(tau[b], sd.cluster_rnea(m, Y[b], YD[b], T[b], F[b], **one))
+    # the forces act: the same states without them give other accelerations
+    assert not np.allclose(sd.cluster_aba(m, Y, YD, T, q=Q), sd.cluster_aba(m, Y, YD, T, F, q=Q))
+
+
 def test_a_batch_with_a_state_off_the_manifold_names_it():
     m = sd.models.planar_leg_linkage()
     rng = np.random.default_rng(6)
