@@ -180,38 +180,6 @@ def pack_tables(ints, floats, work):
     return np.concatenate([head.view(np.float64), ints.view(np.float64), floats, work])
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def pack_tables_compiled(int_parts, float_parts, work_parts):
-    """:func:`pack_tables` in compiled code, of the concatenations of the tuples of arrays
-    ``int_parts``, ``float_parts`` and ``work_parts`` (a batch block's own copy of a plain
-    kernel's tables and workspace), entry by entry (a slice assignment would compile
-    Numba's shape-error formatting in with it)."""
-    ni, nf, nw = 0, 0, 0
-    for x in int_parts:
-        ni += x.shape[0]
-    for x in float_parts:
-        nf += x.shape[0]
-    for x in work_parts:
-        nw += x.shape[0]
-    tables = np.empty(2 + ni + nf + nw)
-    ints = tables[:2 + ni].view(np.int64)
-    ints[0], ints[1] = ni, nf
-    o = 2
-    for x in int_parts:
-        for e in range(x.shape[0]):
-            ints[o + e] = x[e]
-        o += x.shape[0]
-    for x in float_parts:
-        for e in range(x.shape[0]):
-            tables[o + e] = x[e]
-        o += x.shape[0]
-    for x in work_parts:
-        for e in range(x.shape[0]):
-            tables[o + e] = x[e]
-        o += x.shape[0]
-    return tables
-
-
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def split_tables(tables):
     """``(ok, ints, floats, work)``: borrowed views of an array of :func:`pack_tables`;

@@ -40,7 +40,7 @@ from ...dynamics.frames import frame_set
 from ...kernels.cluster.aba import cluster_aba_kernel, cluster_aba_plain_kernel, cluster_aba_states
 from ...kernels.cluster.crba import cluster_mass_matrix_kernel
 from ...kernels.cluster.efpa import cluster_efpa_kernel, cluster_efpa_plain_kernel
-from ...kernels.cluster.embedding import embedding_forward_batch, embedding_kernel, input_copies_size
+from ...kernels.cluster.embedding import embedding_kernel, input_copies_size
 from ...kernels.cluster.implicit import GIVEN, GUESS, PREPARED, SOLVE, prepare_implicit_kernel
 from ...kernels.cluster.kinematics import cluster_subspaces_kernel
 from ...kernels.cluster.layout import pack_plain_tables
@@ -141,10 +141,10 @@ _CEFPA = CompiledFunction(cluster_efpa_kernel, None, (_Y,), _operational_square)
 _SPANNING = CompiledFunction(prepare_implicit_kernel, None, (_Y, _YD, Arg("q_guess", "nq", optional=True)),
                              lambda c, state, params: ((c.nq + c.nv,),))
 # The embedding method's kernel takes the model's and the clusters' tables and workspaces
-# in one array (fewer arguments through the dispatcher): the plain call passes this
-# thread's (:func:`embedding_fast`), a validated single state a copy packed for the call
-# (:func:`_embed_single`), the batch kernel one per block; one compiled copy of the
-# method, not one per argument form.
+# in one array (fewer arguments through the dispatcher), and B states stored one after
+# another: the plain call passes this thread's tables (:func:`embedding_fast`), a validated
+# single state a copy packed for the call (:func:`_embed_single`), a batch a copy per block
+# (:func:`embedding_batch`); one compiled copy of the method for all three.
 _EMBED_PLAIN = ExactCall(embedding_kernel)
 
 
@@ -155,11 +155,39 @@ def _embed_single(c, ws, state, params, outs):
     return _EMBED_PLAIN(pack_plain_tables(c.mi, ci, c.mf, cf, ws, cws), *state, gravity, mode, *outs)
 
 
+def embedding_batch(d, values, params, outs, status):
+    """A validated batch of the embedding method (``values``: Q (B, nq), V, T (B, nv), F (B,
+    nb, 6) or (B, 0, 6); ``params`` as for :func:`_embed_single`; ``outs``: one (B, n)
+    output) in blocks on the worker threads (:func:`~soadyn.core.call.run_blocks`), each
+    block one kernel call on its states' rows with its own copy of the tables; a block
+    whose kernel reports a status other than OK is run again state by state to find the
+    status of each."""
+    ci, cf, cws, gravity, mode = params
+    c = d.compiled
+    tables = pack_plain_tables(c.mi, ci, c.mf, cf, d.buffer(), cws)
+    Q, V, T, F = (np.ascontiguousarray(x) for x in values)
+    F = F.reshape(-1, 6)  # (B·nb, 6), or (0, 6) without forces
+    run_blocks(_embedding_block, None, (tables, Q, V, T, F, gravity, mode, outs[0]), status)
+
+
+def _embedding_block(tables, Q, V, T, F, gravity, mode, out, status, start, stop):
+    """States start..stop−1 of :func:`embedding_batch` by one kernel call (rows of the
+    C-contiguous batch arrays are C-contiguous); per state only after a failure."""
+    own = tables.copy()
+    nb = F.shape[0] // Q.shape[0]  # (0 without forces)
+    rows = (Q[start:stop].reshape(-1), V[start:stop].reshape(-1), T[start:stop].reshape(-1),
+            F[start * nb:stop * nb])
+    if embedding_kernel(own, *rows, gravity, mode, out[start:stop].reshape(-1)) == 0:
+        return
+    for b in range(start, stop):
+        status[b] = embedding_kernel(own, Q[b], V[b], T[b], F[b * nb:(b + 1) * nb], gravity, mode, out[b])
+
+
 _EMBED_ARGS = (Arg("q", "nq"), Arg("v", "nv"), Arg("tau", "nv"), Arg("f_ext", "forces"))
-_EMBED = CompiledFunction(_embed_single, embedding_forward_batch, _EMBED_ARGS,
+_EMBED = CompiledFunction(_embed_single, embedding_batch, _EMBED_ARGS,
                           lambda c, state, params: ((c.nv + 2,),), params=(None, None, None, val.GRAVITY))
-#: the same kernels, whose longer output also takes copies of q, q̇, τ (:func:`input_copies`)
-_EMBED_COPIES = CompiledFunction(_embed_single, embedding_forward_batch, _EMBED_ARGS,
+#: the same kernel, whose longer output also takes copies of q, q̇, τ (:func:`input_copies`)
+_EMBED_COPIES = CompiledFunction(_embed_single, embedding_batch, _EMBED_ARGS,
                                  lambda c, state, params: ((input_copies_size.py_func(c.nq, c.nv),),),
                                  params=(None, None, None, val.GRAVITY))
 

@@ -20,8 +20,7 @@ from .inertia import init_cluster_inertias
 from .implicit import (GIVEN, explicit_form, given_configuration, implicit_tables, implicit_workspace,
                        rows_place_the_tree)
 from .kinematics import positions_pass
-from .layout import (LINEAR, cluster_tables, cluster_workspace, explicit_map, no_rotor_forces,
-                     pack_plain_tables_compiled, split_plain_tables)
+from .layout import LINEAR, cluster_tables, cluster_workspace, explicit_map, no_rotor_forces, split_plain_tables
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -68,7 +67,7 @@ def input_copies_size(nq, nv):
     return nq + 3 * nv + 2
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def embedding_kernel(tables, q, v, tau, fext, gravity, mode, out):
     """q̈ from (q, q̇, τ) (module docstring) into ``out[:nv]``, and into ``out[nv:nv + 2]``
     the worst residuals of (q, q̇) (:func:`worst_residuals`; NaN in mode PREPARED); an
@@ -79,20 +78,51 @@ def embedding_kernel(tables, q, v, tau, fext, gravity, mode, out):
     through Numba's dispatcher instead of thirteen, 0.42 against 0.68 µs; its workspaces
     are written per call). ``mode``: GIVEN (the implicit clusters are prepared at q, which
     must satisfy the constraints to MANIFOLD_TOL) or PREPARED (by the caller, in the
-    cluster workspace of ``tables``). Returns a status."""
+    cluster workspace of ``tables``). Returns a status.
+
+    B states stored one after another are B = len(q) / nq states: q (B·nq,), q̇, τ
+    (B·nv,), f_ext (B·nb, 6) or (0, 6), out B outputs of one of the two lengths above —
+    one state for a call, a block of states for a batch (:func:`~soadyn.closed.embedding.
+    algorithms.embedding_batch`, which gives each block its own copy of ``tables``). One
+    compiled kernel for both: a batched twin recompiled the whole method (~4 s of a cold
+    compile, the time Numba takes to optimise and compile the linked closure of each entry
+    point). Returns the first status other than OK (each state is evaluated)."""
     ok, mi, mf, ws, ci, cf, cws, _ = split_plain_tables(tables)
     if not ok:
         return BAD_SHAPE
+    m = model_tables(mi, mf)
+    B = q.shape[0] // m.nq if m.nq > 0 else 0
+    n_out = out.shape[0] // B if B > 0 else 0
+    if (B == 0 or q.shape[0] != B * m.nq or v.shape[0] != B * m.nv or tau.shape[0] != B * m.nv
+            or (fext.shape[0] != 0 and fext.shape[0] != B * m.nb) or out.shape[0] != B * n_out
+            or (n_out != m.nv + 2 and n_out != input_copies_size(m.nq, m.nv))):
+        return BAD_SHAPE
     # borrowed views: the passes below then pass them on without reference counting
     q, v, tau, out = borrow(q), borrow(v), borrow(tau), borrow(out)
+    nf = m.nb if fext.shape[0] > 0 else 0
+    # the forces of state b are rows of fext: carved from a flat view when there are
+    # several states (one state, the common call, takes fext as it is: no reshape)
+    forces = fext.reshape(fext.size) if B > 1 and nf > 0 else carve(q, 0, 0)
+    first = OK
+    for b in range(B):
+        fb = fext if B == 1 or nf == 0 else carve(forces, b * nf * 6, (nf, 6))
+        st = _one_state(mi, mf, ws, ci, cf, cws, carve(q, b * m.nq, m.nq), carve(v, b * m.nv, m.nv),
+                        carve(tau, b * m.nv, m.nv), fb, gravity, mode, carve(out, b * n_out, n_out))
+        if first == OK:
+            first = st
+    return first
+
+
+# inlined by Numba into the kernel (compiled on its own it would be one more library holding
+# the whole method, see embedding_kernel)
+@njit(inline="always", cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _one_state(mi, mf, ws, ci, cf, cws, q, v, tau, fext, gravity, mode, out):
+    """:func:`embedding_kernel` on one state (its views of the flat arrays)."""
     st = state_status(q, v, tau, fext)
     if st != OK:
         return st
     m = model_tables(mi, mf)
     copies = out.shape[0] == input_copies_size(m.nq, m.nv)
-    if (out.shape[0] != m.nv + 2 and not copies) or q.shape[0] != m.nq or v.shape[0] != m.nv \
-            or tau.shape[0] != m.nv:
-        return BAD_SHAPE
     qdd = carve(out, 0, m.nv)
     c = cluster_tables(ci)
     w = cluster_workspace(cws, c, m.nq, m.nv)
@@ -134,12 +164,3 @@ def embedding_kernel(tables, q, v, tau, fext, gravity, mode, out):
             out[o + e] = v[e]
             out[o + m.nv + e] = tau[e]
     return OK
-
-
-@njit(nogil=True, cache=True)
-def embedding_forward_batch(mi, mf, ws, Q, V, T, Fext, ci, cf, cws, gravity, mode, OUT, status, start, stop):
-    """:func:`embedding_kernel` on states ``start`` to ``stop − 1`` of a batch, with this
-    block's own copy of the tables and workspaces (see :func:`soadyn.core.call.run_blocks`)."""
-    tables = pack_plain_tables_compiled(mi, ci, mf, cf, ws, cws)
-    for b in range(start, stop):
-        status[b] = embedding_kernel(tables, Q[b], V[b], T[b], Fext[b], gravity, mode, OUT[b])

@@ -36,7 +36,7 @@ from collections import namedtuple
 import numpy as np
 
 from ...core.jit import njit
-from ...core.layout import carve, pack_tables, pack_tables_compiled, split_model_tables, split_tables, workspace_size
+from ...core.layout import carve, pack_tables, split_model_tables, split_tables, workspace_size
 
 #: cluster kinds
 RIGID, LINEAR, NONLINEAR = 0, 1, 2
@@ -317,13 +317,6 @@ def pack_plain_tables(mi, ci, mf, cf, ws, cws):
     three arrays of the earlier form the Mini Cheetah's public C-RNEA call took 2.93–2.97 µs,
     with this one 2.76–2.92 µs (three interleaved runs, 2026-11-27)."""
     return pack_tables(np.concatenate([mi, ci]), np.concatenate([mf, cf]), np.concatenate([ws, cws]))
-
-
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def pack_plain_tables_compiled(mi, ci, mf, cf, ws, cws):
-    """:func:`pack_plain_tables` in compiled code (a batch block's own copy of the tables
-    and workspaces; :func:`~soadyn.core.layout.pack_tables_compiled`)."""
-    return pack_tables_compiled((mi, ci), (mf, cf), (ws, cws))
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
