@@ -185,15 +185,20 @@ def test_nan_in_the_given_configuration_is_named():
 
 
 # --------------------------------------------------------------------------- batches
+def random_batch(m, rng, B):
+    """B random independent states (Y, YD) and independent forces T of ``m``."""
+    states = [random_independent_state(m, rng) for _ in range(B)]
+    Y = np.array([s[0] for s in states])
+    YD = np.array([s[1] for s in states])
+    return Y, YD, rng.normal(size=YD.shape)
+
+
 @pytest.mark.parametrize("name", ["tello", "mini_cheetah", "four_bar_linkage"])
 def test_batches_equal_single_calls(name):
     m = getattr(sd.models, name)()
     rng = np.random.default_rng(5)
     B = 40
-    states = [random_independent_state(m, rng) for _ in range(B)]
-    Y = np.array([s[0] for s in states])
-    YD = np.array([s[1] for s in states])
-    T = rng.normal(size=YD.shape)
+    Y, YD, T = random_batch(m, rng, B)
     ydd = sd.cluster_aba(m, Y, YD, T)
     tau = sd.cluster_rnea(m, Y, YD, T)
     assert ydd.shape == tau.shape == (B, YD.shape[1])
@@ -214,10 +219,7 @@ def test_batches_with_forces_and_q_equal_single_calls(name):
     m = getattr(sd.models, name)()
     rng = np.random.default_rng(8)
     B = 37
-    states = [random_independent_state(m, rng) for _ in range(B)]
-    Y = np.array([s[0] for s in states])
-    YD = np.array([s[1] for s in states])
-    T = rng.normal(size=YD.shape)
+    Y, YD, T = random_batch(m, rng, B)
     F = rng.normal(size=(B, m.nbodies, 6))
     Q = np.array([spanning_state(m, Y[b], YD[b])[0] for b in range(B)])
     for kw in ({}, {"q": Q}):
