@@ -55,19 +55,13 @@ def _tree_kernels():
     sd.rollout(m, q, v, a[None], 0.01)  # one kernel for every integrator
 
 
-def _batch_states(n=2):
-    """A floating-base tree and n states (q, q̇, q̈, forces) for the batched kernels."""
+def _tree_batches():
+    """The batched twins of the tree algorithms."""
     m = sd.models.random_tree(8, 0, floating_base=True)
     rng = np.random.default_rng(0)
-    Q = np.stack([sd.random_configuration(m, rng) for _ in range(n)])
-    V, A = rng.normal(size=(2, n, m.nv))
-    F = rng.normal(size=(n, m.nbodies, 6))
-    return m, Q, V, A, F
-
-
-def _tree_batches():
-    """The batched twins of the tree dynamics."""
-    m, Q, V, A, F = _batch_states()
+    Q = np.stack([sd.random_configuration(m, rng) for _ in range(2)])
+    V, A = rng.normal(size=(2, 2, m.nv))
+    F = rng.normal(size=(2, m.nbodies, 6))
     sd.rnea(m, Q, V, A)
     sd.rnea(m, Q, V, A, F)
     sd.body_forces(m, Q, V, A)
@@ -76,28 +70,17 @@ def _tree_batches():
     sd.mass_matrix(m, Q)
     sd.rnea_derivatives(m, Q, V, A)
     sd.aba_derivatives(m, Q, V, A)
-
-
-def _kinematics_batches():
-    """The batched twins of the kinematics, energies and rollouts."""
-    m, Q, V, A, F = _batch_states()
     sd.forward_kinematics(m, Q, V, A)
     sd.forward_kinematics(m, Q)
-    sd.frame_jacobian(m, Q, m.frames[-1].name)
-    sd.kinetic_energy(m, Q, V)
-    sd.rollout(m, Q, V, A[:, None], 0.01)
-
-
-def _operator_batches():
-    """The batched twins of the operator functions (M⁻¹, log det M, articulated inertias,
-    the OSCM)."""
-    m, Q, V, A, F = _batch_states()
     sd.mass_matrix_inverse(m, Q)
     sd.mass_matrix_inverse(m, Q, method="innovations")
+    sd.frame_jacobian(m, Q, m.frames[-1].name)
+    sd.kinetic_energy(m, Q, V)
     sd.log_det_mass_matrix(m, Q)
     sd.articulated_inertias(m, Q)
     sd.articulated_inertias(m, Q, partitioned=True)
     sd.operational_space_compliance(m, Q, [m.frames[-1].name])
+    sd.rollout(m, Q, V, A[:, None], 0.01)
 
 
 def _operator_kernels():
@@ -176,13 +159,12 @@ def _implicit_clusters():
 #: cut-joint methods of "closed" call (``aba_kernel``, ``rnea_kernel``, ...), and by the
 #: time it reaches "closed" and "clusters" the loop-constraint kernel and the cluster
 #: passes that "implicit" compiled first. (Started the other way round, the two processes
-#: compiled ~35 s of the same kernels each.) The batched twins come in three small groups
-#: so that the last one goes to the first process when it finishes "implicit" (83.5 s
-#: against ~86 s for the rest in the second, 2026-11-27): one group of 10.8 s left the
-#: second process 6 s behind.
+#: compiled ~35 s of the same kernels each.) Splitting "batches" into three small groups,
+#: so that the last would go to the first process after "implicit", gave 89.4 s here once
+#: and 127.7 s in CI's clean clone (2026-11-27; its later groups compiled again what they
+#: usually load from the cache): not kept.
 GROUPS = {"implicit": _implicit_clusters, "tree": _tree_kernels, "operators": _operator_kernels,
-          "batches": _tree_batches, "closed": _closed_chain_methods, "clusters": _cluster_kernels,
-          "operator_batches": _operator_batches, "kinematics_batches": _kinematics_batches}
+          "batches": _tree_batches, "closed": _closed_chain_methods, "clusters": _cluster_kernels}
 
 
 def _quiet():
