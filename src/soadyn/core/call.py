@@ -90,7 +90,9 @@ def run_blocks(kernel, d, args, status):
     blocks run concurrently by :func:`batch_threads` worker threads, each with its own
     workspace. ``d``: the model's :class:`~soadyn.core.compile.Derived` store, or None
     for a kernel ``kernel(*args, status, start, stop)`` that takes its tables in ``args``
-    and makes each block's own workspace itself.
+    and makes each block's own workspace itself (or a Python function that does so around
+    a ``nogil`` kernel, as :func:`soadyn.closed.embedding.algorithms.embedding_batch`'s
+    blocks).
 
     Numba's ``prange`` would run the same loop on its own threads, but a parallel kernel
     takes 3–5× longer to compile than this serial one (13 s against 3 s for the compiled
