@@ -106,15 +106,17 @@ def _states_adapters(kernel):
         ci, cf, cws, gravity, mode = params
         y, x1, x2, f_ext, q = state
         return kernel(pack_plain_tables(c.mi, ci, c.mf, cf, ws, cws), y, x1, x2, f_ext.reshape(-1), q, gravity, mode,
-                      False, outs[0], _ONE_STATE, 0, 1)
+                      outs[0], _ONE_STATE, 0, 1)
 
     def batch(d, values, params, outs, status):
         ci, cf, cws, gravity, mode = params
         c = d.compiled
-        # each block works on its own copy of these tables and workspaces (private=True)
         tables = pack_plain_tables(c.mi, ci, c.mf, cf, d.buffer(), cws)
         flat = tuple(np.ascontiguousarray(x).reshape(-1) for x in values)
-        run_blocks(kernel, None, (tables, *flat, gravity, mode, True, outs[0].reshape(-1)), status)
+        run_blocks(block, None, (tables, *flat, gravity, mode, outs[0].reshape(-1)), status)
+
+    def block(tables, *args):  # each block on its own copy of the tables and workspaces
+        kernel(tables.copy(), *args)
 
     return single, batch
 
@@ -614,7 +616,7 @@ def _run_states(kernel, model, y, x1, x2, f_ext, q, gravity, out):
     else:
         return None
     res = np.empty(nyv) if out is None else out
-    args = (tables, y, x1, x2, forces, ABSENT if q is None else q, gravity, SOLVE if q is None else GIVEN, False, res,
+    args = (tables, y, x1, x2, forces, ABSENT if q is None else q, gravity, SOLVE if q is None else GIVEN, res,
             _ONE_STATE, 0, 1)
     try:
         status = kernel.fast(*args)

@@ -351,17 +351,16 @@ def cluster_aba_plain_kernel(tables, y, yd, tau, gravity, ydd):
 
 
 @njit(nogil=True, cache=True)
-def cluster_aba_states(tables, Y, YD, TAU, FEXT, Q, gravity, mode, private, YDD, status, start, stop):
+def cluster_aba_states(tables, Y, YD, TAU, FEXT, Q, gravity, mode, YDD, status, start, stop):
     """:func:`cluster_aba_kernel` after :func:`~.implicit.prepare_implicit` (q and ``mode``:
     the spanning configuration or the start of the solve, and how to use it) on states
     ``start`` to ``stop − 1`` of B states stored one after another in flat arrays
     (:func:`~.layout.states_fit`): one state of a call with ``q=`` or external forces
     (``status`` empty), or a block of a batch (``status`` (B,) receives each state's
-    status). ``tables``: :func:`~.layout.pack_plain_tables`; ``private``: work on a copy of
-    its workspaces (a block run beside others). Returns the first status other than OK.
+    status). ``tables``: :func:`~.layout.pack_plain_tables`, whose workspaces it writes (a
+    batch gives each block its own copy). Returns the first status other than OK.
 
     One compiled kernel for single states and batches: each entry point compiles (and
     keeps in the cache) its own copy of the whole algorithm, so a separate batch twin cost
     ~4 s of every cold compile."""
-    return run_states(cluster_aba_kernel, tables, Y, YD, TAU, FEXT, Q, gravity, mode, private, YDD, status, start,
-                      stop)
+    return run_states(cluster_aba_kernel, tables, Y, YD, TAU, FEXT, Q, gravity, mode, YDD, status, start, stop)

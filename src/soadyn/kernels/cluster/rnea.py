@@ -123,9 +123,8 @@ def cluster_rnea_plain_kernel(tables, y, yd, ydd, gravity, tau):
 
 
 @njit(nogil=True, cache=True)
-def cluster_rnea_states(tables, Y, YD, YDD, FEXT, Q, gravity, mode, private, TAU, status, start, stop):
+def cluster_rnea_states(tables, Y, YD, YDD, FEXT, Q, gravity, mode, TAU, status, start, stop):
     """:func:`cluster_rnea_kernel` after :func:`~.implicit.prepare_implicit` on states
     ``start`` to ``stop − 1`` of flat arrays, as :func:`~.aba.cluster_aba_states` runs
     C-ABA (the same arguments, ÿ in place of τ_ind and τ_ind the output)."""
-    return run_states(cluster_rnea_kernel, tables, Y, YD, YDD, FEXT, Q, gravity, mode, private, TAU, status, start,
-                      stop)
+    return run_states(cluster_rnea_kernel, tables, Y, YD, YDD, FEXT, Q, gravity, mode, TAU, status, start, stop)
