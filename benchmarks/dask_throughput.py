@@ -29,7 +29,7 @@ import soadyn as sd
 from soadyn.core.compile import derived
 from soadyn.dynamics.rollout import INTEGRATORS
 from soadyn.kernels.aba import aba_batch
-from soadyn.kernels.rollout import rollout_batch
+from soadyn.kernels.rollout import rollout_kernel
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -64,6 +64,16 @@ def on_this_thread(model, kernel, args, batch):
     return lambda: kernel(d.compiled.mi, d.compiled.mf, d.buffer(), *args, status, 0, batch)
 
 
+def stacked_on_this_thread(model, kernel, states, params, outs):
+    """A kernel that evaluates the states stored one after another (``rollout_kernel``) on
+    all of ``states`` at once on the calling thread: the single-process batch on one
+    thread."""
+    d = derived(model)
+    merged = [x.reshape((-1,) + x.shape[2:]) for x in states]
+    out_rows = [o.reshape((-1,) + o.shape[2:]) for o in outs]
+    return lambda: kernel(d.compiled.mi, d.compiled.mf, d.buffer(), *merged, *params, *out_rows)
+
+
 def measure(B, T, dt, rounds):
     """Throughput of the four ways (module docstring) and the per-chunk sweep: ``{"rows":
     [one dict per way], "chunks": {chunk: seconds}, "per_chunk_s", "fixed_s", "state_us",
@@ -87,7 +97,7 @@ def measure(B, T, dt, rounds):
         }
         aba_t = interleaved(cases, rounds)
         cases = {
-            "1 thread": on_this_thread(model, rollout_batch, (q0, v0, controls, dt, code, *roll_out), nroll),
+            "1 thread": stacked_on_this_thread(model, rollout_kernel, (q0, v0, controls), (dt, code), roll_out),
             "threads": lambda: sd.rollout(model, q0, v0, controls, dt),
             "1 worker": lambda: sdd.rollout(model, q0, v0, controls, dt, client=one),
             "2 workers": lambda: sdd.rollout(model, q0, v0, controls, dt, client=two),

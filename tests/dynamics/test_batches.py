@@ -94,9 +94,24 @@ def test_tree_dynamics(states):
     same(sd.mass_matrix(model, Q), lambda b: sd.mass_matrix(model, Q[b]))
 
 
-def test_a_bad_state_in_a_batch_is_named(states):
+BATCHED = {
+    "rnea": lambda model, Q, V, A: sd.rnea(model, Q, V, A),  # a batched twin
+    # kernels that evaluate the states of a block one after another (soadyn.core.call.stacked_block):
+    # a block with a bad state is run again state by state, to name it
+    "rnea_derivatives": lambda model, Q, V, A: sd.rnea_derivatives(model, Q, V, A),
+    "kinetic_energy": lambda model, Q, V, A: sd.kinetic_energy(model, Q, V),
+    "forward_kinematics": lambda model, Q, V, A: sd.forward_kinematics(model, Q, V, A),
+    "body_forces": lambda model, Q, V, A: sd.body_forces(model, Q, V, A),
+    "oscm": lambda model, Q, V, A: sd.operational_space_compliance(model, Q, [model.frames[-1].name]),
+    "rollout": lambda model, Q, V, A: sd.rollout(model, Q, V, A[:, None], 1e-3),
+}
+
+
+@pytest.mark.parametrize("function", list(BATCHED))
+def test_a_bad_state_in_a_batch_is_named(states, function):
     model, Q, V, A = states
     Q = Q.copy()
     Q[41, 0] = np.nan
-    with pytest.raises(ValueError, match="41"):
-        sd.rnea(model, Q, V, A)
+    Q[60, 0] = np.inf  # a later bad state, in another block: the first is named
+    with pytest.raises(ValueError, match=r"\b41\b"):
+        BATCHED[function](model, Q, V, A)

@@ -1,10 +1,17 @@
 """The one call path from a public function into its compiled kernel.
 
 Every compiled algorithm is called as ``kernel(mi, mf, ws, *state, *params, *outputs)``
-and returns a status code (:mod:`soadyn.core.status`); its batched twin as
+and returns a status code (:mod:`soadyn.core.status`). Batches run block by block on
+worker threads (:func:`run_blocks`), in one of two ways. Most kernels evaluate B states
+stored one after another (:func:`soadyn.core.layout.state_of`; B = 1 for a single call):
+a block is one call of the kernel itself on its rows (:func:`stacked_block`). The
+kernels whose plain call is an open speed target — ABA, RNEA, the mass matrix and its
+inverse, the frame functions, the compiled direct method — keep a batched twin
 ``batch(mi, mf, ws, *state, *params, *outputs, status, start, stop)``, a serial loop over
-states start..stop−1 of arrays with a leading batch dimension, run block by block on
-worker threads by :func:`run_blocks`. A
+states start..stop−1 of arrays with a leading batch dimension: a stacked kernel must
+release the GIL (``nogil=True``) for its blocks to run concurrently, which costs its
+single calls ~50 ns (0.50 against 0.55 µs through Numba's dispatcher with nine arguments,
+2026-11-28), and a twin costs 0.1–1.4 s of a cold compile instead. A
 :class:`CompiledFunction` wraps the pair with the description of the state arguments
 and outputs, and every public function calls its kernel through it:
 
@@ -40,7 +47,7 @@ from . import validation as val
 from .compile import Workspace, derived
 
 __all__ = ["GeneralPath", "ExactCall", "Arg", "ParamShape", "CompiledFunction", "ABSENT", "NO_FORCES", "run_blocks",
-           "batch_threads"]
+           "stacked_block", "batch_threads"]
 
 #: Stand-ins for absent arguments. Every kernel has one signature (each compiled version
 #: costs seconds), so an absent rate (zero velocity or acceleration) is an empty vector and
@@ -107,6 +114,33 @@ def run_blocks(kernel, d, args, status):
     pool = _worker_pool()
     for job in [pool.submit(_run_block, kernel, d, args, status, edges[k], edges[k + 1]) for k in range(blocks)]:
         job.result()
+
+
+def _merge_states(x):
+    """A C-contiguous (B, n, ...) array as (B·n, ...): its states one after another (a view)."""
+    return x.reshape((-1,) + x.shape[2:])
+
+
+def stacked_block(kernel, d, states, params, outs, private, status, start, stop):
+    """States start..stop−1 of a batch by one call of a kernel that evaluates B states
+    stored one after another (:func:`soadyn.core.layout.state_of`): ``kernel(mi, mf, ws,
+    *states, *params, *outs)`` on the block's rows of ``states`` and ``outs`` (C-contiguous
+    arrays with a leading batch dimension, whose rows are then C-contiguous, first two axes
+    merged), in the workspace of the thread that runs the block; the parameters at the
+    positions ``private`` (scratch the kernel writes) copied for the block. A block whose
+    kernel reports a status other than OK runs again state by state, to find the status
+    of each. Runs as a block of :func:`run_blocks` (``d`` given here, None there)."""
+    c = d.compiled
+    ws = d.buffer()
+    if private:
+        params = tuple(p.copy() if k in private else p for k, p in enumerate(params))
+    # the block's rows (an input that is not C-contiguous copied; outputs are, by validation)
+    states = tuple(np.ascontiguousarray(x[start:stop]) for x in states)
+    outs = tuple(o[start:stop] for o in outs)
+    if kernel(c.mi, c.mf, ws, *(_merge_states(x) for x in states), *params, *(_merge_states(o) for o in outs)) == 0:
+        return
+    for b in range(stop - start):
+        status[start + b] = kernel(c.mi, c.mf, ws, *(x[b] for x in states), *params, *(o[b] for o in outs))
 
 
 class GeneralPath(TypeError):
@@ -246,8 +280,11 @@ class CompiledFunction:
         ``kernel(c, ws, state, params, outputs) -> status`` (``c`` the compiled model,
         ``ws`` the workspace, the rest tuples) that calls it; such a function has no fast
         path.
-    batch : the batched kernel; ``"loop"``: batches run state by state; None: no batches;
-        or a plain function ``batch(d, values, params, outs, status)`` (``d`` the model's
+    batch : the batched kernel; ``"stacked"``: ``kernel`` itself evaluates B states stored
+        one after another (:func:`soadyn.core.layout.state_of`, compiled with
+        ``nogil=True``), run on blocks of rows by :func:`stacked_block`; ``"loop"``:
+        batches run state by state; None: no batches; or a plain function ``batch(d,
+        values, params, outs, status)`` (``d`` the model's
         :class:`~soadyn.core.compile.Derived` store, the rest validated) that runs them.
     args : tuple of :class:`Arg`, the state arguments (checked, batched).
     outputs : ``outputs(c, state, params) -> tuple of shapes`` for one state (``c`` the
@@ -264,6 +301,8 @@ class CompiledFunction:
         arrays`` for the fast path (None entries where ``outputs`` has None).
     names : the arguments that the kernel's ``BAD_FIRST``, ``BAD_SECOND``, ... statuses
         refer to (default: the state arguments in order).
+    private : with ``batch="stacked"``, the positions in ``params`` of scratch arrays the
+        kernel writes, copied for each block of a batch.
     tree_function : for a function that computes the dynamics of a tree (ABA, RNEA, mass
         matrix, ...), its public name: it then raises
         :class:`~soadyn.core.status.ClosedChainError` for a model with loops, couplings or
@@ -273,7 +312,8 @@ class CompiledFunction:
         compiled model (``closed``) per call.
     """
 
-    def __init__(self, kernel, batch, args, outputs, params=(), allocate=None, names=None, tree_function=None):
+    def __init__(self, kernel, batch, args, outputs, params=(), allocate=None, names=None, tree_function=None,
+                 private=()):
         compiled = hasattr(kernel, "py_func")  # a Numba dispatcher, else a plain function calling one
         self.exact = ExactCall(kernel) if compiled else None
         # (a plain function has no fast path: its ``fast`` sends every call to the general one)
@@ -283,6 +323,7 @@ class CompiledFunction:
         #: ``batch`` is a plain function ``batch(d, values, params, outs, status)`` that runs
         #: the validated batch (its kernel takes other arguments than the block kernels')
         self.batch_adapter = batch is not None and not isinstance(batch, str) and not hasattr(batch, "py_func")
+        self.private = frozenset(private)
         self.args = tuple(args)
         self.names = tuple(a.name for a in self.args if a.size != "forces") if names is None else tuple(names)
         #: the output shapes as attribute names of the compiled model, when they are such
@@ -410,6 +451,8 @@ class CompiledFunction:
             status = np.zeros(batch, dtype=np.int64)
             if self.batch_adapter:
                 self.batch(d, values, params, outs, status)
+            elif self.batch == "stacked":
+                run_blocks(stacked_block, None, (self.exact.general, d, values, params, outs, self.private), status)
             elif self.batch == "loop":
                 ws = d.buffer() if workspace is None else workspace.buffer
                 for b in range(batch):

@@ -53,7 +53,7 @@ def carve(typingctx, buf, offset, shape):
     def codegen(context, builder, sig, args):
         ary = make_array(sig.args[0])(context, builder, args[0])
         intp = context.get_value_type(types.intp)
-        if nd == 1:
+        if isinstance(sig.args[2], types.Integer):
             dims = [context.cast(builder, args[2], sig.args[2], types.intp)]
         else:
             dims = [context.cast(builder, d, ty, types.intp)
@@ -74,6 +74,34 @@ def carve(typingctx, buf, offset, shape):
     return sig, codegen
 
 
+@intrinsic
+def rows(typingctx, x, first, count):
+    """``x[first:first + count]`` — rows along the first axis of the C-contiguous ``x``, of
+    any dimension — as a *borrowed* view of the same type (see :func:`carve`: no reference
+    counting, valid while ``x`` is alive). No bounds check."""
+    if not (isinstance(x, types.Array) and x.layout == "C" and isinstance(first, types.Integer)
+            and isinstance(count, types.Integer)):
+        return None
+    sig = x(x, first, count)
+
+    def codegen(context, builder, sig, args):
+        ary = make_array(sig.args[0])(context, builder, args[0])
+        intp = context.get_value_type(types.intp)
+        start = context.cast(builder, args[1], sig.args[1], types.intp)
+        n = context.cast(builder, args[2], sig.args[2], types.intp)
+        shape = cgutils.unpack_tuple(builder, ary.shape, x.ndim)
+        row = intp(1)  # entries per row
+        for d in shape[1:]:
+            row = builder.mul(row, d)
+        view = make_array(sig.return_type)(context, builder)
+        populate_array(view, data=cgutils.gep_inbounds(builder, ary.data, builder.mul(start, row)),
+                       shape=[n] + shape[1:], strides=cgutils.unpack_tuple(builder, ary.strides, x.ndim),
+                       itemsize=ary.itemsize, meminfo=None, parent=None)
+        return impl_ret_borrowed(context, builder, sig.return_type, view._getvalue())
+
+    return sig, codegen
+
+
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def borrow(x):
     """``x`` (a C-contiguous vector) as a borrowed view (see :func:`carve`).
@@ -84,6 +112,33 @@ def borrow(x):
     passes borrows them once at entry; the views are valid for the kernel's duration."""
     return carve(x, 0, x.shape[0])
 
+
+# =========================================================================== stacked states
+# A kernel that evaluates "B states stored one after another" takes each state argument and
+# output with the states' rows concatenated along its first axis — q (B·nq,), f_ext
+# (B·nb, 6), M (B·nv, nv) — B = 1 for a single call, a block of a batch's rows otherwise
+# (:func:`soadyn.core.call.stacked_block`). One compiled entry point then serves both:
+# a batched twin re-optimises and re-compiles the kernel's whole linked closure (0.3–1.0 s
+# of a cold compile each, measured 2026-11-28), which the states' loop does not need.
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def state_count(length, size):
+    """B: the number of states of ``size`` entries in an argument of ``length`` entries; 1
+    when ``length`` is not a positive multiple of ``size`` (one state of a wrong length,
+    which the kernel's shape checks reject)."""
+    if size <= 0 or length <= 0 or length % size != 0:
+        return 1
+    return length // size
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def state_of(x, b, B):
+    """State ``b`` of the ``B`` states stored one after another along the first axis of
+    the C-contiguous ``x`` — its rows b·n … (b + 1)·n − 1, n = len(x) / B — as a borrowed
+    view (:func:`rows`): ``x`` itself, borrowed, for B = 1; an empty ``x`` (an absent rate
+    or force) stays empty. A length that is not a multiple of B gives views whose length
+    the kernel's shape checks reject."""
+    n = x.shape[0] // B
+    return rows(x, b * n, n)
 
 # =========================================================================== model tables
 #: Integer fields of ``mi``, one entry per body, after a header (nb, nq, nv):

@@ -6,8 +6,7 @@ import numpy as np
 
 from ..core import validation as val
 from ..core.call import ABSENT, NO_FORCES, Arg, CompiledFunction
-from ..kernels.derivatives import (aba_derivatives_batch, aba_derivatives_kernel, rnea_derivatives_batch,
-                                   rnea_derivatives_kernel)
+from ..kernels.derivatives import aba_derivatives_kernel, rnea_derivatives_kernel
 
 __all__ = ["rnea_derivatives", "aba_derivatives"]
 
@@ -22,11 +21,11 @@ def _allocate(c, state):
     return block[0], block[1], block[2]
 
 
-_RNEA_D = CompiledFunction(rnea_derivatives_kernel, rnea_derivatives_batch,
+_RNEA_D = CompiledFunction(rnea_derivatives_kernel, "stacked",
                            (Arg("q", "nq"), Arg("v", "nv", optional=True), Arg("a", "nv", optional=True),
                             Arg("f_ext", "forces")),
                            _three_square, params=(val.GRAVITY,), allocate=_allocate, tree_function="rnea_derivatives")
-_ABA_D = CompiledFunction(aba_derivatives_kernel, aba_derivatives_batch,
+_ABA_D = CompiledFunction(aba_derivatives_kernel, "stacked",
                           (Arg("q", "nq"), Arg("v", "nv", optional=True), Arg("tau", "nv"), Arg("f_ext", "forces")),
                           _three_square, params=(val.GRAVITY,), allocate=_allocate, tree_function="aba_derivatives")
 

@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 from ..core.call import ABSENT, Arg, CompiledFunction
-from ..kernels.energy import energy_batch, energy_kernel
+from ..kernels.energy import energy_kernel
 
 __all__ = ["kinetic_energy", "potential_energy", "center_of_mass"]
 
-_ENERGY = CompiledFunction(energy_kernel, energy_batch, (Arg("q", "nq"), Arg("v", "nv", optional=True)),
+_ENERGY = CompiledFunction(energy_kernel, "stacked", (Arg("q", "nq"), Arg("v", "nv", optional=True)),
                            lambda c, state, params: ((9,),))
 
 

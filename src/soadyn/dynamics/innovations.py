@@ -10,11 +10,10 @@ from ..core import validation as val
 from ..core.call import Arg, CompiledFunction
 from ..core.layout import INT_FIELDS, MODEL_HEADER
 from ..core.partition import partitioned_body_names
-from ..kernels.innovations import (articulated_inertias_batch, articulated_inertias_kernel, factor_product_kernel,
-                                   log_det_batch, log_det_kernel)
+from ..kernels.innovations import articulated_inertias_kernel, factor_product_kernel, log_det_kernel
 from ..kernels.ltdl import mass_matrix_inverse_ltdl_batch, mass_matrix_inverse_ltdl_kernel
 from ..kernels.minverse import mass_matrix_inverse_batch, mass_matrix_inverse_kernel
-from ..kernels.partitioned_aba import partitioned_inertias_batch, partitioned_inertias_kernel
+from ..kernels.partitioned_aba import partitioned_inertias_kernel
 
 __all__ = ["articulated_inertias", "mass_matrix_inverse", "log_det_mass_matrix",
            "apply_innovations_factor", "ArticulatedInertias"]
@@ -56,7 +55,7 @@ def _allocate_articulated(c, state):
     return np.empty((c.nb, 6, 6)), np.empty((c.nv, c.nv)), np.empty((6, c.nv))
 
 
-_ARTICULATED = CompiledFunction(articulated_inertias_kernel, articulated_inertias_batch, (Arg("q", "nq"),), _articulated_outputs,
+_ARTICULATED = CompiledFunction(articulated_inertias_kernel, "stacked", (Arg("q", "nq"),), _articulated_outputs,
                                 allocate=_allocate_articulated, tree_function="articulated_inertias")
 
 def _subbody_count(c):
@@ -75,12 +74,12 @@ def _allocate_partitioned(c, state):
     return np.empty((n, 6, 6)), np.empty((n, 6, 6)), np.empty((c.nv, c.nv)), np.empty((6, c.nv))
 
 
-_PARTITIONED = CompiledFunction(partitioned_inertias_kernel, partitioned_inertias_batch, (Arg("q", "nq"),),
+_PARTITIONED = CompiledFunction(partitioned_inertias_kernel, "stacked", (Arg("q", "nq"),),
                                 _partitioned_outputs, allocate=_allocate_partitioned,
                                 tree_function="articulated_inertias")
 _MINV = CompiledFunction(mass_matrix_inverse_kernel, mass_matrix_inverse_batch, (Arg("q", "nq"),), "vv_shape",
                          tree_function="mass_matrix_inverse")
-_LOG_DET = CompiledFunction(log_det_kernel, log_det_batch, (Arg("q", "nq"),), lambda c, state, params: ((1,),),
+_LOG_DET = CompiledFunction(log_det_kernel, "stacked", (Arg("q", "nq"),), lambda c, state, params: ((1,),),
                             tree_function="log_det_mass_matrix")
 _MINV_LTDL = CompiledFunction(mass_matrix_inverse_ltdl_kernel, mass_matrix_inverse_ltdl_batch, (Arg("q", "nq"),),
                               "vv_shape", tree_function="mass_matrix_inverse")

@@ -7,7 +7,7 @@ import numpy as np
 from ..core import validation as val
 from ..core.call import ABSENT, Arg, CompiledFunction
 from ..kernels.frames import frame_acceleration_kernel, frame_placement_kernel, frame_velocity_kernel
-from ..kernels.kinematics import kinematics_batch, kinematics_kernel, poses_batch, poses_kernel
+from ..kernels.kinematics import kinematics_kernel, poses_batch, poses_kernel
 from .frames import model_frame
 
 __all__ = ["forward_kinematics", "frame_placement", "body_placements", "frame_velocity",
@@ -62,7 +62,7 @@ def _allocate_kinematics(c, state):
 #: the poses alone, the common call (``forward_kinematics(model, q)``, frame placements)
 _POSES = CompiledFunction(poses_kernel, poses_batch, (Arg("q", "nq"),), ("rotations_shape", "positions_shape"))
 
-_KINEMATICS = CompiledFunction(kinematics_kernel, kinematics_batch,
+_KINEMATICS = CompiledFunction(kinematics_kernel, "stacked",
                                (Arg("q", "nq"), Arg("v", "nv", optional=True), Arg("a", "nv", optional=True)),
                                _kinematics_outputs, params=(val.GRAVITY,), allocate=_allocate_kinematics)
 

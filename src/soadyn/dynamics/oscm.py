@@ -6,14 +6,14 @@ import numpy as np
 
 from ..core.call import Arg, CompiledFunction
 from ..core.compile import derived
-from ..kernels.oscm import buffer_sizes, eoscm_diagonal_kernel, oscm_batch, oscm_kernel
+from ..kernels.oscm import buffer_sizes, eoscm_diagonal_kernel, oscm_kernel
 from .frames import frame_set
 
 __all__ = ["operational_space_compliance", "operational_space_inertia", "eoscm_diagonal"]
 
-_OSCM = CompiledFunction(oscm_kernel, oscm_batch, (Arg("q", "nq"),),
+_OSCM = CompiledFunction(oscm_kernel, "stacked", (Arg("q", "nq"),),
                          lambda c, state, params: ((6 * len(params[0]), 6 * len(params[0])),),
-                         tree_function="operational_space_compliance")
+                         tree_function="operational_space_compliance", private=(2, 3))  # fbuf, ibuf: scratch
 _EOSCM = CompiledFunction(eoscm_diagonal_kernel, "loop", (Arg("q", "nq"),), lambda c, state, params: ((c.nb, 6, 6),),
                           tree_function="eoscm_diagonal")
 

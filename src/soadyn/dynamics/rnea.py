@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..core import validation as val
 from ..core.call import ABSENT, NO_FORCES, Arg, CompiledFunction
-from ..kernels.rnea import hinge_forces_batch, hinge_forces_kernel, rnea_batch, rnea_kernel
+from ..kernels.rnea import hinge_forces_kernel, rnea_batch, rnea_kernel
 
 __all__ = ["rnea", "bias_forces", "generalized_gravity", "body_forces"]
 
@@ -12,7 +12,7 @@ _RNEA = CompiledFunction(rnea_kernel, rnea_batch,
                          (Arg("q", "nq"), Arg("v", "nv", optional=True), Arg("a", "nv", optional=True),
                           Arg("f_ext", "forces")),
                          "v_shape", params=(val.GRAVITY,), tree_function="rnea")
-_HINGE = CompiledFunction(hinge_forces_kernel, hinge_forces_batch, _RNEA.args,
+_HINGE = CompiledFunction(hinge_forces_kernel, "stacked", _RNEA.args,
                           lambda c, state, params: ((c.nb, 6),), params=(val.GRAVITY,), tree_function="body_forces")
 
 

@@ -7,8 +7,8 @@ import numpy as np
 
 from ..core import status as st
 from ..core import validation as val
-from ..core.call import Arg, CompiledFunction
-from ..kernels.rollout import RK4, SEMI_IMPLICIT_EULER, rollout_batch, rollout_kernel
+from ..core.call import Arg, CompiledFunction, run_blocks, stacked_block
+from ..kernels.rollout import RK4, SEMI_IMPLICIT_EULER, rollout_kernel
 
 __all__ = ["rollout", "INTEGRATORS"]
 
@@ -21,7 +21,15 @@ def _trajectory_shapes(c, state, params):
     return (steps, c.nq), (steps, c.nv)
 
 
-_ROLLOUT = CompiledFunction(rollout_kernel, rollout_batch, (Arg("q0", "nq"), Arg("v0", "nv")), _trajectory_shapes,
+def _rollout_batch(d, values, params, outs, status):
+    """A validated batch of rollouts in blocks of one kernel call each
+    (:func:`~soadyn.core.call.stacked_block`): the controls (B, T, nv), a parameter of the
+    call, have the batch dimension too, so they are stacked with the initial states."""
+    tau, dt, integrator = params
+    run_blocks(stacked_block, None, (rollout_kernel, d, (*values, tau), (dt, integrator), outs, ()), status)
+
+
+_ROLLOUT = CompiledFunction(rollout_kernel, _rollout_batch, (Arg("q0", "nq"), Arg("v0", "nv")), _trajectory_shapes,
                             allocate=lambda c, state: None, names=("q0", "v0", "tau"), tree_function="rollout")
 
 

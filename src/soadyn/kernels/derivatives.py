@@ -34,7 +34,7 @@ import numpy as np
 
 from ..core.jit import njit
 from ..core.joints import COMPOSITE
-from ..core.layout import borrow, carve, model_tables, workspace_views
+from ..core.layout import borrow, carve, model_tables, state_count, state_of, workspace_views
 from ..core.status import BAD_SHAPE, OK, SINGULAR
 from .aba import aba_kernel
 from .kinematics import configuration_status, forces_shape_ok, joint_placements, rates_shape_ok, state_status, \
@@ -313,10 +313,25 @@ def rnea_derivative_passes(mi, mf, ws, buf, v, a, fext, gravity, dq, dv, M):
         _backward_step(m, w, d, i, dq, dv, M)
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def rnea_derivatives_kernel(mi, mf, ws, q, v, a, fext, gravity, dtau_dq, dtau_dv, M):
     """∂τ/∂q (tangent space), ∂τ/∂v and M(q) of τ = rnea(q, v, a, f_ext) into the three
-    (nv, nv) outputs; an empty ``v`` or ``a`` means zero. Returns a status."""
+    (nv, nv) outputs; an empty ``v`` or ``a`` means zero. B = len(q) / nq states stored one
+    after another (:func:`~soadyn.core.layout.state_of`: one state for a call, a block of
+    a batch's). Returns the first status other than OK."""
+    B = state_count(q.shape[0], model_tables(mi, mf).nq)
+    for b in range(B):
+        st = _rnea_derivatives_state(mi, mf, ws, state_of(q, b, B), state_of(v, b, B), state_of(a, b, B),
+                                     state_of(fext, b, B), gravity, state_of(dtau_dq, b, B), state_of(dtau_dv, b, B),
+                                     state_of(M, b, B))
+        if st != OK:
+            return st
+    return OK
+
+
+@njit(inline="always", cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _rnea_derivatives_state(mi, mf, ws, q, v, a, fext, gravity, dtau_dq, dtau_dv, M):
+    """:func:`rnea_derivatives_kernel` on one state."""
     # borrowed views: the passes below then pass them on without reference counting
     mi, mf, ws, q, v, a = borrow(mi), borrow(mf), borrow(ws), borrow(q), borrow(v), borrow(a)
     m = model_tables(mi, mf)
@@ -337,15 +352,22 @@ def rnea_derivatives_kernel(mi, mf, ws, q, v, a, fext, gravity, dtau_dq, dtau_dv
 
 
 @njit(nogil=True, cache=True)
-def rnea_derivatives_batch(mi, mf, ws, Q, Vq, Aq, Fext, gravity, dq, dv, M, status, start, stop):
-    """:func:`rnea_derivatives_kernel` on states ``start`` to ``stop − 1`` of a batch (see
-    :func:`soadyn.core.call.run_blocks`)."""
-    for b in range(start, stop):
-        status[b] = rnea_derivatives_kernel(mi, mf, ws, Q[b], Vq[b], Aq[b], Fext[b], gravity, dq[b], dv[b], M[b])
-
-
-@njit(cache=True)
 def aba_derivatives_kernel(mi, mf, ws, q, v, tau, fext, gravity, dqdd_dq, dqdd_dv, Minv):
+    """∂q̈/∂q, ∂q̈/∂v and ∂q̈/∂τ = M⁻¹ of q̈ = aba(q, v, τ, f_ext) into the three (nv, nv)
+    outputs (:func:`_aba_derivatives_state`), for B = len(q) / nq states stored one after
+    another (:func:`~soadyn.core.layout.state_of`). Returns the first status other than OK."""
+    B = state_count(q.shape[0], model_tables(mi, mf).nq)
+    for b in range(B):
+        st = _aba_derivatives_state(mi, mf, ws, state_of(q, b, B), state_of(v, b, B), state_of(tau, b, B),
+                                    state_of(fext, b, B), gravity, state_of(dqdd_dq, b, B), state_of(dqdd_dv, b, B),
+                                    state_of(Minv, b, B))
+        if st != OK:
+            return st
+    return OK
+
+
+@njit(inline="always", cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _aba_derivatives_state(mi, mf, ws, q, v, tau, fext, gravity, dqdd_dq, dqdd_dv, Minv):
     """∂q̈/∂q = −M⁻¹ ∂τ/∂q, ∂q̈/∂v = −M⁻¹ ∂τ/∂v (the RNEA's derivatives at a = q̈) and
     ∂q̈/∂τ = M⁻¹ of q̈ = aba(q, v, τ, f_ext) into the three (nv, nv) outputs: q̈ by the ABA,
     the products with M⁻¹ by solves with the sparse LTDL factors of the M the derivative
@@ -374,11 +396,3 @@ def aba_derivatives_kernel(mi, mf, ws, q, v, tau, fext, gravity, dqdd_dq, dqdd_d
             dqdd_dq[r, c] = -dqdd_dq[r, c]
             dqdd_dv[r, c] = -dqdd_dv[r, c]
     return OK
-
-
-@njit(nogil=True, cache=True)
-def aba_derivatives_batch(mi, mf, ws, Q, Vq, T, Fext, gravity, dq, dv, Minv, status, start, stop):
-    """:func:`aba_derivatives_kernel` on states ``start`` to ``stop − 1`` of a batch (see
-    :func:`soadyn.core.call.run_blocks`)."""
-    for b in range(start, stop):
-        status[b] = aba_derivatives_kernel(mi, mf, ws, Q[b], Vq[b], T[b], Fext[b], gravity, dq[b], dv[b], Minv[b])

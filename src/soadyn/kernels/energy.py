@@ -7,13 +7,27 @@ from __future__ import annotations
 
 
 from ..core.jit import njit
-from ..core.layout import borrow, model_tables, workspace_views
+from ..core.layout import borrow, model_tables, state_count, state_of, workspace_views
 from ..core.status import BAD_SECOND, BAD_SHAPE, OK
 from .kinematics import body_velocities, configuration_status, joint_placements, nonfinite, world_poses
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def energy_kernel(mi, mf, ws, q, v, out):
+    """out = [T, U, total mass, com (3), com velocity (3)] per state
+    (:func:`_energy_state`), for B = len(q) / nq states stored one after another
+    (:func:`~soadyn.core.layout.state_of`: one state for a call, a block of a batch's rows).
+    Returns the first status other than OK."""
+    B = state_count(q.shape[0], model_tables(mi, mf).nq)
+    for b in range(B):
+        st = _energy_state(mi, mf, ws, state_of(q, b, B), state_of(v, b, B), state_of(out, b, B))
+        if st != OK:
+            return st
+    return OK
+
+
+@njit(inline="always", cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _energy_state(mi, mf, ws, q, v, out):
     """out = [T, U, total mass, com (3), com velocity (3)] (velocity terms need v; an empty
     v means zero velocity)."""
     # borrowed views: the passes below then pass them on without reference counting
@@ -64,11 +78,3 @@ def energy_kernel(mi, mf, ws, q, v, out):
             out[3 + a] /= out[2]
             out[6 + a] /= out[2]
     return OK
-
-
-@njit(nogil=True, cache=True)
-def energy_batch(mi, mf, ws, Q, V, out, status, start, stop):
-    """:func:`energy_kernel` on states ``start`` to ``stop − 1`` of a batch, with one workspace (a
-    block of a batched call, see :func:`soadyn.core.call.run_blocks`)."""
-    for b in range(start, stop):
-        status[b] = energy_kernel(mi, mf, ws, Q[b], V[b], out[b])

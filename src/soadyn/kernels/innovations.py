@@ -22,7 +22,7 @@ import math
 
 
 from ..core.jit import njit
-from ..core.layout import model_tables, workspace_views
+from ..core.layout import model_tables, state_count, state_of, workspace_views
 from ..core.status import BAD_SECOND, BAD_SHAPE, OK, SINGULAR
 from .aba import articulated_body_pass
 from .kinematics import absent, configuration_status, joint_placements, no_forces, nonfinite
@@ -250,8 +250,21 @@ def factor_product_kernel(mi, mf, ws, q, Z, inverse, adjoint, X):
 
 
 # --------------------------------------------------------------------------- det
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def log_det_kernel(mi, mf, ws, q, out):
+    """out[b] = log det M of state b (:func:`_log_det_state`), for B = len(q) / nq states
+    stored one after another (:func:`~soadyn.core.layout.state_of`: one state for a call, a
+    block of a batch's rows). Returns the first status other than OK."""
+    B = state_count(q.shape[0], model_tables(mi, mf).nq)
+    for b in range(B):
+        st = _log_det_state(mi, mf, ws, state_of(q, b, B), state_of(out, b, B))
+        if st != OK:
+            return st
+    return OK
+
+
+@njit(inline="always", cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _log_det_state(mi, mf, ws, q, out):
     """out[0] = log det M = Σ_k log det D(k) [Jain24, topic 6], O(N)."""
     st = atbi(mi, mf, ws, q)
     if st != OK:
@@ -282,8 +295,22 @@ def log_det_kernel(mi, mf, ws, q, out):
     return OK
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def articulated_inertias_kernel(mi, mf, ws, q, P_out, D_out, G_out):
+    """P(k), D and G of :func:`_articulated_inertias_state`, for B = len(q) / nq states
+    stored one after another (:func:`~soadyn.core.layout.state_of`: one state for a call, a
+    block of a batch's rows). Returns the first status other than OK."""
+    B = state_count(q.shape[0], model_tables(mi, mf).nq)
+    for b in range(B):
+        st = _articulated_inertias_state(mi, mf, ws, state_of(q, b, B), state_of(P_out, b, B), state_of(D_out, b, B),
+                                         state_of(G_out, b, B))
+        if st != OK:
+            return st
+    return OK
+
+
+@njit(inline="always", cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _articulated_inertias_state(mi, mf, ws, q, P_out, D_out, G_out):
     """P(k) (nb, 6, 6), D = blockdiag D(k) (nv, nv), G (6, nv) with G(k) in k's columns."""
     st = atbi(mi, mf, ws, q)
     if st != OK:
@@ -316,19 +343,3 @@ def articulated_inertias_kernel(mi, mf, ws, q, P_out, D_out, G_out):
                         acc += G_out[a, vi + r] * w.U[vi + r, b]
                 P_out[k, a, b] = acc
     return OK
-
-
-@njit(nogil=True, cache=True)
-def log_det_batch(mi, mf, ws, Q, out, status, start, stop):
-    """:func:`log_det_kernel` on states ``start`` to ``stop − 1`` of a batch, with one workspace (a
-    block of a batched call, see :func:`soadyn.core.call.run_blocks`)."""
-    for b in range(start, stop):
-        status[b] = log_det_kernel(mi, mf, ws, Q[b], out[b])
-
-
-@njit(nogil=True, cache=True)
-def articulated_inertias_batch(mi, mf, ws, Q, P_out, D_out, G_out, status, start, stop):
-    """:func:`articulated_inertias_kernel` on states ``start`` to ``stop − 1`` of a batch, with one workspace (a
-    block of a batched call, see :func:`soadyn.core.call.run_blocks`)."""
-    for b in range(start, stop):
-        status[b] = articulated_inertias_kernel(mi, mf, ws, Q[b], P_out[b], D_out[b], G_out[b])

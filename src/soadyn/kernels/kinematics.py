@@ -20,7 +20,7 @@ import math
 
 from ..core.jit import njit
 from ..core.joints import FREE, REVOLUTE, SPHERICAL, joint_pose_and_subspace
-from ..core.layout import borrow, carve, model_tables, sizes_match, workspace_views
+from ..core.layout import borrow, carve, model_tables, sizes_match, state_count, state_of, workspace_views
 from ..core.status import BAD_FEXT, BAD_FIRST, BAD_QUATERNION, BAD_SECOND, BAD_SHAPE, BAD_THIRD, OK
 from .primitives import axis_coriolis_term, compose_pose, coriolis_term, motion_to_child, parent_acceleration
 from .trig import sincos, sincos_into
@@ -433,8 +433,23 @@ def poses_batch(mi, mf, ws, Q, R_out, p_out, status, start, stop):
         status[b] = poses_kernel(mi, mf, ws, Q[b], R_out[b], p_out[b])
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def kinematics_kernel(mi, mf, ws, q, v, a, gravity, R_out, p_out, V_out, A_out):
+    """World poses, body velocities and accelerations (:func:`_kinematics_state`) for B =
+    len(q) / nq states stored one after another (:func:`~soadyn.core.layout.state_of`: one
+    state for a call, a block of a batch's rows). Returns the first status other than OK."""
+    B = state_count(q.shape[0], model_tables(mi, mf).nq)
+    for b in range(B):
+        st = _kinematics_state(mi, mf, ws, state_of(q, b, B), state_of(v, b, B), state_of(a, b, B), gravity,
+                               state_of(R_out, b, B), state_of(p_out, b, B), state_of(V_out, b, B),
+                               state_of(A_out, b, B))
+        if st != OK:
+            return st
+    return OK
+
+
+@njit(inline="always", cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _kinematics_state(mi, mf, ws, q, v, a, gravity, R_out, p_out, V_out, A_out):
     """World poses into ``R_out, p_out``; with ``v`` body velocities into ``V_out``; with
     ``a`` (and ``v``) body accelerations into ``A_out``. ``v``, ``a`` may be empty
     (absent), their outputs then (0, 6)."""
@@ -470,12 +485,3 @@ def kinematics_kernel(mi, mf, ws, q, v, a, gravity, R_out, p_out, V_out, A_out):
                 for k in range(6):
                     A_out[i, k] = w.alpha[i, k]
     return OK
-
-
-@njit(nogil=True, cache=True)
-def kinematics_batch(mi, mf, ws, Q, Vq, Aq, gravity, R_out, p_out, V_out, A_out, status, start, stop):
-    """:func:`kinematics_kernel` on states ``start`` to ``stop − 1`` of a batch, with one workspace (a
-    block of a batched call, see :func:`soadyn.core.call.run_blocks`)."""
-    for b in range(start, stop):
-        status[b] = kinematics_kernel(mi, mf, ws, Q[b], Vq[b], Aq[b], gravity, R_out[b], p_out[b], V_out[b],
-                                      A_out[b])

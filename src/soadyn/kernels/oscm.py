@@ -29,7 +29,7 @@ from collections import namedtuple
 import numpy as np
 
 from ..core.jit import njit
-from ..core.layout import carve, model_tables, workspace_views
+from ..core.layout import carve, model_tables, state_count, state_of, workspace_views
 from ..core.status import BAD_SHAPE, OK
 from .innovations import atbi, spo_adjoint_blocks
 
@@ -176,8 +176,22 @@ def oscm_scratch(fbuf, ibuf, nb, m):
                        carve(ibuf, 3 * nb, nb), carve(ibuf, 4 * nb, nb), carve(ibuf, 5 * nb, m))
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def oscm_kernel(mi, mf, ws, q, fbody, Bf, fbuf, ibuf, Lam):
+    """Λ of :func:`_oscm_state` (its scratch ``fbuf``, ``ibuf`` reused from state to state)
+    for B = len(q) / nq states stored one after another
+    (:func:`~soadyn.core.layout.state_of`: one state for a call, a block of a batch's rows).
+    Returns the first status other than OK."""
+    B = state_count(q.shape[0], model_tables(mi, mf).nq)
+    for b in range(B):
+        st = _oscm_state(mi, mf, ws, state_of(q, b, B), fbody, Bf, fbuf, ibuf, state_of(Lam, b, B))
+        if st != OK:
+            return st
+    return OK
+
+
+@njit(inline="always", cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _oscm_state(mi, mf, ws, q, fbody, Bf, fbuf, ibuf, Lam):
     """Λ (6m × 6m) for frames on bodies ``fbody`` with pick-off blocks ``Bf[f]`` = φ(b_f, O_f);
     ``fbuf``, ``ibuf`` scratch of the sizes :func:`buffer_sizes` gives."""
     st = atbi(mi, mf, ws, q)
@@ -245,14 +259,3 @@ def oscm_kernel(mi, mf, ws, q, fbody, Bf, fbuf, ibuf, Lam):
         nxt[tail[p]] = head[k]
         tail[p] = tail[k]
     return OK
-
-
-@njit(nogil=True, cache=True)
-def oscm_batch(mi, mf, ws, Q, fbody, Bf, fbuf, ibuf, Lam, status, start, stop):
-    """:func:`oscm_kernel` on states ``start`` to ``stop − 1`` of a batch, with one workspace (a
-    block of a batched call, see :func:`soadyn.core.call.run_blocks`)."""
-    # blocks run concurrently: each works in its own copy of the kernel's scratch
-    fscratch = np.empty_like(fbuf)
-    iscratch = np.empty_like(ibuf)
-    for b in range(start, stop):
-        status[b] = oscm_kernel(mi, mf, ws, Q[b], fbody, Bf, fscratch, iscratch, Lam[b])

@@ -53,7 +53,7 @@ import numpy as np
 
 from ..core.jit import njit
 from ..core.joints import COMPOSITE, FREE, SPHERICAL, axis_rotation
-from ..core.layout import carve, model_tables, workspace_views
+from ..core.layout import carve, model_tables, state_count, state_of, workspace_views
 from ..core.status import BAD_SHAPE, OK, SINGULAR
 from .kinematics import absent, configuration_status, joint_placements, no_forces
 from .primitives import (add_force_to_parent, add_inertia_to_parent, articulated_to_parent, copy_matrix6,
@@ -237,8 +237,22 @@ def _subhinge_pose(m, i, s, q, R, t):
             R[0, a, b] = r[3 * a] * c0 + r[3 * a + 1] * c1 + r[3 * a + 2] * c2
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def partitioned_inertias_kernel(mi, mf, ws, q, P_out, Pplus_out, D_out, G_out):
+    """P, P⁺, D and G of :func:`_partitioned_inertias_state`, for B = len(q) / nq states
+    stored one after another (:func:`~soadyn.core.layout.state_of`: one state for a call, a
+    block of a batch's rows). Returns the first status other than OK."""
+    B = state_count(q.shape[0], model_tables(mi, mf).nq)
+    for b in range(B):
+        st = _partitioned_inertias_state(mi, mf, ws, state_of(q, b, B), state_of(P_out, b, B), state_of(Pplus_out, b,
+                                         B), state_of(D_out, b, B), state_of(G_out, b, B))
+        if st != OK:
+            return st
+    return OK
+
+
+@njit(inline="always", cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _partitioned_inertias_state(mi, mf, ws, q, P_out, Pplus_out, D_out, G_out):
     """P, P⁺ (n_sub, 6, 6), D (nv, nv) diagonal and G (6, nv) of every body and sub-body
     (:func:`subbody_count` of them, the order of the partitioned model's bodies), each in
     its own frame (module docstring)."""
@@ -290,10 +304,3 @@ def partitioned_inertias_kernel(mi, mf, ws, q, P_out, Pplus_out, D_out, G_out):
                     G_out[a, col] = g[1, a]
         base += max(n, 1)
     return OK
-
-
-@njit(nogil=True, cache=True)
-def partitioned_inertias_batch(mi, mf, ws, Q, P_out, Pplus_out, D_out, G_out, status, start, stop):
-    """:func:`partitioned_inertias_kernel` on states ``start`` to ``stop − 1`` of a batch."""
-    for b in range(start, stop):
-        status[b] = partitioned_inertias_kernel(mi, mf, ws, Q[b], P_out[b], Pplus_out[b], D_out[b], G_out[b])

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.jit import njit
-from ..core.layout import borrow, model_tables, workspace_views
+from ..core.layout import borrow, model_tables, state_count, state_of, workspace_views
 from ..core.status import BAD_SHAPE, OK
 from .kinematics import (body_accelerations, body_velocities, configuration_status, forces_shape_ok,
                          joint_placements, rates_shape_ok, state_status)
@@ -102,8 +102,22 @@ def rnea_kernel(mi, mf, ws, q, v, a, fext, gravity, tau):
     return rnea_passes(mi, mf, ws, q, v, a, fext, gravity, tau)
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def hinge_forces_kernel(mi, mf, ws, q, v, a, fext, gravity, f):
+    """The hinge forces f(k) (nb, 6) of :func:`_hinge_forces_state`, for B = len(q) / nq
+    states stored one after another (:func:`~soadyn.core.layout.state_of`: one state for a
+    call, a block of a batch's rows). Returns the first status other than OK."""
+    B = state_count(q.shape[0], model_tables(mi, mf).nq)
+    for b in range(B):
+        st = _hinge_forces_state(mi, mf, ws, state_of(q, b, B), state_of(v, b, B), state_of(a, b, B), state_of(fext, b,
+                                 B), gravity, state_of(f, b, B))
+        if st != OK:
+            return st
+    return OK
+
+
+@njit(inline="always", cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _hinge_forces_state(mi, mf, ws, q, v, a, fext, gravity, f):
     """The spatial force f(k) (nb, 6) that each body's hinge transmits from its parent, in
     the body frame — the gathered forces of the RNEA [Jain12, eq. 12] — into ``f``."""
     m = model_tables(mi, mf)
@@ -118,14 +132,6 @@ def hinge_forces_kernel(mi, mf, ws, q, v, a, fext, gravity, f):
         for k in range(6):
             f[i, k] = w.f[i, k]
     return OK
-
-
-@njit(nogil=True, cache=True)
-def hinge_forces_batch(mi, mf, ws, Q, Vq, Aq, Fext, gravity, f, status, start, stop):
-    """:func:`hinge_forces_kernel` on states ``start`` to ``stop − 1`` of a batch (see
-    :func:`soadyn.core.call.run_blocks`)."""
-    for b in range(start, stop):
-        status[b] = hinge_forces_kernel(mi, mf, ws, Q[b], Vq[b], Aq[b], Fext[b], gravity, f[b])
 
 
 @njit(nogil=True, cache=True)

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..core.jit import njit
 from ..core.configuration import integrate_kernel
-from ..core.layout import model_tables
+from ..core.layout import model_tables, state_count, state_of
 from ..core.status import BAD_SECOND, BAD_SHAPE, BAD_THIRD, OK, SINGULAR
 from .aba import aba_kernel
 from .kinematics import configuration_status, nonfinite
@@ -92,8 +92,22 @@ def _rk4_step(mi, mf, ws, q, v, tau, dt, fext, s, q1, v1):
     return integrate_kernel(mi, mf, ws, q, vsum, dt, q1)
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def rollout_kernel(mi, mf, ws, q0, v0, tau, dt, integrator, qs, vs):
+    """The trajectories of :func:`_rollout_state`, for B = len(q0) / nq states stored one
+    after another (:func:`~soadyn.core.layout.state_of`: one state for a call, a block of a
+    batch's rows). Returns the first status other than OK."""
+    B = state_count(q0.shape[0], model_tables(mi, mf).nq)
+    for b in range(B):
+        st = _rollout_state(mi, mf, ws, state_of(q0, b, B), state_of(v0, b, B), state_of(tau, b, B), dt, integrator,
+                            state_of(qs, b, B), state_of(vs, b, B))
+        if st != OK:
+            return st
+    return OK
+
+
+@njit(inline="always", cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _rollout_state(mi, mf, ws, q0, v0, tau, dt, integrator, qs, vs):
     """The trajectory from (q0, v0) under the controls ``tau`` (T, nv) into ``qs``
     (T + 1, nq) and ``vs`` (T + 1, nv), ``integrator`` one of ``SEMI_IMPLICIT_EULER``,
     ``RK4``; returns a status code. A trajectory that leaves the finite numbers (an
@@ -128,11 +142,3 @@ def rollout_kernel(mi, mf, ws, q0, v0, tau, dt, integrator, qs, vs):
             _diverged(qs, vs, k + 1)
             return OK
     return OK
-
-
-@njit(nogil=True, cache=True)
-def rollout_batch(mi, mf, ws, Q0, V0, TAU, dt, integrator, Qs, Vs, status, start, stop):
-    """:func:`rollout_kernel` on rollouts ``start`` to ``stop − 1`` of a batch, with one
-    workspace (a block of a batched call, see :func:`soadyn.core.call.run_blocks`)."""
-    for b in range(start, stop):
-        status[b] = rollout_kernel(mi, mf, ws, Q0[b], V0[b], TAU[b], dt, integrator, Qs[b], Vs[b])
