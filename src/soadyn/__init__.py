@@ -68,6 +68,7 @@ from .io.urdf import URDFError, load_urdf  # noqa: E402
 from .spec import operators  # noqa: E402
 from . import plot  # noqa: E402  (matplotlib is imported when a picture is drawn)
 from . import viewer  # noqa: E402  (viser is imported when a viewer is served)
+from . import compiled  # noqa: E402  (the kernels for your own Numba code)
 
 __version__ = "0.1.0"
 
@@ -87,5 +88,5 @@ __all__ = [
     "cluster_rnea", "cluster_efpa", "cluster_mass_matrix", "approximate_model",
     "cluster_rnea_derivatives", "cluster_aba_derivatives",
     "projected_rnea", "projected_forward_dynamics", "projected_efpa", "ConstraintError", "ClosedChainError", "symbolic_constraint",
-    "rollout", "plot", "viewer", "partition_hinges", "merge_massless", "partitioned_state", "unpartitioned_state",
+    "rollout", "plot", "viewer", "compiled", "partition_hinges", "merge_massless", "partitioned_state", "unpartitioned_state",
 ]

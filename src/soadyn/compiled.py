@@ -1,0 +1,118 @@
+"""soadyn's tree algorithms called from your own Numba code: no dispatcher, no Python per call.
+
+A public function such as :func:`soadyn.rnea` costs a fixed ~1 µs on top of its kernel
+(Numba's dispatch of the arrays, the Python front, the output allocation): on a 6-joint arm
+that is more than the dynamics. A loop written with ``numba.njit`` — a controller, an
+integrator, a sampler — can call the kernels directly instead, at the kernel's speed::
+
+    import numba, soadyn as sd
+    from soadyn import compiled
+
+    model = sd.load_urdf("ur5.urdf")
+    k = compiled.arguments(model)      # the model's tables and a workspace (one per thread)
+
+    @numba.njit
+    def inverse_dynamics(k, Q, V, A, TAU):
+        for i in range(Q.shape[0]):
+            if compiled.rnea(k, Q[i], V[i], A[i], TAU[i]) != compiled.OK:
+                return i               # the state that failed (compiled.check names why)
+        return -1
+
+Every function here returns a status code — ``OK`` (0), or the code that
+:func:`check` turns into the error the public function would raise — and writes its
+result into the last argument, with the shapes and units of the public function of the
+same name (gravity included, no external forces, velocities [ω; v] angular first). The
+arrays must be C-contiguous float64 vectors and matrices (rows of a C-contiguous 2-D array
+are); ``k.absent`` for ``v`` or ``a`` means zero. Other array types work too, at the
+price of a new compilation. The kernels check lengths and finiteness themselves.
+
+:func:`arguments` returns copies of the model's tables and a new workspace: a pure value
+(rebuild it after changing the model); a workspace must not be used by two threads at the
+same time — give each thread its own :func:`arguments`.
+"""
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+from .core import status as st
+from .core.compile import derived
+from .core.jit import njit
+from .kernels.aba import aba_kernel
+from .kernels.crba import mass_matrix_kernel
+from .kernels.kinematics import poses_kernel
+from .kernels.minverse import mass_matrix_inverse_kernel
+from .kernels.rnea import rnea_kernel
+
+__all__ = ["KernelArguments", "arguments", "check", "OK", "rnea", "aba", "mass_matrix", "mass_matrix_inverse",
+           "body_placements"]
+
+#: the status of a call that succeeded
+OK = st.OK
+
+KernelArguments = namedtuple("KernelArguments", ("mi", "mf", "ws", "absent", "no_forces"))
+KernelArguments.__doc__ = """The arrays every function of :mod:`soadyn.compiled` takes first: ``mi``
+(int64) and ``mf`` (float64) the model's tables, ``ws`` a workspace (float64), ``absent`` an
+empty vector (a zero velocity or acceleration), ``no_forces`` an empty (0, 6) array."""
+
+
+def arguments(model):
+    """:class:`KernelArguments` for ``model``: copies of its compiled tables and a new
+    workspace. Raises :class:`~soadyn.ClosedChainError` for a model with loops, couplings
+    or user constraints (these are tree algorithms: pass ``model.spanning_tree()`` to
+    mean the spanning tree)."""
+    d = derived(model)
+    c = d.compiled
+    if c.closed:
+        raise st.closed_chain_error(model, "soadyn.compiled")
+    return KernelArguments(c.mi.copy(), c.mf.copy(), np.zeros(d.workspace_size), np.zeros(0), np.zeros((0, 6)))
+
+
+_NAMES = {"rnea": ("q", "v", "a"), "aba": ("q", "v", "tau"), "mass_matrix": ("q",), "mass_matrix_inverse": ("q",),
+          "body_placements": ("q",)}
+
+
+def check(model, status, function="rnea"):
+    """Raise the error that ``function`` (a name of this module) reported as ``status`` on
+    ``model`` — the message the public function gives — or return None for ``OK``."""
+    if function not in _NAMES:
+        raise ValueError(f"function: expected one of {sorted(_NAMES)}, got {function!r}")
+    if status != OK:
+        st.raise_status(int(status), _NAMES[function], model=model)
+
+
+@njit(forceinline=True, cache=True)
+def rnea(k, q, v, a, tau):
+    """τ = M(q)a + C(q, v) − g terms into ``tau`` (nv,) [N m, N] (:func:`soadyn.rnea`);
+    ``k.absent`` for a zero ``v`` or ``a``. Returns a status."""
+    return rnea_kernel(k.mi, k.mf, k.ws, q, v, a, k.no_forces, True, tau)
+
+
+@njit(forceinline=True, cache=True)
+def aba(k, q, v, tau, qdd):
+    """q̈ = M⁻¹(τ − C(q, v) − g terms) into ``qdd`` (nv,) [rad/s², m/s²] (:func:`soadyn.aba`);
+    ``k.absent`` for a zero ``v``. Returns a status."""
+    return aba_kernel(k.mi, k.mf, k.ws, q, v, tau, k.no_forces, True, qdd)
+
+
+@njit(forceinline=True, cache=True)
+def mass_matrix(k, q, M):
+    """M(q) into ``M`` (nv, nv), both triangles (:func:`soadyn.mass_matrix`). Returns a
+    status."""
+    return mass_matrix_kernel(k.mi, k.mf, k.ws, q, M)
+
+
+@njit(forceinline=True, cache=True)
+def mass_matrix_inverse(k, q, Minv):
+    """M⁻¹(q) into ``Minv`` (nv, nv), both triangles (:func:`soadyn.mass_matrix_inverse`).
+    Returns a status."""
+    return mass_matrix_inverse_kernel(k.mi, k.mf, k.ws, q, Minv)
+
+
+@njit(forceinline=True, cache=True)
+def body_placements(k, q, R, p):
+    """The world pose of every body into ``R`` (nb, 3, 3) (its axes in world coordinates)
+    and ``p`` (nb, 3) (its origin [m]) (:func:`soadyn.forward_kinematics` without rates).
+    Returns a status."""
+    return poses_kernel(k.mi, k.mf, k.ws, q, R, p)

@@ -1,0 +1,138 @@
+"""soadyn.compiled: the tree kernels called from a user's own Numba loop.
+
+Checked against physical identities (M M⁻¹ = I, ABA inverts the RNEA, τ = M a + h), the
+public functions, and the errors the public functions give."""
+import threading
+
+import numba
+import numpy as np
+import pytest
+
+import soadyn as sd
+from soadyn import compiled
+
+B = 6
+
+
+@pytest.fixture(scope="module")
+def case():
+    model = sd.models.random_tree(7, 2, floating_base=True)
+    rng = np.random.default_rng(11)
+    Q = np.array([sd.random_configuration(model, rng) for _ in range(B)])
+    V, A = rng.normal(size=(2, B, model.nv))
+    return model, compiled.arguments(model), Q, V, A
+
+
+@numba.njit
+def _dynamics(k, Q, V, A, TAU, QDD, M, MINV):
+    """Every state through four of the functions; returns the first failing state, or −1."""
+    for i in range(Q.shape[0]):
+        if compiled.rnea(k, Q[i], V[i], A[i], TAU[i]) != compiled.OK:
+            return i
+        if compiled.aba(k, Q[i], V[i], TAU[i], QDD[i]) != compiled.OK:
+            return i
+        if compiled.mass_matrix(k, Q[i], M[i]) != compiled.OK:
+            return i
+        if compiled.mass_matrix_inverse(k, Q[i], MINV[i]) != compiled.OK:
+            return i
+    return -1
+
+
+def _run(k, Q, V, A):
+    nv = V.shape[1]
+    TAU, QDD = np.empty((2, len(Q), nv))
+    M, MINV = np.empty((2, len(Q), nv, nv))
+    return _dynamics(k, Q, V, A, TAU, QDD, M, MINV), TAU, QDD, M, MINV
+
+
+def test_a_compiled_loop_satisfies_the_equations_of_motion(case):
+    model, k, Q, V, A = case
+    failed, TAU, QDD, M, MINV = _run(k, Q, V, A)
+    assert failed == -1
+    eye = np.broadcast_to(np.eye(model.nv), M.shape)
+    np.testing.assert_allclose(M @ MINV, eye, atol=1e-9)
+    np.testing.assert_allclose(QDD, A, rtol=1e-9, atol=1e-9)  # the ABA inverts the RNEA
+    # τ = M a + h, h = τ at a = 0 (the RNEA's bias: a different evaluation of the same law)
+    h = np.array([sd.rnea(model, q, v, None) for q, v in zip(Q, V)])
+    np.testing.assert_allclose(TAU, np.einsum("bij,bj->bi", M, A) + h, rtol=1e-9, atol=1e-9)
+
+
+def test_results_equal_the_public_functions(case):
+    model, k, Q, V, A = case
+    _, TAU, QDD, M, MINV = _run(k, Q, V, A)
+    np.testing.assert_array_equal(TAU, sd.rnea(model, Q, V, A))
+    np.testing.assert_array_equal(QDD, sd.aba(model, Q, V, TAU))
+    np.testing.assert_array_equal(M, sd.mass_matrix(model, Q))
+    np.testing.assert_array_equal(MINV, sd.mass_matrix_inverse(model, Q))
+
+
+@numba.njit
+def _placements(k, q, R, p):
+    return compiled.body_placements(k, q, R, p)
+
+
+@numba.njit
+def _bias(k, q, v, tau):
+    return compiled.rnea(k, q, v, k.absent, tau)  # a = 0
+
+
+def test_placements_and_absent_rates(case):
+    model, k, Q, V, _ = case
+    R, p = np.empty((model.nbodies, 3, 3)), np.empty((model.nbodies, 3))
+    assert _placements(k, Q[0], R, p) == compiled.OK
+    fk = sd.forward_kinematics(model, Q[0])
+    np.testing.assert_array_equal(R, fk.rotations)
+    np.testing.assert_array_equal(p, fk.positions)
+    np.testing.assert_allclose(np.einsum("bij,bkj->bik", R, R), np.broadcast_to(np.eye(3), R.shape), atol=1e-12)
+    tau = np.empty(model.nv)
+    assert _bias(k, Q[0], V[0], tau) == compiled.OK
+    np.testing.assert_array_equal(tau, sd.bias_forces(model, Q[0], V[0]))
+
+
+def test_a_bad_state_is_reported_and_named(case):
+    model, k, Q, V, A = case
+    Q = Q.copy()
+    Q[3, 1] = np.nan
+    failed, *_ = _run(k, Q, V, A)
+    assert failed == 3
+    tau = np.empty(model.nv)
+    status = _bias(k, Q[3], V[3], tau)
+    with pytest.raises(ValueError, match="q: expected finite values"):
+        compiled.check(model, status, "rnea")
+    assert compiled.check(model, compiled.OK) is None
+    short = np.empty(model.nv - 1)
+    with pytest.raises(ValueError):
+        compiled.check(model, _bias(k, Q[0], V[0], short))
+    with pytest.raises(ValueError, match="function: expected one of"):
+        compiled.check(model, 0, "nope")
+
+
+def test_models_with_loops_are_refused():
+    model = sd.models.four_bar_linkage()
+    with pytest.raises(sd.ClosedChainError):
+        compiled.arguments(model)
+    k = compiled.arguments(model.spanning_tree())  # the spanning tree, asked for explicitly
+    assert k.ws.shape[0] > 0
+
+
+def test_arguments_are_copies_with_their_own_workspace(case):
+    """No hidden state: each thread's arguments are its own; the model's tables untouched."""
+    model, k, Q, V, A = case
+    k2 = compiled.arguments(model)
+    assert k2.ws is not k.ws and not np.shares_memory(k2.ws, k.ws)
+    assert not np.shares_memory(k2.mf, k.mf)
+    reference = _run(k, Q, V, A)[1]
+    results = {}
+
+    def work(t):
+        mine = compiled.arguments(model)
+        for _ in range(20):
+            results[t] = _run(mine, Q, V, A)[1]
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for t in range(2):
+        np.testing.assert_array_equal(results[t], reference)
