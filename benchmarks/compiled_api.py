@@ -1,5 +1,6 @@
 """Per-state time of soadyn's kernels called from a user's own Numba loop (soadyn.compiled)
-against soadyn's public call and Pinocchio's Python call, interleaved medians.
+against soadyn's public call and Pinocchio's Python call, interleaved medians; trees and
+closed chains.
 
     PYTHONPATH=src python benchmarks/compiled_api.py [--output benchmarks/results]
 
@@ -89,6 +90,63 @@ def cases(name, rounds):
     return rows
 
 
+@numba.njit
+def constrained_loop(k, Q, V, T, OUT):
+    for i in range(Q.shape[0]):
+        compiled.constrained_forward_dynamics(k, Q[i], V[i], T[i], 1e-6, OUT[i])
+
+
+MECHANISMS = {"four-bar linkage": lambda: sd.models.four_bar_linkage(),
+              "planar four-bar leg": lambda: sd.models.planar_leg_linkage(),
+              "8-loop chain": lambda: sd.models.four_bar_chain(8, 0)}
+NC = 200  # closed states per loop
+
+
+def closed_cases(name, rounds):
+    """Per-state time of the compiled direct method from a njit loop over NC closed states,
+    the public call (the default method) on one state, and Pinocchio's two loop solvers on
+    it (set up as in closed_chain_methods.py; their q̈ checked against ours to 1e-8)."""
+    import pinocchio as pin
+
+    import peers
+    model = MECHANISMS[name]()
+    rng = np.random.default_rng(2)
+    states = [sd.close_loops(model, sd.random_configuration(model, rng), rng.normal(size=model.nv))
+              for _ in range(NC)]
+    Q, V = (np.array(x) for x in zip(*states))
+    T = rng.normal(size=V.shape)
+    k = compiled.constrained_arguments(model)
+    out = np.empty((NC, k.output_size))
+    pair = peers.pinocchio_model(model)
+    cmodels, cdatas = peers.pinocchio_loop_constraints(pair)
+    qp, vp, tp = pair.q_to_pin(Q[0]), pair.v_to_pin(V[0]), pair.v_to_pin(T[0])
+    lc_data = pair.pm.createData()
+    pin.computeJointMinimalOrdering(pair.pm, lc_data, cmodels)
+    lc_settings = pin.ProximalSettings(1e-12, 1e-3, 20)
+    cd_datas = pin.StdVec_RigidConstraintData()
+    for cm in cmodels:
+        cd_datas.append(cm.createData())
+    cd_data = pair.pm.createData()
+    pin.initConstraintDynamics(pair.pm, cd_data, cmodels, cd_datas)
+    cd_settings = pin.ProximalSettings(1e-12, 1e-8, 3)
+    ns = dict(pin=pin, pm=pair.pm, qp=qp, vp=vp, tp=tp, cm=cmodels, cd=cdatas, cd2=cd_datas, lc_data=lc_data,
+              cd_data=cd_data, lc_settings=lc_settings, cd_settings=cd_settings, sd=sd, model=model, q0=Q[0],
+              v0=V[0], t0=T[0], k=k, Q=Q, V=V, T=T, out=out, constrained_loop=constrained_loop)
+    constrained_loop(k, Q, V, T, out)
+    ref = sd.constrained_forward_dynamics(model, Q[0], V[0], T[0], method="projection").qdd
+    assert np.abs(out[0, :model.nv] - ref).max() < 1e-8 * (1 + np.abs(ref).max())
+    peers_stmt = {"lcaba": "pin.lcaba(pm, lc_data, qp, vp, tp, cm, cd, lc_settings)",
+                  "constraintDynamics": "pin.constraintDynamics(pm, cd_data, qp, vp, tp, cm, cd2, cd_settings)"}
+    for stmt in peers_stmt.values():
+        assert np.abs(pair.v_from_pin(eval(stmt, ns)) - ref).max() < 1e-8 * (1 + np.abs(ref).max())
+    cases = {"loop": ("constrained_loop(k, Q, V, T, out)", ns),
+             "public": ("sd.constrained_forward_dynamics(model, q0, v0, t0)", ns)}
+    cases.update({key: (stmt, ns) for key, stmt in peers_stmt.items()})
+    times = time_interleaved(cases, rounds, 2e-3, np.random.default_rng(1))
+    return (name, model.nv, times["loop"][0] / NC, times["public"][0], times["lcaba"][0],
+            times["constraintDynamics"][0])
+
+
 def pin_version():
     import pinocchio as pin
     return pin.__version__
@@ -112,6 +170,19 @@ def main(argv=None):
     for name, nv, f, loop, public, peer in rows:
         lines.append(f"| {name} | {nv} | {f} | {loop * 1e6:.2f} | {public * 1e6:.2f} | {peer * 1e6:.2f} | "
                      f"{loop / peer:.2f} | {public / peer:.2f} |")
+        print(lines[-1], flush=True)
+    lines += ["", f"Closed chains: µs per state of `soadyn.compiled.constrained_forward_dynamics` (the compiled "
+              f"direct method) from a `numba.njit` loop over {NC} closed states (time / {NC}), the public "
+              "`constrained_forward_dynamics` (its default method) on one state, and Pinocchio's loop solvers "
+              "on one state from Python (`lcaba` after `computeJointMinimalOrdering`, `constraintDynamics`; loops "
+              "as CONTACT_3D anchors, q̈ checked against ours to 1e-8).", "",
+              "| mechanism | nv | compiled loop | public call | pin.lcaba | pin.constraintDynamics | "
+              "loop / fastest Pinocchio | public / fastest Pinocchio |", "|---|---|---|---|---|---|---|---|"]
+    for name in MECHANISMS:
+        name, nv, loop, public, lc, cd = closed_cases(name, args.rounds)
+        best = min(lc, cd)
+        lines.append(f"| {name} | {nv} | {loop * 1e6:.2f} | {public * 1e6:.2f} | {lc * 1e6:.2f} | {cd * 1e6:.2f} | "
+                     f"{loop / best:.2f} | {public / best:.2f} |")
         print(lines[-1], flush=True)
     os.makedirs(args.output, exist_ok=True)
     with open(os.path.join(args.output, "compiled_api.md"), "w") as fh:

@@ -23,7 +23,7 @@ def case():
     return model, compiled.arguments(model), Q, V, A
 
 
-@numba.njit
+@numba.njit(cache=True)
 def _dynamics(k, Q, V, A, TAU, QDD, M, MINV):
     """Every state through four of the functions; returns the first failing state, or −1."""
     for i in range(Q.shape[0]):
@@ -66,12 +66,12 @@ def test_results_equal_the_public_functions(case):
     np.testing.assert_array_equal(MINV, sd.mass_matrix_inverse(model, Q))
 
 
-@numba.njit
+@numba.njit(cache=True)
 def _placements(k, q, R, p):
     return compiled.body_placements(k, q, R, p)
 
 
-@numba.njit
+@numba.njit(cache=True)
 def _bias(k, q, v, tau):
     return compiled.rnea(k, q, v, k.absent, tau)  # a = 0
 
@@ -136,3 +136,52 @@ def test_arguments_are_copies_with_their_own_workspace(case):
         t.join()
     for t in range(2):
         np.testing.assert_array_equal(results[t], reference)
+
+
+@numba.njit(cache=True)
+def _constrained(k, Q, V, T, OUT, tol):
+    for i in range(Q.shape[0]):
+        status = compiled.constrained_forward_dynamics(k, Q[i], V[i], T[i], tol, OUT[i])
+        if status != compiled.OK:
+            return i, status
+    return -1, 0
+
+
+@pytest.mark.parametrize("name", ["four_bar_linkage", "planar_leg_linkage", "geared_chain"])
+def test_constrained_forward_dynamics_in_a_compiled_loop(name):
+    model = getattr(sd.models, name)() if name != "geared_chain" else sd.models.geared_chain(4)
+    rng = np.random.default_rng(3)
+    states = [sd.close_loops(model, sd.random_configuration(model, rng), rng.normal(size=model.nv))
+              for _ in range(4)]
+    Q, V = (np.array(x) for x in zip(*states))
+    T = rng.normal(size=V.shape)
+    k = compiled.constrained_arguments(model)
+    OUT = np.empty((len(Q), k.output_size))
+    assert _constrained(k, Q, V, T, OUT, 1e-6) == (-1, 0)
+    for i in range(len(Q)):
+        qdd = OUT[i, :model.nv]
+        # the constraints hold at the acceleration level: G_c q̈ = 𝔘̊ (an independent law)
+        G = sd.constraint_jacobian(model, Q[i])
+        np.testing.assert_allclose(G @ qdd, sd.constraint_acceleration_bias(model, Q[i], V[i]), atol=1e-8)
+        # and the same q̈ as the public function's projection method (another algorithm)
+        ref = sd.constrained_forward_dynamics(model, Q[i], V[i], T[i], method="projection").qdd
+        np.testing.assert_allclose(qdd, ref, rtol=1e-8, atol=1e-8)
+
+
+def test_constrained_states_off_the_constraints_are_reported():
+    model = sd.models.four_bar_linkage()
+    rng = np.random.default_rng(4)
+    q, v = sd.close_loops(model, sd.random_configuration(model, rng), rng.normal(size=model.nv))
+    k = compiled.constrained_arguments(model)
+    Q, V, T = q[None] + np.array([0.0, 0.3, 0.0]), v[None], np.zeros((1, model.nv))
+    i, status = _constrained(k, Q, V, T, np.empty((1, k.output_size)), 1e-6)
+    assert (i, status) == (0, compiled.OFF_MANIFOLD)
+    with pytest.raises(ValueError, match="violates the constraints"):
+        compiled.check(model, status, "constrained_forward_dynamics")
+
+
+def test_constraints_in_python_are_refused():
+    model = sd.models.double_pendulum()
+    model.add_constraint(sd.HolonomicConstraint("hold", lambda q, t: np.array([q[0] - 0.2])))
+    with pytest.raises(ValueError, match="constraint evaluated in Python"):
+        compiled.constrained_arguments(model)

@@ -182,10 +182,8 @@ def _first_plain_call(model, q, v, tau, residual_tol, by_default):
         return None
 
     def build():
-        c = d.compiled
-        work = np.zeros(direct_work_size(c.nb, c.nv, tables.m, tables.m - tables.m_loop))
         default = d.known("default_method")
-        return PlainCall(pack_tables(tables.model_ints, tables.model_floats, work), tables, tables.output_size,
+        return PlainCall(packed_plain_tables(model, tables), tables, tables.output_size,
                          None if default is None else default == "direct")
 
     plain = d.per_thread("direct_plain", build)
@@ -194,6 +192,15 @@ def _first_plain_call(model, q, v, tau, residual_tol, by_default):
         if not plain.by_default:
             return None
     return _run_plain(model, plain, q, v, tau, residual_tol)
+
+
+def packed_plain_tables(model, tables):
+    """The one array :func:`~soadyn.kernels.direct.direct_plain_kernel` takes: the model's
+    and the constraints' tables (``tables``, :func:`direct_tables`) and a new workspace,
+    copied into it."""
+    c = derived(model).compiled
+    work = np.zeros(direct_work_size(c.nb, c.nv, tables.m, tables.m - tables.m_loop))
+    return pack_tables(tables.model_ints, tables.model_floats, work)
 
 
 def _with_default(model, plain):
