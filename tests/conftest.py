@@ -270,3 +270,11 @@ def projection(model, y, yd):
     M = tree_mass_matrix(model, q)
     c = sd.bias_forces(model.spanning_tree(), q, v)
     return q, v, G, g, M, c, G.T @ M @ G
+
+
+def random_states(model, rng, B):
+    """B random states of a tree: Q (B, nq) from ``sd.random_configuration`` and V, A
+    (B, nv) standard normal, drawn from ``rng`` in that order."""
+    Q = np.array([sd.random_configuration(model, rng) for _ in range(B)])
+    V, A = rng.normal(size=(2, B, model.nv))
+    return Q, V, A

@@ -8,6 +8,7 @@ import pytest
 
 import soadyn as sd
 from soadyn.core.call import MIN_BLOCK
+from conftest import random_states
 
 B = 70
 
@@ -16,9 +17,7 @@ B = 70
 def states():
     model = sd.models.random_tree(7, 3, floating_base=True)
     rng = np.random.default_rng(5)
-    Q = np.array([sd.random_configuration(model, rng) for _ in range(B)])
-    V, A = rng.normal(size=(2, B, model.nv))
-    return model, Q, V, A
+    return (model,) + random_states(model, rng, B)
 
 
 def test_the_batch_is_split_into_blocks():

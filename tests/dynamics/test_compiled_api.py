@@ -10,6 +10,7 @@ import pytest
 
 import soadyn as sd
 from soadyn import compiled
+from conftest import random_states
 
 B = 6
 
@@ -18,9 +19,7 @@ B = 6
 def case():
     model = sd.models.random_tree(7, 2, floating_base=True)
     rng = np.random.default_rng(11)
-    Q = np.array([sd.random_configuration(model, rng) for _ in range(B)])
-    V, A = rng.normal(size=(2, B, model.nv))
-    return model, compiled.arguments(model), Q, V, A
+    return (model, compiled.arguments(model)) + random_states(model, rng, B)
 
 
 @numba.njit(cache=True)

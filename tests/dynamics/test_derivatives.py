@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import soadyn as sd
-from conftest import ROBOTS, load_pair, tree_state
+from conftest import ROBOTS, load_pair, random_states, tree_state
 from soadyn.interop import pinocchio as sdpin
 from soadyn.models.trees import _ALL_KINDS
 
@@ -171,8 +171,7 @@ def test_batches_equal_single_calls():
     model = sd.models.random_tree(9, 10, floating_base=True)
     rng = np.random.default_rng(10)
     B = 40  # more than one block of soadyn.core.call.run_blocks
-    Q = np.array([sd.random_configuration(model, rng) for _ in range(B)])
-    V, X = rng.normal(size=(2, B, model.nv))
+    Q, V, X = random_states(model, rng, B)
     F = rng.normal(size=(B, model.nbodies, 6))
     for fn in (sd.rnea_derivatives, sd.aba_derivatives):
         batched = fn(model, Q, V, X, F)

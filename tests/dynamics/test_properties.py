@@ -5,6 +5,7 @@ from hypothesis import assume, given, settings, strategies as st
 import soadyn as sd
 from soadyn.models import random_tree
 from soadyn.simulate import simulate
+from conftest import random_states
 
 trees = st.tuples(st.integers(1, 12), st.integers(0, 2**31 - 1), st.booleans())
 SETTINGS = settings(max_examples=25, deadline=None)
@@ -141,8 +142,7 @@ def test_kinetic_energy_conserved_without_gravity_and_torque(params):
 @given(trees, st.integers(1, 5))
 def test_batched_calls_equal_single_calls(params, B):
     model, q, v, a, rng = build(params)
-    Q = np.array([sd.random_configuration(model, rng) for _ in range(B)])
-    Vv, A = rng.normal(size=(2, B, model.nv))
+    Q, Vv, A = random_states(model, rng, B)
     F = rng.normal(size=(B, model.nbodies, 6))
     tau = sd.rnea(model, Q, Vv, A, F)
     assert tau.shape == (B, model.nv)
