@@ -19,7 +19,7 @@ from ..core.call import ABSENT, NO_FORCES, Arg, CompiledFunction, ExactCall, Gen
 from ..core.compile import derived
 from ..core.configuration import random_configuration
 from ..core.layout import pack_tables
-from ..kernels.direct import (FLOAT_HEADER, INT_HEADER, DirectOutputs, direct_batch, direct_kernel,
+from ..kernels.direct import (FLOAT_HEADER, INT_HEADER, DirectOutputs, direct_kernel,
                               direct_output_size, direct_plain_kernel, direct_work_size, independent_rows,
                               pack_direct_tables)
 from .constraint_set import constraint_set
@@ -84,7 +84,7 @@ def _output_shape(c, state, params):
     return ((int(direct_output_size(c.nv, int(ints[4]), int(ints[3]))),),)
 
 
-_DIRECT = CompiledFunction(direct_kernel, direct_batch,
+_DIRECT = CompiledFunction(direct_kernel, "stacked",
                            (Arg("q", "nq"), Arg("v", "nv", optional=True), Arg("tau", "nv"), Arg("f_ext", "forces")),
                            _output_shape)
 #: the plain call's kernel (:func:`direct_fast`); ``direct_plain``, its non-compiling

@@ -6,7 +6,7 @@ worker threads (:func:`run_blocks`), in one of two ways. Most kernels evaluate B
 stored one after another (:func:`soadyn.core.layout.state_of`; B = 1 for a single call):
 a block is one call of the kernel itself on its rows (:func:`stacked_block`). The
 kernels whose plain call is an open speed target — ABA, RNEA, the mass matrix and its
-inverse, the frame functions, the compiled direct method — keep a batched twin
+inverse, the world poses, the frame Jacobian — keep a batched twin
 ``batch(mi, mf, ws, *state, *params, *outputs, status, start, stop)``, a serial loop over
 states start..stop−1 of arrays with a leading batch dimension: a stacked kernel must
 release the GIL (``nogil=True``) for its blocks to run concurrently, which costs its

@@ -63,8 +63,8 @@ from collections import namedtuple
 import numpy as np
 
 from ..core.jit import njit
-from ..core.layout import (borrow, carve, model_tables, split_model_tables, split_tables, workspace_size,
-                           workspace_views)
+from ..core.layout import (borrow, carve, model_tables, split_model_tables, split_tables, state_count, state_of,
+                           workspace_size, workspace_views)
 from ..core.status import BAD_SHAPE, OFF_MANIFOLD, OK, SINGULAR
 from .aba import acceleration_pass, articulated_body_pass
 from .innovations import factor_gather
@@ -329,8 +329,22 @@ def direct_work_size(nb, nv, m, nc):
     return workspace_size.py_func(nb, nv) + scratch_size.py_func(nb, nv, m, nc) + int_scratch_size.py_func(nb, nv, m)
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def direct_kernel(mi, mf, ws, q, v, tau, fext, ti, tf, out):
+    """θ̈ of :func:`_direct_state` (the constraint rows, their factorization and the solve)
+    for B = len(q) / nq states stored one after another (:func:`~soadyn.core.layout.state_of`:
+    one state for a call, a block of a batch's rows). Returns the first status other than OK."""
+    B = state_count(q.shape[0], model_tables(mi, mf).nq)
+    for b in range(B):
+        st = _direct_state(mi, mf, ws, state_of(q, b, B), state_of(v, b, B), state_of(tau, b, B), state_of(fext, b, B),
+                           ti, tf, state_of(out, b, B))
+        if st != OK:
+            return st
+    return OK
+
+
+@njit(inline="always", cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _direct_state(mi, mf, ws, q, v, tau, fext, ti, tf, out):
     """θ̈ of a tree closed by loop joints and constant couplings (the packed tables
     ``ti``, ``tf``: :class:`DirectTables`, m = m_loop + nc rows), with the constraint
     evaluation, into ``out`` (:class:`DirectOutputs`).
@@ -642,11 +656,3 @@ def rows_hold(G, target, qdd):
         if abs(acc - target[r]) > SELECTION_TOL * size:
             return False
     return True
-
-
-@njit(nogil=True, cache=True)
-def direct_batch(mi, mf, ws, Q, Vq, T, Fext, ti, tf, out, status, start, stop):
-    """:func:`direct_kernel` on states ``start`` to ``stop − 1`` of a batch, with one workspace (a
-    block of a batched call, see :func:`soadyn.core.call.run_blocks`)."""
-    for b in range(start, stop):
-        status[b] = direct_kernel(mi, mf, ws, Q[b], Vq[b], T[b], Fext[b], ti, tf, out[b])
