@@ -17,7 +17,11 @@ that let Python call them (``no_cpython_wrapper=True, no_cfunc_wrapper=True``): 
 the named views from Python objects took about 0.5 s of compilation per helper. The
 kernels (``*_kernel``, ``*_batch``) keep them; Python code that needs a helper's result
 runs the helper's Python function (``helper.py_func``, or
-:func:`soadyn.core.layout.numpy_model_tables` for the model's views). Kernels never
+:func:`soadyn.core.layout.numpy_model_tables` for the model's views). Many kernels
+take B states stored one after another (:func:`soadyn.core.layout.state_of`; B = 1 for a
+single call, a block of rows for a batch, :func:`soadyn.core.call.stacked_block`): a short
+loop over the states calls the kernel's per-state body ``_<name>_state``, inlined by Numba
+(``inline="always"``: one call site, so no library of its own). Kernels never
 assign arrays by slice (``a[i] = b[j]``): Numba would compile its shape-mismatch error
 message, string formatting included (~5 s); they copy element by element.
 """
