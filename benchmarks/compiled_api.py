@@ -29,7 +29,7 @@ from peers import load_pair  # noqa: E402
 from timing import time_interleaved  # noqa: E402
 
 ROBOTS = ("ur5", "panda", "talos")
-FUNCTIONS = ("rnea", "aba", "mass_matrix", "mass_matrix_inverse")
+FUNCTIONS = ("rnea", "aba", "mass_matrix", "mass_matrix_inverse", "frame_jacobian", "frame_placement")
 B = 1000
 
 
@@ -57,6 +57,18 @@ def mass_matrix_inverse_loop(k, Q, OUT):
         compiled.mass_matrix_inverse(k, Q[i], OUT[i])
 
 
+@numba.njit
+def frame_jacobian_loop(k, f, Q, OUT):
+    for i in range(Q.shape[0]):
+        compiled.frame_jacobian(k, f, Q[i], OUT[i])
+
+
+@numba.njit
+def frame_placement_loop(k, f, Q, OUT):
+    for i in range(Q.shape[0]):
+        compiled.frame_placement(k, f, Q[i], OUT[i])
+
+
 def cases(name, rounds):
     import pinocchio as pin
     pair = load_pair(name)
@@ -70,16 +82,25 @@ def cases(name, rounds):
     qp = pair.q_to_pin(Q[0])
     vp, ap, tp = (pair.v_to_pin(x[0]) for x in (V, A, T))
     out_v, out_m = np.empty((B, m.nv)), np.empty((B, m.nv, m.nv))
+    out_j, out_t = np.empty((B, 6, m.nv)), np.empty((B, 4, 4))
+    frame = m.bodies[-1].name  # as soadyn bench
+    f, fid = compiled.frame(m, frame), pm.getFrameId(frame)
     q0, v0, a0, t0 = Q[0], V[0], A[0], T[0]
     ns = dict(sd=sd, pin=pin, m=m, pm=pm, pd=pd, k=k, Q=Q, V=V, A=A, T=T, out_v=out_v, out_m=out_m, q0=q0, v0=v0,
               a0=a0, t0=t0, qp=qp, vp=vp, ap=ap, tp=tp, rnea_loop=rnea_loop, aba_loop=aba_loop,
-              mass_matrix_loop=mass_matrix_loop, mass_matrix_inverse_loop=mass_matrix_inverse_loop)
+              mass_matrix_loop=mass_matrix_loop, mass_matrix_inverse_loop=mass_matrix_inverse_loop,
+              frame_jacobian_loop=frame_jacobian_loop, frame_placement_loop=frame_placement_loop, f=f, fid=fid,
+              frame=frame, out_j=out_j, out_t=out_t)
     stmts = {
         "rnea": ("rnea_loop(k, Q, V, A, out_v)", "sd.rnea(m, q0, v0, a0)", "pin.rnea(pm, pd, qp, vp, ap)"),
         "aba": ("aba_loop(k, Q, V, T, out_v)", "sd.aba(m, q0, v0, t0)", "pin.aba(pm, pd, qp, vp, tp)"),
         "mass_matrix": ("mass_matrix_loop(k, Q, out_m)", "sd.mass_matrix(m, q0)", "pin.crba(pm, pd, qp)"),
         "mass_matrix_inverse": ("mass_matrix_inverse_loop(k, Q, out_m)", "sd.mass_matrix_inverse(m, q0)",
                                 "pin.computeMinverse(pm, pd, qp)"),
+        "frame_jacobian": ("frame_jacobian_loop(k, f, Q, out_j)", "sd.frame_jacobian(m, q0, frame)",
+                           "pin.computeFrameJacobian(pm, pd, qp, fid, pin.LOCAL)"),
+        "frame_placement": ("frame_placement_loop(k, f, Q, out_t)", "sd.frame_placement(m, q0, frame)",
+                            "pin.forwardKinematics(pm, pd, qp); pin.updateFramePlacement(pm, pd, fid)"),
     }
     rows = []
     for f in FUNCTIONS:
@@ -164,7 +185,9 @@ def main(argv=None):
              f"{start[0]:.2f}, at the end {os.getloadavg()[0]:.2f}.", "",
              f"µs per state, interleaved medians of {args.rounds} rounds: a `numba.njit` loop over {B} states calling "
              "`soadyn.compiled` (time / B), the public function on one state, Pinocchio's Python call on one "
-             "state (`crba` and `computeMinverse` fill the upper triangle only).", "",
+             "state (`crba` and `computeMinverse` fill the upper triangle only; `frame_jacobian`: "
+             "`computeFrameJacobian` in local axes; `frame_placement`: `forwardKinematics` + "
+             "`updateFramePlacement`; the frame of `soadyn bench`, the last body).", "",
              "| robot | nv | function | compiled loop | public call | Pinocchio | loop / Pinocchio | public / Pinocchio |",
              "|---|---|---|---|---|---|---|---|"]
     for name, nv, f, loop, public, peer in rows:

@@ -30,6 +30,9 @@ price of a new compilation. The kernels check lengths and finiteness themselves.
 (rebuild it after changing the model); a workspace must not be used by two threads at the
 same time — give each thread its own :func:`arguments`.
 
+Frames: :func:`frame` makes a frame's arguments once (body, pose in the body, reference
+axes) for :func:`frame_placement`, :func:`frame_jacobian` and :func:`frame_velocity`.
+
 Closed chains (loops, couplings, transmissions): :func:`constrained_arguments` and
 :func:`constrained_forward_dynamics`, the compiled direct method of
 :func:`soadyn.constrained_forward_dynamics`.
@@ -50,15 +53,20 @@ from .closed.direct import direct_tables, packed_plain_tables
 from .core import status as st
 from .core.compile import derived
 from .core.jit import njit
+from .dynamics.frames import model_frame
+from .dynamics.jacobians import REFERENCES
 from .kernels.aba import aba_kernel
 from .kernels.crba import mass_matrix_kernel
 from .kernels.direct import direct_plain_kernel
+from .kernels.frames import frame_placement_kernel, frame_velocity_kernel
+from .kernels.jacobians import frame_jacobian_kernel
 from .kernels.kinematics import poses_kernel
 from .kernels.minverse import mass_matrix_inverse_kernel
 from .kernels.rnea import rnea_kernel
 
 __all__ = ["KernelArguments", "arguments", "check", "OK", "rnea", "aba", "mass_matrix", "mass_matrix_inverse",
-           "body_placements", "ConstrainedArguments", "constrained_arguments", "constrained_forward_dynamics",
+           "body_placements", "FrameArguments", "frame", "frame_placement", "frame_jacobian", "frame_velocity",
+           "ConstrainedArguments", "constrained_arguments", "constrained_forward_dynamics",
            "OFF_MANIFOLD"]
 
 #: the status of a call that succeeded
@@ -84,6 +92,23 @@ def arguments(model):
     return KernelArguments(c.mi.copy(), c.mf.copy(), np.zeros(d.workspace_size), np.zeros(0), np.zeros((0, 6)))
 
 
+FrameArguments = namedtuple("FrameArguments", ("body", "rotation", "translation", "reference"))
+FrameArguments.__doc__ = """A frame for :func:`frame_placement`, :func:`frame_jacobian` and
+:func:`frame_velocity`: its ``body`` (−1: the world), its pose in the body frame
+(``rotation`` (3, 3), ``translation`` (3,) [m]) and the ``reference`` code of the axes."""
+
+
+def frame(model, name, reference="local"):
+    """:class:`FrameArguments` of the frame ``name`` (a name or index) of ``model``, with
+    ``reference`` ``"local"``, ``"local_world_aligned"`` or ``"world"`` (as
+    :func:`soadyn.frame_jacobian`) for the Jacobian and the velocity. Copies: a pure value."""
+    if reference not in REFERENCES:
+        raise ValueError(f"reference: expected one of {list(REFERENCES)}, got {reference!r}")
+    f = model_frame(model, name)
+    return FrameArguments(int(f.body), np.array(f.kernel_rotation, dtype=np.float64),
+                          np.array(f.kernel_translation, dtype=np.float64), REFERENCES[reference])
+
+
 ConstrainedArguments = namedtuple("ConstrainedArguments", ("tables", "nv", "output_size"))
 ConstrainedArguments.__doc__ = """What :func:`constrained_forward_dynamics` takes first: ``tables`` the
 model's and its constraints' tables and a workspace in one float64 array, ``nv`` and
@@ -102,7 +127,7 @@ def constrained_arguments(model):
     return ConstrainedArguments(packed_plain_tables(model, tables), model.nv, int(tables.output_size))
 
 
-_NAMES = {"rnea": ("q", "v", "a"), "aba": ("q", "v", "tau"), "mass_matrix": ("q",), "mass_matrix_inverse": ("q",),
+_NAMES = {"frame_placement": ("q",), "frame_jacobian": ("q",), "frame_velocity": ("q", "v"), "rnea": ("q", "v", "a"), "aba": ("q", "v", "tau"), "mass_matrix": ("q",), "mass_matrix_inverse": ("q",),
           "body_placements": ("q",), "constrained_forward_dynamics": ("q", "v", "tau")}
 
 
@@ -153,6 +178,27 @@ def body_placements(k, q, R, p):
     and ``p`` (nb, 3) (its origin [m]) (:func:`soadyn.forward_kinematics` without rates).
     Returns a status."""
     return poses_kernel(k.mi, k.mf, k.ws, q, R, p)
+
+
+@njit(forceinline=True, cache=True)
+def frame_placement(k, f, q, T):
+    """The 4×4 world pose of frame ``f`` (:func:`frame`) into ``T`` (4, 4) [m]
+    (:func:`soadyn.frame_placement`). Returns a status."""
+    return frame_placement_kernel(k.mi, k.mf, k.ws, q, f.body, f.rotation, f.translation, T)
+
+
+@njit(forceinline=True, cache=True)
+def frame_jacobian(k, f, q, J):
+    """The Jacobian of frame ``f`` (:func:`frame`, in its reference axes) into ``J``
+    (6, nv) (:func:`soadyn.frame_jacobian`). Returns a status."""
+    return frame_jacobian_kernel(k.mi, k.mf, k.ws, q, f.body, f.rotation, f.translation, f.reference, J)
+
+
+@njit(forceinline=True, cache=True)
+def frame_velocity(k, f, q, v, V):
+    """The spatial velocity [ω; v] [rad/s, m/s] of frame ``f`` (:func:`frame`, in its
+    reference axes) into ``V`` (6,) (:func:`soadyn.frame_velocity`). Returns a status."""
+    return frame_velocity_kernel(k.mi, k.mf, k.ws, q, v, f.body, f.rotation, f.translation, f.reference, V)
 
 
 @njit(forceinline=True, cache=True)

@@ -1,7 +1,9 @@
 """soadyn.compiled: the tree kernels called from a user's own Numba loop.
 
-Checked against physical identities (M M⁻¹ = I, ABA inverts the RNEA, τ = M a + h), the
-public functions, and the errors the public functions give."""
+Checked against physical identities (M M⁻¹ = I, ABA inverts the RNEA, τ = M a + h, V = J v),
+the public functions, and the errors the public functions give. Against the public
+functions to round-off, not bitwise: the kernel's code is optimized again inside the
+caller's function, where the compiler may fuse other multiply-adds."""
 import threading
 
 import numba
@@ -59,10 +61,11 @@ def test_a_compiled_loop_satisfies_the_equations_of_motion(case):
 def test_results_equal_the_public_functions(case):
     model, k, Q, V, A = case
     _, TAU, QDD, M, MINV = _run(k, Q, V, A)
-    np.testing.assert_array_equal(TAU, sd.rnea(model, Q, V, A))
-    np.testing.assert_array_equal(QDD, sd.aba(model, Q, V, TAU))
-    np.testing.assert_array_equal(M, sd.mass_matrix(model, Q))
-    np.testing.assert_array_equal(MINV, sd.mass_matrix_inverse(model, Q))
+    close = dict(rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(TAU, sd.rnea(model, Q, V, A), **close)
+    np.testing.assert_allclose(QDD, sd.aba(model, Q, V, TAU), **close)
+    np.testing.assert_allclose(M, sd.mass_matrix(model, Q), **close)
+    np.testing.assert_allclose(MINV, sd.mass_matrix_inverse(model, Q), **close)
 
 
 @numba.njit(cache=True)
@@ -80,12 +83,12 @@ def test_placements_and_absent_rates(case):
     R, p = np.empty((model.nbodies, 3, 3)), np.empty((model.nbodies, 3))
     assert _placements(k, Q[0], R, p) == compiled.OK
     fk = sd.forward_kinematics(model, Q[0])
-    np.testing.assert_array_equal(R, fk.rotations)
-    np.testing.assert_array_equal(p, fk.positions)
+    np.testing.assert_allclose(R, fk.rotations, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(p, fk.positions, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(np.einsum("bij,bkj->bik", R, R), np.broadcast_to(np.eye(3), R.shape), atol=1e-12)
     tau = np.empty(model.nv)
     assert _bias(k, Q[0], V[0], tau) == compiled.OK
-    np.testing.assert_array_equal(tau, sd.bias_forces(model, Q[0], V[0]))
+    np.testing.assert_allclose(tau, sd.bias_forces(model, Q[0], V[0]), rtol=1e-12, atol=1e-12)
 
 
 def test_a_bad_state_is_reported_and_named(case):
@@ -184,3 +187,34 @@ def test_constraints_in_python_are_refused():
     model.add_constraint(sd.HolonomicConstraint("hold", lambda q, t: np.array([q[0] - 0.2])))
     with pytest.raises(ValueError, match="constraint evaluated in Python"):
         compiled.constrained_arguments(model)
+
+
+@numba.njit(cache=True)
+def _frames(k, fl, fw, Q, V, T, J, VL, VW):
+    for i in range(Q.shape[0]):
+        if compiled.frame_placement(k, fl, Q[i], T[i]) != compiled.OK:
+            return i
+        if compiled.frame_jacobian(k, fl, Q[i], J[i]) != compiled.OK:
+            return i
+        if compiled.frame_velocity(k, fl, Q[i], V[i], VL[i]) != compiled.OK:
+            return i
+        if compiled.frame_velocity(k, fw, Q[i], V[i], VW[i]) != compiled.OK:
+            return i
+    return -1
+
+
+def test_frame_functions(case):
+    model, k, Q, V, _ = case
+    name = model.frames[-1].name
+    fl, fw = compiled.frame(model, name), compiled.frame(model, name, "world")
+    T, J = np.empty((B, 4, 4)), np.empty((B, 6, model.nv))
+    VL, VW = np.empty((2, B, 6))
+    assert _frames(k, fl, fw, Q, V, T, J, VL, VW) == -1
+    np.testing.assert_allclose(VL, np.einsum("bij,bj->bi", J, V), rtol=1e-10, atol=1e-10)  # V = J v
+    close = dict(rtol=1e-12, atol=1e-12)
+    for i in range(B):
+        np.testing.assert_allclose(T[i], sd.frame_placement(model, Q[i], name), **close)
+        np.testing.assert_allclose(J[i], sd.frame_jacobian(model, Q[i], name), **close)
+        np.testing.assert_allclose(VW[i], sd.frame_velocity(model, Q[i], V[i], name, "world"), **close)
+    with pytest.raises(ValueError, match="reference: expected one of"):
+        compiled.frame(model, name, "global")
