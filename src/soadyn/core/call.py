@@ -37,6 +37,7 @@ from __future__ import annotations
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 
 import numpy as np
 from numba import njit
@@ -47,7 +48,7 @@ from . import validation as val
 from .compile import Workspace, derived
 
 __all__ = ["GeneralPath", "ExactCall", "Arg", "ParamShape", "CompiledFunction", "ABSENT", "NO_FORCES", "run_blocks",
-           "stacked_block", "batch_threads"]
+           "stacked_block", "thread_tables", "batch_threads"]
 
 #: Stand-ins for absent arguments. Every kernel has one signature (each compiled version
 #: costs seconds), so an absent rate (zero velocity or acceleration) is an empty vector and
@@ -121,26 +122,35 @@ def _merge_states(x):
     return x.reshape((-1,) + x.shape[2:])
 
 
-def stacked_block(kernel, d, states, params, outs, private, status, start, stop):
+def thread_tables(d):
+    """``(mi, mf, ws)``: the leading arguments of a tree kernel in the calling thread — the
+    tables of ``d`` (the model's :class:`~soadyn.core.compile.Derived` store) and this
+    thread's workspace (the ``lead`` of :func:`stacked_block`, as ``partial(thread_tables, d)``)."""
+    c = d.compiled
+    return c.mi, c.mf, d.buffer()
+
+
+def stacked_block(kernel, lead, states, params, outs, private, status, start, stop):
     """States start..stop−1 of a batch by one call of a kernel that evaluates B states
-    stored one after another (:func:`soadyn.core.layout.state_of`): ``kernel(mi, mf, ws,
+    stored one after another (:func:`soadyn.core.layout.state_of`): ``kernel(*lead(),
     *states, *params, *outs)`` on the block's rows of ``states`` and ``outs`` (C-contiguous
     arrays with a leading batch dimension, whose rows are then C-contiguous, first two axes
-    merged), in the workspace of the thread that runs the block; the parameters at the
-    positions ``private`` (scratch the kernel writes) copied for the block. A block whose
-    kernel reports a status other than OK runs again state by state, to find the status
-    of each. Runs as a block of :func:`run_blocks` (``d`` given here, None there)."""
-    c = d.compiled
-    ws = d.buffer()
+    merged). ``lead()``, called in the thread that runs the block, gives the kernel's
+    leading arguments: the tables and this thread's workspace (:func:`thread_tables`), or
+    the block's own copy of tables that hold their workspaces (the embedding method). The
+    parameters at the positions ``private`` (scratch the kernel writes) are copied for the
+    block. A block whose kernel reports a status other than OK runs again state by state,
+    to find the status of each. Runs as a block of :func:`run_blocks`."""
+    first = lead()
     if private:
         params = tuple(p.copy() if k in private else p for k, p in enumerate(params))
     # the block's rows (an input that is not C-contiguous copied; outputs are, by validation)
     states = tuple(np.ascontiguousarray(x[start:stop]) for x in states)
     outs = tuple(o[start:stop] for o in outs)
-    if kernel(c.mi, c.mf, ws, *(_merge_states(x) for x in states), *params, *(_merge_states(o) for o in outs)) == 0:
+    if kernel(*first, *(_merge_states(x) for x in states), *params, *(_merge_states(o) for o in outs)) == 0:
         return
     for b in range(stop - start):
-        status[start + b] = kernel(c.mi, c.mf, ws, *(x[b] for x in states), *params, *(o[b] for o in outs))
+        status[start + b] = kernel(*first, *(x[b] for x in states), *params, *(o[b] for o in outs))
 
 
 class GeneralPath(TypeError):
@@ -452,7 +462,8 @@ class CompiledFunction:
             if self.batch_adapter:
                 self.batch(d, values, params, outs, status)
             elif self.batch == "stacked":
-                run_blocks(stacked_block, None, (self.exact.general, d, values, params, outs, self.private), status)
+                run_blocks(stacked_block, None, (self.exact.general, partial(thread_tables, d), values, params, outs,
+                                                 self.private), status)
             elif self.batch == "loop":
                 ws = d.buffer() if workspace is None else workspace.buffer
                 for b in range(batch):

@@ -118,7 +118,7 @@ def borrow(x):
 # output with the states' rows concatenated along its first axis — q (B·nq,), f_ext
 # (B·nb, 6), M (B·nv, nv) — B = 1 for a single call, a block of a batch's rows otherwise
 # (:func:`soadyn.core.call.stacked_block`). One compiled entry point then serves both:
-# a batched twin re-optimises and re-compiles the kernel's whole linked closure (0.3–1.0 s
+# a batched twin re-optimises and re-compiles the kernel's whole linked closure (0.1–1.4 s
 # of a cold compile each, measured 2026-11-28), which the states' loop does not need.
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def state_count(length, size):

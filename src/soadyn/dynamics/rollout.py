@@ -3,11 +3,13 @@
 -space integration of :func:`soadyn.integrate` inside a compiled loop)."""
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from ..core import status as st
 from ..core import validation as val
-from ..core.call import Arg, CompiledFunction, run_blocks, stacked_block
+from ..core.call import Arg, CompiledFunction, run_blocks, stacked_block, thread_tables
 from ..kernels.rollout import RK4, SEMI_IMPLICIT_EULER, rollout_kernel
 
 __all__ = ["rollout", "INTEGRATORS"]
@@ -26,7 +28,8 @@ def _rollout_batch(d, values, params, outs, status):
     (:func:`~soadyn.core.call.stacked_block`): the controls (B, T, nv), a parameter of the
     call, have the batch dimension too, so they are stacked with the initial states."""
     tau, dt, integrator = params
-    run_blocks(stacked_block, None, (rollout_kernel, d, (*values, tau), (dt, integrator), outs, ()), status)
+    run_blocks(stacked_block, None, (rollout_kernel, partial(thread_tables, d), (*values, tau), (dt, integrator), outs,
+                                     ()), status)
 
 
 _ROLLOUT = CompiledFunction(rollout_kernel, _rollout_batch, (Arg("q0", "nq"), Arg("v0", "nv")), _trajectory_shapes,

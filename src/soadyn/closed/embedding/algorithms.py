@@ -32,7 +32,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...core import validation as val
-from ...core.call import ABSENT, NO_FORCES, Arg, CompiledFunction, ExactCall, GeneralPath, ParamShape, run_blocks
+from ...core.call import (ABSENT, NO_FORCES, Arg, CompiledFunction, ExactCall, GeneralPath, ParamShape, run_blocks,
+                           stacked_block)
 from ...core.compile import derived
 from ...core.constraints import ConstraintError
 from ...core.status import Unsolved, raise_status
@@ -160,29 +161,18 @@ def _embed_single(c, ws, state, params, outs):
 def embedding_batch(d, values, params, outs, status):
     """A validated batch of the embedding method (``values``: Q (B, nq), V, T (B, nv), F (B,
     nb, 6) or (B, 0, 6); ``params`` as for :func:`_embed_single`; ``outs``: one (B, n)
-    output) in blocks on the worker threads (:func:`~soadyn.core.call.run_blocks`), each
-    block one kernel call on its states' rows with its own copy of the tables; a block
-    whose kernel reports a status other than OK is run again state by state to find the
-    status of each."""
+    output) in blocks on the worker threads (:func:`~soadyn.core.call.stacked_block`), each
+    block one kernel call on its states' rows with its own copy of the tables (which hold
+    the workspaces the kernel writes); a block whose kernel reports a status other than OK
+    is run again state by state to find the status of each."""
     ci, cf, cws, gravity, mode = params
     c = d.compiled
     tables = pack_plain_tables(c.mi, ci, c.mf, cf, d.buffer(), cws)
-    Q, V, T, F = (np.ascontiguousarray(x) for x in values)
-    F = F.reshape(-1, 6)  # (B·nb, 6), or (0, 6) without forces
-    run_blocks(_embedding_block, None, (tables, Q, V, T, F, gravity, mode, outs[0]), status)
 
+    def own_tables():
+        return (tables.copy(),)
 
-def _embedding_block(tables, Q, V, T, F, gravity, mode, out, status, start, stop):
-    """States start..stop−1 of :func:`embedding_batch` by one kernel call (rows of the
-    C-contiguous batch arrays are C-contiguous); per state only after a failure."""
-    own = tables.copy()
-    nb = F.shape[0] // Q.shape[0]  # (0 without forces)
-    rows = (Q[start:stop].reshape(-1), V[start:stop].reshape(-1), T[start:stop].reshape(-1),
-            F[start * nb:stop * nb])
-    if embedding_kernel(own, *rows, gravity, mode, out[start:stop].reshape(-1)) == 0:
-        return
-    for b in range(start, stop):
-        status[b] = embedding_kernel(own, Q[b], V[b], T[b], F[b * nb:(b + 1) * nb], gravity, mode, out[b])
+    run_blocks(stacked_block, None, (embedding_kernel, own_tables, values, (gravity, mode), outs, ()), status)
 
 
 _EMBED_ARGS = (Arg("q", "nq"), Arg("v", "nv"), Arg("tau", "nv"), Arg("f_ext", "forces"))
