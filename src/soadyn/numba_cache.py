@@ -93,8 +93,8 @@ def configure():
 
 #: cold compile time of one public function's kernels, measured on a 2-core machine
 #: (range over the tree, operator and closed-chain functions in benchmarks/results/cold_compile.md:
-#: 5.6 s frame_jacobian to 49 s for the embedding method on a model with loops)
-TYPICAL_COMPILE = "5-50 s"
+#: 3.3 s frame_jacobian to 44 s for cluster_aba on a batch of a model with an implicit loop)
+TYPICAL_COMPILE = "3-45 s"
 
 
 class _CompileNotice(event.Listener):
@@ -185,7 +185,7 @@ def compile_for_plain_types():
 # passes over the same linked code; call times unchanged within the noise). Measured on
 # 2026-11-28 (2 cores, fresh caches, alternating with the code before): `soadyn precompile
 # -j 2` 83.9-85.9 s against 95.2-95.6 s; the first cluster_aba with q= on a four-bar
-# 41-43 s against 49-51 s, the first rnea 6.0 s against 7.7 s.
+# 41.1 s against 51.5 s, the first rnea 6.0 s against 7.7 s (CPU time, one pair each).
 
 
 def _is_link_only(library, fndesc):
