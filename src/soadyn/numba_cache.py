@@ -181,8 +181,10 @@ def compile_for_plain_types():
 # turned into machine code once per layer. A helper's library now stops after lowering and
 # the per-function passes: it is linked into its callers as it is, and only the kernel
 # that Python calls optimizes and emits the whole. Its cache entry holds that IR (bitcode)
-# and no machine code. The kernels' machine code is unchanged in kind (the same module
-# passes over the same linked code; call times unchanged within the noise). Measured on
+# and no machine code. A kernel's module passes run over the same linked code as before,
+# its helpers' part having had the per-function passes only (call times unchanged within
+# the noise; skipping those too made the kernels' passes slower: 45 s against 36 s for
+# the first cluster_aba with q=). Measured on
 # 2026-11-28 (2 cores, fresh caches, alternating with the code before): `soadyn precompile
 # -j 2` 83.9-85.9 s against 95.2-95.6 s; the first cluster_aba with q= on a four-bar
 # 41.1 s against 51.5 s, the first rnea 6.0 s against 7.7 s (CPU time, one pair each).
