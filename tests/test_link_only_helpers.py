@@ -72,3 +72,46 @@ def test_a_users_helpers_are_compiled_as_numba_does(tmp_path):
     value, link_only = run(USER, tmp_path / "cache")
     assert float(value) == 7.0
     assert link_only == "False"  # only soadyn's own helpers are linked only
+
+
+USER_MODULE = """
+import numba
+from soadyn import compiled as sc
+
+@numba.njit(cache=True)
+def many_rnea(k, Q, V, A, out):
+    for i in range(Q.shape[0]):
+        st = sc.rnea(k, Q[i], V[i], A[i], out[i])
+        if st != 0:
+            return st
+    return 0
+"""
+
+USER_CALL = """
+import sys
+import numpy as np
+sys.path.insert(0, {folder!r})
+import soadyn as sd
+from soadyn import compiled as sc
+from user_kernels import many_rnea
+m = sd.models.serial_chain(3)
+rng = np.random.default_rng(0)
+Q, V, A = rng.normal(size=(3, 5, m.nv))
+out = np.empty((5, m.nv))
+status = many_rnea(sc.arguments(m), Q, V, A, out)
+# inverse dynamics by the CRBA: M(q) a + h(q, v)
+crba = np.stack([sd.mass_matrix(m, q) @ a + sd.rnea(m, q, v, 0 * a) for q, v, a in zip(Q, V, A)])
+print(status, np.abs(out - crba).max(), sum(many_rnea.stats.cache_hits.values()))
+"""
+
+
+@pytest.mark.slow
+def test_a_users_cached_function_over_soadyn_helpers_reloads(tmp_path):
+    """A user's ``cache=True`` function that calls soadyn's compiled API links soadyn's
+    helpers into its own machine code: a second process loads it from the cache (no
+    compile) and it still computes inverse dynamics."""
+    (tmp_path / "user_kernels.py").write_text(USER_MODULE)
+    script = USER_CALL.format(folder=str(tmp_path))
+    for hits in ("0", "1"):  # compiled, then loaded
+        status, error, cache_hits = run(script, tmp_path / "cache")
+        assert status == "0" and float(error) < 1e-9 and cache_hits == hits
