@@ -38,8 +38,8 @@ Closed chains (loops, couplings, transmissions): :func:`constrained_arguments` a
 :func:`soadyn.constrained_forward_dynamics`.
 
 Your function's first compilation links the kernel's code into it and optimizes the whole
-(measured 2026-11-28: 0.4 s with :func:`rnea`, 4.3 s with
-:func:`constrained_forward_dynamics`); ``numba.njit(cache=True)`` keeps it on disk.
+(measured 2026-11-28, CPU time, the kernels already cached: 0.5 s with :func:`rnea`, 2.4 s
+with :func:`constrained_forward_dynamics`); ``numba.njit(cache=True)`` keeps it on disk.
 Per state from such a loop, against Pinocchio's Python call on one state:
 ``benchmarks/results/compiled_api.md``.
 """

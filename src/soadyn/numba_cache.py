@@ -186,8 +186,9 @@ def compile_for_plain_types():
 # the noise; skipping those too made the kernels' passes slower: 45 s against 36 s for
 # the first cluster_aba with q=). Measured on
 # 2026-11-28 (2 cores, fresh caches, alternating with the code before): `soadyn precompile
-# -j 2` 83.9-85.9 s against 95.2-95.6 s; the first cluster_aba with q= on a four-bar
-# 41.1 s against 51.5 s, the first rnea 6.0 s against 7.7 s (CPU time, one pair each).
+# -j 2` 83.9-85.9 s against 95.2-95.6 s; first calls, CPU time, two pairs each: cluster_aba
+# with q= on a four-bar 40.0 / 35.5 s against 58.1 / 52.8 s, rnea 7.4 / 6.3 s against
+# 8.0 / 7.6 s (README, Speed).
 
 
 def _is_link_only(library, fndesc):
