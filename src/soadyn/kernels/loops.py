@@ -288,8 +288,15 @@ def loop_kinematics(mi, mf, ws, q, v):
     joint_placements(mi, mf, ws, q)
     world_poses(mi, mf, ws)
     if v.shape[0] > 0:
-        body_velocities(mi, mf, ws, v)
-        body_accelerations(mi, mf, ws, absent(ws), False, True)
+        loop_rates(mi, mf, ws, v)
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def loop_rates(mi, mf, ws, v):
+    """The rates part of :func:`loop_kinematics` (body velocities and J̇θ̇), for a tree
+    whose poses at q it left in the workspace before."""
+    body_velocities(mi, mf, ws, v)
+    body_accelerations(mi, mf, ws, absent(ws), False, True)
 
 
 @njit(forceinline=True, cache=True)
@@ -324,12 +331,15 @@ def loop_rows_pass(mi, mf, ws, li, lf, has_v, G, ubias, resid, sel):
     """The rows of every loop joint into G, 𝔘̊ (``ubias``), the residuals and the node
     selections, from the state :func:`loop_kinematics` left in the workspace."""
     for l in range(loop_tables(li, lf).n):
-        loop_rows(mi, mf, ws, li, lf, l, has_v, G, ubias, resid, sel)
+        loop_rows(mi, mf, ws, li, lf, l, has_v, G, ubias, resid, sel, True)
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def loop_rows(mi, mf, ws, li, lf, l, has_v, G, ubias, resid, sel):
-    """The rows of loop joint ``l`` (at its ``first_row``), as :func:`loop_rows_pass`."""
+def loop_rows(mi, mf, ws, li, lf, l, has_v, G, ubias, resid, sel, with_G):
+    """The rows of loop joint ``l`` (at its ``first_row``), as :func:`loop_rows_pass`.
+    Without ``with_G`` its rows of G_c are left as they are (a second call at the same q
+    for the bias 𝔘̊ at the rates: G_c does not depend on them, and its walk over the
+    nodes' paths is half of the call)."""
     m = model_tables(mi, mf)
     L = loop_tables(li, lf)
     w = workspace_views(ws, m)
@@ -459,6 +469,8 @@ def loop_rows(mi, mf, ws, li, lf, l, has_v, G, ubias, resid, sel):
         row += 1
     # the loop's rows of G_c from their node selections: the node forces in world axes
     # times the world joint columns on each node's path up to the common ancestor
+    if not with_G:
+        return
     r0 = L.first_row[l]
     FP, FS = w.scratch[0], w.scratch[1]
     for r in range(r0, row):

@@ -38,7 +38,7 @@ from ...core.jit import njit
 from ...core.layout import carve, model_tables
 from ...core.status import BAD_FIRST, BAD_SECOND, BAD_SHAPE, BAD_THIRD, OK, UNSOLVED
 from ..kinematics import absent, nonfinite
-from ..loops import loop_kinematics, loop_rows, loop_tables
+from ..loops import loop_kinematics, loop_rates, loop_rows, loop_tables
 from ..tape import run_tape
 from .explicit import apply_explicit_map
 from .layout import (LINEAR, cluster_tables, cluster_workspace, explicit_map, split_plain_tables, state_views,
@@ -247,25 +247,39 @@ def _coupling_row(x, c, q, iw):
         iw.G[r, e] = x.coupling_v[c, e]
 
 
+#: what :func:`constraint_rows` evaluates: ROWS — φ and K at q; ROWS_AND_BIAS — φ, K and
+#: 𝔘̊ at (q, q̇) in one pass (no symbolic constraint: their bias tape reads the rows of
+#: their positions tape); BIAS — 𝔘̊ alone at (q, q̇), φ and K evaluated at this q before
+#: (G_c does not depend on q̇: the loops' walks over their nodes' paths are not repeated);
+#: BIAS_PLACED — as BIAS, the tree's poses at q still in the tree workspace from that
+#: evaluation (the loop kinematics adds only the rates)
+ROWS, ROWS_AND_BIAS, BIAS, BIAS_PLACED = 0, 1, 2, 3
+
+
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def constraint_rows(mi, mf, ws, ci, cf, cws, i, q, v, has_v):
+def constraint_rows(mi, mf, ws, ci, cf, cws, i, q, v, what):
     """The constraint rows of implicit cluster i — of every implicit cluster for i < 0,
-    the loop kinematics once — at (q, q̇ = v) (positions only without ``has_v``) into the
-    implicit clusters' scratch of the workspace ``cws``. With ``has_v`` the symbolic
-    constraints' φ and K are those of the positions-only call at the same q before (their
-    bias tape only). (One compiled function for both uses: each compiled function costs a
-    separate LLVM optimisation of everything it calls.)"""
+    the loop kinematics once — at (q, q̇ = v) into the implicit clusters' scratch of the
+    workspace ``cws``; ``what``: ROWS, ROWS_AND_BIAS, BIAS or BIAS_PLACED (above; ``v``
+    is not read with ROWS). (One compiled function for every use: each compiled function
+    costs a separate LLVM optimisation of everything it calls.)"""
     x = implicit_tables(ci, cf)
     iw = implicit_workspace(cws, x, model_tables(mi, mf).nv)
     every = i < 0
+    has_v = what != ROWS
+    with_G = what <= ROWS_AND_BIAS
     n_loops = x.n_loops[i] if not every else (loop_tables(x.li, x.lf).n if x.m_loop > 0 else 0)
     if n_loops > 0:
-        loop_kinematics(mi, mf, ws, q, v if has_v else absent(ws))
+        if what == BIAS_PLACED:
+            loop_rates(mi, mf, ws, v)
+        else:
+            loop_kinematics(mi, mf, ws, q, v if has_v else absent(ws))
         for a in range(n_loops):
             loop_rows(mi, mf, ws, x.li, x.lf, a if every else x.loops[x.loops_start[i] + a], has_v, iw.G, iw.ubias,
-                      iw.resid, iw.sel)
-    for a in range(x.n_coupling if every else x.n_couplings[i]):
-        _coupling_row(x, a if every else x.couplings[x.couplings_start[i] + a], q, iw)
+                      iw.resid, iw.sel, with_G)
+    if with_G:  # constant rows: their bias is 0, written with them
+        for a in range(x.n_coupling if every else x.n_couplings[i]):
+            _coupling_row(x, a if every else x.couplings[x.couplings_start[i] + a], q, iw)
     for a in range(x.n_symbolic if every else x.n_symbolics[i]):
         _symbolic_rows(x, a if every else x.symbolics[x.symbolic_start[i] + a], q, v, has_v, iw)
 
@@ -404,7 +418,7 @@ def newton(mi, mf, ws, ci, cf, cws, i, q):
     alpha = 0.0  # the step fraction being tried; 0 before the first step
     it = 0
     while True:
-        constraint_rows(mi, mf, ws, ci, cf, cws, i, q, empty, False)
+        constraint_rows(mi, mf, ws, ci, cf, cws, i, q, empty, ROWS)
         n_new, t_new = _residual(x, iw, i)
         if alpha > 0.0 and not (n_new < norm * (1.0 - 1e-4 * alpha) or n_new <= SOLVE_TOL):
             alpha *= 0.5  # backtrack
@@ -478,12 +492,12 @@ def one_pass_rows(x):
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def rows_place_the_tree(ci, cf):
-    """True when :func:`explicit_form`, given the spanning rates (q̇, nv), leaves the tree's
-    joint placements and body velocities at (q, q̇) in the tree workspace: its one pass
-    over the rows runs the loop kinematics (there are loops), which the cluster passes
-    would repeat (:func:`~.kinematics.positions_pass`'s ``placed``)."""
-    x = implicit_tables(ci, cf)
-    return x.m_loop > 0 and one_pass_rows(x)
+    """True when :func:`explicit_form` (status OK) leaves the tree's joint placements at q
+    — and, when it evaluated the bias, the body velocities at the rates of the bias, the
+    given q̇ or G ẏ — in the tree workspace: there are loops, whose rows run the loop kinematics over
+    the whole tree, which the cluster passes would repeat
+    (:func:`~.kinematics.positions_pass`'s ``placed``)."""
+    return implicit_tables(ci, cf).m_loop > 0
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -507,7 +521,8 @@ def explicit_form(mi, mf, ws, ci, cf, cws, yd, check, with_bias, rates):
     w = cluster_workspace(cws, c, m.nq, m.nv)
     iw = implicit_workspace(cws, x, m.nv)
     one_pass = with_bias and rates.shape[0] == m.nv and one_pass_rows(x)
-    constraint_rows(mi, mf, ws, ci, cf, cws, EVERY, w.q, rates if one_pass else absent(ws), one_pass)
+    constraint_rows(mi, mf, ws, ci, cf, cws, EVERY, w.q, rates if one_pass else absent(ws),
+                    ROWS_AND_BIAS if one_pass else ROWS)
     for i in range(x.n):
         if check and _residual(x, iw, i)[1] > MANIFOLD_TOL:
             return UNSOLVED
@@ -516,20 +531,23 @@ def explicit_form(mi, mf, ws, ci, cf, cws, yd, check, with_bias, rates):
         write_explicit_map(ci, cf, cws, m.nv, i)
         if one_pass:
             write_bias(ci, cf, cws, m.nv, i)
-    if with_bias and not one_pass:
-        explicit_bias(mi, mf, ws, ci, cf, cws, yd)
+    if with_bias and not one_pass:  # the rows above ran the loop kinematics at w.q: the tree is placed
+        explicit_bias(mi, mf, ws, ci, cf, cws, yd, True)
     return OK
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def explicit_bias(mi, mf, ws, ci, cf, cws, yd):
-    """g = [0; K_d⁺k] of every implicit cluster at q̇ = G ẏ (``yd``), their G and K_d⁺
-    written before at the configuration in the workspace."""
+def explicit_bias(mi, mf, ws, ci, cf, cws, yd, placed):
+    """g = [0; K_d⁺k] of every implicit cluster at q̇ = G ẏ (``yd``), their rows, G and
+    K_d⁺ evaluated before at the configuration in the workspace; ``placed``: the tree's
+    poses at that configuration are still in the tree workspace (the last rows evaluated
+    ran the loop kinematics there, after the last change of q). With loops, this leaves
+    the tree's poses and body velocities at (q, q̇) in the tree workspace."""
     m = model_tables(mi, mf)
     x = implicit_tables(ci, cf)
     w = cluster_workspace(cws, cluster_tables(ci), m.nq, m.nv)
     apply_explicit_map(mi, mf, ci, cf, cws, yd, w.qd, False, False)
-    constraint_rows(mi, mf, ws, ci, cf, cws, EVERY, w.q, w.qd, True)
+    constraint_rows(mi, mf, ws, ci, cf, cws, EVERY, w.q, w.qd, BIAS_PLACED if placed else BIAS)
     for i in range(x.n):
         write_bias(ci, cf, cws, m.nv, i)
 
@@ -538,8 +556,9 @@ def explicit_bias(mi, mf, ws, ci, cf, cws, yd):
 def given_configuration(mi, mf, ci, cf, cws, y, q_given):
     """The spanning configuration ``q_given`` of mode GIVEN into the workspace, checked:
     y equals q's independent coordinates (to 1e-9 (1 + |y|)) and the linear clusters'
-    coordinates are G y (to MANIFOLD_TOL); :func:`explicit_form` with ``check`` then checks
-    the implicit clusters' residuals. Returns OK, BAD_SHAPE or UNSOLVED. (Apart from
+    coordinates are G y (to MANIFOLD_TOL), then written as γ(y) (the implicit clusters'
+    coordinates as given); :func:`explicit_form` with ``check`` then checks the implicit
+    clusters' residuals. Returns OK, BAD_SHAPE or UNSOLVED. (Apart from
     :func:`explicit_form`, so that the embedding kernel compiles it without the solve, and
     each compiled function re-optimises everything it calls.)"""
     m = model_tables(mi, mf)
@@ -566,6 +585,9 @@ def given_configuration(mi, mf, ci, cf, cws, y, q_given):
                 acc += G[r, j] * y[y0 + j]
             if not abs(q[c.rows_q[r0 + r]] - acc) <= MANIFOLD_TOL:
                 return UNSOLVED
+    # the rigid and linear clusters at γ(y) exactly, as the cluster kernels place them: the
+    # rows evaluated at this q then place the tree where the kernels would (tree_placed)
+    apply_explicit_map(mi, mf, ci, cf, cws, y, q, True, False)
     return OK
 
 
@@ -575,18 +597,25 @@ def prepare_implicit(mi, mf, ws, ci, cf, cws, y, yd, q_given, mode, with_bias):
     the implicit clusters, into the cluster workspace, for the cluster kernels (module
     docstring; ``mode`` one of SOLVE, GIVEN, GUESS, PREPARED). ``q_given``: the spanning
     configuration (GIVEN) or the start of the solve (GUESS), else empty. The positions of
-    the rigid and linear clusters are written too. Returns OK or UNSOLVED."""
+    the rigid and linear clusters are written too.
+
+    Returns (status, placed): OK or UNSOLVED, and whether the tree's joint placements at q
+    (with ``with_bias`` also the body velocities at q̇ = G ẏ) are in the tree workspace,
+    left there by the loop kinematics of the last rows evaluated: the cluster passes then
+    do not place the tree again (:func:`~.kinematics.positions_pass`'s ``placed``)."""
     if mode == PREPARED or (mode == SOLVE and ci[ci[7]] == 0):  # no implicit cluster (header entry n)
-        return OK  # positions_pass writes the rigid and linear clusters
+        return OK, False  # positions_pass writes the rigid and linear clusters
     if mode == GIVEN:  # no solve: the given configuration, checked, and the explicit form there
         st = given_configuration(mi, mf, ci, cf, cws, y, q_given)
-        return st if st != OK else explicit_form(mi, mf, ws, ci, cf, cws, yd, True, with_bias, absent(ws))
+        if st == OK:
+            st = explicit_form(mi, mf, ws, ci, cf, cws, yd, True, with_bias, absent(ws))
+        return st, st == OK and rows_place_the_tree(ci, cf)
     m = model_tables(mi, mf)
     if mode == GUESS:
         if q_given.shape[0] != m.nq:  # the caller's checks then name the problem
-            return BAD_SHAPE
+            return BAD_SHAPE, False
         if nonfinite(q_given):
-            return UNSOLVED
+            return UNSOLVED, False
     c = cluster_tables(ci)
     w = cluster_workspace(cws, c, m.nq, m.nv)
     x = implicit_tables(ci, cf)
@@ -594,7 +623,7 @@ def prepare_implicit(mi, mf, ws, ci, cf, cws, y, yd, q_given, mode, with_bias):
     apply_explicit_map(mi, mf, ci, cf, cws, y, q, True, False)  # rigid and linear clusters
     for i in range(x.n):  # the independent coordinates of the implicit clusters, then their starts
         if x.solvable[i] != 1:
-            return UNSOLVED
+            return UNSOLVED, False
         k = x.cluster[i]
         col0, y0 = c.row_start[k], c.yq_start[k]
         for j in range(c.n_y[k]):
@@ -606,6 +635,7 @@ def prepare_implicit(mi, mf, ws, ci, cf, cws, y, yd, q_given, mode, with_bias):
                 e = c.rows_q[col0 + x.dep[x.dep_start[i] + d]]
                 q[e] = q_given[e]
     empty = absent(ws)
+    placed = False  # the last rows evaluated ran the loop kinematics after the last change of q
     for i in range(x.n):
         # from the start above, then (SOLVE with a first-order start) from the reference itself
         attempts = 2 if (mode == SOLVE and x.has_start_map[i] == 1) else 1
@@ -617,19 +647,23 @@ def prepare_implicit(mi, mf, ws, ci, cf, cws, y, yd, q_given, mode, with_bias):
             if solved:
                 break
         if not solved:
-            return UNSOLVED
+            return UNSOLVED, False
         # G of cluster i from the rows the solve evaluated last, when they are those at the
         # final q: they are the rows explicit_form evaluates there (each cluster's rows read
         # its own and its ancestors' coordinates, final by now), so a given q = γ(y) gives
         # the same G to the last bit
         if _wrap(x, i, q) or not current:
-            constraint_rows(mi, mf, ws, ci, cf, cws, i, q, empty, False)
+            constraint_rows(mi, mf, ws, ci, cf, cws, i, q, empty, ROWS)
+        # (the clusters after i have not moved their coordinates yet: the last cluster's
+        # rows are those that count)
+        placed = x.n_loops[i] > 0
         if not dependent_pinv(ci, cf, cws, m.nv, i):
-            return UNSOLVED
+            return UNSOLVED, False
         write_explicit_map(ci, cf, cws, m.nv, i)
-    if with_bias:
-        explicit_bias(mi, mf, ws, ci, cf, cws, yd)
-    return OK
+    if with_bias:  # (with loops, its rows place the tree and its velocities in any case)
+        explicit_bias(mi, mf, ws, ci, cf, cws, yd, placed)
+        return OK, x.m_loop > 0
+    return OK, placed
 
 
 @njit(cache=True)
@@ -654,7 +688,7 @@ def prepare_implicit_kernel(mi, mf, ws, y, yd, q_given, ci, cf, cws, mode, with_
         return BAD_SECOND
     if nonfinite(q_given):
         return BAD_THIRD
-    st = prepare_implicit(mi, mf, ws, ci, cf, cws, y, yd, q_given, mode, with_bias)
+    st, _ = prepare_implicit(mi, mf, ws, ci, cf, cws, y, yd, q_given, mode, with_bias)
     if st != OK or not state:
         return st
     w = cluster_workspace(cws, c, m.nq, m.nv)
@@ -669,8 +703,8 @@ def prepare_implicit_kernel(mi, mf, ws, y, yd, q_given, ci, cf, cws, mode, with_
 
 @njit(inline="always", cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def run_states(algorithm, tables, Y, YD, X, FEXT, Q, gravity, mode, OUT, status, start, stop):
-    """``algorithm(mi, mf, ws, y, ẏ, x, f_ext, ci, cf, cws, gravity, out)`` (C-ABA or C-RNEA)
-    after :func:`prepare_implicit` (q and ``mode``) on states ``start`` to ``stop − 1`` of
+    """``algorithm(mi, mf, ws, y, ẏ, x, f_ext, ci, cf, cws, gravity, out, placed)`` (C-ABA's
+    or C-RNEA's passes) after :func:`prepare_implicit` (q and ``mode``) on states ``start`` to ``stop − 1`` of
     flat arrays (:func:`~.layout.states_fit`); the body of the states kernels
     (:func:`~.aba.cluster_aba_states`), inlined into each by Numba. ``status`` (B,)
     receives each state's status (empty: one state). Returns the first status other than
@@ -681,9 +715,9 @@ def run_states(algorithm, tables, Y, YD, X, FEXT, Q, gravity, mode, OUT, status,
     first = OK
     for b in range(start, stop):
         y, yd, x, fext, q, out = state_views(mi, ci, Y, YD, X, FEXT, Q, OUT, b)
-        st = prepare_implicit(mi, mf, ws, ci, cf, cws, y, yd, q, mode, True)
+        st, placed = prepare_implicit(mi, mf, ws, ci, cf, cws, y, yd, q, mode, True)
         if st == OK:
-            st = algorithm(mi, mf, ws, y, yd, x, fext, ci, cf, cws, gravity, out)
+            st = algorithm(mi, mf, ws, y, yd, x, fext, ci, cf, cws, gravity, out, placed)
         if status.shape[0] > 0:
             status[b] = st
         if first == OK:

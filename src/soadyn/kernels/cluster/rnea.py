@@ -37,6 +37,15 @@ from .layout import (cluster_bodies, cluster_tables, cluster_workspace, no_rotor
 def cluster_rnea_kernel(mi, mf, ws, y, yd, ydd, fext, ci, cf, cws, gravity, tau):
     """τ_ind from (y, ẏ, ÿ) into ``tau`` (the nonlinear clusters prepared in the
     workspace: their γ, G and g); returns a status."""
+    return cluster_rnea_passes(mi, mf, ws, y, yd, ydd, fext, ci, cf, cws, gravity, tau, False)
+
+
+# inlined into each kernel that runs C-RNEA (as C-ABA's passes)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def cluster_rnea_passes(mi, mf, ws, y, yd, ydd, fext, ci, cf, cws, gravity, tau, placed):
+    """The passes of :func:`cluster_rnea_kernel`; ``placed``: the tree's joint placements
+    and body velocities at the spanning state are in the tree workspace already (left by
+    the implicit clusters' rows, :func:`~.implicit.prepare_implicit`)."""
     # borrowed views: the passes below then pass them on without reference counting
     mi, mf, ws, ci, cf, cws = borrow(mi), borrow(mf), borrow(ws), borrow(ci), borrow(cf), borrow(cws)
     y, yd, ydd, tau = borrow(y), borrow(yd), borrow(ydd), borrow(tau)
@@ -57,12 +66,13 @@ def cluster_rnea_kernel(mi, mf, ws, y, yd, ydd, fext, ci, cf, cws, gravity, tau)
     c = cluster_tables(ci)
     t = workspace_views(ws, m)
     rotors_apart = no_rotor_forces(c, fext)  # (an external force on a rotor acts in its own frame)
-    sc = joint_sincos(t, w.q)
+    sc = t.sincos if placed else joint_sincos(t, w.q)
     for i in range(m.nb):  # base to tips
         if rotors_apart and pair_rotor(c, i):
             continue
-        place_body(m, t, i, w.q, sc)
-        velocity_step(m, t, i, w.qd)
+        if not placed:
+            place_body(m, t, i, w.q, sc)
+            velocity_step(m, t, i, w.qd)
         acceleration_step(m, t, i, w.qdd, gravity, True)
         force_step(m, t, i, fext, True)
     T = carve(w.flat, w.scratch_offsets[0], m.nv)  # the tree's joint forces, in a scratch area (≥ 6 nb rows)
@@ -127,4 +137,4 @@ def cluster_rnea_states(tables, Y, YD, YDD, FEXT, Q, gravity, mode, TAU, status,
     """:func:`cluster_rnea_kernel` after :func:`~.implicit.prepare_implicit` on states
     ``start`` to ``stop − 1`` of flat arrays, as :func:`~.aba.cluster_aba_states` runs
     C-ABA (the same arguments, ÿ in place of τ_ind and τ_ind the output)."""
-    return run_states(cluster_rnea_kernel, tables, Y, YD, YDD, FEXT, Q, gravity, mode, TAU, status, start, stop)
+    return run_states(cluster_rnea_passes, tables, Y, YD, YDD, FEXT, Q, gravity, mode, TAU, status, start, stop)
