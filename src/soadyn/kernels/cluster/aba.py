@@ -329,9 +329,10 @@ def cluster_aba_kernel(mi, mf, ws, y, yd, tau, fext, ci, cf, cws, gravity, ydd):
 # views by value would cost each call more than the duplicated code costs the compile)
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def cluster_aba_passes(mi, mf, ws, y, yd, tau, fext, ci, cf, cws, gravity, ydd, placed):
-    """The passes of :func:`cluster_aba_kernel`; ``placed``: the tree's joint placements
-    and body velocities at the spanning state are in the tree workspace already (left by
-    the implicit clusters' rows, :func:`~.implicit.prepare_implicit`)."""
+    """The passes of :func:`cluster_aba_kernel`; ``placed``: the spanning state (q, q̇) is
+    in the cluster workspace and the tree's joint placements and body velocities at it in
+    the tree workspace already (left by the implicit clusters' preparation,
+    :func:`~.implicit.prepare_implicit`)."""
     # borrowed views: the passes below then pass them on without reference counting
     mi, mf, ws, ci, cf, cws = borrow(mi), borrow(mf), borrow(ws), borrow(ci), borrow(cf), borrow(cws)
     y, yd, tau, ydd = borrow(y), borrow(yd), borrow(tau), borrow(ydd)
@@ -357,7 +358,7 @@ def cluster_aba_plain_kernel(tables, y, yd, tau, gravity, ydd):
     ok, mi, mf, ws, ci, cf, cws, no_forces = split_plain_tables(tables)
     if not ok:
         return BAD_SHAPE
-    return cluster_aba_kernel(mi, mf, ws, y, yd, tau, no_forces, ci, cf, cws, gravity, ydd)
+    return cluster_aba_passes(mi, mf, ws, y, yd, tau, no_forces, ci, cf, cws, gravity, ydd, False)
 
 
 @njit(nogil=True, cache=True)

@@ -494,9 +494,10 @@ def one_pass_rows(x):
 def rows_place_the_tree(ci, cf):
     """True when :func:`explicit_form` (status OK) leaves the tree's joint placements at q
     — and, when it evaluated the bias, the body velocities at the rates of the bias, the
-    given q̇ or G ẏ — in the tree workspace: there are loops, whose rows run the loop kinematics over
-    the whole tree, which the cluster passes would repeat
-    (:func:`~.kinematics.positions_pass`'s ``placed``)."""
+    given q̇ or G ẏ — in the tree workspace: there are loops, whose rows run the loop
+    kinematics over the whole tree, which the cluster passes would repeat
+    (:func:`~.kinematics.positions_pass`'s ``placed``). (q and, with the bias, q̇ = G ẏ
+    are then in the cluster workspace too.)"""
     return implicit_tables(ci, cf).m_loop > 0
 
 
@@ -533,6 +534,8 @@ def explicit_form(mi, mf, ws, ci, cf, cws, yd, check, with_bias, rates):
             write_bias(ci, cf, cws, m.nv, i)
     if with_bias and not one_pass:  # the rows above ran the loop kinematics at w.q: the tree is placed
         explicit_bias(mi, mf, ws, ci, cf, cws, yd, True)
+    elif with_bias:  # the spanning rates, as explicit_bias leaves them (positions_pass's ``placed``)
+        apply_explicit_map(mi, mf, ci, cf, cws, yd, w.qd, False, False)
     return OK
 
 

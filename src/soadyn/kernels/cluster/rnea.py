@@ -43,9 +43,10 @@ def cluster_rnea_kernel(mi, mf, ws, y, yd, ydd, fext, ci, cf, cws, gravity, tau)
 # inlined into each kernel that runs C-RNEA (as C-ABA's passes)
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def cluster_rnea_passes(mi, mf, ws, y, yd, ydd, fext, ci, cf, cws, gravity, tau, placed):
-    """The passes of :func:`cluster_rnea_kernel`; ``placed``: the tree's joint placements
-    and body velocities at the spanning state are in the tree workspace already (left by
-    the implicit clusters' rows, :func:`~.implicit.prepare_implicit`)."""
+    """The passes of :func:`cluster_rnea_kernel`; ``placed``: the spanning state (q, q̇) is
+    in the cluster workspace and the tree's joint placements and body velocities at it in
+    the tree workspace already (left by the implicit clusters' preparation,
+    :func:`~.implicit.prepare_implicit`)."""
     # borrowed views: the passes below then pass them on without reference counting
     mi, mf, ws, ci, cf, cws = borrow(mi), borrow(mf), borrow(ws), borrow(ci), borrow(cf), borrow(cws)
     y, yd, ydd, tau = borrow(y), borrow(yd), borrow(ydd), borrow(tau)
@@ -54,8 +55,9 @@ def cluster_rnea_passes(mi, mf, ws, y, yd, ydd, fext, ci, cf, cws, gravity, tau,
         return st
     m = model_tables(mi, mf)
     w = cluster_workspace(cws, cluster_tables(ci), m.nq, m.nv)
-    apply_explicit_map(mi, mf, ci, cf, cws, y, w.q, True, False)  # q = γ(y): rigid and linear clusters
-    apply_explicit_map(mi, mf, ci, cf, cws, yd, w.qd, False, False)  # q̇ = G ẏ
+    if not placed:  # (else the preparation wrote them)
+        apply_explicit_map(mi, mf, ci, cf, cws, y, w.q, True, False)  # q = γ(y): rigid and linear clusters
+        apply_explicit_map(mi, mf, ci, cf, cws, yd, w.qd, False, False)  # q̇ = G ẏ
     apply_explicit_map(mi, mf, ci, cf, cws, ydd, w.qdd, False, True)  # q̈ = G ÿ + g
     if not quaternions_ok(m, w.q):
         return BAD_QUATERNION
@@ -129,7 +131,7 @@ def cluster_rnea_plain_kernel(tables, y, yd, ydd, gravity, tau):
     ok, mi, mf, ws, ci, cf, cws, no_forces = split_plain_tables(tables)
     if not ok:
         return BAD_SHAPE
-    return cluster_rnea_kernel(mi, mf, ws, y, yd, ydd, no_forces, ci, cf, cws, gravity, tau)
+    return cluster_rnea_passes(mi, mf, ws, y, yd, ydd, no_forces, ci, cf, cws, gravity, tau, False)
 
 
 @njit(nogil=True, cache=True)
