@@ -325,8 +325,8 @@ def cluster_aba_kernel(mi, mf, ws, y, yd, tau, fext, ci, cf, cws, gravity, ydd):
     return cluster_aba_passes(mi, mf, ws, y, yd, tau, fext, ci, cf, cws, gravity, ydd, False)
 
 
-# inlined into each kernel that runs C-ABA (a call of a compiled function that takes the
-# views by value would cost each call more than the duplicated code costs the compile)
+# inlined into each kernel that runs C-ABA: called instead, it cost the planar leg
+# linkage's C-ABA and C-RNEA 25–30 % more per call (2026-11-28)
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def cluster_aba_passes(mi, mf, ws, y, yd, tau, fext, ci, cf, cws, gravity, ydd, placed):
     """The passes of :func:`cluster_aba_kernel`; ``placed``: the spanning state (q, q̇) is

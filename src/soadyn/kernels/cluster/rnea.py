@@ -40,13 +40,11 @@ def cluster_rnea_kernel(mi, mf, ws, y, yd, ydd, fext, ci, cf, cws, gravity, tau)
     return cluster_rnea_passes(mi, mf, ws, y, yd, ydd, fext, ci, cf, cws, gravity, tau, False)
 
 
-# inlined into each kernel that runs C-RNEA (as C-ABA's passes)
+# inlined into each kernel that runs C-RNEA (as C-ABA's passes, for the same reason)
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def cluster_rnea_passes(mi, mf, ws, y, yd, ydd, fext, ci, cf, cws, gravity, tau, placed):
-    """The passes of :func:`cluster_rnea_kernel`; ``placed``: the spanning state (q, q̇) is
-    in the cluster workspace and the tree's joint placements and body velocities at it in
-    the tree workspace already (left by the implicit clusters' preparation,
-    :func:`~.implicit.prepare_implicit`)."""
+    """The passes of :func:`cluster_rnea_kernel`, ``placed`` as for
+    :func:`~.aba.cluster_aba_passes`."""
     # borrowed views: the passes below then pass them on without reference counting
     mi, mf, ws, ci, cf, cws = borrow(mi), borrow(mf), borrow(ws), borrow(ci), borrow(cf), borrow(cws)
     y, yd, ydd, tau = borrow(y), borrow(yd), borrow(ydd), borrow(tau)
