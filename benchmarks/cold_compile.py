@@ -41,6 +41,8 @@ CALLS = {
     "cluster_aba": ("cluster", "sd.cluster_aba(robot, y, yd, yd)"),
     "cluster_rnea": ("cluster", "sd.cluster_rnea(robot, y, yd, yd)"),
     "cluster_mass_matrix": ("cluster", "sd.cluster_mass_matrix(robot, y)"),
+    "cluster_efpa": ("cluster", "sd.cluster_efpa(robot, y, ['FR_foot'])"),
+    "cluster_efpa (implicit)": ("implicit", "sd.cluster_efpa(fb1, y1, ['l0_coupler'])"),
     "cluster_aba (implicit, q=)": ("implicit", "sd.cluster_aba(fb1, y1, yd1, yd1, q=q1)"),
     "cluster_aba (implicit, batch of 2)": ("implicit", "sd.cluster_aba(fb1, np.stack([y1, y1]), np.stack([yd1, yd1]), "
                                                        "np.stack([yd1, yd1]))"),

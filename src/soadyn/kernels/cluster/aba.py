@@ -322,17 +322,6 @@ def pair_acceleration(m, c, w, k, gravity, A, ydd):
 def cluster_aba_kernel(mi, mf, ws, y, yd, tau, fext, ci, cf, cws, gravity, ydd):
     """C-ABA [Chignoli23, Alg. 1]: ÿ from (y, ẏ, τ_ind) into ``ydd`` (the nonlinear
     clusters prepared in the workspace); returns a status."""
-    return cluster_aba_passes(mi, mf, ws, y, yd, tau, fext, ci, cf, cws, gravity, ydd, False)
-
-
-# inlined into each kernel that runs C-ABA: called instead, it cost the planar leg
-# linkage's C-ABA and C-RNEA 25–30 % more per call (2026-11-28)
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def cluster_aba_passes(mi, mf, ws, y, yd, tau, fext, ci, cf, cws, gravity, ydd, placed):
-    """The passes of :func:`cluster_aba_kernel`; ``placed``: the spanning state (q, q̇) is
-    in the cluster workspace and the tree's joint placements and body velocities at it in
-    the tree workspace already (left by the implicit clusters' preparation,
-    :func:`~.implicit.prepare_implicit`)."""
     # borrowed views: the passes below then pass them on without reference counting
     mi, mf, ws, ci, cf, cws = borrow(mi), borrow(mf), borrow(ws), borrow(ci), borrow(cf), borrow(cws)
     y, yd, tau, ydd = borrow(y), borrow(yd), borrow(tau), borrow(ydd)
@@ -340,7 +329,7 @@ def cluster_aba_passes(mi, mf, ws, y, yd, tau, fext, ci, cf, cws, gravity, ydd, 
     if st != OK:
         return st
     rotors_apart = no_rotor_forces(cluster_tables(ci), fext)  # pair rotors from their constants
-    st = positions_pass(mi, mf, ws, ci, cf, cws, y, yd, True, True, rotors_apart, placed)
+    st = positions_pass(mi, mf, ws, ci, cf, cws, y, yd, True, True, rotors_apart, False)
     if st != OK:
         return st
     init_cluster_inertias(mi, mf, ws, ci, cws, True, fext, rotors_apart)
@@ -358,7 +347,7 @@ def cluster_aba_plain_kernel(tables, y, yd, tau, gravity, ydd):
     ok, mi, mf, ws, ci, cf, cws, no_forces = split_plain_tables(tables)
     if not ok:
         return BAD_SHAPE
-    return cluster_aba_passes(mi, mf, ws, y, yd, tau, no_forces, ci, cf, cws, gravity, ydd, False)
+    return cluster_aba_kernel(mi, mf, ws, y, yd, tau, no_forces, ci, cf, cws, gravity, ydd)
 
 
 @njit(nogil=True, cache=True)
@@ -374,4 +363,4 @@ def cluster_aba_states(tables, Y, YD, TAU, FEXT, Q, gravity, mode, YDD, status, 
     One compiled kernel for single states and batches: each entry point compiles (and
     keeps in the cache) its own copy of the whole algorithm, so a separate batch twin cost
     ~4 s of every cold compile."""
-    return run_states(cluster_aba_passes, tables, Y, YD, TAU, FEXT, Q, gravity, mode, YDD, status, start, stop)
+    return run_states(cluster_aba_kernel, tables, Y, YD, TAU, FEXT, Q, gravity, mode, YDD, status, start, stop)

@@ -496,8 +496,7 @@ def rows_place_the_tree(ci, cf):
     — and, when it evaluated the bias, the body velocities at the rates of the bias, the
     given q̇ or G ẏ — in the tree workspace: there are loops, whose rows run the loop
     kinematics over the whole tree, which the cluster passes would repeat
-    (:func:`~.kinematics.positions_pass`'s ``placed``). (q and, with the bias, q̇ = G ẏ
-    are then in the cluster workspace too.)"""
+    (:func:`~.kinematics.positions_pass`'s ``placed``)."""
     return implicit_tables(ci, cf).m_loop > 0
 
 
@@ -534,8 +533,6 @@ def explicit_form(mi, mf, ws, ci, cf, cws, yd, check, with_bias, rates):
             write_bias(ci, cf, cws, m.nv, i)
     if with_bias and not one_pass:  # the rows above ran the loop kinematics at w.q: the tree is placed
         explicit_bias(mi, mf, ws, ci, cf, cws, yd, True)
-    elif with_bias:  # the spanning rates, as explicit_bias leaves them (positions_pass's ``placed``)
-        apply_explicit_map(mi, mf, ci, cf, cws, yd, w.qd, False, False)
     return OK
 
 
@@ -589,7 +586,7 @@ def given_configuration(mi, mf, ci, cf, cws, y, q_given):
             if not abs(q[c.rows_q[r0 + r]] - acc) <= MANIFOLD_TOL:
                 return UNSOLVED
     # the rigid and linear clusters at γ(y) exactly, as the cluster kernels place them: the
-    # rows evaluated at this q then place the tree where the kernels would (tree_placed)
+    # rows evaluated at this q then place the tree where the kernels would (rows_place_the_tree)
     apply_explicit_map(mi, mf, ci, cf, cws, y, q, True, False)
     return OK
 
@@ -600,25 +597,18 @@ def prepare_implicit(mi, mf, ws, ci, cf, cws, y, yd, q_given, mode, with_bias):
     the implicit clusters, into the cluster workspace, for the cluster kernels (module
     docstring; ``mode`` one of SOLVE, GIVEN, GUESS, PREPARED). ``q_given``: the spanning
     configuration (GIVEN) or the start of the solve (GUESS), else empty. The positions of
-    the rigid and linear clusters are written too.
-
-    Returns (status, placed): OK or UNSOLVED, and whether the tree's joint placements at q
-    (with ``with_bias`` also the body velocities at q̇ = G ẏ) are in the tree workspace,
-    left there by the loop kinematics of the last rows evaluated: the cluster passes then
-    do not place the tree again (:func:`~.kinematics.positions_pass`'s ``placed``)."""
+    the rigid and linear clusters are written too. Returns OK or UNSOLVED."""
     if mode == PREPARED or (mode == SOLVE and ci[ci[7]] == 0):  # no implicit cluster (header entry n)
-        return OK, False  # positions_pass writes the rigid and linear clusters
+        return OK  # positions_pass writes the rigid and linear clusters
     if mode == GIVEN:  # no solve: the given configuration, checked, and the explicit form there
         st = given_configuration(mi, mf, ci, cf, cws, y, q_given)
-        if st == OK:
-            st = explicit_form(mi, mf, ws, ci, cf, cws, yd, True, with_bias, absent(ws))
-        return st, st == OK and rows_place_the_tree(ci, cf)
+        return st if st != OK else explicit_form(mi, mf, ws, ci, cf, cws, yd, True, with_bias, absent(ws))
     m = model_tables(mi, mf)
     if mode == GUESS:
         if q_given.shape[0] != m.nq:  # the caller's checks then name the problem
-            return BAD_SHAPE, False
+            return BAD_SHAPE
         if nonfinite(q_given):
-            return UNSOLVED, False
+            return UNSOLVED
     c = cluster_tables(ci)
     w = cluster_workspace(cws, c, m.nq, m.nv)
     x = implicit_tables(ci, cf)
@@ -626,7 +616,7 @@ def prepare_implicit(mi, mf, ws, ci, cf, cws, y, yd, q_given, mode, with_bias):
     apply_explicit_map(mi, mf, ci, cf, cws, y, q, True, False)  # rigid and linear clusters
     for i in range(x.n):  # the independent coordinates of the implicit clusters, then their starts
         if x.solvable[i] != 1:
-            return UNSOLVED, False
+            return UNSOLVED
         k = x.cluster[i]
         col0, y0 = c.row_start[k], c.yq_start[k]
         for j in range(c.n_y[k]):
@@ -650,7 +640,7 @@ def prepare_implicit(mi, mf, ws, ci, cf, cws, y, yd, q_given, mode, with_bias):
             if solved:
                 break
         if not solved:
-            return UNSOLVED, False
+            return UNSOLVED
         # G of cluster i from the rows the solve evaluated last, when they are those at the
         # final q: they are the rows explicit_form evaluates there (each cluster's rows read
         # its own and its ancestors' coordinates, final by now), so a given q = γ(y) gives
@@ -661,12 +651,11 @@ def prepare_implicit(mi, mf, ws, ci, cf, cws, y, yd, q_given, mode, with_bias):
         # rows are those that count)
         placed = x.n_loops[i] > 0
         if not dependent_pinv(ci, cf, cws, m.nv, i):
-            return UNSOLVED, False
+            return UNSOLVED
         write_explicit_map(ci, cf, cws, m.nv, i)
-    if with_bias:  # (with loops, its rows place the tree and its velocities in any case)
+    if with_bias:
         explicit_bias(mi, mf, ws, ci, cf, cws, yd, placed)
-        return OK, x.m_loop > 0
-    return OK, placed
+    return OK
 
 
 @njit(cache=True)
@@ -691,7 +680,7 @@ def prepare_implicit_kernel(mi, mf, ws, y, yd, q_given, ci, cf, cws, mode, with_
         return BAD_SECOND
     if nonfinite(q_given):
         return BAD_THIRD
-    st, _ = prepare_implicit(mi, mf, ws, ci, cf, cws, y, yd, q_given, mode, with_bias)
+    st = prepare_implicit(mi, mf, ws, ci, cf, cws, y, yd, q_given, mode, with_bias)
     if st != OK or not state:
         return st
     w = cluster_workspace(cws, c, m.nq, m.nv)
@@ -706,8 +695,8 @@ def prepare_implicit_kernel(mi, mf, ws, y, yd, q_given, ci, cf, cws, mode, with_
 
 @njit(inline="always", cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def run_states(algorithm, tables, Y, YD, X, FEXT, Q, gravity, mode, OUT, status, start, stop):
-    """``algorithm(mi, mf, ws, y, ẏ, x, f_ext, ci, cf, cws, gravity, out, placed)`` (C-ABA's
-    or C-RNEA's passes) after :func:`prepare_implicit` (q and ``mode``) on states ``start`` to ``stop − 1`` of
+    """``algorithm(mi, mf, ws, y, ẏ, x, f_ext, ci, cf, cws, gravity, out)`` (C-ABA or C-RNEA)
+    after :func:`prepare_implicit` (q and ``mode``) on states ``start`` to ``stop − 1`` of
     flat arrays (:func:`~.layout.states_fit`); the body of the states kernels
     (:func:`~.aba.cluster_aba_states`), inlined into each by Numba. ``status`` (B,)
     receives each state's status (empty: one state). Returns the first status other than
@@ -718,9 +707,9 @@ def run_states(algorithm, tables, Y, YD, X, FEXT, Q, gravity, mode, OUT, status,
     first = OK
     for b in range(start, stop):
         y, yd, x, fext, q, out = state_views(mi, ci, Y, YD, X, FEXT, Q, OUT, b)
-        st, placed = prepare_implicit(mi, mf, ws, ci, cf, cws, y, yd, q, mode, True)
+        st = prepare_implicit(mi, mf, ws, ci, cf, cws, y, yd, q, mode, True)
         if st == OK:
-            st = algorithm(mi, mf, ws, y, yd, x, fext, ci, cf, cws, gravity, out, placed)
+            st = algorithm(mi, mf, ws, y, yd, x, fext, ci, cf, cws, gravity, out)
         if status.shape[0] > 0:
             status[b] = st
         if first == OK:

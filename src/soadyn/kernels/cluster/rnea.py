@@ -37,14 +37,6 @@ from .layout import (cluster_bodies, cluster_tables, cluster_workspace, no_rotor
 def cluster_rnea_kernel(mi, mf, ws, y, yd, ydd, fext, ci, cf, cws, gravity, tau):
     """τ_ind from (y, ẏ, ÿ) into ``tau`` (the nonlinear clusters prepared in the
     workspace: their γ, G and g); returns a status."""
-    return cluster_rnea_passes(mi, mf, ws, y, yd, ydd, fext, ci, cf, cws, gravity, tau, False)
-
-
-# inlined into each kernel that runs C-RNEA (as C-ABA's passes, for the same reason)
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def cluster_rnea_passes(mi, mf, ws, y, yd, ydd, fext, ci, cf, cws, gravity, tau, placed):
-    """The passes of :func:`cluster_rnea_kernel`, ``placed`` as for
-    :func:`~.aba.cluster_aba_passes`."""
     # borrowed views: the passes below then pass them on without reference counting
     mi, mf, ws, ci, cf, cws = borrow(mi), borrow(mf), borrow(ws), borrow(ci), borrow(cf), borrow(cws)
     y, yd, ydd, tau = borrow(y), borrow(yd), borrow(ydd), borrow(tau)
@@ -53,9 +45,8 @@ def cluster_rnea_passes(mi, mf, ws, y, yd, ydd, fext, ci, cf, cws, gravity, tau,
         return st
     m = model_tables(mi, mf)
     w = cluster_workspace(cws, cluster_tables(ci), m.nq, m.nv)
-    if not placed:  # (else the preparation wrote them)
-        apply_explicit_map(mi, mf, ci, cf, cws, y, w.q, True, False)  # q = γ(y): rigid and linear clusters
-        apply_explicit_map(mi, mf, ci, cf, cws, yd, w.qd, False, False)  # q̇ = G ẏ
+    apply_explicit_map(mi, mf, ci, cf, cws, y, w.q, True, False)  # q = γ(y): rigid and linear clusters
+    apply_explicit_map(mi, mf, ci, cf, cws, yd, w.qd, False, False)  # q̇ = G ẏ
     apply_explicit_map(mi, mf, ci, cf, cws, ydd, w.qdd, False, True)  # q̈ = G ÿ + g
     if not quaternions_ok(m, w.q):
         return BAD_QUATERNION
@@ -66,13 +57,12 @@ def cluster_rnea_passes(mi, mf, ws, y, yd, ydd, fext, ci, cf, cws, gravity, tau,
     c = cluster_tables(ci)
     t = workspace_views(ws, m)
     rotors_apart = no_rotor_forces(c, fext)  # (an external force on a rotor acts in its own frame)
-    sc = t.sincos if placed else joint_sincos(t, w.q)
+    sc = joint_sincos(t, w.q)
     for i in range(m.nb):  # base to tips
         if rotors_apart and pair_rotor(c, i):
             continue
-        if not placed:
-            place_body(m, t, i, w.q, sc)
-            velocity_step(m, t, i, w.qd)
+        place_body(m, t, i, w.q, sc)
+        velocity_step(m, t, i, w.qd)
         acceleration_step(m, t, i, w.qdd, gravity, True)
         force_step(m, t, i, fext, True)
     T = carve(w.flat, w.scratch_offsets[0], m.nv)  # the tree's joint forces, in a scratch area (≥ 6 nb rows)
@@ -129,7 +119,7 @@ def cluster_rnea_plain_kernel(tables, y, yd, ydd, gravity, tau):
     ok, mi, mf, ws, ci, cf, cws, no_forces = split_plain_tables(tables)
     if not ok:
         return BAD_SHAPE
-    return cluster_rnea_passes(mi, mf, ws, y, yd, ydd, no_forces, ci, cf, cws, gravity, tau, False)
+    return cluster_rnea_kernel(mi, mf, ws, y, yd, ydd, no_forces, ci, cf, cws, gravity, tau)
 
 
 @njit(nogil=True, cache=True)
@@ -137,4 +127,4 @@ def cluster_rnea_states(tables, Y, YD, YDD, FEXT, Q, gravity, mode, TAU, status,
     """:func:`cluster_rnea_kernel` after :func:`~.implicit.prepare_implicit` on states
     ``start`` to ``stop − 1`` of flat arrays, as :func:`~.aba.cluster_aba_states` runs
     C-ABA (the same arguments, ÿ in place of τ_ind and τ_ind the output)."""
-    return run_states(cluster_rnea_passes, tables, Y, YD, YDD, FEXT, Q, gravity, mode, TAU, status, start, stop)
+    return run_states(cluster_rnea_kernel, tables, Y, YD, YDD, FEXT, Q, gravity, mode, TAU, status, start, stop)

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from ...core.jit import njit
 from ...core.status import BAD_SHAPE, OK
-from .aba import cluster_aba_passes
+from .aba import cluster_aba_kernel
 from .efpa import cluster_efpa_kernel
 from .implicit import SOLVE, prepare_implicit
 from .kinematics import cluster_configuration_status, cluster_state_status
 from .layout import cluster_tables, split_plain_tables
-from .rnea import cluster_rnea_passes
+from .rnea import cluster_rnea_kernel
 
 
 # inlined by Numba into its two callers: compiled on its own, this wrapper of the solve
@@ -27,11 +27,10 @@ from .rnea import cluster_rnea_passes
 @njit(inline="always", cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _solved_state(mi, mf, ws, ci, cf, cws, y, yd, third, out_length, with_bias, fext):
     """Status of the plain call's state (``fext`` empty), then the implicit clusters solved
-    and prepared from their references: (status, placed) as
-    :func:`~.implicit.prepare_implicit` returns them."""
+    and prepared from their references."""
     st = cluster_state_status(mi, mf, ci, y, yd, third, fext, out_length)
     if st != OK:
-        return st, False
+        return st
     return prepare_implicit(mi, mf, ws, ci, cf, cws, y, yd, y[:0], SOLVE, with_bias)
 
 
@@ -42,10 +41,10 @@ def cluster_aba_solved_kernel(tables, y, yd, tau, gravity, ydd):
     ok, mi, mf, ws, ci, cf, cws, no_forces = split_plain_tables(tables)
     if not ok:
         return BAD_SHAPE
-    st, placed = _solved_state(mi, mf, ws, ci, cf, cws, y, yd, tau, ydd.shape[0], True, no_forces)
+    st = _solved_state(mi, mf, ws, ci, cf, cws, y, yd, tau, ydd.shape[0], True, no_forces)
     if st != OK:
         return st
-    return cluster_aba_passes(mi, mf, ws, y, yd, tau, no_forces, ci, cf, cws, gravity, ydd, placed)
+    return cluster_aba_kernel(mi, mf, ws, y, yd, tau, no_forces, ci, cf, cws, gravity, ydd)
 
 
 @njit(cache=True)
@@ -55,10 +54,10 @@ def cluster_rnea_solved_kernel(tables, y, yd, ydd, gravity, tau):
     ok, mi, mf, ws, ci, cf, cws, no_forces = split_plain_tables(tables)
     if not ok:
         return BAD_SHAPE
-    st, placed = _solved_state(mi, mf, ws, ci, cf, cws, y, yd, ydd, tau.shape[0], True, no_forces)
+    st = _solved_state(mi, mf, ws, ci, cf, cws, y, yd, ydd, tau.shape[0], True, no_forces)
     if st != OK:
         return st
-    return cluster_rnea_passes(mi, mf, ws, y, yd, ydd, no_forces, ci, cf, cws, gravity, tau, placed)
+    return cluster_rnea_kernel(mi, mf, ws, y, yd, ydd, no_forces, ci, cf, cws, gravity, tau)
 
 
 @njit(cache=True)
@@ -73,7 +72,7 @@ def cluster_efpa_solved_kernel(tables, y, fbody, fR, fp, Z, Omega):
     st = cluster_configuration_status(ci, y, c.nyv)
     if st != OK:
         return st
-    st, _ = prepare_implicit(mi, mf, ws, ci, cf, cws, y, y[:0], y[:0], SOLVE, False)
+    st = prepare_implicit(mi, mf, ws, ci, cf, cws, y, y[:0], y[:0], SOLVE, False)
     if st != OK:
         return st
     return cluster_efpa_kernel(mi, mf, ws, y, fbody, fR, fp, Z, ci, cf, cws, Omega)
