@@ -205,8 +205,9 @@ def _loop_and_symbolic(symbolic_first):
 @pytest.mark.parametrize("symbolic_first", [False, True])
 def test_loop_and_symbolic_clusters_in_either_order(symbolic_first):
     """C-ABA and C-RNEA with the clusters solved in the kernel (the last one prepared with
-    or without loops: whether the loop rows left the tree placed for the algorithm) and at
-    a given q equal the cut-joint direct method; C-RNEA inverts C-ABA."""
+    or without loops: whether the loop rows left the tree placed for the bias pass) and at
+    a given q, and the embedding method, equal the cut-joint direct method; C-RNEA inverts
+    C-ABA."""
     model = _loop_and_symbolic(symbolic_first)
     tree = cluster_tree(model)
     p = packed_clusters(model)
@@ -225,6 +226,10 @@ def test_loop_and_symbolic_clusters_in_either_order(symbolic_first):
         qdd = sd.constrained_forward_dynamics(model, q, v, tau, method="direct").qdd
         for ydd in (solved, given):
             assert np.allclose(ydd, qdd[tree.independent_v_index], rtol=1e-8, atol=1e-8)
+        # the embedding method at (q, q̇): rows and bias in two passes (a symbolic constraint),
+        # the tree placed by the first one
+        emb = sd.constrained_forward_dynamics(model, q, v, tau, method="embedding").qdd
+        assert np.allclose(emb, qdd, rtol=1e-8, atol=1e-8)
         for kw in ({}, {"q": q}):
             assert np.allclose(sd.cluster_rnea(model, y, yd, solved, **kw), tau_ind, rtol=1e-9, atol=1e-9)
 
