@@ -34,6 +34,7 @@ numba_cache.configure()  # before any kernel is defined: see soadyn/numba_cache.
 numba_cache.announce_compilations()  # one line on stderr when a kernel compiles (a cache miss)
 numba_cache.compile_for_plain_types()  # one version of a helper, whatever constants it is called with
 numba_cache.link_helpers_only()  # machine code for the kernels Python calls, not for each helper under them
+numba_cache.remember_call_types()  # each operation's type resolved once per argument types
 
 from . import graph, models  # noqa: E402
 from .graph import mass_matrix_sparsity  # noqa: E402
