@@ -87,7 +87,7 @@ def _poses(mi, mf, ws, ci, cws, n):
 @njit
 def _subspaces(mi, mf, ws, ci, cf, cws, n):
     for _ in range(n):
-        cluster_subspaces(mi, mf, ws, ci, cf, cws, True)
+        cluster_subspaces(mi, mf, ws, ci, cf, cws, True, True)
 
 
 @njit
@@ -147,9 +147,9 @@ def _rnea_maps(mi, mf, ci, cf, cws, y, yd, ydd, T, tau, n):
 
 
 @njit
-def _rnea_plain(mci, mcf, wcws, y, yd, ydd, out, n):
+def _rnea_plain(tables, y, yd, ydd, out, n):
     for _ in range(n):
-        cluster_rnea_plain_kernel(mci, mcf, wcws, y, yd, ydd, True, out)
+        cluster_rnea_plain_kernel(tables, y, yd, ydd, True, out)
 
 
 @njit
@@ -231,7 +231,7 @@ def main(name="mini_cheetah"):
         ("C-RNEA kernel (compiled loop)", _rnea, (c.mi, c.mf, ws, y, yd, ydd, NO_FORCES, ci, cf, cws, out)),
         ("  explicit maps q, q̇, q̈ and Gᵀ", _rnea_maps, (c.mi, c.mf, ci, cf, cws, y, yd, ydd, T, out)),
         ("  tree RNEA of the spanning tree", _tree_rnea, (c.mi, c.mf, ws, ci, cws, NO_FORCES, T)),
-        ("C-RNEA plain kernel (compiled loop)", _rnea_plain, (mci, mcf, wcws, y, yd, ydd, out)),
+        ("C-RNEA plain kernel (compiled loop)", _rnea_plain, (tables, y, yd, ydd, out)),
         ("C-EFPA kernel (compiled loop)", _efpa, (c.mi, c.mf, ws, y, fs.body, fs.rotation, fs.translation, Z, ci, cf,
                                                   cws, Omega)),
         ("  positions, inertias, backward pass", _efpa_backward, (c.mi, c.mf, ws, y, ci, cf, cws)),
