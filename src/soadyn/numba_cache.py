@@ -35,7 +35,7 @@ import time
 import llvmlite.binding as llvm
 import numba
 from numba import _dynfunc
-from numba.core import codegen, compiler, config, cpu, event, types
+from numba.core import codegen, compiler, config, cpu, event, typed_passes, types
 from numba.core.registry import CPUDispatcher
 from numba.core.target_extension import get_local_target
 from numba.core.types.functions import BaseFunction
@@ -359,3 +359,40 @@ def remember_call_types():
         _soadyn_typing = _SoadynTyping()
         event.register("numba:compile", _soadyn_typing)
         BaseFunction.get_call_type = _get_call_type
+
+
+# --- array views returned without reference counting ------------------------------------
+#
+# soadyn compiles its kernels and helpers without Numba's reference counting
+# (soadyn.core.jit.njit, ``_nrt=False``: see there). Numba then refuses a function whose
+# return type is an array unless it returns one of its arguments unchanged, because an
+# array returned to Python is boxed as its parent object: a view would come back as the
+# array it was cut from. A helper without a Python entry point is never boxed: the views
+# it returns (``carve``, ``state_of``, ``borrow``) go to the compiled code that called it,
+# where no reference is counted. The check is skipped for those alone; a function that
+# Python can call keeps it.
+
+
+_numba_type_inference = typed_passes.BaseTypeInference.run_pass
+
+
+def _type_inference(self, state):
+    """:meth:`BaseTypeInference.run_pass`, letting a soadyn helper compiled without
+    reference counting and without a Python entry point return an array view."""
+    context = state.targetctx
+    if (context.enable_nrt or not state.flags.no_cpython_wrapper
+            or not state.func_id.modname.startswith("soadyn.")):
+        return _numba_type_inference(self, state)
+    # the context is this compilation's own (Numba makes one per compilation); typing
+    # reads enable_nrt only in the return-type check, and lowering sees it restored
+    context.enable_nrt = True
+    try:
+        return _numba_type_inference(self, state)
+    finally:
+        context.enable_nrt = False
+
+
+def return_views_from_helpers():
+    """Let soadyn's helpers (no Python entry point) compiled without reference counting
+    return array views (see the comment above). Call before any kernel is compiled."""
+    typed_passes.BaseTypeInference.run_pass = _type_inference

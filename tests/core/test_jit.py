@@ -1,6 +1,7 @@
 """The one Numba decorator (soadyn.core.jit): every kernel is compiled with floating-point
 contraction and nothing else relaxed, except the code that must reproduce unfused
-roundings (the expression tapes, the inlined sine and cosine)."""
+roundings (the expression tapes, the inlined sine and cosine); and without reference
+counting, except the few functions that allocate or return views to Python."""
 import importlib
 import math
 import pkgutil
@@ -13,6 +14,13 @@ import soadyn.kernels
 from soadyn.core.jit import CONTRACT, njit
 
 UNFUSED = {"soadyn.kernels.tape", "soadyn.kernels.trig"}
+#: the functions compiled with Numba's reference counting, each for a reason its comment
+#: gives: kernels that allocate, and view builders that Python calls
+COUNTED = {("soadyn.kernels.derivatives", "aba_derivatives_kernel"), ("soadyn.kernels.ltdl",
+           "mass_matrix_inverse_ltdl_kernel"), ("soadyn.kernels.tape", "tape_kernel"),
+           ("soadyn.kernels.direct", "direct_kernel"), ("soadyn.kernels.loops", "loop_tables"),
+           ("soadyn.kernels.direct", "direct_tables"), ("soadyn.kernels.direct", "direct_outputs"),
+           ("soadyn.kernels.cluster.layout", "cluster_tables")}
 
 
 def _modules():
@@ -61,3 +69,45 @@ def test_njit_keeps_an_explicit_choice_and_stays_ieee():
     assert math.isnan(plain(math.nan, 1.0, 0.0))
     assert math.isnan(plain(math.inf, 0.0, 1.0))
 
+
+
+def test_kernels_count_no_references_except_the_listed_few():
+    counted = {(module, name) for module, name, kernel in _kernels() if kernel.targetoptions.get("_nrt", True)}
+    assert counted == COUNTED
+
+
+def test_a_function_python_calls_may_not_return_a_view_without_reference_counting(monkeypatch):
+    """Without reference counting an array returned to Python is boxed as its parent: Numba
+    refuses a returned view, and soadyn's patch (helpers may return views) keeps that
+    refusal for every function with a Python entry point."""
+    import numpy as np
+    import pytest
+    from numba.core.errors import TypingError
+
+    import sys
+    import types
+    # a module of soadyn's (Numba and soadyn's patches go by the defining module's name)
+    module = types.ModuleType("soadyn._view_check")
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    scope = module.__dict__
+    scope["njit"] = njit
+    exec("""
+@njit(no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def tail(x):
+    return x[1:]
+
+@njit
+def sum_of_tail(x):
+    s = 0.0
+    for v in tail(x):
+        s += v
+    return s
+
+@njit
+def tail_to_python(x):
+    return x[1:]
+""", scope)
+    x = np.arange(5.0)
+    assert scope["sum_of_tail"](x) == 10.0  # the helper's view, used in compiled code
+    with pytest.raises(TypingError, match="Only accept returning of array passed into the function"):
+        scope["tail_to_python"](x)

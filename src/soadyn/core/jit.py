@@ -17,6 +17,27 @@ Code that must reproduce another evaluation's roundings exactly passes
 operation for operation (:mod:`soadyn.kernels.tape`), and the inlined sine and cosine,
 whose argument reduction and fdlibm polynomials are written for unfused arithmetic
 (:mod:`soadyn.kernels.trig`).
+
+**No reference counting** (``_nrt=False``). Numba's runtime counts references to the
+memory of every array a compiled function holds. soadyn's kernels hold only arrays their
+caller owns for the whole call and views of them (the views of
+:func:`~soadyn.core.layout.carve` are borrowed: nothing to count), and allocate nothing:
+the scratch a kernel needs beyond its arguments is in the workspace
+(:func:`~soadyn.core.layout.workspace_views`, ``aux``). Counting bought nothing, and
+cost twice: each array argument of a call from Python was wrapped in a newly allocated
+record of the runtime (and released after the call), and every function's code carried
+the counting operations that LLVM then had to optimize away. Without it (2026-11-28,
+this machine kind, alternating with the code before): public calls 0.15–0.6 µs faster
+(ur5 RNEA 1.40 against 1.81 µs, panda 1.54 against 1.93; Mini Cheetah C-ABA 4.70
+against 5.08), first calls compile 24–31 % faster (``rnea`` 4.5 against 6.5 s,
+``cluster_aba`` 20.1–20.7 against 26.7 s, with ``q=`` on an implicit loop 28.2 against
+39.0 s), ``soadyn precompile -j 2`` 70.2 against 86.1 s. A function that needs the
+runtime says so with ``_nrt=True`` and a comment (a kernel that allocates, a view
+builder that Python calls, whose views Python boxes); beside the others it is safe
+because every array it hands on is a borrowed view or its own allocation, and no
+function returns an array it was given (``tests/core/test_jit.py`` lists them). Numba
+refuses a function without reference counting that returns an array view; soadyn's
+helpers without a Python entry point may (:func:`soadyn.numba_cache.return_views_from_helpers`).
 """
 from __future__ import annotations
 
@@ -27,7 +48,9 @@ CONTRACT = frozenset({"contract"})
 
 
 def njit(*args, **options):
-    """``numba.njit`` with ``fastmath=CONTRACT`` unless the caller gives ``fastmath``;
-    used as ``@njit(cache=True, ...)`` like Numba's."""
+    """``numba.njit`` with ``fastmath=CONTRACT`` unless the caller gives ``fastmath``, and
+    without Numba's reference counting (``_nrt=False``, module docstring); used as
+    ``@njit(cache=True, ...)`` like Numba's."""
     options.setdefault("fastmath", set(CONTRACT))
+    options.setdefault("_nrt", False)
     return numba.njit(*args, **options)

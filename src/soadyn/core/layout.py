@@ -319,17 +319,28 @@ def pack_model(bodies, gravity, nq, nv):
 #:   revolute joints; :func:`soadyn.kernels.kinematics.joint_sincos`);
 #: * ``scratch`` (6, 6, 6), and the same memory as one vector, ``scratch_vector`` (216,),
 #:   for a pass to carve its own small arrays from (a kernel must not carve views from an
-#:   array it allocates itself: the views are borrowed, see :func:`carve`).
+#:   array it allocates itself: the views are borrowed, see :func:`carve`);
+#: * ``aux``, the rest (:func:`workspace_size`): the scratch of the kernels that need more than the
+#:   views above, each carving its own arrays from it. The kernels are compiled without
+#:   reference counting (:mod:`soadyn.core.jit`) and allocate nothing: what a call needs
+#:   beyond its arguments is in the workspace.
 WorkspaceViews = namedtuple("WorkspaceViews", (
     "R", "t", "Rw", "pw", "Rj", "pj", "S", "V", "alpha", "f", "coriolis", "z", "P", "Dinv", "U", "Gt",
-    "eps", "Sw", "crb", "sincos", "scratch", "scratch_vector"))
+    "eps", "Sw", "crb", "sincos", "scratch", "scratch_vector", "aux"))
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def workspace_size(nb, nv):
-    """Length of the flat workspace of a model with ``nb`` bodies and ``nv`` velocities."""
-    # (sincos: 2 nq ≤ 2 (nb + nv) entries, a joint having at most one more coordinate than velocities)
-    return nb * (6 * 9 + 5 * 6 + 2 * 36 + 10 + 2) + nv * (4 * 6 + 1 + 2) + 6 * 36
+    """Length of the flat workspace of a model with ``nb`` bodies and ``nv`` velocities
+    (Python calls ``workspace_size.py_func``: its body calls no compiled function)."""
+    # (sincos: 2 nq ≤ 2 (nb + nv) entries, a joint having at most one more coordinate than
+    # velocities.) ``aux`` is the rest after ``scratch``, at least the last term: the most any
+    # of its users takes — the RNEA derivatives' buffer (42 nv + 44 nb,
+    # soadyn.kernels.derivatives.derivative_size), a rollout's five stage vectors
+    # (5 max(nq, nv) ≤ 5 (nb + nv)), the partitioned inertias' and the operational-space
+    # diagonal's small blocks (60 and 36)
+    return (nb * (6 * 9 + 5 * 6 + 2 * 36 + 10 + 2) + nv * (4 * 6 + 1 + 2) + 6 * 36
+            + max(42 * nv + 44 * nb, 5 * (nb + nv), 64))
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -360,8 +371,10 @@ def workspace_views(ws, m):
     sincos = carve(ws, o, (2, m.nq)); o += 2 * (nb + nv)
     scratch = carve(ws, o, (6, 6, 6))
     scratch_vector = carve(ws, o, 6 * 36)
+    o += 6 * 36
+    aux = carve(ws, o, workspace_size(nb, nv) - o)
     return WorkspaceViews(R, t, Rw, pw, Rj, pj, S, V, alpha, f, coriolis, z, P, Dinv, U, Gt, eps, Sw, crb,
-                          sincos, scratch, scratch_vector)
+                          sincos, scratch, scratch_vector, aux)
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)

@@ -347,11 +347,16 @@ def _rnea_derivatives_state(mi, mf, ws, q, v, a, fext, gravity, dtau_dq, dtau_dv
     if st != OK:
         return st
     joint_placements(mi, mf, ws, q)
-    rnea_derivative_passes(mi, mf, ws, np.empty(derivative_size(m.nb, nv)), v, a, fext, gravity, dtau_dq, dtau_dv, M)
+    buf = carve(workspace_views(ws, m).aux, 0, derivative_size(m.nb, nv))
+    rnea_derivative_passes(mi, mf, ws, buf, v, a, fext, gravity, dtau_dq, dtau_dv, M)
     return OK
 
 
-@njit(nogil=True, cache=True)
+# compiled with reference counting (_nrt=True; the kernels are not, soadyn.core.jit): it
+# allocates the sparse factors of M, (nv, nv), which the O(N) workspace does not hold.
+# Safe beside the kernels without it: every array it hands to a pass is a borrowed view
+# (no reference to count) or its own allocation, and no pass returns an array it was given
+@njit(nogil=True, cache=True, _nrt=True)
 def aba_derivatives_kernel(mi, mf, ws, q, v, tau, fext, gravity, dqdd_dq, dqdd_dv, Minv):
     """∂q̈/∂q, ∂q̈/∂v and ∂q̈/∂τ = M⁻¹ of q̈ = aba(q, v, τ, f_ext) into the three (nv, nv)
     outputs (:func:`_aba_derivatives_state`), for B = len(q) / nq states stored one after

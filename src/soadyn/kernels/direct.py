@@ -214,7 +214,9 @@ def pack_direct_tables(li, lf, coupling_v, coupling_q, coupling_offset, m_loop, 
     return ints, floats
 
 
-@njit(forceinline=True, cache=True)
+# compiled with reference counting (_nrt=True, soadyn.core.jit) for its calls from Python,
+# which box the views it returns; in the kernels its views are borrowed (nothing to count)
+@njit(forceinline=True, cache=True, _nrt=True)
 def direct_tables(ti, tf, nv):
     """Named views (:class:`DirectTables`) of the packed tables ``ti``, ``tf``."""
     n_li, nc, nq, m_loop, m, n_sel = ti[0], ti[1], ti[2], ti[3], ti[4], ti[5]
@@ -245,7 +247,9 @@ def direct_output_size(nv, m, m_loop):
     return nv + m + 3 + m * nv + 2 * m + 12 * m_loop
 
 
-@njit(forceinline=True, cache=True)
+# compiled with reference counting (_nrt=True, soadyn.core.jit) for its calls from Python,
+# which box the views it returns; in the kernels its views are borrowed (nothing to count)
+@njit(forceinline=True, cache=True, _nrt=True)
 def direct_outputs(out, nv, m, m_loop):
     """Named views (:class:`DirectOutputs`) of the output array (also used from Python)."""
     o = 0
@@ -312,15 +316,18 @@ def int_scratch_size(nb, nv, m):
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _scratch_fits(ws, nb, nv, m, nc):
+    """Whether ``ws`` holds the kernel's scratch after the model's workspace (the plain
+    call's per-thread array, :func:`direct_work_size`)."""
+    return ws.shape[0] >= workspace_size(nb, nv) + scratch_size(nb, nv, m, nc) + int_scratch_size(nb, nv, m)
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _scratch(ws, nb, nv, m, nc):
-    """The float and int scratch of :func:`direct_scratch`: after the model's workspace
-    when ``ws`` is long enough for it (the plain call's per-thread array,
-    :func:`direct_work_size`), else allocated (the two allocations took the four-bar's
-    kernel from 1.23 to 1.35 µs in a compiled loop)."""
+    """The float and int scratch of :func:`direct_scratch`, after the model's workspace in
+    ``ws`` (:func:`_scratch_fits`)."""
     nws, nf, ni = workspace_size(nb, nv), scratch_size(nb, nv, m, nc), int_scratch_size(nb, nv, m)
-    if ws.shape[0] >= nws + nf + ni:
-        return carve(ws, nws, nf), carve(ws, nws + nf, ni).view(np.int64)
-    return np.empty(nf), np.empty(ni, dtype=np.int64)
+    return carve(ws, nws, nf), carve(ws, nws + nf, ni).view(np.int64)
 
 
 def direct_work_size(nb, nv, m, nc):
@@ -329,7 +336,12 @@ def direct_work_size(nb, nv, m, nc):
     return workspace_size.py_func(nb, nv) + scratch_size.py_func(nb, nv, m, nc) + int_scratch_size.py_func(nb, nv, m)
 
 
-@njit(nogil=True, cache=True)
+# compiled with reference counting (_nrt=True; the kernels are not, soadyn.core.jit): given a
+# plain workspace (the validated and batched calls) it allocates its scratch; the plain
+# kernel's array holds it (the two allocations took the four-bar's kernel from 1.23 to
+# 1.35 µs in a compiled loop). Safe beside the kernels without reference counting: every
+# array it hands on is a borrowed view or its own allocation, which no pass returns.
+@njit(nogil=True, cache=True, _nrt=True)
 def direct_kernel(mi, mf, ws, q, v, tau, fext, ti, tf, out):
     """θ̈ of :func:`_direct_state` (the constraint rows, their factorization and the solve)
     for B = len(q) / nq states stored one after another (:func:`~soadyn.core.layout.state_of`:
@@ -374,7 +386,10 @@ def _direct_state(mi, mf, ws, q, v, tau, fext, ti, tf, out):
         return st
     o = direct_outputs(out, nv, m, m_loop)
     G = o.G
-    buf, ibuf = _scratch(ws, mt.nb, nv, m, nc)
+    if _scratch_fits(ws, mt.nb, nv, m, nc):
+        buf, ibuf = _scratch(ws, mt.nb, nv, m, nc)
+    else:
+        buf, ibuf = np.empty(scratch_size(mt.nb, nv, m, nc)), np.empty(int_scratch_size(mt.nb, nv, m), dtype=np.int64)
     s = direct_scratch(buf, ibuf, mt.nb, nv, m, m, 0)
     has_v = v.shape[0] > 0
 

@@ -25,7 +25,7 @@ from ..core.jit import njit
 from ..core.layout import model_tables, state_count, state_of, workspace_views
 from ..core.status import BAD_SECOND, BAD_SHAPE, OK, SINGULAR
 from .aba import articulated_body_pass
-from .kinematics import absent, configuration_status, joint_placements, no_forces, nonfinite
+from .kinematics import absent, configuration_status, joint_placements, no_forces, nonfinite_matrix
 from .primitives import add_force_to_parent, motion_to_child
 
 
@@ -240,7 +240,7 @@ def factor_product_kernel(mi, mf, ws, q, Z, inverse, adjoint, X):
     m = model_tables(mi, mf)
     if X.shape[0] != m.nv or Z.shape[0] != m.nb or Z.shape[1] != X.shape[1]:
         return BAD_SHAPE
-    if nonfinite(X.ravel()):
+    if nonfinite_matrix(X):
         return BAD_SECOND
     if adjoint:
         factor_scatter(mi, mf, ws, X, Z, inverse)

@@ -53,6 +53,17 @@ def nonfinite(x):
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def nonfinite_matrix(X):
+    """:func:`nonfinite` of a 2-D array (``X.ravel()`` is a call that returns an array,
+    which code compiled without reference counting may not make: soadyn.core.jit)."""
+    for i in range(X.shape[0]):
+        for k in range(X.shape[1]):
+            if not math.isfinite(X[i, k]):
+                return True
+    return False
+
+
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def state_status(first, second, third, fext):
     """Status code of the first non-finite state argument, ``OK`` when all are finite.
     Absent arguments are empty arrays (``fext`` (0, 6)), which are finite."""

@@ -49,7 +49,9 @@ def loop_float_size(nl):
     return 36 * nl
 
 
-@njit(forceinline=True, cache=True)
+# compiled with reference counting (_nrt=True, soadyn.core.jit) for its calls from Python,
+# which box the views it returns; in the kernels its views are borrowed (nothing to count)
+@njit(forceinline=True, cache=True, _nrt=True)
 def loop_tables(li, lf):
     """Named views (:class:`LoopTables`) of the packed loops ``li`` (int) and ``lf`` (float)."""
     n = li[0]

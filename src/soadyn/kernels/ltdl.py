@@ -140,7 +140,9 @@ def ltdl_inverse(LD, lam, last, Minv):
     copy_upper_to_lower(Minv)
 
 
-@njit(cache=True)
+# with reference counting (_nrt=True), as soadyn.kernels.derivatives.aba_derivatives_kernel:
+# it allocates the (nv, nv) factors of M
+@njit(cache=True, _nrt=True)
 def mass_matrix_inverse_ltdl_kernel(mi, mf, ws, q, Minv):
     """M⁻¹(q) into ``Minv`` (nv, nv): M by composite rigid bodies
     (:func:`~soadyn.kernels.crba.mass_matrix_kernel`), its sparse factors M = LᵀDL and the

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-import numpy as np
 
 from ..core.jit import njit
 from ..core.layout import carve, model_tables, state_count, state_of, workspace_views
@@ -92,7 +91,7 @@ def eoscm_diagonal_kernel(mi, mf, ws, q, A, Ups):
     if A.shape[0] != m.nb or Ups.shape[0] != m.nb:
         return BAD_SHAPE
     spo_adjoint_blocks(mi, mf, ws, True, A)
-    upsilon_pass(mi, mf, ws, A, Ups, np.empty((6, 6)))
+    upsilon_pass(mi, mf, ws, A, Ups, carve(workspace_views(ws, m).aux, 0, (6, 6)))  # a 6×6 scratch
     return OK
 
 

@@ -49,7 +49,6 @@ sub-hinge s of body k at ``Dinv[k, s, s]`` and G*(k′_s) in the row ``Gt`` of i
 """
 from __future__ import annotations
 
-import numpy as np
 
 from ..core.jit import njit
 from ..core.joints import COMPOSITE, FREE, SPHERICAL, axis_rotation
@@ -275,10 +274,13 @@ def _partitioned_inertias_state(mi, mf, ws, q, P_out, Pplus_out, D_out, G_out):
                 G_out[a, col] = w.Gt[col, a]
     # composite joints: sub-body s sits in its own sub-frame; pose of body k there
     # accumulated from the tip, X_{s+1} ∘ ⋯ ∘ X_{n−1}
-    R = np.zeros((1, 3, 3))
-    t = np.zeros((1, 3))
-    tmp = np.zeros((1, 6, 6))
-    g = np.zeros((2, 6))
+    aux = w.aux  # (scratch of 60 entries, zeroed as np.zeros would)
+    R = carve(aux, 0, (1, 3, 3))
+    t = carve(aux, 9, (1, 3))
+    tmp = carve(aux, 12, (1, 6, 6))
+    g = carve(aux, 48, (2, 6))
+    for k in range(60):
+        aux[k] = 0.0
     base = 0
     for i in range(m.nb):
         n = m.joint_nv[i]

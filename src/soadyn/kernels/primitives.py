@@ -405,6 +405,44 @@ def spd_inverse(D, Dinv, i, n, tmp):
     return True
 
 
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def spd_inverse_in_place(A, n):
+    """A[:n, :n] ← A⁻¹ for a symmetric positive-definite A (both triangles given), with no
+    scratch: :func:`spd_inverse`'s steps in A's own storage — the Cholesky factor L
+    (A = LLᵀ) over the lower triangle, then L⁻¹ there, then A⁻¹ = L⁻ᵀL⁻¹, row a of its
+    lower triangle written into column a of the upper one (entries L⁻¹ no longer needs:
+    row a reads L⁻¹ in rows ≥ a only, its diagonal last), and mirrored. Returns False when
+    A is not positive definite."""
+    for a in range(n):  # L, row by row (each entry reads A's own entry before replacing it)
+        for b in range(a + 1):
+            s = A[a, b]
+            for k in range(b):
+                s -= A[a, k] * A[b, k]
+            if a == b:
+                if not s > 0.0:
+                    return False
+                A[a, a] = math.sqrt(s)
+            else:
+                A[a, b] = s / A[b, b]
+    for a in range(n):  # L⁻¹, row by row: row a reads L in its own row (columns ≥ b) only
+        A[a, a] = 1.0 / A[a, a]
+        for b in range(a):
+            s = 0.0
+            for k in range(b, a):
+                s -= A[a, k] * A[k, b]
+            A[a, b] = s * A[a, a]
+    for a in range(n):  # (L⁻ᵀL⁻¹)[a, b] = Σ_{k ≥ a} L⁻¹[k, a] L⁻¹[k, b], b ≤ a
+        for b in range(a + 1):
+            s = 0.0
+            for k in range(a, n):
+                s += A[k, a] * A[k, b]
+            A[b, a] = s  # the upper triangle (b < a), the diagonal last (b = a)
+    for a in range(n):
+        for b in range(a):
+            A[a, b] = A[b, a]
+    return True
+
+
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def axis_coriolis_term(V, i, k, x, C):
     """C[i] = V(i) × (x e_k): the Coriolis term a(k) of a joint whose map is the unit

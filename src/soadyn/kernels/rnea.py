@@ -11,10 +11,9 @@ subtracted from body k's force balance.
 """
 from __future__ import annotations
 
-import numpy as np
 
 from ..core.jit import njit
-from ..core.layout import borrow, model_tables, state_count, state_of, workspace_views
+from ..core.layout import borrow, model_tables, state_count, state_of, workspace_size, workspace_views
 from ..core.status import BAD_SHAPE, OK
 from .kinematics import (body_accelerations, body_velocities, configuration_status, forces_shape_ok,
                          joint_placements, rates_shape_ok, state_status)
@@ -121,13 +120,12 @@ def _hinge_forces_state(mi, mf, ws, q, v, a, fext, gravity, f):
     """The spatial force f(k) (nb, 6) that each body's hinge transmits from its parent, in
     the body frame — the gathered forces of the RNEA [Jain12, eq. 12] — into ``f``."""
     m = model_tables(mi, mf)
-    if f.shape[0] != m.nb or f.shape[1] != 6:
+    if f.shape[0] != m.nb or f.shape[1] != 6 or ws.shape[0] < workspace_size(m.nb, m.nv):
         return BAD_SHAPE
-    tau = np.empty(m.nv)
-    st = rnea_passes(mi, mf, ws, q, v, a, fext, gravity, tau)
+    w = workspace_views(ws, m)
+    st = rnea_passes(mi, mf, ws, q, v, a, fext, gravity, w.eps)  # τ, not needed here, into the ABA's ε (the RNEA leaves it alone)
     if st != OK:
         return st
-    w = workspace_views(ws, m)
     for i in range(m.nb):
         for k in range(6):
             f[i, k] = w.f[i, k]

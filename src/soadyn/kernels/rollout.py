@@ -25,7 +25,7 @@ import numpy as np
 
 from ..core.jit import njit
 from ..core.configuration import integrate_kernel
-from ..core.layout import model_tables, state_count, state_of
+from ..core.layout import carve, model_tables, state_count, state_of, workspace_views
 from ..core.status import BAD_SECOND, BAD_SHAPE, BAD_THIRD, OK, SINGULAR
 from .aba import aba_kernel
 from .kinematics import configuration_status, nonfinite
@@ -129,8 +129,8 @@ def _rollout_state(mi, mf, ws, q0, v0, tau, dt, integrator, qs, vs):
         qs[0, j] = q0[j]
     for j in range(m.nv):
         vs[0, j] = v0[j]
-    fext = np.zeros((0, 6))
-    s = np.empty((5, max(m.nq, m.nv)))
+    fext = carve(q0, 0, (0, 6))  # no external forces (an empty view)
+    s = carve(workspace_views(ws, m).aux, 0, (5, max(m.nq, m.nv)))  # the stages' vectors
     for k in range(T):
         if integrator == RK4:
             status = _rk4_step(mi, mf, ws, qs[k], vs[k], tau[k], dt, fext, s, qs[k + 1], vs[k + 1])

@@ -18,7 +18,7 @@ from ..core.jit import njit
 from ..core.layout import model_tables
 from ..core.status import BAD_SECOND, BAD_SHAPE, OK
 from .innovations import atbi, spo_adjoint_blocks
-from .kinematics import configuration_status, joint_placements, nonfinite
+from .kinematics import configuration_status, joint_placements, nonfinite_matrix
 
 
 @njit(cache=True)
@@ -58,7 +58,7 @@ def spo_product_kernel(mi, mf, ws, q, psi, adjoint, A, x, z):
         return st
     if x.shape[0] != m.nb or z.shape[0] != m.nb or A.shape[0] != m.nb:
         return BAD_SHAPE
-    if nonfinite(x.ravel()):
+    if nonfinite_matrix(x):
         return BAD_SECOND
     if psi:
         st = atbi(mi, mf, ws, q)

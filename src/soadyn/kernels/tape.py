@@ -104,7 +104,9 @@ def run_tape(code, consts, regs):
         i += 1
 
 
-@njit(cache=True, fastmath=False)
+# with reference counting (_nrt=True, soadyn.core.jit): it allocates its registers (a call
+# from Python, not from the kernels, which pass theirs)
+@njit(cache=True, fastmath=False, _nrt=True)
 def tape_kernel(code, consts, outputs, n_registers, x, out):
     """Evaluate a tape from Python (tests, and constraints evaluated outside the kernels):
     inputs ``x``, outputs into ``out``; returns 0."""

@@ -60,7 +60,9 @@ def cluster_int_size(ncl, nb, nrows, nyq, nyv):
     return len(HEADER) + len(CLUSTER_FIELDS) * ncl + len(BODY_FIELDS) * nb + 2 * nrows + nb + nyq + nyv
 
 
-@njit(forceinline=True, cache=True)
+# compiled with reference counting (_nrt=True, soadyn.core.jit) for its calls from Python,
+# which box the views it returns; in the kernels its views are borrowed (nothing to count)
+@njit(forceinline=True, cache=True, _nrt=True)
 def cluster_tables(ci):
     """Named views (:class:`ClusterTables`) of a packed cluster tree."""
     n, nb, n_rows, nyq, nyv = ci[0], ci[1], ci[2], ci[5], ci[6]
