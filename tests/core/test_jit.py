@@ -111,3 +111,31 @@ def tail_to_python(x):
     assert scope["sum_of_tail"](x) == 10.0  # the helper's view, used in compiled code
     with pytest.raises(TypingError, match="Only accept returning of array passed into the function"):
         scope["tail_to_python"](x)
+
+
+def _holds_array(t):
+    from numba.core import types
+    if isinstance(t, types.Array):
+        return True
+    return isinstance(t, types.BaseTuple) and any(_holds_array(x) for x in t.types)
+
+
+def test_no_function_without_reference_counting_returns_arrays_to_python():
+    """Python boxes an array returned without reference counting as its parent object
+    (a view would come back as the array it was cut from): every function with a Python
+    entry point that returns arrays or tuples of them (the view builders) counts
+    references. Checked on every compiled version after all kernels are compiled (loaded
+    from the cache that ``make test`` fills first)."""
+    from soadyn import precompile
+
+    for group in precompile.GROUPS.values():
+        group()
+    checked, wrong = 0, []
+    for module, name, kernel in _kernels():
+        if kernel.targetoptions.get("no_cpython_wrapper") or kernel.targetoptions.get("_nrt", True):
+            continue
+        for cres in kernel.overloads.values():
+            checked += 1
+            if _holds_array(cres.signature.return_type):
+                wrong.append(f"{module}.{name} -> {cres.signature.return_type}")
+    assert checked > 40 and not wrong, wrong

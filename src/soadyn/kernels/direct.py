@@ -278,7 +278,7 @@ DirectScratch = namedtuple("DirectScratch", ["x", "eps0", "target", "basis", "Uw
                                              "A", "rhs", "mu", "y", "Xc", "Zc", "rows", "perm", "mark", "cols"])
 
 
-@njit(forceinline=True, cache=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def direct_scratch(buf, ibuf, nb, nv, m, n, k):
     """Named views (:class:`DirectScratch`) for n ≤ m kept rows of which k are coupling
     rows (sizes: :func:`scratch_size`, :func:`int_scratch_size`)."""

@@ -343,3 +343,30 @@ def test_couplings_and_transmissions_together_in_one_model():
     assert np.array_equal(st.G, [[4.0, -1.0, 0.0], [-7.0, 0.0, 1.0]])
     H = 0.01 + 0.09 + 16 * 1e-4 + 49 * 2e-4
     assert cluster_mass_matrix(model, np.zeros(1))[0, 0] == pytest.approx(H, rel=1e-13)
+
+
+def test_a_cluster_of_more_than_six_freedoms():
+    """A differential-like transmission that ties one rotor to all eight links of a planar
+    chain makes one cluster of eight freedoms: its joint inertia D_k (8 × 8) is inverted
+    in place, the kernels having no scratch of that size. C-ABA and C-RNEA against the
+    projection with the hand-written G."""
+    ratios = [0.5, -1.0, 1.5, 2.0, -0.5, 1.0, 0.25, 3.0]
+    m = sd.Model("eight_link_transmission", gravity=(9.81, 0.0, 0.0))
+    parent = None
+    for k in range(8):
+        _link(m, f"L{k}", parent, 0.0 if k == 0 else 1.0)
+        parent = f"L{k}"
+    m.add_body("r", jt.Revolute("z"), None, (np.eye(3), np.zeros(3)), mass=0.1, inertia=ROTOR_I)
+    m.add_transmission("t", ["r"] + [f"L{k}" for k in range(8)], [1.0] + [-c for c in ratios])
+    tree = cluster_tree(m)
+    assert [len(c.bodies) for c in tree] == [9] and len(tree[0].independent_joints) == 8
+    G = hand_G(m, {"r": {f"L{k}": c for k, c in enumerate(ratios)}})
+    rng = np.random.default_rng(3)
+    y, yd = rng.normal(size=8) * 0.5, rng.normal(size=8)
+    tau_ind = rng.normal(size=8)
+    q, v = G @ y, G @ yd
+    ydd_ref, H = projected_accelerations(m, G, q, v, np.linalg.pinv(G.T) @ tau_ind)
+    ydd = cluster_aba(m, y, yd, tau_ind)
+    assert np.allclose(ydd, ydd_ref, rtol=1e-9, atol=1e-9 * np.abs(ydd_ref).max())
+    assert np.allclose(cluster_rnea(m, y, yd, ydd_ref), tau_ind, rtol=1e-9, atol=1e-9)
+    assert np.allclose(cluster_mass_matrix(m, y), H, rtol=1e-10, atol=1e-12 * np.abs(H).max())
