@@ -238,8 +238,10 @@ class _SoadynOnly:
 # ============================================================================ overhead
 def _noop_kernels():
     """Compiled functions with the kernels' argument lists that do nothing: their call
-    time is the dispatch cost (type checks, unboxing) alone."""
-    from numba import njit
+    time is the dispatch cost (type checks, unboxing) alone. Compiled as the kernels are
+    (soadyn.core.jit.njit: without reference counting, which makes Numba's unboxing of each
+    array argument allocate a record of its runtime)."""
+    from soadyn.core.jit import njit
 
     # not cached: this module is loaded from a file path, which Numba's cache cannot re-import
     @njit
