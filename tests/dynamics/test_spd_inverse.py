@@ -1,7 +1,6 @@
-"""The kernels' inverses of symmetric positive-definite matrices against numpy's: the
-small one with a scratch (joint inertias D(k), n ≤ 6) and the one in place (a cluster of
-more than six freedoms, whose D_k has no scratch of its size: the kernels allocate
-nothing)."""
+"""The kernels' inverse of a symmetric positive-definite matrix, in place (no scratch: the
+kernels allocate nothing, and a cluster's D_k may have more than six freedoms), against
+numpy's; and into an output block (the joint inertias D(k))."""
 import numpy as np
 import pytest
 from numba import njit
@@ -15,8 +14,8 @@ def _in_place(A, n):
 
 
 @njit
-def _with_scratch(D, out, n, tmp):
-    return spd_inverse(D, out, 0, n, tmp)
+def _into(D, out, n):
+    return spd_inverse(D, out, 0, n)
 
 
 def _spd(rng, n):
@@ -37,11 +36,11 @@ def test_in_place_inverse_is_numpys_and_leaves_the_rest(n):
 
 
 @pytest.mark.parametrize("n", [2, 5, 6])
-def test_in_place_inverse_equals_the_scratch_inverse(n):
+def test_inverse_into_an_output_equals_the_inverse_in_place(n):
     rng = np.random.default_rng(10 + n)
     A = _spd(rng, n)
-    out, tmp = np.zeros((1, n, n)), np.zeros((4, 6, 6))
-    assert _with_scratch(A.copy(), out, n, tmp)
+    out = np.zeros((1, n, n))
+    assert _into(A.copy(), out, n)
     B = A.copy()
     assert _in_place(B, n)
     assert np.allclose(B, out[0], rtol=1e-12, atol=1e-14 * np.abs(out[0]).max())

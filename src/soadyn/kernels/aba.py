@@ -103,7 +103,7 @@ def articulated_body_pass(mi, mf, ws, tau, fext, has_v):
                 for a in range(6):
                     acc -= S[vi + c, a] * z[i, a]
                 eps[vi + c] = acc
-            if n > 0 and not spd_inverse(D, Dinv, i, n, w.scratch):
+            if n > 0 and not spd_inverse(D, Dinv, i, n):
                 return False
             if p < 0:
                 continue

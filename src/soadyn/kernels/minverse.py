@@ -132,7 +132,7 @@ def joint_step(m, w, k, vi, n, p):
             for a in range(6):
                 acc += Sw[vi + r, a] * U[vi + r2, a]
             D[r, r2] = acc
-    if n > 0 and not spd_inverse(D, Dinv, k, n, w.scratch):
+    if n > 0 and not spd_inverse(D, Dinv, k, n):
         return False
     if p < 0:  # a root: no G*(k) or P⁺(k); its rows of Gt take D⁻¹(k)H(k), its gather's map (root_gather)
         inverse_times_rows(Dinv, k, Sw, vi, n, Gt)
@@ -161,7 +161,7 @@ def free_root_step(m, w, k, vi):
     for col in range(vi, vi + 6):  # H*(k): the columns of X (the scatter's a(k) = H*(k)x(k))
         Sw[col, 0], Sw[col, 1], Sw[col, 2], Sw[col, 3], Sw[col, 4], Sw[col, 5] = \
             joint_column_to_world(0, k, w.S, col, w.Rw, w.pw)
-    if not spd_inverse(w.P[k], Dinv, k, 6, w.scratch):  # P⁻¹, in D⁻¹'s place until the end
+    if not spd_inverse(w.P[k], Dinv, k, 6):  # P⁻¹, in D⁻¹'s place until the end
         return False
     from_world_rows(w.Rw, w.pw, k, Dinv[k], 0, False, Gt, vi)  # D⁻¹H = X⁻¹P⁻¹
     from_world_rows(w.Rw, w.pw, k, Gt, vi, True, Dinv[k], 0)  # D⁻¹ = X⁻¹(D⁻¹H)ᵀ

@@ -361,54 +361,28 @@ def inverse_times_rows(Dinv, i, X, vi, n, out):
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def spd_inverse(D, Dinv, i, n, tmp):
-    """Dinv[i][:n,:n] = D⁻¹ for a symmetric positive-definite n×n ``D`` (n ≤ 6).
-
-    Cholesky factorisation in ``tmp[3]``; returns False when D is not positive definite
-    (a singular articulated inertia: the mass matrix is not positive definite).
-    """
+def spd_inverse(D, Dinv, i, n):
+    """Dinv[i][:n,:n] = D⁻¹ for a symmetric positive-definite n×n ``D`` (n ≤ 6): D copied
+    there and inverted in place (:func:`spd_inverse_in_place`); returns False when D is not
+    positive definite (a singular articulated inertia: the mass matrix is not positive
+    definite)."""
     if n == 1:
         d = D[0, 0]
         if not d > 0.0:
             return False
         Dinv[i, 0, 0] = 1.0 / d
         return True
-    L = tmp[3]
+    X = Dinv[i]
     for a in range(n):
-        for b in range(a + 1):
-            s = D[a, b]
-            for k in range(b):
-                s -= L[a, k] * L[b, k]
-            if a == b:
-                if not s > 0.0:
-                    return False
-                L[a, a] = math.sqrt(s)
-            else:
-                L[a, b] = s / L[b, b]
-    # invert L in place (lower triangular), then D⁻¹ = L⁻ᵀ L⁻¹
-    for a in range(n):
-        L[a, a] = 1.0 / L[a, a]
-        for b in range(a):
-            s = 0.0
-            for k in range(b, a):
-                s -= L[a, k] * L[k, b]
-            L[a, b] = s * L[a, a]
-        for b in range(a + 1, n):
-            L[a, b] = 0.0
-    for a in range(n):
-        for b in range(a + 1):
-            s = 0.0
-            for k in range(a, n):
-                s += L[k, a] * L[k, b]
-            Dinv[i, a, b] = s
-            Dinv[i, b, a] = s
-    return True
+        for b in range(n):
+            X[a, b] = D[a, b]
+    return spd_inverse_in_place(X, n)
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def spd_inverse_in_place(A, n):
-    """A[:n, :n] ← A⁻¹ for a symmetric positive-definite A (both triangles given), with no
-    scratch: :func:`spd_inverse`'s steps in A's own storage — the Cholesky factor L
+    """A[:n, :n] ← A⁻¹ for a symmetric positive-definite A (both triangles given), in A's
+    own storage (no scratch) — the Cholesky factor L
     (A = LLᵀ) over the lower triangle, then L⁻¹ there, then A⁻¹ = L⁻ᵀL⁻¹, row a of its
     lower triangle written into column a of the upper one (entries L⁻¹ no longer needs:
     row a reads L⁻¹ in rows ≥ a only, its diagonal last), and mirrored. Returns False when

@@ -15,7 +15,7 @@ from ...core.jit import njit
 from ...core import spatial as sp
 from ...core.layout import model_tables, workspace_views
 from ..primitives import add_bias_force, add_force_to_parent, add_inertia_to_parent, add_inertia_to_parent_about_axis, \
-    cross_force6, cross_motion6, spd_inverse, spd_inverse_in_place
+    cross_force6, cross_motion6, spd_inverse_in_place
 from .layout import (articulated_inertia, bias_force, cluster_bodies, cluster_tables, cluster_workspace,
                      inertia_subspace, inverse_joint_inertia, motion_subspace, pair_rotor, reflected_inertia,
                      rotor_constants)
@@ -243,8 +243,8 @@ def invert_joint_inertia(c, cf, w, k):
             return False
         Dinv[0, 0] = 1.0 / acc
         return True
-    # D in the scratch (six freedoms at most), or in D⁻¹'s own place, inverted there
-    D = w.tmp[2] if ny <= 6 else Dinv
+    # D_k in D⁻¹'s own place, inverted there (no scratch, whatever the cluster's freedoms)
+    D = Dinv
     for j1 in range(ny):
         for j2 in range(j1 + 1):
             acc = 0.0
@@ -258,15 +258,5 @@ def invert_joint_inertia(c, cf, w, k):
         for j1 in range(ny):
             for j2 in range(ny):
                 D[j1, j2] += H[j1, j2]
-    # D⁻¹ into w.tmp[1] (w.tmp[3] holds the Cholesky factor); a cluster of more than six
-    # freedoms (rare) in place, the kernels allocating nothing (numpy's inv and eigvalsh
-    # would also cost ~10 s of compilation)
-    if ny > 6:
-        return spd_inverse_in_place(Dinv, ny)
-    work = w.tmp
-    if not spd_inverse(D, work, 1, ny, work):
-        return False
-    for j1 in range(ny):
-        for j2 in range(ny):
-            Dinv[j1, j2] = work[1, j1, j2]
-    return True
+    # (numpy's inv and eigvalsh would cost ~10 s of compilation, and allocate)
+    return spd_inverse_in_place(Dinv, ny)
