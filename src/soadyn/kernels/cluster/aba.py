@@ -321,7 +321,18 @@ def pair_acceleration(m, c, w, k, gravity, A, ydd):
 @njit(cache=True)
 def cluster_aba_kernel(mi, mf, ws, y, yd, tau, fext, ci, cf, cws, gravity, ydd):
     """C-ABA [Chignoli23, Alg. 1]: ÿ from (y, ẏ, τ_ind) into ``ydd`` (the nonlinear
-    clusters prepared in the workspace); returns a status."""
+    clusters prepared in the workspace); returns a status. (The validated path's entry:
+    the kernels call :func:`cluster_aba_linked`.)"""
+    return cluster_aba_linked(mi, mf, ws, y, yd, tau, fext, ci, cf, cws, gravity, ydd)
+
+
+# the algorithm without a Python entry, for the kernels that run it: an entry called from
+# compiled code is optimized and turned into machine code on its own as well (its whole
+# closure, ~2.4 s of the first cluster_aba call), a helper is linked into its callers only
+# (soadyn.numba_cache.link_helpers_only)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def cluster_aba_linked(mi, mf, ws, y, yd, tau, fext, ci, cf, cws, gravity, ydd):
+    """:func:`cluster_aba_kernel`."""
     # borrowed views: the passes below then pass them on without reference counting
     mi, mf, ws, ci, cf, cws = borrow(mi), borrow(mf), borrow(ws), borrow(ci), borrow(cf), borrow(cws)
     y, yd, tau, ydd = borrow(y), borrow(yd), borrow(tau), borrow(ydd)
@@ -347,7 +358,7 @@ def cluster_aba_plain_kernel(tables, y, yd, tau, gravity, ydd):
     ok, mi, mf, ws, ci, cf, cws, no_forces = split_plain_tables(tables)
     if not ok:
         return BAD_SHAPE
-    return cluster_aba_kernel(mi, mf, ws, y, yd, tau, no_forces, ci, cf, cws, gravity, ydd)
+    return cluster_aba_linked(mi, mf, ws, y, yd, tau, no_forces, ci, cf, cws, gravity, ydd)
 
 
 @njit(nogil=True, cache=True)
@@ -363,4 +374,4 @@ def cluster_aba_states(tables, Y, YD, TAU, FEXT, Q, gravity, mode, YDD, status, 
     One compiled kernel for single states and batches: each entry point compiles (and
     keeps in the cache) its own copy of the whole algorithm, so a separate batch twin cost
     ~4 s of every cold compile."""
-    return run_states(cluster_aba_kernel, tables, Y, YD, TAU, FEXT, Q, gravity, mode, YDD, status, start, stop)
+    return run_states(cluster_aba_linked, tables, Y, YD, TAU, FEXT, Q, gravity, mode, YDD, status, start, stop)

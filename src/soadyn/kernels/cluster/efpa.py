@@ -28,6 +28,16 @@ def cluster_efpa_kernel(mi, mf, ws, y, fbody, fR, fp, Z, ci, cf, cws, Omega):
     (2m, n_y, 6) scratch for the projected propagators χ^e_k S_k (rows e) and
     D⁻¹ (χ^e_k S_k)ᵀ (rows m + e), so that each block of Ω costs 36 n_y products per
     cluster (the nonlinear clusters prepared in the workspace). Returns a status."""
+    return cluster_efpa_linked(mi, mf, ws, y, fbody, fR, fp, Z, ci, cf, cws, Omega)
+
+
+# the algorithm without a Python entry, for the kernels that run it: an entry called from
+# compiled code is optimized and turned into machine code on its own as well (its whole
+# closure), a helper is linked into its callers only (soadyn.numba_cache.link_helpers_only;
+# measured on C-ABA, :func:`~.aba.cluster_aba_linked`)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def cluster_efpa_linked(mi, mf, ws, y, fbody, fR, fp, Z, ci, cf, cws, Omega):
+    """:func:`cluster_efpa_kernel`."""
     m = model_tables(mi, mf)
     c = cluster_tables(ci)
     st = cluster_configuration_status(ci, y, c.nyv)
@@ -131,4 +141,4 @@ def cluster_efpa_plain_kernel(tables, y, fbody, fR, fp, Z, Omega):
     ok, mi, mf, ws, ci, cf, cws, _ = split_plain_tables(tables)
     if not ok:
         return BAD_SHAPE
-    return cluster_efpa_kernel(mi, mf, ws, y, fbody, fR, fp, Z, ci, cf, cws, Omega)
+    return cluster_efpa_linked(mi, mf, ws, y, fbody, fR, fp, Z, ci, cf, cws, Omega)

@@ -37,6 +37,16 @@ from .layout import (cluster_bodies, cluster_tables, cluster_workspace, no_rotor
 def cluster_rnea_kernel(mi, mf, ws, y, yd, ydd, fext, ci, cf, cws, gravity, tau):
     """τ_ind from (y, ẏ, ÿ) into ``tau`` (the nonlinear clusters prepared in the
     workspace: their γ, G and g); returns a status."""
+    return cluster_rnea_linked(mi, mf, ws, y, yd, ydd, fext, ci, cf, cws, gravity, tau)
+
+
+# the algorithm without a Python entry, for the kernels that run it: an entry called from
+# compiled code is optimized and turned into machine code on its own as well (its whole
+# closure), a helper is linked into its callers only (soadyn.numba_cache.link_helpers_only;
+# measured on C-ABA, :func:`~.aba.cluster_aba_linked`)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def cluster_rnea_linked(mi, mf, ws, y, yd, ydd, fext, ci, cf, cws, gravity, tau):
+    """:func:`cluster_rnea_kernel`."""
     # borrowed views: the passes below then pass them on without reference counting
     mi, mf, ws, ci, cf, cws = borrow(mi), borrow(mf), borrow(ws), borrow(ci), borrow(cf), borrow(cws)
     y, yd, ydd, tau = borrow(y), borrow(yd), borrow(ydd), borrow(tau)
@@ -119,7 +129,7 @@ def cluster_rnea_plain_kernel(tables, y, yd, ydd, gravity, tau):
     ok, mi, mf, ws, ci, cf, cws, no_forces = split_plain_tables(tables)
     if not ok:
         return BAD_SHAPE
-    return cluster_rnea_kernel(mi, mf, ws, y, yd, ydd, no_forces, ci, cf, cws, gravity, tau)
+    return cluster_rnea_linked(mi, mf, ws, y, yd, ydd, no_forces, ci, cf, cws, gravity, tau)
 
 
 @njit(nogil=True, cache=True)
@@ -127,4 +137,4 @@ def cluster_rnea_states(tables, Y, YD, YDD, FEXT, Q, gravity, mode, TAU, status,
     """:func:`cluster_rnea_kernel` after :func:`~.implicit.prepare_implicit` on states
     ``start`` to ``stop − 1`` of flat arrays, as :func:`~.aba.cluster_aba_states` runs
     C-ABA (the same arguments, ÿ in place of τ_ind and τ_ind the output)."""
-    return run_states(cluster_rnea_kernel, tables, Y, YD, YDD, FEXT, Q, gravity, mode, TAU, status, start, stop)
+    return run_states(cluster_rnea_linked, tables, Y, YD, YDD, FEXT, Q, gravity, mode, TAU, status, start, stop)

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from ...core.jit import njit
 from ...core.status import BAD_SHAPE, OK
-from .aba import cluster_aba_kernel
-from .efpa import cluster_efpa_kernel
+from .aba import cluster_aba_linked
+from .efpa import cluster_efpa_linked
 from .implicit import SOLVE, prepare_implicit
 from .kinematics import cluster_configuration_status, cluster_state_status
 from .layout import cluster_tables, split_plain_tables
-from .rnea import cluster_rnea_kernel
+from .rnea import cluster_rnea_linked
 
 
 # inlined by Numba into its two callers: compiled on its own, this wrapper of the solve
@@ -44,7 +44,7 @@ def cluster_aba_solved_kernel(tables, y, yd, tau, gravity, ydd):
     st = _solved_state(mi, mf, ws, ci, cf, cws, y, yd, tau, ydd.shape[0], True, no_forces)
     if st != OK:
         return st
-    return cluster_aba_kernel(mi, mf, ws, y, yd, tau, no_forces, ci, cf, cws, gravity, ydd)
+    return cluster_aba_linked(mi, mf, ws, y, yd, tau, no_forces, ci, cf, cws, gravity, ydd)
 
 
 @njit(cache=True)
@@ -57,7 +57,7 @@ def cluster_rnea_solved_kernel(tables, y, yd, ydd, gravity, tau):
     st = _solved_state(mi, mf, ws, ci, cf, cws, y, yd, ydd, tau.shape[0], True, no_forces)
     if st != OK:
         return st
-    return cluster_rnea_kernel(mi, mf, ws, y, yd, ydd, no_forces, ci, cf, cws, gravity, tau)
+    return cluster_rnea_linked(mi, mf, ws, y, yd, ydd, no_forces, ci, cf, cws, gravity, tau)
 
 
 @njit(cache=True)
@@ -75,4 +75,4 @@ def cluster_efpa_solved_kernel(tables, y, fbody, fR, fp, Z, Omega):
     st = prepare_implicit(mi, mf, ws, ci, cf, cws, y, y[:0], y[:0], SOLVE, False)
     if st != OK:
         return st
-    return cluster_efpa_kernel(mi, mf, ws, y, fbody, fR, fp, Z, ci, cf, cws, Omega)
+    return cluster_efpa_linked(mi, mf, ws, y, fbody, fR, fp, Z, ci, cf, cws, Omega)
