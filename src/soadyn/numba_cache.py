@@ -299,8 +299,9 @@ def link_helpers_only():
 # a few distinct type combinations (8 245 resolutions, 280 distinct, in the first
 # ``cluster_aba`` call), and Numba resolves each anew, in typing and again in lowering.
 # Measured on 2026-11-28 (2 cores, fresh caches, the two side by side): first ``rnea``
-# 5.6-5.9 s against 6.6-6.7 s (three pairs), first ``cluster_aba`` 24.1-25.0 s against
-# 25.5-27.5 s (two pairs).
+# 5.6-5.9 s against 6.6-6.7 s (three pairs), first ``cluster_aba`` 23.2 and 26.1 s against
+# 25.7 and 28.5 s (two pairs against the code before; four more with the memory switched
+# on and off in one checkout: 23.7-26.0 s against 25.5-27.5 s, one pair level at 26.0 / 26.2).
 
 
 class _SoadynTyping(event.Listener):

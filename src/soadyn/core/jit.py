@@ -27,9 +27,10 @@ the scratch a kernel needs beyond its arguments is in the workspace
 cost twice: each array argument of a call from Python was wrapped in a newly allocated
 record of the runtime (and released after the call), and every function's code carried
 the counting operations that LLVM then had to optimize away. Without it (2026-11-28,
-this machine kind, alternating with the code before): public calls 0.15–0.6 µs faster
-(ur5 RNEA 1.40 against 1.81 µs, panda 1.54 against 1.93; Mini Cheetah C-ABA 4.70
-against 5.08), first calls compile 24–31 % faster (``rnea`` 4.5 against 6.5 s,
+this machine kind, alternating with the code before): public calls mostly 0.15–0.6 µs
+faster (ur5 RNEA 1.40 against 1.81 µs, panda 1.54 against 1.93; Mini Cheetah C-ABA 4.70
+against 5.08; talos ``mass_matrix_inverse``, five arguments and a long kernel, 6.75 against
+6.77), first calls compile 24–31 % faster (``rnea`` 4.5 against 6.5 s,
 ``cluster_aba`` 20.1–20.7 against 26.7 s, with ``q=`` on an implicit loop 28.2 against
 39.0 s), ``soadyn precompile -j 2`` 70.2 against 86.1 s. A function that needs the
 runtime says so with ``_nrt=True`` and a comment (a kernel that allocates, a view

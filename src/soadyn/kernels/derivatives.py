@@ -353,7 +353,7 @@ def _rnea_derivatives_state(mi, mf, ws, q, v, a, fext, gravity, dtau_dq, dtau_dv
 
 
 # compiled with reference counting (_nrt=True; the kernels are not, soadyn.core.jit): it
-# allocates the sparse factors of M, (nv, nv), which the O(N) workspace does not hold.
+# allocates q̈ and the sparse factors of M, (nv, nv), which the O(N) workspace does not hold.
 # Safe beside the kernels without it: every array it hands to a pass is a borrowed view
 # (no reference to count) or its own allocation, and no pass returns an array it was given
 @njit(nogil=True, cache=True, _nrt=True)
@@ -388,8 +388,8 @@ def _aba_derivatives_state(mi, mf, ws, q, v, tau, fext, gravity, dqdd_dq, dqdd_d
     if dqdd_dq.shape != (nv, nv) or dqdd_dv.shape != (nv, nv) or Minv.shape != (nv, nv):
         return BAD_SHAPE
     LD = np.empty((nv, nv))
-    rnea_derivative_passes(mi, mf, ws, np.empty(derivative_size(m.nb, nv)), v, qdd, fext, gravity, dqdd_dq, dqdd_dv,
-                           LD)
+    buf = carve(workspace_views(ws, m).aux, 0, derivative_size(m.nb, nv))
+    rnea_derivative_passes(mi, mf, ws, buf, v, qdd, fext, gravity, dqdd_dq, dqdd_dv, LD)
     lam = np.empty((2, nv), dtype=np.int64)  # λ and the subtree ends
     if not factor_and_invert(mi, mf, LD, lam, Minv):
         return SINGULAR

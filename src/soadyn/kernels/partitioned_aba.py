@@ -274,12 +274,13 @@ def _partitioned_inertias_state(mi, mf, ws, q, P_out, Pplus_out, D_out, G_out):
                 G_out[a, col] = w.Gt[col, a]
     # composite joints: sub-body s sits in its own sub-frame; pose of body k there
     # accumulated from the tip, X_{s+1} ∘ ⋯ ∘ X_{n−1}
-    aux = w.aux  # (scratch of 60 entries, zeroed as np.zeros would)
-    R = carve(aux, 0, (1, 3, 3))
-    t = carve(aux, 9, (1, 3))
-    tmp = carve(aux, 12, (1, 6, 6))
-    g = carve(aux, 48, (2, 6))
-    for k in range(60):
+    aux = w.aux  # the scratch, zeroed (as allocations with np.zeros were)
+    o = 0
+    R = carve(aux, o, (1, 3, 3)); o += 9
+    t = carve(aux, o, (1, 3)); o += 3
+    tmp = carve(aux, o, (1, 6, 6)); o += 36
+    g = carve(aux, o, (2, 6)); o += 12
+    for k in range(o):
         aux[k] = 0.0
     base = 0
     for i in range(m.nb):

@@ -28,7 +28,7 @@ from ..core.configuration import integrate_kernel
 from ..core.layout import carve, model_tables, state_count, state_of, workspace_views
 from ..core.status import BAD_SECOND, BAD_SHAPE, BAD_THIRD, OK, SINGULAR
 from .aba import aba_kernel
-from .kinematics import configuration_status, nonfinite
+from .kinematics import configuration_status, no_forces, nonfinite
 
 #: the integrator codes of :func:`rollout_kernel`
 SEMI_IMPLICIT_EULER, RK4 = 0, 1
@@ -129,7 +129,7 @@ def _rollout_state(mi, mf, ws, q0, v0, tau, dt, integrator, qs, vs):
         qs[0, j] = q0[j]
     for j in range(m.nv):
         vs[0, j] = v0[j]
-    fext = carve(q0, 0, (0, 6))  # no external forces (an empty view)
+    fext = no_forces(ws)
     s = carve(workspace_views(ws, m).aux, 0, (5, max(m.nq, m.nv)))  # the stages' vectors
     for k in range(T):
         if integrator == RK4:
