@@ -47,9 +47,10 @@ from numba.core.types.functions import BaseFunction
 #: none: it is skipped, so editing it keeps the cache)
 _COMPILED_CODE = (b"@njit", b"@intrinsic", b"@overload", b"@register_jitable")
 
-#: the form of the cache entries this module's patches write (part of the cache's tag: a
-#: checkout whose Numba patches differ never reads entries it cannot load)
-_CACHE_FORMAT = b"helpers linked only: 1"
+#: the form of the cache entries this module's patches write and the LLVM pipelines that
+#: made them (part of the cache's tag: a checkout whose Numba patches differ never reads
+#: entries it cannot load, nor machine code its own pipelines would not have made)
+_CACHE_FORMAT = b"helpers linked only: 1; lighter passes: 1"
 
 
 def _source_tag(root):
@@ -387,12 +388,16 @@ def remember_call_types():
 # see above); and a module without reference counts (soadyn's kernels count none,
 # core/jit.py) goes through the full pipeline alone. A module that does count references
 # (the few kernels compiled with counting) keeps Numba's two. Measured on 2026-11-28 (2
-# cores, fresh caches, the two side by side, per call medians after): first ``cluster_aba``
-# with ``q=`` on a four-bar 22.8 / 24.9 / 23.4 s against 25.9 / 26.2 / 24.7 s (three
-# pairs); per call unchanged or slightly faster (best of 5, two alternating runs: four-bar
-# ``cluster_aba`` with ``q=`` 3.57 / 3.54 against 3.64 / 3.71 µs, the direct method 2.76 /
-# 2.78 against 2.86 / 2.81, Mini Cheetah C-ABA 4.82 / 4.74 against 4.80 / 4.86, tree rnea
-# 2.07 / 2.05 against 2.10 / 2.12, M⁻¹ 4.82 / 4.84 against 4.81 / 4.84).
+# cores, fresh caches, against the code before, side by side): first ``cluster_aba`` with
+# ``q=`` on a four-bar 24.4 / 25.3 s against 25.5 / 27.4 s, the embedding method 23.5
+# against 24.8, ``cluster_efpa`` on an implicit loop 24.6 against 25.7, ``rnea`` 4.9 against
+# 4.9; ``soadyn precompile -j 2`` 66.9 / 71.2 s against 74.8 / 74.5 s (alternating). Per
+# call unchanged or slightly faster (the same pipelines set for every function, best of 5,
+# two alternating runs: four-bar ``cluster_aba`` with ``q=`` 3.57 / 3.54 against 3.64 /
+# 3.71 µs, the direct method 2.76 / 2.78 against 2.86 / 2.81, Mini Cheetah C-ABA 4.82 /
+# 4.74 against 4.80 / 4.86, tree rnea 2.07 / 2.05 against 2.10 / 2.12, M⁻¹ 4.82 / 4.84
+# against 4.81 / 4.84). Not taken: the module pipeline at -O2, or without loop and SLP
+# vectorization (no gain beyond the noise in side-by-side first calls).
 
 #: LLVM's optimization level of the per-function passes over soadyn's IR (Numba's: 3)
 FUNCTION_PASS_LEVEL = 1
