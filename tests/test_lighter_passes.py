@@ -104,3 +104,13 @@ def test_a_soadyn_module_that_counts_references_keeps_numbas_module_pipelines(mo
     made = seen[_library(fresh)]
     assert {level for kind, level in made if kind == "function"} == {numba_cache.FUNCTION_PASS_LEVEL}
     assert [cost for kind, cost in made if kind == "module"] == ["cheap", None]  # for the pruning of its counts
+
+
+def test_a_lower_numba_opt_is_kept_for_soadyn_functions(monkeypatch):
+    from numba.core import config
+    monkeypatch.setattr(config, "OPT", 0)  # NUMBA_OPT=0, as for debugging
+    seen = _pipelines(monkeypatch)
+    scaled, _ = _functions("soadyn._lighter_passes_check", soadyn_njit)
+    x, out = np.array([1.0, -2.0, 0.5]), np.empty(3)
+    assert scaled(x, out) == 3.0
+    assert {level for kind, level in seen[_library(scaled)] if kind == "function"} == {0}

@@ -407,13 +407,14 @@ _numba_optimize_final_module = codegen.CPUCodeLibrary._optimize_final_module
 
 
 def _optimize_functions(self, ll_module):
-    """:meth:`CPUCodeLibrary._optimize_functions` at ``FUNCTION_PASS_LEVEL`` for soadyn's
-    functions (Numba's own for anyone else's)."""
+    """:meth:`CPUCodeLibrary._optimize_functions` at ``FUNCTION_PASS_LEVEL`` (or Numba's
+    level ``NUMBA_OPT`` when lower) for soadyn's functions (Numba's own for anyone else's)."""
     if not _soadyn_compiling().active():
         return _numba_optimize_functions(self, ll_module)
     ll_module.data_layout = self._codegen._data_layout
+    level = min(FUNCTION_PASS_LEVEL, int(config.OPT))  # (a lower NUMBA_OPT, e.g. 0 for debugging, is kept)
     for func in ll_module.functions:
-        fpm, pb = self._codegen._function_pass_manager(opt=FUNCTION_PASS_LEVEL)
+        fpm, pb = self._codegen._function_pass_manager(opt=level)
         with self._recorded_timings.record(f"Function passes on {func.name!r}", pb):
             fpm.run(func, pb)
 
