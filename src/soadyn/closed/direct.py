@@ -26,7 +26,7 @@ from .constraint_set import constraint_set
 from .kinematics import ConstraintState, constraint_jacobian
 
 __all__ = ["DirectTables", "direct_tables", "compiled_constraints", "direct_solve", "direct_fast", "direct_outputs",
-           "output_state", "PIVOT_TOL"]
+           "output_state", "PIVOT_TOL", "NOT_THE_DEFAULT"]
 
 #: relative pivot threshold of the pivoted Cholesky factorization of A = G_c M⁻¹ G_c*:
 #: pivots are squares of singular values of D^{-1/2}[I − HψK]G_c*, so 1e-12 drops rows
@@ -116,13 +116,14 @@ def output_state(model, views, t=0.0):
 def direct_fast(model, q, v, tau, residual_tol, by_default):
     """The plain call of the compiled direct method in one kernel call
     (:func:`~soadyn.kernels.direct.direct_plain_kernel`): ``(out, plain)``, the kernel's
-    output and this thread's :class:`PlainCall`, or None when it needs the validated path
-    (:func:`direct_solve`): a model without compiled tables or with an outdated compiled
-    form (or, ``by_default``, whose default method is not this one), this thread's first
-    call, arguments of other types (lists, batches, None, integer or strided arrays), a
-    kernel status other than OK, or a residual above ``residual_tol`` (a float; ``inf``:
-    no check). Gravity on, no external forces, no Baumgarte terms. The validated path
-    raises the error that names what was wrong.
+    output and this thread's :class:`PlainCall`; with ``by_default``, ``NOT_THE_DEFAULT``
+    when the model's default method is known to be the other compiled one (embedding); or
+    None when it needs the validated path (:func:`direct_solve`): a model without compiled
+    tables or with an outdated compiled form, this thread's first call, arguments of other
+    types (lists, batches, None, integer or strided arrays), a kernel status other than
+    OK, or a residual above ``residual_tol`` (a float; ``inf``: no check). Gravity on, no
+    external forces, no Baumgarte terms. The validated path raises the error that names
+    what was wrong.
 
     One look-up finds all the call needs (:class:`PlainCall`), then one allocation and
     the kernel. On a four-bar the public call took 3.0–3.1 µs so, with the kernel's scratch
@@ -135,10 +136,10 @@ def direct_fast(model, q, v, tau, residual_tol, by_default):
         return _first_plain_call(model, q, v, tau, residual_tol, by_default)
     if by_default and not plain.by_default:
         if plain.by_default is not None:
-            return None  # the model's default is another method
+            return NOT_THE_DEFAULT
         plain = _with_default(model, plain)
-        if not plain.by_default:  # (still unknown: the validated path chooses it)
-            return None
+        if not plain.by_default:  # (known now, or still unknown: the validated path chooses it)
+            return None if plain.by_default is None else NOT_THE_DEFAULT
     out = np.empty(plain.output_size)
     try:
         status = direct_plain(plain.packed, q, v, tau, residual_tol, out)
@@ -160,6 +161,12 @@ def _run_plain(model, plain, q, v, tau, residual_tol):
         status = _PLAIN(plain.packed, q, v, tau, residual_tol, out)
     return (out, plain) if status == 0 else None
 
+
+#: :func:`direct_fast`'s answer, asked for the default method, when the model's default is
+#: the other compiled method (constraint embedding, :func:`soadyn.closed.default_method`):
+#: the caller goes to that method's plain call without looking the default up again. False,
+#: as None is: the caller tells a result from both by one truth test
+NOT_THE_DEFAULT = False
 
 #: what the plain call of a model version needs on one thread, in one look-up: the
 #: thread's one array of the model's and the constraints' tables and a workspace
@@ -190,7 +197,7 @@ def _first_plain_call(model, q, v, tau, residual_tol, by_default):
     if by_default and not plain.by_default:
         plain = _with_default(model, plain)
         if not plain.by_default:
-            return None
+            return None if plain.by_default is None else NOT_THE_DEFAULT
     return _run_plain(model, plain, q, v, tau, residual_tol)
 
 

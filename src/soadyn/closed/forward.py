@@ -39,7 +39,7 @@ from ..dynamics.crba import mass_matrix
 from ..dynamics.rnea import rnea
 from .constraint_set import constraint_set
 from .cut_joint import CUT_JOINT_METHODS, RowSpace, constraint_forces, stabilized_bias
-from .direct import direct_fast, direct_outputs, direct_solve, direct_tables, output_state
+from .direct import NOT_THE_DEFAULT, direct_fast, direct_outputs, direct_solve, direct_tables, output_state
 from .embedding.algorithms import embedding_accelerations, embedding_fast, embedding_solve, input_copies
 from .embedding.clusters import cluster_tree
 from .embedding.compiled import packed_clusters
@@ -580,10 +580,11 @@ def constrained_forward_dynamics(model, q, v, tau=None, method=None, *, tau_ind=
             and 0.0 < residual_tol < _INF:
         if method is None or method == "direct":
             fast = direct_fast(model, q, v, tau, residual_tol if check else _INF, method is None)
-            if fast is not None:
+            if fast:  # (out, plain); None and NOT_THE_DEFAULT are false
                 return CompiledDirectResult(model, fast[0], fast[1].tables, t, rank_tol)
-            # (direct_fast declines at once where the default is known not to be direct)
-            if method is None and check and _known_default_method(model) == "embedding":
+            # the default known to be the embedding method: direct_fast says so at once on a
+            # model with compiled constraint rows, a look-up says it on the others (Tello's)
+            if method is None and check and (fast is NOT_THE_DEFAULT or _known_default_method(model) == "embedding"):
                 result = _embedding_fast(model, q, v, tau, t, rank_tol, residual_tol)
                 if result is not None:
                     return result

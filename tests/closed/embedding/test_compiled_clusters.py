@@ -428,3 +428,30 @@ def test_default_method_follows_the_measured_crossover():
     assert res.method == "embedding" and np.allclose(res.qdd, direct.qdd, rtol=1e-8, atol=1e-8)
     stabilized = sd.constrained_forward_dynamics(m, q, v, tau, baumgarte=(1.0, 1.0))  # not for embedding
     assert stabilized.method == "direct"
+
+
+def test_default_call_of_a_model_defaulting_to_embedding_takes_its_plain_call(monkeypatch):
+    """On a model whose default is the embedding method and whose constraint rows the
+    direct method also compiles (rotor couplings), the common call without ``method=``
+    goes, from the second call on, to the embedding method's plain call: the direct
+    method's plain call answers that it is not the default, and the default is not looked
+    up again. The result is the embedding method's (bit for bit that of the validated
+    call)."""
+    from soadyn.closed import forward
+    m = sd.models.mini_cheetah()
+    assert sd.closed.default_method(m) == "embedding"
+    rng = np.random.default_rng(5)
+    y, yd = random_independent_state(m, rng)
+    q, v = sd.spanning_state(m, y, yd)
+    tau = rng.normal(size=m.nv)
+    first = sd.constrained_forward_dynamics(m, q, v, tau)
+    sd.constrained_forward_dynamics(m, q, v, tau)
+
+    def no_second_look_up(model):
+        raise AssertionError("the default method looked up again")
+
+    monkeypatch.setattr(forward, "_known_default_method", no_second_look_up)
+    plain = sd.constrained_forward_dynamics(m, q, v, tau)
+    assert type(plain) is forward.PlainEmbeddingResult
+    validated = sd.constrained_forward_dynamics(m, q, v, tau, method="embedding", f_ext=np.zeros((m.nbodies, 6)))
+    assert np.array_equal(plain.qdd, validated.qdd) and np.array_equal(plain.qdd, first.qdd)
