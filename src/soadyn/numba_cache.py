@@ -396,8 +396,12 @@ def remember_call_types():
 # two alternating runs: four-bar ``cluster_aba`` with ``q=`` 3.57 / 3.54 against 3.64 /
 # 3.71 µs, the direct method 2.76 / 2.78 against 2.86 / 2.81, Mini Cheetah C-ABA 4.82 /
 # 4.74 against 4.80 / 4.86, tree rnea 2.07 / 2.05 against 2.10 / 2.12, M⁻¹ 4.82 / 4.84
-# against 4.81 / 4.84). Not taken: the module pipeline at -O2, or without loop and SLP
-# vectorization (no gain beyond the noise in side-by-side first calls).
+# against 4.81 / 4.84; in compiled loops against the code before, the direct method on a
+# four-bar 1.03 against 1.05–1.07 µs, tree kernels within ±3 %, the spread of the old
+# code's own runs). Not taken: the kernels' module pipeline at -O2, without loop
+# vectorization, without loop unrolling, or with SLP vectorization (first calls within
+# the noise; calls the same or slower, without loop vectorization Mini Cheetah C-ABA 5.02
+# against 4.74 µs).
 
 #: LLVM's optimization level of the per-function passes over soadyn's IR (Numba's: 3)
 FUNCTION_PASS_LEVEL = 1
