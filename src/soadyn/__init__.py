@@ -36,6 +36,7 @@ numba_cache.compile_for_plain_types()  # one version of a helper, whatever const
 numba_cache.link_helpers_only()  # machine code for the kernels Python calls, not for each helper under them
 numba_cache.remember_call_types()  # each operation's type resolved once per argument types
 numba_cache.lighter_passes()  # soadyn's IR optimized in full once, inside the kernels that link it
+numba_cache.keep_struct_values()  # the named views returned whole, not rebuilt field by field
 numba_cache.return_views_from_helpers()  # helpers compiled without reference counting may return array views
 
 from . import graph, models  # noqa: E402
