@@ -37,6 +37,8 @@ numba_cache.link_helpers_only()  # machine code for the kernels Python calls, no
 numba_cache.remember_call_types()  # each operation's type resolved once per argument types
 numba_cache.lighter_passes()  # soadyn's IR optimized in full once, inside the kernels that link it
 numba_cache.keep_struct_values()  # the named views returned whole, not rebuilt field by field
+numba_cache.pass_views_whole()  # the named views passed whole to the always-inlined helpers
+numba_cache.internal_helpers()  # a kernel's helpers internal to its module: inlined, trimmed
 numba_cache.return_views_from_helpers()  # helpers compiled without reference counting may return array views
 
 from . import graph, models  # noqa: E402
