@@ -550,11 +550,10 @@ def keep_struct_values():
 # passed to such a helper is now one argument, the struct value itself. Only named tuples,
 # and only for helpers that nothing but compiled code calls (no Python or C entry point,
 # whose wrappers build their own calls) and that LLVM always inlines: passing arrays whole
-# too gave the tree kernels 28 % more machine code (2026-11-29, RNEA), and named views passed
-# whole to the helpers that are not inlined made the Mini Cheetah's C-ABA 4.8 against
-# 4.7 µs and more (an earlier try, all functions: 8.3 µs). The choice is made from the
-# function's own options (the same at its definition and at every call, whether it was
-# compiled in this process or loaded from the cache).
+# too gave the tree RNEA kernel 23 % more machine instructions (2026-11-29), and named views
+# passed whole to every function, inlined or not, made the Mini Cheetah's C-ABA 8.3 against
+# 4.7 µs. The choice is made from the function's own options (the same at its definition
+# and at every call, whether it was compiled in this process or loaded from the cache).
 #
 # The helpers' LLVM copies are also made internal to each kernel's module (they are
 # linked in as ``linkonce_odr``, visible outside it, which no other module needs): LLVM
