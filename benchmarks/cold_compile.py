@@ -47,6 +47,14 @@ CALLS = {
     "cluster_aba (implicit, batch of 2)": ("implicit", "sd.cluster_aba(fb1, np.stack([y1, y1]), np.stack([yd1, yd1]), "
                                                        "np.stack([yd1, yd1]))"),
     "spanning_state": ("implicit", "sd.spanning_state(fb1, y1, yd1)"),
+    "rnea_derivatives": ("tree", "sd.rnea_derivatives(tree, q, v, v)"),
+    "aba_derivatives": ("tree", "sd.aba_derivatives(tree, q, v, v)"),
+    "rollout": ("tree", "sd.rollout(tree, q, v, np.zeros((10, tree.nv)), 1e-3)"),
+    "constrained_forward_dynamics_derivatives": ("closed_state",
+                                                 "sd.constrained_forward_dynamics_derivatives(fb, qc, vc, vc)"),
+    "cluster_aba_derivatives": ("cluster", "sd.cluster_aba_derivatives(robot, y, yd, yd)"),
+    "cluster_rnea_derivatives (implicit)": ("implicit", "sd.cluster_rnea_derivatives(fb1, y1, yd1, yd1)"),
+    "cluster_aba_derivatives (implicit)": ("implicit", "sd.cluster_aba_derivatives(fb1, y1, yd1, yd1)"),
 }
 
 SETUP = {

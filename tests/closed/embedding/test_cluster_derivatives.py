@@ -186,3 +186,22 @@ def test_pure_and_thread_safe():
     for t in threads:
         t.join()
     assert not failures
+
+
+def test_forces_configuration_and_gravity_are_checked():
+    """The derivatives validate f_ext, q and gravity themselves (they run no C-RNEA or
+    C-ABA that would): errors name the argument."""
+    model = mechanism("crank_rocker")
+    y, yd, ydd = _state(model, 11)
+    q = sd.spanning_state(model, y, None)[0]
+    for derivatives in (sd.cluster_rnea_derivatives, sd.cluster_aba_derivatives):
+        with pytest.raises(ValueError, match=r"f_ext: expected shape \(%d, 6\)" % model.nbodies):
+            derivatives(model, y, yd, ydd, np.zeros((model.nbodies, 3)))
+        with pytest.raises(ValueError, match="q: expected finite values"):
+            derivatives(model, y, yd, ydd, q=np.where(np.arange(q.size) == 1, np.nan, q))
+        with pytest.raises(ValueError, match="y, q: y must be the independent coordinates"):
+            derivatives(model, y + 0.1, yd, ydd, q=q)
+        with pytest.raises(ValueError, match="q: expected"):
+            derivatives(model, y, yd, ydd, q=q[:-1])
+        with pytest.raises((TypeError, ValueError), match="gravity"):
+            derivatives(model, y, yd, ydd, gravity="yes")

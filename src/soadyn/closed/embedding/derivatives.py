@@ -15,8 +15,12 @@ K(q) q̈ − k(q, q̇) with q at fixed q̇, q̈, eq. CD-7) is a central differen
 constraint rows along the manifold (error ~1e-10 relative).
 Explicit clusters need none of this: G is constant and g = 0 (eq. CD-9).
 
-Python over the compiled building blocks (C-RNEA / C-ABA, the tree derivatives, the
-constraint rows); single states only.
+Python over the compiled building blocks (the spanning tree's RNEA and its derivatives,
+the constraint rows, the solve of γ(y)); ÿ for the C-ABA derivatives comes from the
+Cholesky factor of H = GᵀMG, which they need anyway, rather than from a C-ABA call, so
+that a first call compiles no cluster kernel beyond the solve (the first
+``cluster_aba_derivatives`` on a four-bar took 23.9 s with the C-ABA call, on the Mini
+Cheetah 23.2 s). Single states only.
 """
 from __future__ import annotations
 
@@ -29,7 +33,7 @@ from ...core.configuration import integrate
 from ...dynamics.derivatives import rnea_derivatives
 from ...dynamics.rnea import rnea
 from ..kinematics import evaluate_constraint_set
-from .algorithms import cluster_aba, cluster_rnea, spanning_state
+from .algorithms import check_spanning_configuration, spanning_state
 from .clusters import cluster_tree
 
 __all__ = ["cluster_rnea_derivatives", "cluster_aba_derivatives"]
@@ -165,40 +169,80 @@ def constraint_rows_rate(cs, q, v, d, step=THIRD_DERIVATIVE_STEP):
     return (plus.G - minus.G) * f, (plus.acceleration_bias - minus.acceleration_bias) * f
 
 
-def _derivatives(model, y, yd, ydd, f_ext, q, gravity):
-    """(∂τ_y/∂y, ∂τ_y/∂ẏ, H = GᵀMG) at a validated single state."""
-    tree = cluster_tree(model)
-    nv, nyv = model.nv, tree.nyv
-    y = np.asarray(y, dtype=float)
-    yd = np.zeros(nyv) if yd is None else np.asarray(yd, dtype=float)
-    ydd = np.zeros(nyv) if ydd is None else np.asarray(ydd, dtype=float)
-    qs = spanning_state(model, y, None)[0] if q is None else np.asarray(q, dtype=float)
-    G = _explicit_part(model, tree).copy()
-    implicit = []
-    for cl in tree.clusters:
-        if not cl.joint.linear:
-            c = _ImplicitCluster(model, cl, qs)
-            G[np.ix_(cl.joint.v_index, np.arange(cl.y_v.start, cl.y_v.stop))] = c.G
-            implicit.append(c)
-    v = G @ yd
-    a = G @ ydd
-    for c in implicit:  # g = [0; K_d⁺ k] with k(q̇) = −ẏᵀSẏ (eq. CD-1, CD-4)
-        ydc = yd[c.cl.y_v]
-        a[c.j.v_index] += c.solve(-np.einsum("k,klm,l->m", ydc, c.S, ydc))
-    spanning = model.spanning_tree()
-    dq, dv, M = rnea_derivatives(spanning, qs, v, a, f_ext, gravity=gravity)
+def _checked_context(model, tree, y, f_ext, q, gravity):
+    """``f_ext`` (nbodies, 6), ``q`` (nq,: finite, y its independent coordinates, on the
+    constraint manifold) and ``gravity`` validated as :func:`~soadyn.cluster_rnea` validates
+    them (errors name the argument)."""
+    f_ext = val.external_forces(f_ext, model.nbodies, None)
+    if q is not None:
+        q = val.vector(q, model.nq, "q", batch_ok=False)
+        if not np.all(np.isfinite(q)):
+            raise ValueError(f"q: expected finite values, got NaN or inf at entries "
+                             f"{np.flatnonzero(~np.isfinite(q)).tolist()}")
+        check_spanning_configuration(model, tree, y, q)
+    if gravity is not True and gravity is not False:
+        gravity = val.GRAVITY(gravity)
+    return f_ext, q, gravity
+
+
+class _SpanningForm:
+    """The spanning configuration at y (the given q, else γ(y)), the explicit map G
+    (nv, nyv) there and the implicit clusters' rows (:class:`_ImplicitCluster`)."""
+
+    def __init__(self, model, tree, y, q):
+        self.model, self.spanning = model, model.spanning_tree()
+        # (the compiled solve, also for explicit clusters: the Python closed form took
+        # ~20 µs of a Mini Cheetah call)
+        self.q = spanning_state(model, y, None)[0] if q is None else np.asarray(q, dtype=float)
+        self.G = _explicit_part(model, tree).copy()
+        self.implicit = []
+        for cl in tree.clusters:
+            if not cl.joint.linear:
+                c = _ImplicitCluster(model, cl, self.q)
+                self.G[np.ix_(cl.joint.v_index, np.arange(cl.y_v.start, cl.y_v.stop))] = c.G
+                self.implicit.append(c)
+
+    def rates(self, yd, ydd):
+        """q̇ = G ẏ and q̈ = G ÿ + g, g = [0; K_d⁺ k] with k(q̇) = −ẏᵀSẏ (eq. CD-1, CD-4)."""
+        v, a = self.G @ yd, self.G @ ydd
+        for c in self.implicit:
+            ydc = yd[c.cl.y_v]
+            a[c.j.v_index] += c.solve(-np.einsum("k,klm,l->m", ydc, c.S, ydc))
+        return v, a
+
+    def accelerations(self, yd, tau_ind, f_ext, gravity):
+        """(ÿ, the Cholesky factor of H = GᵀMG): ÿ solves H ÿ = τ_ind − Gᵀτ(q, Gẏ, g), the
+        forward dynamics C-ABA computes [Chignoli23, eq. 3, 5] (τ is affine in q̈, so
+        τ_y(ÿ) = Gᵀτ(q, Gẏ, g) + H ÿ). Solved here rather than by a C-ABA call: the
+        derivatives need H anyway, and a first call then compiles no C-ABA kernel."""
+        v, a = self.rates(yd, np.zeros(yd.size))
+        # M from the tree derivatives' kernel, which the derivatives run anyway: no other to compile
+        _, _, M = rnea_derivatives(self.spanning, self.q, v, a, f_ext, gravity=gravity)
+        bias = self.G.T @ rnea(self.spanning, self.q, v, a, f_ext, gravity=gravity)
+        factor, info = lapack.dpotrf(self.G.T @ M @ self.G)
+        if info:
+            raise np.linalg.LinAlgError(f"y: the mass matrix of the independent coordinates H = GᵀMG is not "
+                                        f"positive definite at this configuration (LAPACK dpotrf info {info})")
+        return lapack.dpotrs(factor, tau_ind - bias)[0], factor
+
+
+def _derivatives(form, yd, ydd, f_ext, gravity):
+    """(∂τ_y/∂y, ∂τ_y/∂ẏ) at the spanning form of a validated single state."""
+    model, G, qs = form.model, form.G, form.q
+    nv, nyv = model.nv, G.shape[1]
+    v, a = form.rates(yd, ydd)
+    dq, dv, M = rnea_derivatives(form.spanning, qs, v, a, f_ext, gravity=gravity)
     # the chain rule through G (eq. CD-2, CD-9): all there is for explicit clusters
     dtau_dy = G.T @ (dq @ G)
     dtau_dyd = G.T @ (dv @ G)
-    MG = M @ G
-    H = G.T @ MG
-    if implicit:
-        tau = rnea(spanning, qs, v, a, f_ext, gravity=gravity)
+    if form.implicit:
+        MG = M @ G
+        tau = rnea(form.spanning, qs, v, a, f_ext, gravity=gravity)
         Vy = np.zeros((nv, nyv))   # ∂q̇/∂y (eq. CD-6)
         Ay = np.zeros((nv, nyv))   # ∂q̈/∂y (eq. CD-7)
         Ayd = np.zeros((nv, nyv))  # ∂q̈/∂ẏ = ∂g/∂ẏ (eq. CD-8)
         T = np.zeros((nyv, nyv))   # (∂G/∂y)ᵀ τ (eq. CD-2)
-        for c in implicit:
+        for c in form.implicit:
             vi, cols = c.j.v_index, np.arange(c.cl.y_v.start, c.cl.y_v.stop)
             X, ydc, vc, ac = c.G, yd[cols], v[vi], a[vi]
             S, ny = c.S, X.shape[1]
@@ -213,7 +257,7 @@ def _derivatives(model, y, yd, ydd, f_ext, q, gravity):
                 Ayd[vi, cols[k]] = c.solve(dk_dv[k])
         dtau_dy += G.T @ (dv @ Vy + M @ Ay) + T
         dtau_dyd += MG.T @ Ayd
-    return dtau_dy, dtau_dyd, H
+    return dtau_dy, dtau_dyd
 
 
 _STATE_DOC = """
@@ -253,10 +297,12 @@ def cluster_rnea_derivatives(model, y, yd, ydd, f_ext=None, *, q=None, gravity=T
 
     Returns ``(dtau_dy, dtau_dyd)``, each (nyv, nyv) [N m/rad, ...; N m s/rad, ...].
     """
+    tree = cluster_tree(model)
     y, yd, ydd = _checked(model, y, (("yd", yd), ("ydd", ydd)))
-    cluster_rnea(model, y, yd, ydd, f_ext, q=q, gravity=gravity)  # validates the arguments (errors name them)
-    dtau_dy, dtau_dyd, _ = _derivatives(model, y, yd, ydd, f_ext, q, gravity)
-    return dtau_dy, dtau_dyd
+    f_ext, q, gravity = _checked_context(model, tree, y, f_ext, q, gravity)
+    yd = np.zeros(tree.nyv) if yd is None else yd
+    ydd = np.zeros(tree.nyv) if ydd is None else ydd
+    return _derivatives(_SpanningForm(model, tree, y, q), yd, ydd, f_ext, gravity)
 
 
 def cluster_aba_derivatives(model, y, yd, tau_ind, f_ext=None, *, q=None, gravity=True):
@@ -276,15 +322,17 @@ def cluster_aba_derivatives(model, y, yd, tau_ind, f_ext=None, *, q=None, gravit
     Returns ``(dydd_dy, dydd_dyd, dydd_dtau)``, each (nyv, nyv); ``dydd_dtau`` = H⁻¹,
     symmetric. Raises ``numpy.linalg.LinAlgError`` when H is not positive definite.
     """
+    tree = cluster_tree(model)
     y, yd, tau_ind = _checked(model, y, (("yd", yd), ("tau_ind", tau_ind)))
-    ydd = cluster_aba(model, y, yd, tau_ind, f_ext, q=q, gravity=gravity)  # validates the arguments
-    dtau_dy, dtau_dyd, H = _derivatives(model, y, yd, ydd, f_ext, q, gravity)
-    n = H.shape[0]
-    # one Cholesky factorization, three right sides (LAPACK directly: small matrices)
-    _, X, info = lapack.dposv(H, np.hstack([np.eye(n), dtau_dy, dtau_dyd]))
-    if info:
-        raise np.linalg.LinAlgError(f"y: the mass matrix of the independent coordinates H = GᵀMG is not positive "
-                                    f"definite at this configuration (LAPACK dposv info {info})")
+    f_ext, q, gravity = _checked_context(model, tree, y, f_ext, q, gravity)
+    yd = np.zeros(tree.nyv) if yd is None else yd
+    tau_ind = np.zeros(tree.nyv) if tau_ind is None else tau_ind
+    form = _SpanningForm(model, tree, y, q)
+    ydd, factor = form.accelerations(yd, tau_ind, f_ext, gravity)
+    dtau_dy, dtau_dyd = _derivatives(form, yd, ydd, f_ext, gravity)
+    n = ydd.size
+    # one Cholesky factorization of H, three right sides (LAPACK directly: small matrices)
+    X = lapack.dpotrs(factor, np.hstack([np.eye(n), dtau_dy, dtau_dyd]))[0]
     Hinv = X[:, :n]
     return -X[:, n:2 * n], -X[:, 2 * n:], 0.5 * (Hinv + Hinv.T)
 
