@@ -560,12 +560,14 @@ def keep_struct_values():
 # may then inline a helper called once wherever it is called, drop the arguments a helper
 # does not read and call it with a faster convention. Measured on 2026-11-29 (2 cores,
 # medians of nine, three alternating rounds against the code before): four-bar
-# ``cluster_aba`` with ``q=`` 3.19-3.22 against 3.53-3.59 µs, the embedding method on the
-# four-bar 2.97-3.06 against 3.17-3.18, the direct method 2.66-2.68 against 2.81-2.86,
-# tree ``rnea`` 1.96-2.00 against 2.04, ``aba`` 2.89-2.95 against 2.99-3.01; the Mini
-# Cheetah's C-ABA, C-RNEA and embedding method, ``mass_matrix`` and ``mass_matrix_inverse``
-# the same within the noise. The first ``cluster_aba`` with ``q=`` compiled in 18.4 s
-# against 20.4 s (fresh caches, CPU time).
+# ``cluster_aba`` with ``q=`` 3.19-3.26 against 3.49-3.54 µs, the embedding method on the
+# four-bar 2.92-2.99 against 3.13-3.23, the direct method 2.61-2.71 against 2.78-2.85,
+# Mini Cheetah C-ABA 4.61-4.63 against 4.71-4.75, tree ``rnea`` 1.95-1.97 against
+# 2.02-2.04, ``aba`` 2.88-2.90 against 3.00-3.02; ``mass_matrix`` and
+# ``mass_matrix_inverse`` the same within the noise. The first ``cluster_aba`` with ``q=``
+# compiled in 18.1 s against 20.3-22.7 s (fresh caches, CPU time; 17.4 s in the
+# cold-compile benchmark against 21.9 s before); the cut-joint default call 10.2 s
+# against 8.9 s (module passes over the inlined helpers).
 
 
 class WholeView(types.Type):
