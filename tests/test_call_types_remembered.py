@@ -1,14 +1,14 @@
 """While Numba types soadyn's functions, the type of an operation on given argument types
-is resolved once and remembered (soadyn.numba_cache.remember_call_types). The remembered
+is resolved once and remembered (soadyn.numba_patches.remember_call_types). The remembered
 answers must be Numba's own, the functions compiled with them must compute the right
 values, and a user's functions must be typed as Numba types them."""
 import numpy as np
 from numba import njit
 
-from soadyn import numba_cache
+from soadyn import numba_patches
 
 #: Numba's own resolution (the unpatched method)
-NUMBA_GET_CALL_TYPE = numba_cache._numba_get_call_type
+NUMBA_GET_CALL_TYPE = numba_patches._numba_get_call_type
 
 SOURCE = """
 def rotate_all(R, x, out):
@@ -44,20 +44,20 @@ def _counting(monkeypatch):
         calls.append((self, args))
         return NUMBA_GET_CALL_TYPE(self, context, args, kws)
 
-    monkeypatch.setattr(numba_cache, "_numba_get_call_type", counted)
+    monkeypatch.setattr(numba_patches, "_numba_get_call_type", counted)
     return calls
 
 
 def test_soadyn_functions_resolve_each_operation_once_with_numbas_answer(monkeypatch):
     calls = _counting(monkeypatch)
     # an empty memory (earlier compilations in this process may have remembered all of these)
-    monkeypatch.setattr(numba_cache, "_call_types", {})
+    monkeypatch.setattr(numba_patches, "_call_types", {})
     before = set()
     f = _compiled("soadyn._remembered_types_check")
     R, x, out = _inputs()
     result = f(R, x, out)
     assert np.allclose(result, np.einsum("bij,bj->bi", R, x), rtol=0, atol=1e-14)
-    added = set(numba_cache._call_types) - before
+    added = set(numba_patches._call_types) - before
     # every distinct (operation, argument types) was resolved by Numba once at most: the
     # function holds 36 reads R[i, j, k], 18 reads x[i, j], 9 writes, 27 products, 18 sums
     distinct = {(fn, tuple(args)) for fn, args in calls}
@@ -66,7 +66,7 @@ def test_soadyn_functions_resolve_each_operation_once_with_numbas_answer(monkeyp
     # the remembered answer is the one Numba's own resolution gives
     for key in added:
         fnty, context, target, args, kws = key
-        signature, impl_key = numba_cache._call_types[key]
+        signature, impl_key = numba_patches._call_types[key]
         fresh = NUMBA_GET_CALL_TYPE(fnty, context, args, dict(kws))
         assert fresh == signature
         assert fnty.get_impl_key(fresh) == impl_key
@@ -74,10 +74,10 @@ def test_soadyn_functions_resolve_each_operation_once_with_numbas_answer(monkeyp
 
 def test_user_functions_are_typed_as_numba_types_them(monkeypatch):
     calls = _counting(monkeypatch)
-    before = set(numba_cache._call_types)
+    before = set(numba_patches._call_types)
     f = _compiled("a_users_module")
     R, x, out = _inputs()
     assert np.allclose(f(R, x, out), np.einsum("bij,bj->bi", R, x), rtol=0, atol=1e-14)
     # Numba resolved every operation itself, as often as it asked, and nothing was remembered
     assert len(calls) > len({(fn, tuple(args)) for fn, args in calls})
-    assert set(numba_cache._call_types) == before
+    assert set(numba_patches._call_types) == before

@@ -1,4 +1,4 @@
-"""soadyn's functions are optimized with lighter LLVM pipelines (soadyn.numba_cache.
+"""soadyn's functions are optimized with lighter LLVM pipelines (soadyn.numba_patches.
 lighter_passes): per-function passes at FUNCTION_PASS_LEVEL, and a module without
 reference counts through the full module pipeline alone. A user's functions, and a
 module that counts references, keep Numba's pipelines; what the lighter pipelines
@@ -7,7 +7,7 @@ import numpy as np
 from numba import njit
 from numba.core import codegen
 
-from soadyn import numba_cache
+from soadyn import numba_patches
 from soadyn.core.jit import njit as soadyn_njit
 
 SOURCE = """
@@ -81,9 +81,9 @@ def test_soadyn_functions_take_the_lighter_pipelines(monkeypatch):
     assert np.array_equal(out, 2.0 * x + 1.0)
     made = seen[_library(scaled)]
     functions = [level for kind, level in made if kind == "function"]
-    assert functions and set(functions) == {numba_cache.FUNCTION_PASS_LEVEL}
+    assert functions and set(functions) == {numba_patches.FUNCTION_PASS_LEVEL}
     assert [cost for kind, cost in made if kind == "module"] == [None]  # the full pipeline alone
-    assert not numba_cache.counts_references(_library(scaled)._final_module)
+    assert not numba_patches.counts_references(_library(scaled)._final_module)
 
 
 def test_a_users_functions_take_numbas_pipelines(monkeypatch):
@@ -100,9 +100,9 @@ def test_a_soadyn_module_that_counts_references_keeps_numbas_module_pipelines(mo
     seen = _pipelines(monkeypatch)
     _, fresh = _functions("soadyn._lighter_passes_check", soadyn_njit)
     assert np.array_equal(fresh(4), [0.0, 2.0, 4.0, 6.0])
-    assert numba_cache.counts_references(_library(fresh)._final_module)
+    assert numba_patches.counts_references(_library(fresh)._final_module)
     made = seen[_library(fresh)]
-    assert {level for kind, level in made if kind == "function"} == {numba_cache.FUNCTION_PASS_LEVEL}
+    assert {level for kind, level in made if kind == "function"} == {numba_patches.FUNCTION_PASS_LEVEL}
     assert [cost for kind, cost in made if kind == "module"] == ["cheap", None]  # for the pruning of its counts
 
 

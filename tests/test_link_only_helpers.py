@@ -1,5 +1,5 @@
 """soadyn's helpers (no Python or C entry point) are compiled for linking into their
-callers only (soadyn.numba_cache.link_helpers_only): no machine code of their own, a cache
+callers only (soadyn.numba_patches.link_helpers_only): no machine code of their own, a cache
 entry of bitcode. The kernels that link them in must compute the same dynamics, in the
 process that compiled them and in later processes that load the helpers from the cache
 and compile new kernels over them."""

@@ -1,5 +1,5 @@
 """While Numba compiles soadyn's functions, struct values whose data form is their value
-form pass through Numba's conversions whole (soadyn.numba_cache.keep_struct_values): a
+form pass through Numba's conversions whole (soadyn.numba_patches.keep_struct_values): a
 named tuple of arrays returned by a helper comes back without being taken apart and
 rebuilt. Values whose forms differ (a boolean member: a byte in data form) keep Numba's
 conversion; what is compiled must compute the right values, and a user's functions are
@@ -11,7 +11,7 @@ from numba import njit, typeof
 from numba.core import types
 from numba.core.registry import cpu_target
 
-from soadyn import numba_cache
+from soadyn import numba_patches
 from soadyn.core.jit import njit as soadyn_njit
 
 Views = namedtuple("Views", ["n", "a", "b"])
@@ -46,11 +46,11 @@ def _model(value):
 
 def test_which_values_have_one_form():
     x = np.arange(3.0)
-    assert numba_cache.same_form(_model(x))  # an array: pointers and integers
-    assert numba_cache.same_form(_model(Views(3, x, x)))
-    assert numba_cache.same_form(cpu_target.target_context.data_model_manager[types.UniTuple(types.intp, 2)])
-    assert not numba_cache.same_form(_model(Flagged(True, x)))  # a boolean is a byte in data form
-    assert not numba_cache.same_form(_model(True))
+    assert numba_patches.same_form(_model(x))  # an array: pointers and integers
+    assert numba_patches.same_form(_model(Views(3, x, x)))
+    assert numba_patches.same_form(cpu_target.target_context.data_model_manager[types.UniTuple(types.intp, 2)])
+    assert not numba_patches.same_form(_model(Flagged(True, x)))  # a boolean is a byte in data form
+    assert not numba_patches.same_form(_model(True))
 
 
 def _conversions(monkeypatch):
@@ -59,10 +59,10 @@ def _conversions(monkeypatch):
     soadyn's)."""
     seen = []
     for name in ("as_return", "from_return"):
-        def spy(self, builder, value, numba_method=numba_cache._numba_struct[name]):
+        def spy(self, builder, value, numba_method=numba_patches._numba_struct[name]):
             seen.append(self)
             return numba_method(self, builder, value)
-        monkeypatch.setitem(numba_cache._numba_struct, name, spy)
+        monkeypatch.setitem(numba_patches._numba_struct, name, spy)
     return seen
 
 

@@ -1,8 +1,8 @@
 """soadyn's always-inlined helpers (``forceinline``, no Python or C entry point) take the
 named views as one LLVM argument each, the struct value, instead of one argument per
-member (soadyn.numba_cache.pass_views_whole); every other function keeps Numba's
+member (soadyn.numba_patches.pass_views_whole); every other function keeps Numba's
 convention. The helpers linked into a soadyn kernel's module are internal to it
-(soadyn.numba_cache.internal_helpers). What is compiled must compute the right values."""
+(soadyn.numba_patches.internal_helpers). What is compiled must compute the right values."""
 import re
 import sys
 import types as pytypes
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from numba import njit
 
-from soadyn import numba_cache
+from soadyn import numba_patches
 from soadyn.core.jit import njit as soadyn_njit
 
 Views = namedtuple("Views", ["n", "a", "b"])
@@ -94,11 +94,11 @@ def test_the_choice_is_the_functions_own():
             self.modname, self.qualname = function.py_func.__module__, function.py_func.__qualname__
             self.mangled_name, self.inline = f"probe {self.qualname} {inline}", inline
 
-    assert numba_cache.takes_views_whole(Descriptor(layout.motion_subspace, True))
-    assert numba_cache.takes_views_whole(Descriptor(rnea.force_step, True))
-    assert not numba_cache.takes_views_whole(Descriptor(rnea.rnea_passes, False))  # not inlined
-    assert not numba_cache.takes_views_whole(Descriptor(rnea.rnea_kernel, False))  # Python calls it
-    assert not numba_cache.takes_views_whole(Descriptor(layout.cluster_tables, True))  # has a Python entry
+    assert numba_patches.takes_views_whole(Descriptor(layout.motion_subspace, True))
+    assert numba_patches.takes_views_whole(Descriptor(rnea.force_step, True))
+    assert not numba_patches.takes_views_whole(Descriptor(rnea.rnea_passes, False))  # not inlined
+    assert not numba_patches.takes_views_whole(Descriptor(rnea.rnea_kernel, False))  # Python calls it
+    assert not numba_patches.takes_views_whole(Descriptor(layout.cluster_tables, True))  # has a Python entry
 
 
 def test_linked_helpers_become_internal_and_entry_points_stay():
@@ -107,8 +107,8 @@ def test_linked_helpers_become_internal_and_entry_points_stay():
         define i64 @kernel(i64 %x) { %y = call i64 @helper(i64 %x) ret i64 %y }
         declare i64 @elsewhere(i64)
     """)
-    numba_cache._internalize_helpers(module)
+    numba_patches._internalize_helpers(module)
     assert module.get_function("helper").linkage == llvm.Linkage.internal
     assert module.get_function("kernel").linkage == llvm.Linkage.external
     assert module.get_function("elsewhere").linkage == llvm.Linkage.external
-    assert numba_cache._helpers_internal  # switched on by soadyn's import
+    assert numba_patches._helpers_internal  # switched on by soadyn's import

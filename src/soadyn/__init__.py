@@ -28,18 +28,18 @@ constraint descriptions, the compiled form and its cache, the call path) < ``ker
 (Numba) < ``dynamics`` (tree functions) < ``closed`` (closed chains) < ``spec`` (the
 dense operators) < ``simulate``, ``io``, ``models``, ``cli``.
 """
-from . import numba_cache
+from . import numba_cache, numba_patches
 
 numba_cache.configure()  # before any kernel is defined: see soadyn/numba_cache.py
 numba_cache.announce_compilations()  # one line on stderr when a kernel compiles (a cache miss)
-numba_cache.compile_for_plain_types()  # one version of a helper, whatever constants it is called with
-numba_cache.link_helpers_only()  # machine code for the kernels Python calls, not for each helper under them
-numba_cache.remember_call_types()  # each operation's type resolved once per argument types
-numba_cache.lighter_passes()  # soadyn's IR optimized in full once, inside the kernels that link it
-numba_cache.keep_struct_values()  # the named views returned whole, not rebuilt field by field
-numba_cache.pass_views_whole()  # the named views passed whole to the always-inlined helpers
-numba_cache.internal_helpers()  # a kernel's helpers internal to its module: inlined, trimmed
-numba_cache.return_views_from_helpers()  # helpers compiled without reference counting may return array views
+numba_patches.compile_for_plain_types()  # one version of a helper, whatever constants it is called with
+numba_patches.link_helpers_only()  # machine code for the kernels Python calls, not for each helper under them
+numba_patches.remember_call_types()  # each operation's type resolved once per argument types
+numba_patches.lighter_passes()  # soadyn's IR optimized in full once, inside the kernels that link it
+numba_patches.keep_struct_values()  # the named views returned whole, not rebuilt field by field
+numba_patches.pass_views_whole()  # the named views passed whole to the always-inlined helpers
+numba_patches.internal_helpers()  # a kernel's helpers internal to its module: inlined, trimmed
+numba_patches.return_views_from_helpers()  # helpers compiled without reference counting may return array views
 
 from . import graph, models  # noqa: E402
 from .graph import mass_matrix_sparsity  # noqa: E402

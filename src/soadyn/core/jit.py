@@ -38,7 +38,7 @@ builder that Python calls, whose views Python boxes); beside the others it is sa
 because every array it hands on is a borrowed view or its own allocation, and no
 function returns an array it was given (``tests/core/test_jit.py`` lists them). Numba
 refuses a function without reference counting that returns an array view; soadyn's
-helpers without a Python entry point may (:func:`soadyn.numba_cache.return_views_from_helpers`).
+helpers without a Python entry point may (:func:`soadyn.numba_patches.return_views_from_helpers`).
 """
 from __future__ import annotations
 

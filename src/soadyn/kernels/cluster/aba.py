@@ -328,7 +328,7 @@ def cluster_aba_kernel(mi, mf, ws, y, yd, tau, fext, ci, cf, cws, gravity, ydd):
 
 # the algorithm without a Python entry, for the kernels that run it: an entry called from
 # compiled code is optimized and turned into machine code on its own as well (its whole
-# closure), a helper is linked into its callers only (soadyn.numba_cache.link_helpers_only):
+# closure), a helper is linked into its callers only (soadyn.numba_patches.link_helpers_only):
 # the first cluster_aba call took 15.5 against 17.0-17.3 s, with q= on an implicit loop
 # 23.8 against 25.2 s (2026-11-28, side by side; per call unchanged)
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)

@@ -33,7 +33,7 @@ def cluster_efpa_kernel(mi, mf, ws, y, fbody, fR, fp, Z, ci, cf, cws, Omega):
 
 # the algorithm without a Python entry, for the kernels that run it: an entry called from
 # compiled code is optimized and turned into machine code on its own as well (its whole
-# closure), a helper is linked into its callers only (soadyn.numba_cache.link_helpers_only;
+# closure), a helper is linked into its callers only (soadyn.numba_patches.link_helpers_only;
 # measured on C-ABA, :func:`~.aba.cluster_aba_linked`)
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def cluster_efpa_linked(mi, mf, ws, y, fbody, fR, fp, Z, ci, cf, cws, Omega):

@@ -1,0 +1,610 @@
+"""How soadyn changes Numba's compilation of its own functions: patches installed when
+soadyn is imported (``soadyn/__init__.py``), before any kernel is compiled or loaded. Each
+one applies to soadyn's functions only (a user's functions compile as Numba compiles
+them), keeps the results of the code the same, and says in its comment what it measured.
+
+:func:`compile_for_plain_types` stops Numba from compiling a helper again for each
+constant argument it receives; :func:`link_helpers_only` stops it from optimizing and
+emitting machine code for helpers that only compiled code calls;
+:func:`remember_call_types` stops it from resolving the type of the same operation on
+the same argument types again and again while typing soadyn's functions;
+:func:`lighter_passes` runs lighter LLVM pipelines over soadyn's code where the kernels
+optimize it again anyway; :func:`keep_struct_values` stops it from taking apart and
+rebuilding struct values whose two forms are one; :func:`pass_views_whole` passes the
+named views to the always-inlined helpers as one argument each, and
+:func:`internal_helpers` makes the helpers linked into a kernel internal to its module;
+:func:`return_views_from_helpers` lets helpers compiled without reference counting return
+array views.
+
+What these patches write into Numba's cache is named by :data:`CACHE_FORMAT`, part of the
+cache's tag (:mod:`soadyn.numba_cache`): bump it when a patch changes the code made.
+"""
+from __future__ import annotations
+
+import copy
+import sys
+import threading
+
+import llvmlite.binding as llvm
+from numba import _dynfunc
+from numba.core import codegen, compiler, config, cpu, event, typed_passes, types
+from numba.core.base import BaseContext
+from numba.core.callconv import BaseCallConv, CPUCallConv
+from numba.core.datamodel import models as datamodel
+from numba.core.registry import CPUDispatcher
+from numba.core.target_extension import get_local_target
+from numba.core.types.functions import BaseFunction
+
+#: the form of the cache entries these patches write and the LLVM pipelines that
+#: made them (part of the cache's tag: a checkout whose Numba patches differ never reads
+#: entries it cannot load, nor machine code its own pipelines would not have made)
+CACHE_FORMAT = (b"helpers linked only: 1; lighter passes: 1; struct values kept whole: 1; views passed whole: 1; "
+                b"helpers internal: 1")
+
+
+def _plain_types(args, kws):
+    return tuple(types.unliteral(a) for a in args), {k: types.unliteral(t) for k, t in kws.items()}
+
+
+_numba_call_template = CPUDispatcher.get_call_template
+
+
+def _call_template(self, args, kws):
+    """:meth:`CPUDispatcher.get_call_template`, with soadyn's functions called from
+    compiled code compiled for the plain types of their arguments (see
+    :func:`compile_for_plain_types`)."""
+    if self.py_func.__module__.startswith("soadyn."):
+        args, kws = _plain_types(args, kws)
+    return _numba_call_template(self, args, kws)
+
+
+def compile_for_plain_types():
+    """Numba compiles a separate version of a function for every constant argument it is
+    called with from compiled code: ``f(x, True)`` and ``f(x, False)``, or ``g(a, 0)`` and
+    ``g(a, i)``, are two compilations each (the constant's type is a literal type). No soadyn
+    kernel or helper needs a literal argument, and these versions were 43 extra
+    compilations in ``soadyn precompile``. With this, a call from compiled code to a soadyn
+    function is compiled for the plain types (bool, int64) of its arguments. Calls to
+    Numba's and numpy's functions are unchanged."""
+    CPUDispatcher.get_call_template = _call_template
+
+
+# --- helpers compiled for linking only -------------------------------------------------
+#
+# Numba finalizes the code library of every function it compiles: it links in the
+# libraries of the functions it calls, optimizes the linked module (LLVM's module passes)
+# and emits machine code for all of it. A caller then links the callee's optimized module
+# into its own and does both again. soadyn's helpers (compiled with ``no_cpython_wrapper``
+# and ``no_cfunc_wrapper``) are never run on their own, only inside the kernels that call
+# them, so with a few layers of helpers under a kernel the same code was optimized and
+# turned into machine code once per layer. A helper's library now stops after lowering and
+# the per-function passes: it is linked into its callers as it is, and only the kernel
+# that Python calls optimizes and emits the whole. Its cache entry holds that IR (bitcode)
+# and no machine code. A kernel's module passes run over the same linked code as before,
+# its helpers' part having had the per-function passes only (call times unchanged within
+# the noise; skipping those too made the kernels' passes slower: 45 s against 36 s for
+# the first cluster_aba with q=). Measured on
+# 2026-11-28 (2 cores, fresh caches, alternating with the code before): `soadyn precompile
+# -j 2` 83.9-85.9 s against 95.2-95.6 s; first calls, CPU time, two pairs each: cluster_aba
+# with q= on a four-bar 40.0 / 35.5 s against 58.1 / 52.8 s, rnea 7.4 / 6.3 s against
+# 8.0 / 7.6 s (README, Speed).
+
+
+def _is_link_only(library, fndesc):
+    """A soadyn function compiled without a Python or a C entry point: nothing runs it
+    except compiled code that links it in."""
+    if not fndesc.modname.startswith("soadyn."):
+        return False
+    for name in (fndesc.llvm_cpython_wrapper_name, fndesc.llvm_cfunc_wrapper_name):
+        try:
+            if not library._final_module.get_function(name).is_declaration:
+                return False
+        except NameError:  # not in the module: not made
+            pass
+    return True
+
+
+_numba_get_executable = cpu.CPUContext.get_executable
+
+
+def _get_executable(self, library, fndesc, env):
+    """:meth:`CPUContext.get_executable` without finalizing a link-only library: its
+    "executable" has no entry point (address 0), as Numba gives any function compiled
+    without a Python wrapper (calling it from Python is an error either way)."""
+    link_only = getattr(library, "_soadyn_link_only", None)
+    if link_only is None:
+        link_only = not library._finalized and _is_link_only(library, fndesc)
+        library._soadyn_link_only = link_only
+    if not link_only:
+        return _numba_get_executable(self, library, fndesc, env)
+    return _dynfunc.make_function(fndesc.lookup_module(), fndesc.qualname.split(".")[-1],
+                                  f"linked-only helper {fndesc.qualname!r}", 0, env, (library,))
+
+
+_numba_finalize = codegen.CPUCodeLibrary.finalize
+
+
+def _finalize(self):
+    """:meth:`CPUCodeLibrary.finalize` of a link-only library: link the libraries it
+    calls and stop (no module passes, no machine code)."""
+    if not getattr(self, "_soadyn_link_only", False):
+        return _numba_finalize(self)
+    codegen.require_global_compiler_lock()
+    self._raise_if_finalized()
+    for library in dict.fromkeys(self._linking_libraries):
+        self._reload_init.update(library._reload_init)
+        self._final_module.link_in(library._get_module_for_linking(), preserve=True)
+    self._final_module.verify()
+    self._finalized = True
+
+
+_numba_serialize = codegen.CPUCodeLibrary.serialize_using_object_code
+_numba_unserialize = codegen.CPUCodeLibrary._unserialize.__func__
+_LINK_ONLY = "soadyn-link-only"  # the kind of a link-only library's cache entry
+
+
+def _serialize(self):
+    """A link-only library's cache entry: its module for linking, as bitcode."""
+    if not getattr(self, "_soadyn_link_only", False):
+        return _numba_serialize(self)
+    return (self.name, _LINK_ONLY, self._get_module_for_linking().as_bitcode())
+
+
+def _unserialize(cls, codegen_, state):
+    name, kind, data = state
+    if kind != _LINK_ONLY:
+        return _numba_unserialize(cls, codegen_, state)
+    self = codegen_.create_library(name)
+    self._soadyn_link_only = True
+    self._shared_module = llvm.parse_bitcode(data)
+    self._finalized = True
+    return self
+
+
+_numba_referenced_environments = compiler.CompileResult._find_referenced_environments
+
+
+def _referenced_environments(self):
+    """The environments a cache entry sets when it is loaded: none for a link-only
+    library (no module of its own in the execution engine; the kernels that link it in
+    set the ones their machine code holds)."""
+    if getattr(self.library, "_soadyn_link_only", False):
+        return []
+    return _numba_referenced_environments(self)
+
+
+def link_helpers_only():
+    """Compile soadyn's helpers (functions without a Python or C entry point) for linking
+    into their callers only: no module optimization and no machine code of their own
+    (see the comment above). Call before any kernel is compiled or loaded."""
+    cpu.CPUContext.get_executable = _get_executable
+    codegen.CPUCodeLibrary.finalize = _finalize
+    codegen.CPUCodeLibrary.serialize_using_object_code = _serialize
+    codegen.CPUCodeLibrary._unserialize = classmethod(_unserialize)
+    compiler.CompileResult._find_referenced_environments = _referenced_environments
+
+
+# --- call types remembered --------------------------------------------------------------
+#
+# Typing ``x[i, 0] * y`` asks each of the templates registered for ``getitem`` and ``mul``
+# (a dozen, most of them overloads for other types, each hashing the compile flags) whether
+# it accepts the argument types; the kernels hold tens of thousands of such operations on
+# a few distinct type combinations (8 245 resolutions, 280 distinct, in the first
+# ``cluster_aba`` call), and Numba resolves each anew, in typing and again in lowering.
+# Measured on 2026-11-28 (2 cores, fresh caches, the two side by side): first ``rnea``
+# 5.6-5.9 s against 6.6-6.7 s (three pairs), first ``cluster_aba`` 23.2 and 26.1 s against
+# 25.7 and 28.5 s (two pairs against the code before; four more with the memory switched
+# on and off in one checkout: 23.7-26.0 s against 25.5-27.5 s, one pair level at 26.0 / 26.2).
+
+
+class _SoadynTyping(event.Listener):
+    """Whether the function being compiled in this thread is one of soadyn's: a stack
+    of the dispatchers being compiled (a caller types its callees inside its own compile
+    event), kept per thread."""
+
+    def __init__(self):
+        self.local = threading.local()
+
+    def on_start(self, ev):
+        module = getattr(getattr(ev.data["dispatcher"], "py_func", None), "__module__", None)
+        stack = self.local.__dict__.setdefault("stack", [])
+        stack.append(isinstance(module, str) and module.startswith("soadyn."))
+
+    def on_end(self, ev):
+        self.local.stack.pop()
+
+    def active(self):
+        stack = getattr(self.local, "stack", None)
+        return bool(stack) and stack[-1]
+
+
+_soadyn_typing = None
+
+
+def _soadyn_compiling():
+    """The per-thread record of whether the function Numba is compiling is soadyn's
+    (one listener for every patch that asks)."""
+    global _soadyn_typing
+    if _soadyn_typing is None:
+        _soadyn_typing = _SoadynTyping()
+        event.register("numba:compile", _soadyn_typing)
+    return _soadyn_typing
+
+
+_numba_get_call_type = BaseFunction.get_call_type
+#: (function type, typing context, target, argument types, keyword types) → (signature,
+#: implementation key) of the resolutions that succeeded
+_call_types = {}
+
+
+def _get_call_type(self, context, args, kws):
+    """:meth:`BaseFunction.get_call_type`, remembered while typing soadyn's functions."""
+    if not _soadyn_compiling().active():
+        return _numba_get_call_type(self, context, args, kws)
+    key = (self, context, get_local_target(context), tuple(args), tuple(sorted(kws.items())) if kws else ())
+    known = _call_types.get(key)
+    if known is not None:
+        signature, impl_key = known
+        self._impl_keys[signature.args] = impl_key  # what a resolution records for lowering
+        return signature
+    signature = _numba_get_call_type(self, context, args, kws)
+    if signature is not None:
+        _call_types[key] = (signature, self._impl_keys[signature.args])
+    return signature
+
+
+def remember_call_types():
+    """While Numba types one of soadyn's functions, resolve the type of an operation
+    (``getitem``, ``mul``, ``math.sqrt``, ...) on given argument types once and remember
+    the result (see the comment above). The answer is the one Numba gives: the key holds
+    the function type (a new overload registered for the operation makes a new function
+    type), the typing context, the target and the argument types; failed resolutions are
+    not remembered (Numba raises its own error each time). A user's functions are typed as
+    Numba types them."""
+    _soadyn_compiling()
+    BaseFunction.get_call_type = _get_call_type
+
+
+# --- lighter LLVM pipelines for soadyn's code -------------------------------------------
+#
+# Numba runs LLVM's -O3 function pipeline over each function's IR as it enters its library,
+# and over each finalized library's linked module two module pipelines: a "cheap" one whose
+# inlining gathers reference-count operations into the same functions for Numba's
+# reference-count pruner, then the full -O3 pipeline. For soadyn's functions both are more
+# than the code needs: their IR is optimized again inside every kernel that links it in
+# (link_helpers_only: the kernel's module pipeline simplifies, inlines and optimizes the
+# whole), so the per-function passes run at -O1 (the simplifications that shrink the IR
+# before it is linked; skipping them outright made the kernels' module pipelines slower,
+# see above); and a module without reference counts (soadyn's kernels count none,
+# core/jit.py) goes through the full pipeline alone. A module that does count references
+# (the few kernels compiled with counting) keeps Numba's two. Measured on 2026-11-28 (2
+# cores, fresh caches, against the code before, side by side): first ``cluster_aba`` with
+# ``q=`` on a four-bar 24.4 / 25.3 s against 25.5 / 27.4 s, the embedding method 23.5
+# against 24.8, ``cluster_efpa`` on an implicit loop 24.6 against 25.7, ``rnea`` 4.9 against
+# 4.9; ``soadyn precompile -j 2`` 66.9 / 71.2 s against 74.8 / 74.5 s (alternating). Per
+# call unchanged or slightly faster (the same pipelines set for every function, best of 5,
+# two alternating runs: four-bar ``cluster_aba`` with ``q=`` 3.57 / 3.54 against 3.64 /
+# 3.71 µs, the direct method 2.76 / 2.78 against 2.86 / 2.81, Mini Cheetah C-ABA 4.82 /
+# 4.74 against 4.80 / 4.86, tree rnea 2.07 / 2.05 against 2.10 / 2.12, M⁻¹ 4.82 / 4.84
+# against 4.81 / 4.84; in compiled loops against the code before, the direct method on a
+# four-bar 1.03 against 1.05–1.07 µs, tree kernels within ±3 %, the spread of the old
+# code's own runs). Not taken: the kernels' module pipeline at -O2, without loop
+# vectorization, without loop unrolling, or with SLP vectorization (first calls within
+# the noise; calls the same or slower, without loop vectorization Mini Cheetah C-ABA 5.02
+# against 4.74 µs).
+
+#: LLVM's optimization level of the per-function passes over soadyn's IR (Numba's: 3)
+FUNCTION_PASS_LEVEL = 1
+
+_numba_optimize_functions = codegen.CPUCodeLibrary._optimize_functions
+_numba_optimize_final_module = codegen.CPUCodeLibrary._optimize_final_module
+
+
+def _optimize_functions(self, ll_module):
+    """:meth:`CPUCodeLibrary._optimize_functions` at ``FUNCTION_PASS_LEVEL`` (or Numba's
+    level ``NUMBA_OPT`` when lower) for soadyn's functions (Numba's own for anyone else's)."""
+    if not _soadyn_compiling().active():
+        return _numba_optimize_functions(self, ll_module)
+    ll_module.data_layout = self._codegen._data_layout
+    level = min(FUNCTION_PASS_LEVEL, int(config.OPT))  # (a lower NUMBA_OPT, e.g. 0 for debugging, is kept)
+    for func in ll_module.functions:
+        fpm, pb = self._codegen._function_pass_manager(opt=level)
+        with self._recorded_timings.record(f"Function passes on {func.name!r}", pb):
+            fpm.run(func, pb)
+
+
+def counts_references(module):
+    """True when the LLVM ``module`` calls Numba's reference counting."""
+    for name in ("NRT_incref", "NRT_decref"):
+        try:
+            module.get_function(name)
+            return True
+        except NameError:
+            pass
+    return False
+
+
+def _optimize_final_module(self):
+    """:meth:`CPUCodeLibrary._optimize_final_module`: for a soadyn module without reference
+    counts the full module pipeline alone (Numba's cheap pre-pass exists for the pruning of
+    reference counts)."""
+    if not _soadyn_compiling().active():
+        return _numba_optimize_final_module(self)
+    if _helpers_internal:
+        _internalize_helpers(self._final_module)
+    if counts_references(self._final_module):
+        return _numba_optimize_final_module(self)
+    mpm, pb = self._codegen._module_pass_manager()
+    with self._recorded_timings.record("Module passes (full optimization)", pb):
+        mpm.run(self._final_module, pb)
+
+
+def lighter_passes():
+    """Optimize soadyn's functions with the lighter LLVM pipelines described above. Call
+    before any kernel is compiled."""
+    codegen.CPUCodeLibrary._optimize_functions = _optimize_functions
+    codegen.CPUCodeLibrary._optimize_final_module = _optimize_final_module
+
+
+# --- struct values kept whole where their data form is their value form ----------------
+#
+# Numba converts a value to its "data" form to return it from a function, and back after
+# the call, member by member: the named views the kernels build (model and cluster tables,
+# workspaces: tens of arrays, each a struct of seven fields) are taken apart and put back
+# together field by field at every call that returns them, a few hundred IR instructions
+# each, though the two forms are the same struct (Numba's own comment on
+# ``StructModel.as_data``: "usually a pointless rebuild ... LLVM optimization removes all
+# redundancy" — after it has been built, printed and parsed). While Numba compiles one of
+# soadyn's functions, a struct or tuple whose every member converts as the identity
+# (integers, floats, pointers, arrays of them, tuples and structs of those; not booleans,
+# whose data form is a byte) is passed through whole. Measured on 2026-11-29 (2 cores,
+# fresh caches, side by side with the code before): first ``cluster_aba`` with ``q=`` on a
+# four-bar 20.9 / 21.5 s against 22.2 / 22.5 s, the embedding method 20.7 / 21.5 against
+# 22.2 / 22.3 s (a third pair the other way, 22.8 against 21.4), ``cluster_aba`` 16.3
+# against 17.7 s, ``rnea`` 4.4 against 4.8 s; per call the same within ±2 % (medians of
+# four alternating rounds: four-bar ``cluster_aba`` with ``q=`` 3.55 against 3.53 µs, tree
+# ``rnea`` 2.06 against 2.05, Mini Cheetah C-ABA 4.74 against 4.75).
+
+_STRUCT_CONVERSIONS = ("as_data", "from_data", "as_return", "from_return")
+_TUPLE_CONVERSIONS = ("as_data", "from_data")
+_numba_struct = {name: getattr(datamodel.StructModel, name) for name in _STRUCT_CONVERSIONS}
+_numba_unituple = {name: getattr(datamodel.UniTupleModel, name) for name in _TUPLE_CONVERSIONS}
+
+
+def _unchanged(cls, base, names):
+    """True when ``cls`` takes the methods ``names`` from ``base`` as they are."""
+    return all(getattr(cls, n) is getattr(base, n) for n in names)
+
+
+def same_form(model):
+    """True when Numba's data ``model`` has its data form equal to its value form, member
+    by member, so that its conversions between them only rebuild the same value."""
+    known = model.__dict__.get("_soadyn_same_form")
+    if known is not None:
+        return known
+    cls = type(model)
+    if isinstance(model, datamodel.PrimitiveModel):
+        same = _unchanged(cls, datamodel.PrimitiveModel, ("as_data", "from_data", "as_return", "from_return",
+                                                           "get_data_type"))
+    elif isinstance(model, datamodel.UniTupleModel):
+        same = (_unchanged(cls, datamodel.UniTupleModel, _TUPLE_CONVERSIONS + ("get_value_type", "get_data_type"))
+                and same_form(model._elem_model))
+    elif isinstance(model, datamodel.StructModel):
+        same = (_unchanged(cls, datamodel.StructModel, _STRUCT_CONVERSIONS + ("get_value_type", "get_data_type"))
+                and all(same_form(m) for m in model._models))
+    else:
+        same = False
+    model._soadyn_same_form = same
+    return same
+
+
+def _kept_whole(numba_methods, name):
+    """Numba's conversion ``numba_methods[name]`` between value and data forms, passing the
+    value through while Numba compiles a soadyn function and the model's two forms are one."""
+    def convert(self, builder, value):
+        if _soadyn_compiling().active() and same_form(self):
+            return value
+        return numba_methods[name](self, builder, value)
+    convert.__name__ = name
+    convert.__doc__ = numba_methods[name].__doc__
+    return convert
+
+
+def keep_struct_values():
+    """Pass struct values whose data form is their value form through Numba's conversions
+    whole while compiling soadyn's functions (see the comment above). Call before any
+    kernel is compiled."""
+    for name in _STRUCT_CONVERSIONS:
+        setattr(datamodel.StructModel, name, _kept_whole(_numba_struct, name))
+    for name in _TUPLE_CONVERSIONS:
+        setattr(datamodel.UniTupleModel, name, _kept_whole(_numba_unituple, name))
+
+
+
+# --- named views passed whole to the always-inlined helpers -----------------------------
+#
+# Numba passes a struct argument as its members, one LLVM argument each, recursively: a
+# call with the model tables (tens of arrays, seven members each) is hundreds of
+# ``extractvalue`` instructions at the call site and as many ``insertvalue`` in the callee
+# to put the struct together again. soadyn's small helpers (the per-cluster accessors of
+# the workspace, the per-body steps: ``forceinline``) take the named views and are inlined
+# into every caller, where LLVM then removes all of it; in the first ``cluster_aba`` call
+# with ``q=`` those calls were 30 000 of the 45 000 arguments Numba built. A named view
+# passed to such a helper is now one argument, the struct value itself. Only named tuples,
+# and only for helpers that nothing but compiled code calls (no Python or C entry point,
+# whose wrappers build their own calls) and that LLVM always inlines: passing arrays whole
+# too gave the tree RNEA kernel 23 % more machine instructions (2026-11-29), and named views
+# passed whole to every function, inlined or not, made the Mini Cheetah's C-ABA 8.3 against
+# 4.7 µs. The choice is made from the function's own options (the same at its definition
+# and at every call, whether it was compiled in this process or loaded from the cache).
+#
+# The helpers' LLVM copies are also made internal to each kernel's module (they are
+# linked in as ``linkonce_odr``, visible outside it, which no other module needs): LLVM
+# may then inline a helper called once wherever it is called, drop the arguments a helper
+# does not read and call it with a faster convention. Measured on 2026-11-29 (2 cores,
+# medians of nine, three alternating rounds against the code before): four-bar
+# ``cluster_aba`` with ``q=`` 3.19-3.26 against 3.49-3.54 µs, the embedding method on the
+# four-bar 2.92-2.99 against 3.13-3.23, the direct method 2.61-2.71 against 2.78-2.85,
+# Mini Cheetah C-ABA 4.61-4.63 against 4.71-4.75, tree ``rnea`` 1.95-1.97 against
+# 2.02-2.04, ``aba`` 2.88-2.90 against 3.00-3.02; ``mass_matrix`` and
+# ``mass_matrix_inverse`` the same within the noise. The first ``cluster_aba`` with ``q=``
+# compiled in 18.1 s against 20.3-22.7 s (fresh caches, CPU time; 17.4 s in the
+# cold-compile benchmark against 21.9 s before); the cut-joint default call 9.2-10.2 s
+# against 8.9 s (module passes over the inlined helpers).
+
+
+class WholeView(types.Type):
+    """The type of a named view passed to an always-inlined soadyn helper as one LLVM
+    argument (its struct value): used only to choose the argument convention."""
+
+    def __init__(self, view):
+        self.view = view
+        super().__init__(name=f"whole({view})")
+
+
+@datamodel.register_default(WholeView)
+class WholeViewModel(datamodel.DataModel):
+    """The view's own model, with the argument form equal to its value form."""
+
+    def __init__(self, dmm, fe_type):
+        super().__init__(dmm, fe_type)
+        self._view = dmm.lookup(fe_type.view)
+
+    def get_value_type(self):
+        return self._view.get_value_type()
+
+    def get_argument_type(self):
+        return self._view.get_value_type()
+
+    def as_argument(self, builder, value):
+        return value
+
+    def from_argument(self, builder, value):
+        return value
+
+
+_whole_views = {}  # view type -> its WholeView
+_takes_views_whole = {}  # a function's mangled name -> whether it takes its named views whole
+
+
+def _passed_whole(fe_type):
+    """The argument type of a named view when passed whole, else ``fe_type``."""
+    if not isinstance(fe_type, (types.NamedTuple, types.NamedUniTuple)):
+        return fe_type
+    whole = _whole_views.get(fe_type)
+    if whole is None:
+        whole = _whole_views[fe_type] = WholeView(fe_type)
+    return whole
+
+
+def takes_views_whole(fndesc):
+    """True when the function of ``fndesc`` (Numba's function descriptor) is a soadyn
+    helper that LLVM always inlines and that only compiled code calls."""
+    name = fndesc.mangled_name
+    known = _takes_views_whole.get(name)
+    if known is None:
+        known = False
+        if fndesc.inline and fndesc.modname.startswith("soadyn."):
+            function = sys.modules.get(fndesc.modname)
+            for part in fndesc.qualname.split("."):
+                function = getattr(function, part, None)
+            options = getattr(function, "targetoptions", None) or {}
+            known = bool(options.get("no_cpython_wrapper") and options.get("no_cfunc_wrapper"))
+        _takes_views_whole[name] = known
+    return known
+
+
+def _whole_argument_types(argtypes):
+    return tuple(_passed_whole(t) for t in argtypes)
+
+
+_numba_declare_function = BaseContext.declare_function
+_numba_decode_arguments = BaseCallConv.decode_arguments
+_numba_call_function = CPUCallConv.call_function
+
+
+def _declare_function(self, module, fndesc):
+    """:meth:`BaseContext.declare_function` (a definition or a callee's declaration), with
+    the named views as whole arguments for the helpers of :func:`takes_views_whole`."""
+    if not takes_views_whole(fndesc):
+        return _numba_declare_function(self, module, fndesc)
+    shadow = copy.copy(fndesc)
+    shadow.argtypes = _whole_argument_types(fndesc.argtypes)
+    return _numba_declare_function(self, module, shadow)
+
+
+def _decode_arguments(self, builder, argtypes, func):
+    """:meth:`BaseCallConv.decode_arguments` in the callee, by its own convention."""
+    if _takes_views_whole.get(func.name):
+        argtypes = _whole_argument_types(argtypes)
+    return _numba_decode_arguments(self, builder, argtypes, func)
+
+
+def _call_function(self, builder, callee, resty, argtys, args, attrs=None):
+    """:meth:`CPUCallConv.call_function` at a call site, by the callee's convention (the
+    callee was declared in this module first)."""
+    if _takes_views_whole.get(callee.name):
+        argtys = _whole_argument_types(argtys)
+    return _numba_call_function(self, builder, callee, resty, argtys, args, attrs)
+
+
+_helpers_internal = False
+
+
+def _internalize_helpers(module):
+    """Give the functions linked into a soadyn kernel's ``module`` internal linkage."""
+    for function in module.functions:
+        if not function.is_declaration and function.linkage == llvm.Linkage.linkonce_odr:
+            function.linkage = llvm.Linkage.internal
+
+
+def pass_views_whole():
+    """Pass the named views to soadyn's always-inlined helpers whole (see the comment
+    above). Call before any kernel is compiled or loaded."""
+    BaseContext.declare_function = _declare_function
+    BaseCallConv.decode_arguments = _decode_arguments
+    CPUCallConv.call_function = _call_function
+
+
+def internal_helpers():
+    """Make the helpers linked into a soadyn kernel's module internal to it (see the
+    comment above; with :func:`lighter_passes`, which runs the kernels' module passes).
+    Call before any kernel is compiled."""
+    global _helpers_internal
+    _helpers_internal = True
+
+# --- array views returned without reference counting ------------------------------------
+#
+# soadyn compiles its kernels and helpers without Numba's reference counting
+# (soadyn.core.jit.njit, ``_nrt=False``: see there). Numba then refuses a function whose
+# return type is an array unless it returns one of its arguments unchanged, because an
+# array returned to Python is boxed as its parent object: a view would come back as the
+# array it was cut from. A helper without a Python entry point is never boxed: the views
+# it returns (``carve``, ``state_of``, ``borrow``) go to the compiled code that called it,
+# where no reference is counted. The check is skipped for those alone; a function that
+# Python can call keeps it.
+
+
+_numba_type_inference = typed_passes.BaseTypeInference.run_pass
+
+
+def _type_inference(self, state):
+    """:meth:`BaseTypeInference.run_pass`, letting a soadyn helper compiled without
+    reference counting and without a Python entry point return an array view."""
+    context = state.targetctx
+    if (context.enable_nrt or not state.flags.no_cpython_wrapper
+            or not state.func_id.modname.startswith("soadyn.")):
+        return _numba_type_inference(self, state)
+    # the context is this compilation's own (Numba makes one per compilation); typing
+    # reads enable_nrt only in the return-type check, and lowering sees it restored
+    context.enable_nrt = True
+    try:
+        return _numba_type_inference(self, state)
+    finally:
+        context.enable_nrt = False
+
+
+def return_views_from_helpers():
+    """Let soadyn's helpers (no Python entry point) compiled without reference counting
+    return array views (see the comment above). Call before any kernel is compiled."""
+    typed_passes.BaseTypeInference.run_pass = _type_inference
