@@ -46,6 +46,9 @@ CALLS = {
     "cluster_aba (implicit, q=)": ("implicit", "sd.cluster_aba(fb1, y1, yd1, yd1, q=q1)"),
     "cluster_aba (implicit, batch of 2)": ("implicit", "sd.cluster_aba(fb1, np.stack([y1, y1]), np.stack([yd1, yd1]), "
                                                        "np.stack([yd1, yd1]))"),
+    "constrained_forward_dynamics (embedding, implicit, batch of 2)": (
+        "implicit", "sd.constrained_forward_dynamics(fb1, np.stack([q1, q1]), np.stack([v1, v1]), "
+                    "np.zeros((2, fb1.nv)), method='embedding')"),
     "spanning_state": ("implicit", "sd.spanning_state(fb1, y1, yd1)"),
     "rnea_derivatives": ("tree", "sd.rnea_derivatives(tree, q, v, v)"),
     "aba_derivatives": ("tree", "sd.aba_derivatives(tree, q, v, v)"),
