@@ -212,9 +212,10 @@ class _SpanningForm:
 
     def accelerations(self, yd, tau_ind, f_ext, gravity):
         """(ÿ, the Cholesky factor of H = GᵀMG): ÿ solves H ÿ = τ_ind − Gᵀτ(q, Gẏ, g), the
-        forward dynamics C-ABA computes [Chignoli23, eq. 3, 5] (τ is affine in q̈, so
-        τ_y(ÿ) = Gᵀτ(q, Gẏ, g) + H ÿ). Solved here rather than by a C-ABA call: the
-        derivatives need H anyway, and a first call then compiles no C-ABA kernel."""
+        forward dynamics C-ABA computes ([Chignoli23, Alg. 1]; ``docs/cluster_derivatives.md``,
+        eq. CD-10: τ is affine in q̈, so τ_y(ÿ) = Gᵀτ(q, Gẏ, g) + H ÿ). Solved here rather
+        than by a C-ABA call: the derivatives need H anyway, and a first call then compiles
+        no C-ABA kernel."""
         v, a = self.rates(yd, np.zeros(yd.size))
         # M from the tree derivatives' kernel, which the derivatives run anyway: no other to compile
         _, _, M = rnea_derivatives(self.spanning, self.q, v, a, f_ext, gravity=gravity)
