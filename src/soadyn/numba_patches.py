@@ -429,7 +429,7 @@ def keep_struct_values():
 # to put the struct together again. soadyn's small helpers (the per-cluster accessors of
 # the workspace, the per-body steps: ``forceinline``) take the named views and are inlined
 # into every caller, where LLVM then removes all of it; in the first ``cluster_aba`` call
-# with ``q=`` those calls were 30 000 of the 45 000 arguments Numba built. A named view
+# with ``q=`` those calls were about 30 000 of the 44 910 arguments Numba built. A named view
 # passed to such a helper is now one argument, the struct value itself. Only named tuples,
 # and only for helpers that nothing but compiled code calls (no Python or C entry point,
 # whose wrappers build their own calls) and that LLVM always inlines: passing arrays whole
