@@ -448,9 +448,9 @@ def keep_struct_values():
 # Mini Cheetah C-ABA 4.61-4.63 against 4.71-4.75, tree ``rnea`` 1.95-1.97 against
 # 2.02-2.04, ``aba`` 2.88-2.90 against 3.00-3.02; ``mass_matrix`` and
 # ``mass_matrix_inverse`` the same within the noise. The first ``cluster_aba`` with ``q=``
-# compiled in 18.1 s against 20.3-23.7 s in four runs of the code before (fresh caches, CPU time; 17.4 s in the
-# cold-compile benchmark against 21.9 s before); the cut-joint default call 9.2-10.2 s
-# against 8.9 s (module passes over the inlined helpers).
+# compiled in 18.1 s against 20.3-23.7 s in four runs of the code before (fresh caches,
+# CPU time; 17.4 s in the cold-compile benchmark against 21.9 s before); the cut-joint
+# default call 9.2-10.2 s against 8.9 s (module passes over the inlined helpers).
 
 
 class WholeView(types.Type):

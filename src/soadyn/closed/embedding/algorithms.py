@@ -296,7 +296,7 @@ def _write_explicit_form(c, cws, cl, G, g):
     cws[ob:ob + cl.joint.n] = 0.0 if g is None else g
 
 
-def _checked_state(model, tree, y, yd, q, q_guess):
+def checked_state(model, tree, y, yd, q, q_guess):
     """y, ẏ and q or q_guess validated (single states: the Python path)."""
     y = val.vector(y, tree.nyq, "y", batch_ok=False)
     if yd is not None:
@@ -345,7 +345,7 @@ def _run(model, y, yd, with_bias, packed, q, q_guess, call, batch_call=None, sin
                 pass
         return _state_by_state(single, len(y))
     tree = packed.tree
-    y, yd, q, q_guess = _checked_state(model, tree, y, yd, q, q_guess)
+    y, yd, q, q_guess = checked_state(model, tree, y, yd, q, q_guess)
     try:
         if packed.python_prepared:
             if q is not None:
@@ -894,7 +894,7 @@ def cluster_motion_subspaces(model, y, yd=None, *, q=None, q_guess=None):
     Returns a list of (S_k, c_k) per cluster; c_k is None without ``yd``."""
     with_v = yd is not None
     tree = cluster_tree(model)
-    y, yd_checked, q, q_guess = _checked_state(model, tree, y, yd, q, q_guess)
+    y, yd_checked, q, q_guess = checked_state(model, tree, y, yd, q, q_guess)
     yd = yd_checked if with_v else np.zeros(tree.nyv)
     c = model.compiled
     ws = derived(model).buffer()

@@ -33,7 +33,7 @@ from ...core.configuration import integrate
 from ...dynamics.derivatives import rnea_derivatives
 from ...dynamics.rnea import rnea
 from ..kinematics import evaluate_constraint_set
-from .algorithms import check_spanning_configuration, spanning_state
+from .algorithms import check_spanning_configuration, checked_state, spanning_state
 from .clusters import cluster_tree
 
 __all__ = ["cluster_rnea_derivatives", "cluster_aba_derivatives"]
@@ -175,10 +175,7 @@ def _checked_context(model, tree, y, f_ext, q, gravity):
     them (errors name the argument)."""
     f_ext = val.external_forces(f_ext, model.nbodies, None)
     if q is not None:
-        q = val.vector(q, model.nq, "q", batch_ok=False)
-        if not np.all(np.isfinite(q)):
-            raise ValueError(f"q: expected finite values, got NaN or inf at entries "
-                             f"{np.flatnonzero(~np.isfinite(q)).tolist()}")
+        q = checked_state(model, tree, y, None, q, None)[2]
         check_spanning_configuration(model, tree, y, q)
     if gravity is not True and gravity is not False:
         gravity = val.GRAVITY(gravity)
