@@ -225,7 +225,9 @@ def _positional_call(function, n_state, n_params):
     attributes of the compiled model, or one :class:`ParamShape` output) as a plain function
     of positional arguments, generated for its arity (the technique of ``dataclasses``: no
     tuple is built, no argument unpacked); anything else goes through
-    ``function(model, state, params, out, workspace)``."""
+    ``function(model, state, params, out, workspace)``. An absent optional rate or external
+    forces may be given as None (the public functions pass them so): the plain-call kernel
+    takes None, the others their stand-ins ``ABSENT`` and ``NO_FORCES``."""
     state = ", ".join(f"s{k}" for k in range(n_state))
     params = "".join(f", p{k}" for k in range(n_params))
     closed_check = "c.closed" if function.tree_function is not None else "False"
@@ -244,29 +246,64 @@ def _positional_call(function, n_state, n_params):
     # call: a given rate, absent forces)
     given = "".join(f" and (s{k} is NO_FORCES or len(s{k}))" if forces else f" and (len(s{k}) or s{k} is ABSENT)"
                     for k, forces in function.absent_positions)
+    stand_ins = "".join(f"\n    if s{k} is None:\n        s{k} = {'NO_FORCES' if forces else 'ABSENT'}"
+                        for k, forces in function.absent_positions)
+    plain = ""
+    if function.plain is not None:
+        # the plain call (soadyn.kernels.plain): no workspace given, absent external
+        # forces, the parameters at their plain values; the packed tables exist once this
+        # thread has made one validated call of a plain-call function on this model version
+        forces = [k for k, f in function.absent_positions if f]
+        when = " and ".join(["workspace is None"] + [f"s{k} is None" for k in forces]
+                            + [f"p{k} is {value!r}" for k, value in enumerate(function.plain_params)])
+        plain_state = ", ".join(f"s{k}" for k in range(n_state) if k not in forces)
+        plain = f"""
+    if {when}:
+        try:  # (AttributeError: not a current model, or no tables on this thread yet)
+            d = model._derived
+            tables = d.threads.plain_tables
+            result = empty(d.compiled.{function.shapes[0]}) if out is None else out
+            if plain(tables, {plain_state}, result) == 0:
+                return result
+        except AttributeError:
+            pass
+        except GeneralPath:  # argument types without a compiled version in this process
+            if first_plain(function, tables, ({plain_state},), result, d.compiled.{function.shapes[0]}):
+                return result"""
     source = f"""
-def call(model, {state}{params}, out=None, workspace=None):
-    d = getattr(model, "_derived", None)
-    if d is not None:  # current (see soadyn.core.compile)
-        if workspace is None:
-            ws = getattr(d.threads, "buffer", None)
-        else:  # the kernels check that the buffer is large enough
-            ws = workspace.buffer if type(workspace) is Workspace else None
+def call(model, {state}{params}, out=None, workspace=None):{plain}{stand_ins}
+    try:  # (AttributeError: not a current model (see soadyn.core.compile), or this thread's first call)
+        d = model._derived
         c = d.compiled
+        # a given workspace: the kernels check that its buffer is large enough
+        ws = d.threads.buffer if workspace is None else workspace.buffer if type(workspace) is Workspace else None
         if ws is not None and not {closed_check}{" and out is None" if returned.startswith("(") else ""}:
-            try:
-                {allocate}
-                if fast(c.mi, c.mf, ws, {state}{params}, {outputs}) == 0{given}:
-                    return {returned}
-            except GeneralPath:
-                pass
+            {allocate}
+            if fast(c.mi, c.mf, ws, {state}{params}, {outputs}) == 0{given}:
+                return {returned}
+    except (AttributeError, GeneralPath):
+        pass
     return function(model, ({state},), ({params[2:]}{"," if n_params else ""}), out, workspace)
 """
     scope = {"empty": np.empty, "fast": function.fast, "GeneralPath": GeneralPath, "function": function, "ABSENT": ABSENT,
-             "NO_FORCES": NO_FORCES,
-             "Workspace": Workspace, "shape_of": function.shape_of}
+             "NO_FORCES": NO_FORCES, "Workspace": Workspace, "shape_of": function.shape_of,
+             "plain": None if function.plain is None else function.plain.fast, "first_plain": _first_plain_call}
     exec(compile(source, f"<soadyn.core.call: fast path of {function.fast.py_func.__name__}>", "exec"), scope)
     return scope["call"]
+
+
+def _first_plain_call(function, tables, state, result, shape):
+    """The plain call whose argument types have no compiled version in this process yet:
+    compile (or load) one when they are the types the plain-call kernels are made for —
+    C-contiguous float64 vectors, or None for an optional rate, and an output of ``shape``
+    of that kind — and
+    return whether it succeeded; anything else goes to the general path."""
+    if not all(val.kernel_vector(x) or (x is None and optional) for x, optional in zip(state, function.plain_optional)):
+        return False
+    if (type(result) is not np.ndarray or result.dtype != np.float64 or not result.flags.c_contiguous
+            or not result.flags.writeable or result.shape != shape):
+        return False
+    return function.plain(tables, *state, result) == 0
 
 
 class ParamShape:
@@ -313,6 +350,12 @@ class CompiledFunction:
         refer to (default: the state arguments in order).
     private : with ``batch="stacked"``, the positions in ``params`` of scratch arrays the
         kernel writes, copied for each block of a batch.
+    plain : for a tree function whose one output is a shape attribute of the compiled
+        model, its plain-call kernel ``plain(tables, *state, output)`` (:mod:`soadyn.kernels.plain`:
+        the packed tables of :meth:`~soadyn.core.compile.Derived.plain_tables`, the state
+        without the external forces, absent rates as None), which :attr:`call` takes when
+        no workspace is given, the external forces are absent and the parameters are
+        ``plain_params``.
     tree_function : for a function that computes the dynamics of a tree (ABA, RNEA, mass
         matrix, ...), its public name: it then raises
         :class:`~soadyn.core.status.ClosedChainError` for a model with loops, couplings or
@@ -323,8 +366,12 @@ class CompiledFunction:
     """
 
     def __init__(self, kernel, batch, args, outputs, params=(), allocate=None, names=None, tree_function=None,
-                 private=()):
+                 private=(), plain=None, plain_params=()):
         compiled = hasattr(kernel, "py_func")  # a Numba dispatcher, else a plain function calling one
+        self.plain = None if plain is None else ExactCall(plain)
+        self.plain_params = tuple(plain_params)
+        #: per argument of the plain kernel (the state without the external forces): may it be None
+        self.plain_optional = tuple(a.optional for a in args if a.size != "forces")
         self.exact = ExactCall(kernel) if compiled else None
         # (a plain function has no fast path: its ``fast`` sends every call to the general one)
         self.fast = self.exact.fast if compiled else _mismatch
@@ -457,6 +504,12 @@ class CompiledFunction:
                 status = self.exact(c.mi, c.mf, ws, *values, *params, *outs)
             if status:
                 st.raise_status(status, self.names, model=model)
+            if self.plain is not None:  # the next plain call of this thread takes the plain kernel
+                tables = d.plain_tables()
+                if not self.plain.general.signatures:
+                    # its version for given rates, compiled (or loaded) with this first call
+                    # rather than on the next one (the kernel runs once more, on ``outs``)
+                    self.plain(tables, *(x for a, x in zip(self.args, values) if a.size != "forces"), *outs)
         else:
             status = np.zeros(batch, dtype=np.int64)
             if self.batch_adapter:

@@ -27,7 +27,7 @@ import threading
 import numpy as np
 
 from . import validation as val
-from .layout import pack_model, workspace_size
+from .layout import pack_model, pack_tables, workspace_size
 
 __all__ = ["CompiledModel", "Derived", "derived", "compiled", "Workspace"]
 
@@ -77,6 +77,16 @@ class Derived:
         if buf is None:
             buf = self.threads.buffer = np.zeros(self.workspace_size)
         return buf
+
+    def plain_tables(self):
+        """This thread's array for the plain-call kernels (:mod:`soadyn.kernels.plain`):
+        the model's tables and a workspace of this thread's own, packed
+        (:func:`~soadyn.core.layout.pack_tables` of [mi | mf | workspace])."""
+        tables = getattr(self.threads, "plain_tables", None)
+        if tables is None:
+            c = self.compiled
+            tables = self.threads.plain_tables = pack_tables(c.mi, c.mf, np.zeros(self.workspace_size))
+        return tables
 
     def per_thread(self, key, build):
         """A per-thread object (scratch buffers of a higher layer), built on first use."""

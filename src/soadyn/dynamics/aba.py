@@ -4,14 +4,16 @@
 from __future__ import annotations
 
 from ..core import validation as val
-from ..core.call import ABSENT, NO_FORCES, Arg, CompiledFunction
+from ..core.call import Arg, CompiledFunction
 from ..kernels.aba import aba_batch, aba_kernel
+from ..kernels.plain import aba_plain_kernel
 
 __all__ = ["aba"]
 
 _ABA = CompiledFunction(aba_kernel, aba_batch,
                         (Arg("q", "nq"), Arg("v", "nv", optional=True), Arg("tau", "nv"), Arg("f_ext", "forces")),
-                        "v_shape", params=(val.GRAVITY,), tree_function="aba")
+                        "v_shape", params=(val.GRAVITY,), tree_function="aba", plain=aba_plain_kernel,
+                        plain_params=(True,))
 
 
 def aba(model, q, v, tau, f_ext=None, *, gravity=True, out=None, workspace=None):
@@ -40,5 +42,5 @@ def aba(model, q, v, tau, f_ext=None, *, gravity=True, out=None, workspace=None)
     if gravity is not True and gravity is not False:  # the fast path would read its truth value
         gravity = val.GRAVITY(gravity)
     # (out, workspace) passed by position: keywords cost ~0.2 µs of a ~2 µs call
-    return _ABA.call(model, q, ABSENT if v is None else v, tau, NO_FORCES if f_ext is None else f_ext, gravity,
-                     out, workspace)
+    # (absent arguments as None: the call takes them so, see soadyn.core.call)
+    return _ABA.call(model, q, v, tau, f_ext, gravity, out, workspace)

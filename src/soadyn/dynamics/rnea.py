@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..core import validation as val
 from ..core.call import ABSENT, NO_FORCES, Arg, CompiledFunction
+from ..kernels.plain import rnea_plain_kernel
 from ..kernels.rnea import hinge_forces_kernel, rnea_batch, rnea_kernel
 
 __all__ = ["rnea", "bias_forces", "generalized_gravity", "body_forces"]
@@ -11,7 +12,8 @@ __all__ = ["rnea", "bias_forces", "generalized_gravity", "body_forces"]
 _RNEA = CompiledFunction(rnea_kernel, rnea_batch,
                          (Arg("q", "nq"), Arg("v", "nv", optional=True), Arg("a", "nv", optional=True),
                           Arg("f_ext", "forces")),
-                         "v_shape", params=(val.GRAVITY,), tree_function="rnea")
+                         "v_shape", params=(val.GRAVITY,), tree_function="rnea", plain=rnea_plain_kernel,
+                         plain_params=(True,))
 _HINGE = CompiledFunction(hinge_forces_kernel, "stacked", _RNEA.args,
                           lambda c, state, params: ((c.nb, 6),), params=(val.GRAVITY,), tree_function="body_forces")
 
@@ -36,8 +38,8 @@ def rnea(model, q, v, a, f_ext=None, *, gravity=True, out=None, workspace=None):
     if gravity is not True and gravity is not False:  # the fast path would read its truth value
         gravity = val.GRAVITY(gravity)
     # (out, workspace) passed by position: keywords cost ~0.2 µs of a ~2 µs call
-    return _RNEA.call(model, q, ABSENT if v is None else v, ABSENT if a is None else a,
-                      NO_FORCES if f_ext is None else f_ext, gravity, out, workspace)
+    # (absent arguments as None: the call takes them so, see soadyn.core.call)
+    return _RNEA.call(model, q, v, a, f_ext, gravity, out, workspace)
 
 
 def bias_forces(model, q, v, *, gravity=True, out=None, workspace=None):
