@@ -236,70 +236,92 @@ class _SoadynOnly:
 
 
 # ============================================================================ overhead
-def _noop_kernels():
-    """Compiled functions with the argument lists of the kernels a plain call runs that do
-    nothing: their call time is the dispatch cost (type checks, unboxing) alone. Compiled
-    as the kernels are (soadyn.core.jit.njit: without reference counting, which makes
-    Numba's unboxing of each array argument allocate a record of its runtime)."""
+def _noop(n_args):
+    """A compiled function of ``n_args`` arguments that does nothing: its call time is
+    Numba's dispatch (type checks, unboxing) alone. Compiled as the kernels are
+    (soadyn.core.jit.njit: without reference counting, which makes Numba's unboxing of each
+    array argument allocate a record of its runtime); not cached: this module is loaded
+    from a file path, which Numba's cache cannot re-import."""
     from soadyn.core.jit import njit
+    names = ", ".join(f"x{k}" for k in range(n_args))
+    scope = {}
+    exec(f"def noop({names}):\n    return 0\n", scope)
+    return njit(scope["noop"])
 
-    # not cached: this module is loaded from a file path, which Numba's cache cannot re-import
-    @njit
-    def noop_plain(tables, q, v, x, out):  # soadyn.kernels.plain: rnea, aba
-        return 0
 
-    @njit
-    def noop5(mi, mf, ws, q, M):  # the mass matrix
-        return 0
-
-    return noop_plain, noop5
+#: per function of the overhead table: the kernel its plain call runs and that kernel's
+#: arguments (names of the benchmark's namespace, set up in ``bench_overhead``), and the
+#: output arrays the call allocates
+OVERHEAD_KERNELS = {
+    "rnea": ("k_rnea", "tables, q, v, a, out", "np.empty(nv)"),
+    "aba": ("k_aba", "tables, q, v, tau, out", "np.empty(nv)"),
+    "mass_matrix": ("k_crba", "mi, mf, b, q, M", "np.empty((nv, nv))"),
+    "mass_matrix_inverse": ("k_minv", "mi, mf, b, q, M", "np.empty((nv, nv))"),
+    "forward_kinematics": ("k_poses", "mi, mf, b, q, R, p", "np.empty((nb, 3, 3)), np.empty((nb, 3))"),
+    "frame_jacobian": ("k_jacobian", "mi, mf, b, q, body, Rf, pf, local, J", "np.empty((6, nv))"),
+    "frame_placement": ("k_placement", "mi, mf, b, q, body, Rf, pf, T", "np.empty((4, 4))"),
+    "frame_velocity": ("k_velocity", "mi, mf, b, q, v, body, Rf, pf, local, V6", "np.empty(6)"),
+}
 
 
 def bench_overhead(robots, pin, rounds, sample_seconds, rng, progress):
-    """Where the time of a plain call goes: Numba dispatch and the kernel it runs (the
-    plain-call kernel of :mod:`soadyn.kernels.plain` for ``rnea`` and ``aba``, the kernel
-    itself for the mass matrix), the output allocation and the rest, the Python wrapper
-    (differences of interleaved medians)."""
+    """Where the time of a plain call goes: Numba's dispatch and the kernel the call runs
+    (the plain-call kernel of :mod:`soadyn.kernels.plain` for ``rnea`` and ``aba``, the
+    kernel itself for the others), the output allocation and the rest, the Python wrapper
+    (differences of interleaved medians). The *floor* is the kernel called from Python with
+    everything prepared plus the allocation of the outputs: what a call that returns new
+    arrays through this kernel costs with no Python around it."""
     import peers
+    import soadyn as sd
     from soadyn.dynamics.aba import _ABA
     from soadyn.dynamics.crba import _CRBA
+    from soadyn.dynamics.frames import model_frame
+    from soadyn.dynamics.innovations import _MINV
+    from soadyn.dynamics.jacobians import _JACOBIAN
+    from soadyn.dynamics.kinematics import _FRAME_PLACEMENT, _FRAME_VELOCITY, _POSES
     from soadyn.dynamics.rnea import _RNEA
-    noop_plain, noop5 = _noop_kernels()
+    noops = {}
     rows = []
     for name in robots:
         try:
             pair = peers.load_pair(name)
         except (FileNotFoundError, ImportError):
-            for _ in range(3):
+            for _ in OVERHEAD_KERNELS:
                 progress.step(f"overhead {name}: skipped")
             continue
         m = pair.sd
         c = m.compiled
         state = _robot_state(pair, np.random.default_rng(0))
-        for alg in ("rnea", "aba", "mass_matrix"):
+        for alg, (kernel, arguments, allocation) in OVERHEAD_KERNELS.items():
             progress.step(f"overhead {name} {alg}")
             cases, _ = robot_cases(pair, alg, state, pin)
-            cases.pop("soadyn_low")
+            cases.pop("soadyn_low", None)
             ns = cases["soadyn"][1]
             for _ in range(2):  # the first call validates; the second compiles (or loads) the plain kernel
                 exec(cases["soadyn"][0], ns)
-            ns.update(mi=c.mi, mf=c.mf, nv=c.nv, b=ns["ws"].buffer, noop_plain=noop_plain, noop5=noop5,
-                      tables=m._derived.plain_tables(), k_rnea=_RNEA.plain.fast, k_aba=_ABA.plain.fast,
-                      k_crba=_CRBA.fast)
-            if alg == "mass_matrix":
-                cases["dispatch"] = ("noop5(mi, mf, b, q, M)", ns)
-                cases["kernel"] = ("k_crba(mi, mf, b, q, M)", ns)
-            else:
-                x, k = ("a", "k_rnea") if alg == "rnea" else ("tau", "k_aba")
-                cases["dispatch"] = (f"noop_plain(tables, q, v, {x}, out)", ns)
-                cases["kernel"] = (f"{k}(tables, q, v, {x}, out)", ns)
-            cases["allocation"] = ("np.empty((nv, nv))" if alg == "mass_matrix" else "np.empty(nv)",
-                                   dict(ns, np=np))
+            f = model_frame(m, ns["frame"])
+            ns.update(mi=c.mi, mf=c.mf, nv=c.nv, nb=c.nb, b=ns["ws"].buffer, tables=m._derived.plain_tables(),
+                      body=f.body, Rf=f.kernel_rotation, pf=f.kernel_translation, local=0,
+                      R=np.empty((c.nb, 3, 3)), p=np.empty((c.nb, 3)), T=np.empty((4, 4)), V6=np.empty(6),
+                      k_rnea=_RNEA.plain.fast, k_aba=_ABA.plain.fast, k_crba=_CRBA.fast, k_minv=_MINV.fast,
+                      k_poses=_POSES.fast, k_jacobian=_JACOBIAN.fast, k_placement=_FRAME_PLACEMENT.fast,
+                      k_velocity=_FRAME_VELOCITY.fast, np=np, sd=sd)
+            n_args = arguments.count(",") + 1
+            noop = noops.get(n_args)
+            if noop is None:
+                noop = noops[n_args] = _noop(n_args)
+            ns["noop"] = noop
+            cases["kernel"] = (f"{kernel}({arguments})", ns)
+            cases["dispatch"] = (f"noop({arguments})", ns)
+            cases["allocation"] = (allocation, ns)
+            if eval(cases["kernel"][0], ns) != 0:
+                raise RuntimeError(f"overhead {name} {alg}: the kernel failed")
             res = {k: v[0] * 1e6 for k, v in time_interleaved(cases, rounds, sample_seconds, rng).items()}
             row = {"robot": name, "algorithm": alg, "load": _load(), "plain_us": res["soadyn"],
                    "dispatch_us": res["dispatch"], "kernel_us": res["kernel"] - res["dispatch"],
                    "allocation_us": res["allocation"],
-                   "wrapper_us": res["soadyn"] - res["kernel"] - res["allocation"]}
+                   "wrapper_us": res["soadyn"] - res["kernel"] - res["allocation"],
+                   "floor_us": res["kernel"] + res["allocation"]}
             if "pinocchio" in res:
                 row["pinocchio_us"] = res["pinocchio"]
             rows.append(row)
@@ -657,14 +679,20 @@ def summary_tables(robot_rows, overhead_rows, chain_rows, exponents, batch_rows,
     if overhead_rows:
         out.append("## Where a plain call's time goes [µs] (differences of interleaved medians)\n")
         out.append("Numba dispatch and kernel: of the kernel the plain call runs (for `rnea` and `aba` the "
-                   "plain-call kernel of `soadyn.kernels.plain`, five arguments); Python wrapper: the rest.\n")
-        out.append("| robot | algorithm | plain call | Numba dispatch | kernel | output allocation | "
-                   "Python wrapper | Pinocchio |")
-        out.append("|---|---|---|---|---|---|---|---|")
+                   "plain-call kernel of `soadyn.kernels.plain`, five arguments; the arguments as the call "
+                   "passes them); Python wrapper: the rest; floor: the kernel called from Python with every "
+                   "argument prepared, plus the allocation of the outputs — the least a call through this "
+                   "kernel that returns new arrays costs.\n")
+        out.append("| robot | function | plain call | Numba dispatch | kernel | output allocation | "
+                   "Python wrapper | floor | Pinocchio | floor / Pinocchio | plain / Pinocchio |")
+        out.append("|---|---|---|---|---|---|---|---|---|---|---|")
         for r in overhead_rows:
+            pin_us = r.get("pinocchio_us")
             out.append(f"| {r['robot']} | {r['algorithm']} | {r['plain_us']:.2f} | {r['dispatch_us']:.2f} | "
                        f"{r['kernel_us']:.2f} | {r['allocation_us']:.2f} | {r['wrapper_us']:.2f} | "
-                       f"{_fmt(r.get('pinocchio_us'), '.2f')} |")
+                       f"{r.get('floor_us', float('nan')):.2f} | {_fmt(pin_us, '.2f')} | "
+                       f"{_fmt(None if pin_us is None else r.get('floor_us', float('nan')) / pin_us, '.2f')} | "
+                       f"{_fmt(None if pin_us is None else r['plain_us'] / pin_us, '.2f')} |")
         out.append("")
     if chain_rows:
         out.append("## Serial chains: time [µs] against the number of bodies\n")
@@ -825,7 +853,7 @@ def main(argv=None):
              [2, 8, 32, 128] if quick else [2, 4, 8, 16, 32, 64, 128, 256])
     batch = args.batch or (1000 if quick else 10000)
     batch_robots = ["panda", "talos"] if quick else robots
-    overhead_robots = [r for r in ("ur5", "panda", "talos", "g1") if r in robots]
+    overhead_robots = [r for r in ("ur5", "panda", "solo12", "hyq", "talos", "g1") if r in robots]
     skip = set(filter(None, args.skip.split(",")))
     try:
         import pinocchio as pin
@@ -838,7 +866,7 @@ def main(argv=None):
         f.write(machine)
     print(machine)
     steps = (len(robots) * len(ROBOT_ALGORITHMS) * ("robots" not in skip)
-             + 3 * len(overhead_robots) * ("overhead" not in skip and pin is not None)
+             + len(OVERHEAD_KERNELS) * len(overhead_robots) * ("overhead" not in skip and pin is not None)
              + len(CHAIN_ALGORITHMS) * ("chains" not in skip)
              + 2 * len(batch_robots) * ("batch" not in skip and pin is not None)
              + (1 if quick else 2) * ("startup" not in skip)
