@@ -8,15 +8,18 @@ from Python, and on a small robot that is a large part of the call. A compiled f
 that does nothing costs 0.52 µs called with the nine arguments of
 :func:`~soadyn.kernels.rnea.rnea_kernel` (three table arrays, q, v, a, the external
 forces, the gravity flag, τ), 0.32 µs with five (2026-11-29, this machine kind); ur5's
-public ``rnea`` went from 1.35 to 1.10 µs with this kernel and a leaner wrapper (measured
-with the call of :mod:`soadyn.core.call`). Each kernel here unpacks the array
-(:func:`~soadyn.core.layout.split_tables` of :func:`~soadyn.core.layout.pack_tables`
-[mi | mf | ws]) and calls the full kernel, compiled once and linked, not copied: its first
-call compiles in well under a second.
+public ``rnea`` went from 1.34–1.39 to 1.12–1.20 µs, panda's from 1.46–1.49 to
+1.23–1.27 µs, ``aba`` by 0.2 µs likewise (three rounds alternating with the code before,
+with the generated call of :mod:`soadyn.core.call` reading the model by attribute). Each
+kernel here unpacks the array (:func:`~soadyn.core.layout.split_tables` of
+:func:`~soadyn.core.layout.pack_tables` [mi | mf | ws]) and calls the full kernel, compiled
+once and linked, not copied.
 
-An absent rate is passed as None (Numba compiles a version per combination of None and
-arrays, each a few lines); an *empty* array given for a rate returns ``BAD_SHAPE``
-instead of being read as zero, so that the caller's validated path names it.
+An absent rate is passed as None: Numba compiles a version per combination of None and
+arrays, 0.27–0.36 s each from an empty cache (the one for given rates with the function's
+first call; ``soadyn precompile`` makes the others). An *empty* array given for a rate
+returns ``BAD_SHAPE`` instead of being read as zero, so that the caller's validated path
+names it.
 """
 from __future__ import annotations
 
