@@ -31,14 +31,17 @@ def _tree_kernels():
     f = rng.normal(size=(m.nbodies, 6))
     sd.rnea(m, q, v, a)
     sd.rnea(m, q, v, a, f)
-    # the plain-call kernel's versions for absent rates (soadyn.kernels.plain; the one for
-    # given rates comes with the first call): generalized_gravity, bias_forces, ...
+    # the plain-call kernel's versions (soadyn.kernels.plain), compiled on a function's
+    # second plain call: for given rates and for absent ones (generalized_gravity,
+    # bias_forces, ...)
+    sd.rnea(m, q, v, a)
     sd.rnea(m, q, None, None)
     sd.rnea(m, q, v, None)
     sd.rnea(m, q, None, a)
     sd.body_forces(m, q, v, a)
     sd.aba(m, q, v, a)
     sd.aba(m, q, v, a, f)
+    sd.aba(m, q, v, a)
     sd.aba(m, q, None, a)
     sd.mass_matrix(m, q)
     sd.mass_matrix(m, q, method="jtmj")

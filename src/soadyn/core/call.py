@@ -504,12 +504,12 @@ class CompiledFunction:
                 status = self.exact(c.mi, c.mf, ws, *values, *params, *outs)
             if status:
                 st.raise_status(status, self.names, model=model)
-            if self.plain is not None:  # the next plain call of this thread takes the plain kernel
-                tables = d.plain_tables()
-                if not self.plain.general.signatures:
-                    # its version for given rates, compiled (or loaded) with this first call
-                    # rather than on the next one (the kernel runs once more, on ``outs``)
-                    self.plain(tables, *(x for a, x in zip(self.args, values) if a.size != "forces"), *outs)
+            if self.plain is not None:
+                # the next plain call of this thread takes the plain kernel; its version for
+                # the arguments' types is compiled (or loaded) then, not here: the first call
+                # of a function that runs this one once (the closed-chain methods) does not
+                # pay for it (0.3-0.5 s each from an empty cache)
+                d.plain_tables()
         else:
             status = np.zeros(batch, dtype=np.int64)
             if self.batch_adapter:

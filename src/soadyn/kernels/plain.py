@@ -16,8 +16,8 @@ kernel here unpacks the array (:func:`~soadyn.core.layout.split_tables` of
 once and linked, not copied.
 
 An absent rate is passed as None: Numba compiles a version per combination of None and
-arrays, 0.27–0.36 s each from an empty cache (the one for given rates with the function's
-first call; ``soadyn precompile`` makes the others). An *empty* array given for a rate
+arrays, 0.27–0.36 s each from an empty cache, on the first plain call of those types (a
+function's first call takes the validated path; ``soadyn precompile`` makes them all). An *empty* array given for a rate
 returns ``BAD_SHAPE`` instead of being read as zero, so that the caller's validated path
 names it.
 """
