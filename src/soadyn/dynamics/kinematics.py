@@ -124,7 +124,11 @@ _FRAME_ACCELERATION = CompiledFunction(frame_acceleration_kernel, "loop",
 def frame_placement(model, q, frame):
     """4×4 homogeneous world pose of the frame named ``frame`` (or the world frame pose
     of a frame fixed to the world) [m]. ``q`` may be batched, giving (B, 4, 4)."""
-    f = model_frame(model, frame)
+    # model_frame's look-up in the model's table, without its call (as frame_jacobian)
+    table = getattr(model, "_frame_by_name", None)
+    f = table.get(frame) if table is not None and type(frame) is str else None
+    if f is None:
+        f = model_frame(model, frame)
     return _FRAME_PLACEMENT.call(model, q, f.body, f.kernel_rotation, f.kernel_translation)
 
 
@@ -136,18 +140,28 @@ def frame_velocity(model, q, v, frame, reference="local"):
     ``"world"``: world axes, velocity of the body point at the world origin
     (Pinocchio's LOCAL, LOCAL_WORLD_ALIGNED and WORLD). ``v``: None means zero. [rad/s, m/s]
     """
-    f = model_frame(model, frame)
-    return _FRAME_VELOCITY.call(model, q, ABSENT if v is None else v, f.body, f.kernel_rotation, f.kernel_translation,
-                                _reference_code(reference))
+    # model_frame's look-up in the model's table, without its call (as frame_jacobian)
+    table = getattr(model, "_frame_by_name", None)
+    f = table.get(frame) if table is not None and type(frame) is str else None
+    if f is None:
+        f = model_frame(model, frame)
+    code = _REFERENCE_CODES.get(reference) if type(reference) is str else None
+    return _FRAME_VELOCITY.call(model, q, v, f.body, f.kernel_rotation, f.kernel_translation,
+                                _reference_code(reference) if code is None else code)
 
 
 def frame_acceleration(model, q, v, a, frame, reference="local"):
     """Spatial acceleration (6,) of a frame (derivative of the spatial velocity, gravity
     not included), or (B, 6) for a batch; ``reference`` as in :func:`frame_velocity`.
     ``v``, ``a``: None means zero. [rad/s², m/s²]"""
-    f = model_frame(model, frame)
-    return _FRAME_ACCELERATION.call(model, q, ABSENT if v is None else v, ABSENT if a is None else a, f.body,
-                                    f.kernel_rotation, f.kernel_translation, _reference_code(reference))
+    # model_frame's look-up in the model's table, without its call (as frame_jacobian)
+    table = getattr(model, "_frame_by_name", None)
+    f = table.get(frame) if table is not None and type(frame) is str else None
+    if f is None:
+        f = model_frame(model, frame)
+    code = _REFERENCE_CODES.get(reference) if type(reference) is str else None
+    return _FRAME_ACCELERATION.call(model, q, v, a, f.body, f.kernel_rotation, f.kernel_translation,
+                                    _reference_code(reference) if code is None else code)
 
 
 def _reference_code(reference):
