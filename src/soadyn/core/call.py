@@ -301,8 +301,8 @@ def _first_plain_call(function, tables, state, result, shape):
     """The plain call whose argument types have no compiled version in this process yet:
     compile (or load) one when they are the types the plain-call kernels are made for —
     C-contiguous float64 vectors, or None for an optional rate, and an output of ``shape``
-    of that kind — and
-    return whether it succeeded; anything else goes to the general path."""
+    of that kind — and return whether it succeeded; anything else goes to the general
+    path."""
     if not all(val.kernel_vector(x) or (x is None and optional) for x, optional in zip(state, function.plain_optional)):
         return False
     if (type(result) is not np.ndarray or result.dtype != np.float64 or not result.flags.c_contiguous
