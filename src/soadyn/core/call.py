@@ -251,32 +251,41 @@ def _positional_call(function, n_state, n_params):
     # call: a given rate, absent forces)
     given = "".join(f" and (s{k} is NO_FORCES or len(s{k}))" if forces else f" and (len(s{k}) or s{k} is ABSENT)"
                     for k, forces in function.absent_positions)
-    stand_ins = "".join(f"\n    if s{k} is None:\n        s{k} = {'NO_FORCES' if forces else 'ABSENT'}"
-                        for k, forces in function.absent_positions)
+
+    def stand_ins(indent):  # absent arguments given as None: their stand-ins
+        return "".join(f"\n{indent}if s{k} is None:\n{indent}    s{k} = {'NO_FORCES' if forces else 'ABSENT'}"
+                       for k, forces in function.absent_positions)
+    general = f"return function(model, ({state},), ({params[2:]}{',' if n_params else ''}), out, workspace)"
     plain = ""
     if function.plain is not None:
         # the plain call (soadyn.kernels.plain): no workspace given, absent external
         # forces, the parameters at their plain values; the packed tables exist once this
-        # thread has made one validated call of a plain-call function on this model version
+        # thread has made one validated call of a plain-call function on this model version.
+        # When it fails, the fast path below would fail too (the same argument types, the
+        # same computation): the general path names what is wrong
         forces = [k for k, f in function.absent_positions if f]
         when = " and ".join(["workspace is None"] + [f"s{k} is None" for k in forces]
                             + [f"p{k} is {value!r}" for k, value in enumerate(function.plain_params)])
         plain_state = ", ".join(f"s{k}" for k in range(n_state) if k not in forces)
+        shape = function.shapes[0]
         plain = f"""
     if {when}:
         try:  # (AttributeError: not a current model, or no tables on this thread yet)
             d = model._derived
             tables = d.threads.plain_tables
-            result = empty(d.compiled.{function.shapes[0]}) if out is None else out
-            if plain(tables, {plain_state}, result) == 0:
-                return result
         except AttributeError:
             pass
-        except GeneralPath:  # argument types without a compiled version in this process
-            if first_plain(function, tables, ({plain_state},), result, d.compiled.{function.shapes[0]}):
-                return result"""
+        else:
+            result = empty(d.compiled.{shape}) if out is None else out
+            try:
+                if plain(tables, {plain_state}, result) == 0:
+                    return result
+            except GeneralPath:  # argument types without a compiled version in this process
+                if first_plain(function, tables, ({plain_state},), result, d.compiled.{shape}):
+                    return result{stand_ins("            ")}
+            {general}"""
     source = f"""
-def call(model, {state}{params}, out=None, workspace=None):{plain}{stand_ins}
+def call(model, {state}{params}, out=None, workspace=None):{plain}{stand_ins("    ")}
     try:  # (AttributeError: not a current model (see soadyn.core.compile), or this thread's first call)
         d = model._derived
         c = d.compiled
@@ -288,7 +297,7 @@ def call(model, {state}{params}, out=None, workspace=None):{plain}{stand_ins}
                 return {returned}
     except (AttributeError, GeneralPath):
         pass
-    return function(model, ({state},), ({params[2:]}{"," if n_params else ""}), out, workspace)
+    {general}
 """
     scope = {"empty": np.empty, "fast": function.fast, "GeneralPath": GeneralPath, "function": function, "ABSENT": ABSENT,
              "NO_FORCES": NO_FORCES, "Workspace": Workspace, "shape_of": function.shape_of,
