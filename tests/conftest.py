@@ -107,6 +107,28 @@ trees = st.tuples(st.integers(1, 10), st.integers(0, 2**31 - 1), st.booleans())
 #: identities are checked to 1e-10 (relative) on configurations whose mass matrix has at
 #: most this condition number: near a gimbal or universal-joint singularity the
 #: articulated quantities (D⁻¹, G, M⁻¹) are only as accurate as the conditioning allows
+def sk(a):
+    """The cross-product matrix of a 3-vector: sk(a) @ b = a × b."""
+    return np.array([[0, -a[2], a[1]], [a[2], 0, -a[0]], [-a[1], a[0], 0]])
+
+
+def double_pendulum_closed_form(m1, m2, l1, c1, c2, I1b, I2b, q):
+    """[CDI18]'s example 2, coded from the document: the double pendulum of
+    ``soadyn.models.double_pendulum`` (joints about x) at q = (θ1, θ2). Returns ``(M, r1, r2,
+    s2)``: the mass matrix (2, 2) and, in world axes, the centres of mass r1, r2 from the
+    first joint and s2 from the second."""
+    ex = np.eye(3)[0]
+    R1, R2 = sp.rotation_x(q[0]), sp.rotation_x(q[0] + q[1])
+    s1, d2, s2 = R1 @ [0, 0, -c1], R1 @ [0, 0, -l1], R2 @ [0, 0, -c2]
+    r1, r2 = s1, d2 + s2
+    I1, I2 = R1 @ I1b @ R1.T, R2 @ I2b @ R2.T
+    M = np.array([
+        [ex @ (I1 + I2 - m1 * sk(r1) @ sk(r1) - m2 * sk(r2) @ sk(r2)) @ ex, ex @ (I2 - m2 * sk(r2) @ sk(s2)) @ ex],
+        [ex @ (I2 - m2 * sk(s2) @ sk(r2)) @ ex, ex @ (I2 - m2 * sk(s2) @ sk(s2)) @ ex],
+    ])
+    return M, r1, r2, s2
+
+
 MAX_CONDITION = 1e5
 
 

@@ -10,32 +10,21 @@ import pytest
 
 import soadyn as sd
 from soadyn import models
-from soadyn.core.spatial import rotation_x
 from soadyn.dynamics.aba import _ABA
 from soadyn.dynamics.rnea import _RNEA
 
-EX = np.eye(3)[0]
+from conftest import double_pendulum_closed_form
+
 LENGTHS = (1.1, 0.4, 0.55)  # l1, c1, c2 [m]
 I1B, I2B = np.diag([0.08, 0.07, 0.01]), np.diag([0.05, 0.06, 0.02])
 
 
-def sk(a):
-    return np.array([[0, -a[2], a[1]], [a[2], 0, -a[0]], [-a[1], a[0], 0]])
-
-
 def closed_form(m1, m2, q, gravity):
     """M (2, 2) and the gravity torques g (2,) of the double pendulum (joints about x)."""
-    l1, c1, c2 = LENGTHS
-    R1, R2 = rotation_x(q[0]), rotation_x(q[0] + q[1])
-    s1, d2, s2 = R1 @ [0, 0, -c1], R1 @ [0, 0, -l1], R2 @ [0, 0, -c2]
-    r1, r2 = s1, d2 + s2
-    I1, I2 = R1 @ I1B @ R1.T, R2 @ I2B @ R2.T
-    M = np.array([
-        [EX @ (I1 + I2 - m1 * sk(r1) @ sk(r1) - m2 * sk(r2) @ sk(r2)) @ EX, EX @ (I2 - m2 * sk(r2) @ sk(s2)) @ EX],
-        [EX @ (I2 - m2 * sk(s2) @ sk(r2)) @ EX, EX @ (I2 - m2 * sk(s2) @ sk(s2)) @ EX],
-    ])
+    M, r1, r2, s2 = double_pendulum_closed_form(m1, m2, *LENGTHS, I1B, I2B, q)
     # g = ∂V/∂q with V = −Σ m_i g·r_i; a rotation about x moves a point r by e_x × r
-    g = -np.array([(m1 * np.cross(EX, r1) + m2 * np.cross(EX, r2)) @ gravity, m2 * np.cross(EX, s2) @ gravity])
+    ex = np.eye(3)[0]
+    g = -np.array([(m1 * np.cross(ex, r1) + m2 * np.cross(ex, r2)) @ gravity, m2 * np.cross(ex, s2) @ gravity])
     return M, g
 
 

@@ -8,9 +8,7 @@ import soadyn as sd
 from soadyn import models
 from soadyn.core.spatial import rotation_x, rotation_z
 
-
-def sk(a):
-    return np.array([[0, -a[2], a[1]], [a[2], 0, -a[0]], [-a[1], a[0], 0]])
+from conftest import double_pendulum_closed_form, sk
 
 
 EX, EY, EZ = np.eye(3)
@@ -44,14 +42,7 @@ def test_example2_double_pendulum(seed):
     model = models.double_pendulum(m1, m2, l1, c1, c2, I1b, I2b)
     for _ in range(3):
         t1, t2 = rng.uniform(-np.pi, np.pi, 2)
-        R1, R2 = rotation_x(t1), rotation_x(t1 + t2)
-        s1, d2, s2 = R1 @ [0, 0, -c1], R1 @ [0, 0, -l1], R2 @ [0, 0, -c2]
-        r1, r2 = s1, d2 + s2
-        I1, I2 = R1 @ I1b @ R1.T, R2 @ I2b @ R2.T
-        expected = np.array([
-            [EX @ (I1 + I2 - m1 * sk(r1) @ sk(r1) - m2 * sk(r2) @ sk(r2)) @ EX, EX @ (I2 - m2 * sk(r2) @ sk(s2)) @ EX],
-            [EX @ (I2 - m2 * sk(s2) @ sk(r2)) @ EX, EX @ (I2 - m2 * sk(s2) @ sk(s2)) @ EX],
-        ])
+        expected = double_pendulum_closed_form(m1, m2, l1, c1, c2, I1b, I2b, (t1, t2))[0]
         for M in both_methods(model, np.array([t1, t2])):
             assert np.allclose(M, expected, rtol=1e-12, atol=1e-12)
 

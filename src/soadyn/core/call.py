@@ -522,7 +522,7 @@ class CompiledFunction:
                 # the next plain call of this thread takes the plain kernel; its version for
                 # the arguments' types is compiled (or loaded) then, not here: the first call
                 # of a function that runs this one once (the closed-chain methods) does not
-                # pay for it (0.3-0.5 s each from an empty cache)
+                # pay for it (0.3-0.7 s a version from an empty cache)
                 d.plain_tables()
         else:
             status = np.zeros(batch, dtype=np.int64)

@@ -16,8 +16,9 @@ kernel here unpacks the array (:func:`~soadyn.core.layout.split_tables` of
 once and linked, not copied.
 
 An absent rate is passed as None: Numba compiles a version per combination of None and
-arrays, 0.27–0.36 s each from an empty cache, on the first plain call of those types (a
-function's first call takes the validated path; ``soadyn precompile`` makes them all). An *empty* array given for a rate
+arrays on the first plain call of those types (a function's first call takes the validated
+path; ``soadyn precompile`` makes them all): from an empty cache 0.73 s for the first
+version of ``rnea`` (its helpers included), 0.31–0.41 s for each other (2026-11-29). An *empty* array given for a rate
 returns ``BAD_SHAPE`` instead of being read as zero, so that the caller's validated path
 names it.
 """
@@ -27,9 +28,10 @@ from numba import types
 from numba.extending import overload
 
 from ..core.jit import njit
-from ..core.layout import carve, split_tables
+from ..core.layout import split_tables
 from ..core.status import BAD_SHAPE
 from .aba import aba_kernel
+from .kinematics import absent, no_forces
 from .rnea import rnea_kernel
 
 
@@ -64,8 +66,8 @@ def rnea_plain_kernel(tables, q, v, a, tau):
     ok, mi, mf, ws = split_tables(tables)
     if not ok or given_empty(v) or given_empty(a):
         return BAD_SHAPE
-    zero = carve(mf, 0, 0)
-    return rnea_kernel(mi, mf, ws, q, rate_or_zero(v, zero), rate_or_zero(a, zero), carve(mf, 0, (0, 6)), True, tau)
+    zero = absent(mf)
+    return rnea_kernel(mi, mf, ws, q, rate_or_zero(v, zero), rate_or_zero(a, zero), no_forces(mf), True, tau)
 
 
 @njit(cache=True)
@@ -75,4 +77,4 @@ def aba_plain_kernel(tables, q, v, tau, qdd):
     ok, mi, mf, ws = split_tables(tables)
     if not ok or given_empty(v):
         return BAD_SHAPE
-    return aba_kernel(mi, mf, ws, q, rate_or_zero(v, carve(mf, 0, 0)), tau, carve(mf, 0, (0, 6)), True, qdd)
+    return aba_kernel(mi, mf, ws, q, rate_or_zero(v, absent(mf)), tau, no_forces(mf), True, qdd)
