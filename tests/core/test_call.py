@@ -112,3 +112,50 @@ def test_calls_with_every_output_given_stay_on_the_fast_path(monkeypatch):
     assert counts["general"] == before and _RNEA_D.n_outputs == 3
     with pytest.raises(TypeError, match="out: expected 3 output arrays, got 2"):
         sd.rnea_derivatives(tree, q, z, z, out=out[:2])
+
+
+def _recording_block(log, fail_start=None):
+    """A block function for ``run_blocks`` (``kernel(*args, status, start, stop)``) that
+    releases the GIL for a while, as a ``nogil`` kernel does, and records who ran what."""
+    import threading
+    import time
+
+    def block(status, start, stop):
+        time.sleep(0.002)
+        if start == fail_start:
+            raise ValueError(f"block at {start}")
+        status[start:stop] = 1
+        log.append((threading.get_ident(), start, stop))
+
+    return block
+
+
+def test_run_blocks_covers_every_state_once_and_the_caller_takes_blocks():
+    import threading
+
+    from soadyn.core.call import run_blocks
+    log = []
+    status = np.zeros(160, dtype=np.int64)
+    run_blocks(_recording_block(log), None, (), status)
+    spans = sorted((start, stop) for _, start, stop in log)
+    assert spans[0][0] == 0 and spans[-1][1] == 160
+    assert all(a[1] == b[0] for a, b in zip(spans, spans[1:]))  # contiguous, no overlap
+    assert np.all(status == 1)
+    assert threading.get_ident() in {ident for ident, _, _ in log}  # the caller is not left waiting
+
+
+def test_run_blocks_waits_for_every_block_when_one_fails():
+    """An error in a block (the caller's or a worker's) is raised only after every other
+    block has finished: none writes into the caller's arrays after the call returns."""
+    import time
+
+    from soadyn.core.call import run_blocks
+    for fail_start in (0, 80):
+        log = []
+        status = np.zeros(160, dtype=np.int64)
+        with pytest.raises(ValueError, match=f"block at {fail_start}"):
+            run_blocks(_recording_block(log, fail_start), None, (), status)
+        done = len(log)
+        time.sleep(0.02)
+        assert len(log) == done  # nothing ran on after the error was raised
+        assert np.count_nonzero(status) == 160 - 160 // (len(log) + 1)  # every block but the failed one
