@@ -78,8 +78,9 @@ def measure(fns, repeat=7, target=0.05):
 def measure_rounds(fns, repeat=7, target=0.05):
     """Time per call [µs] of each callable in each of ``repeat`` interleaved rounds (see
     :func:`measure`)."""
-    for f in fns.values():  # warm up (compilation, caches)
-        f()
+    for f in fns.values():  # warm up: compilation (a function's plain-call kernel compiles on its second
+        for _ in range(3):  # call, and a calibration that timed it would time one call per round), caches
+            f()
     number = {}
     for name, f in fns.items():
         t = timeit.timeit(f, number=10) / 10
