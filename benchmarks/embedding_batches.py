@@ -34,12 +34,15 @@ def states(model, B, seed=0):
     return Y, YD, Q, V, rng.normal(size=(B, model.nv)), rng.normal(size=YD.shape)
 
 
-def run(B, rounds):
+def run(B, rounds, robots=None, cases=("embedding", "cluster_aba")):
+    """``{(robot, case): (batch seconds, loop seconds)}``, medians of ``rounds`` interleaved
+    rounds, for ``robots`` (default :data:`ROBOTS`) and ``cases`` (either or both of
+    "embedding" and "cluster_aba")."""
     out = {}
-    for name, make in ROBOTS.items():
+    for name, make in (ROBOTS if robots is None else robots).items():
         m = make()
         Y, YD, Q, V, T, TI = states(m, B)
-        cases = {
+        functions = {
             "embedding": (lambda: sd.constrained_forward_dynamics(m, Q, V, T, method="embedding").qdd,
                           lambda: np.array([sd.constrained_forward_dynamics(m, Q[b], V[b], T[b],
                                                                             method="embedding").qdd
@@ -47,7 +50,9 @@ def run(B, rounds):
             "cluster_aba": (lambda: sd.cluster_aba(m, Y, YD, TI),
                             lambda: np.array([sd.cluster_aba(m, Y[b], YD[b], TI[b]) for b in range(B)])),
         }
-        for case, (batch, loop) in cases.items():
+        for case, (batch, loop) in functions.items():
+            if case not in cases:
+                continue
             assert np.array_equal(batch(), loop())  # also warms up (compilation)
             tb, tl = [], []
             for _ in range(rounds):  # interleaved
