@@ -101,8 +101,8 @@ def run_blocks(kernel, d, args, status):
     """Evaluate a batch of B = ``len(status)`` states with a block kernel
     ``kernel(mi, mf, ws, *args, status, start, stop)`` (compiled with ``nogil=True``; it
     evaluates states start..stop−1 with one workspace ``ws``): the states are split into
-    blocks run concurrently by :func:`batch_threads` worker threads, each with its own
-    workspace. ``d``: the model's :class:`~soadyn.core.compile.Derived` store, or None
+    blocks, which the calling thread and :func:`batch_threads` − 1 worker threads take one
+    after another, each thread with its own workspace. ``d``: the model's :class:`~soadyn.core.compile.Derived` store, or None
     for a kernel ``kernel(*args, status, start, stop)`` that takes its tables in ``args``
     and makes each block's own workspace itself (or a Python function that does so around
     a ``nogil`` kernel, as :func:`soadyn.closed.embedding.algorithms.embedding_batch`'s
