@@ -7,7 +7,10 @@ through a two-stage belt with *different* per-stage ratios, q̇_rB = N (r_A q̇_
 
 * with ``Model.add_rotor`` / ``Model.add_transmission``: constant-G (LINEAR) clusters;
 * as sympy user constraints on the same joints (``symbolic_constraint``): NONLINEAR
-  clusters, solved by Newton iteration on every call;
+  clusters, compiled (instruction tapes), solved by Newton iteration on every call;
+* as Python callables on the same joints (``HolonomicConstraint`` with ``joints=``, an
+  analytic Jacobian and a zero bias): NONLINEAR clusters prepared in Python on every call
+  (what a constraint the compiled path cannot take costs);
 
 and, for scale, ``soadyn.models.geared_chain(n)`` (URDF+ couplings). Reported: the best of
 ``--repeat`` runs of ``--number`` calls (the machine is shared: the minimum is the least
@@ -54,6 +57,9 @@ def per_stage_belt_chain(n=12, how="transmission", ratio=6.0, stages=(1.5, 0.7))
                    inertia=LINK_I)
         if how == "transmission":
             m.add_transmission(f"belt{k}", [f"rB{k}", a, b], [1.0, -ratio * rA, -ratio * rB])
+        elif how == "python":
+            m.add_constraint(_linear_constraint(f"gear{k}", [f"rA{k}", a], [1.0, -ratio]))
+            m.add_constraint(_linear_constraint(f"belt{k}", [f"rB{k}", a, b], [1.0, -ratio * rA, -ratio * rB]))
         else:
             s = sympy.symbols("r a b")
             m.add_constraint(sd.symbolic_constraint(f"gear{k}", [f"rA{k}", a], [s[0] - ratio * s[1]], s[:2]))
@@ -61,6 +67,13 @@ def per_stage_belt_chain(n=12, how="transmission", ratio=6.0, stages=(1.5, 0.7))
                                                     [s[0] - ratio * (rA * s[1] + rB * s[2])], s))
         parent = b
     return m
+
+
+def _linear_constraint(name, joints, coefficients):
+    """Σ coefficients · q_joints = 0 as a holonomic constraint of Python callables."""
+    c = np.array(coefficients)
+    return sd.HolonomicConstraint(name, lambda q, t: np.array([c @ q]), lambda q, t: c[None, :], joints=joints,
+                                  bias=lambda q, v, t: np.zeros(1))
 
 
 def time_cluster_aba(model, number, repeat):
@@ -81,14 +94,16 @@ def main():
     rows.append(("per-stage belt chain, add_rotor + add_transmission (LINEAR)", t_tr))
     t_us, ydd_us = time_cluster_aba(per_stage_belt_chain(args.n, "user"), 50, args.repeat)
     rows.append(("per-stage belt chain, symbolic user constraints (NONLINEAR)", t_us))
+    t_py, ydd_py = time_cluster_aba(per_stage_belt_chain(args.n, "python"), 20, args.repeat)
+    rows.append(("per-stage belt chain, Python-callable constraints (NONLINEAR, in Python)", t_py))
     rows.append((f"geared_chain({args.n}), URDF+ couplings (LINEAR)",
                  time_cluster_aba(sd.models.geared_chain(args.n), 2000, args.repeat)[0]))
     width = max(len(r[0]) for r in rows)
     print(f"cluster_aba, n = {args.n} links, µs per call (best of {args.repeat})")
     for name, t in rows:
         print(f"  {name:<{width}s} {t:9.1f}")
-    print(f"  user constraint / transmission: {t_us / t_tr:.0f}x;  max |ÿ difference| "
-          f"{np.abs(ydd_tr - ydd_us).max():.1e}")
+    print(f"  user constraint / transmission: {t_us / t_tr:.0f}x, Python callables / transmission: "
+          f"{t_py / t_tr:.0f}x;  max |ÿ difference| {max(np.abs(ydd_tr - ydd_us).max(), np.abs(ydd_tr - ydd_py).max()):.1e}")
 
 
 if __name__ == "__main__":
