@@ -114,3 +114,16 @@ def test_a_bad_state_in_a_batch_is_named(states, function):
     Q[60, 0] = np.inf  # a later bad state, in another block: the first is named
     with pytest.raises(ValueError, match=r"\b41\b"):
         BATCHED[function](model, Q, V, A)
+
+
+def test_batches_from_several_threads_at_once(states):
+    """Callers on several threads share the worker threads (each also runs its own blocks):
+    every batch equals its states' single calls."""
+    from concurrent.futures import ThreadPoolExecutor
+    model, q, v, a = states[:4]
+    scales = [0.5 * k for k in range(1, 7)]  # six different batches, three at a time
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        results = list(pool.map(lambda s: sd.rnea(model, q, v, s * a), scales))
+    for s, tau in zip(scales, results):
+        expected = np.array([sd.rnea(model, q[b], v[b], s * a[b]) for b in range(B)])
+        np.testing.assert_allclose(tau, expected, rtol=1e-13, atol=1e-12)

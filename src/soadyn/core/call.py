@@ -102,7 +102,9 @@ def run_blocks(kernel, d, args, status):
     ``kernel(mi, mf, ws, *args, status, start, stop)`` (compiled with ``nogil=True``; it
     evaluates states start..stop−1 with one workspace ``ws``): the states are split into
     blocks, which the calling thread and :func:`batch_threads` − 1 worker threads take one
-    after another, each thread with its own workspace. ``d``: the model's :class:`~soadyn.core.compile.Derived` store, or None
+    after another, each thread with its own workspace (several callers at once share the
+    workers: each also runs its own blocks, so none waits on another's).
+    ``d``: the model's :class:`~soadyn.core.compile.Derived` store, or None
     for a kernel ``kernel(*args, status, start, stop)`` that takes its tables in ``args``
     and makes each block's own workspace itself (or a Python function that does so around
     a ``nogil`` kernel, as :func:`soadyn.closed.embedding.algorithms.embedding_batch`'s
