@@ -98,15 +98,7 @@ CLOSED_CHAINS = {
 }
 
 
-# =========================================================================== random trees
-#: (number of bodies, seed, floating base) of a random tree (all joint types appear
-#: once the tree has 8 or more bodies; see soadyn.models.random_tree)
-trees = st.tuples(st.integers(1, 10), st.integers(0, 2**31 - 1), st.booleans())
-
-
-#: identities are checked to 1e-10 (relative) on configurations whose mass matrix has at
-#: most this condition number: near a gimbal or universal-joint singularity the
-#: articulated quantities (D⁻¹, G, M⁻¹) are only as accurate as the conditioning allows
+# =========================================================================== closed forms
 def sk(a):
     """The cross-product matrix of a 3-vector: sk(a) @ b = a × b."""
     return np.array([[0, -a[2], a[1]], [a[2], 0, -a[0]], [-a[1], a[0], 0]])
@@ -129,6 +121,15 @@ def double_pendulum_closed_form(m1, m2, l1, c1, c2, I1b, I2b, q):
     return M, r1, r2, s2
 
 
+# =========================================================================== random trees
+#: (number of bodies, seed, floating base) of a random tree (all joint types appear
+#: once the tree has 8 or more bodies; see soadyn.models.random_tree)
+trees = st.tuples(st.integers(1, 10), st.integers(0, 2**31 - 1), st.booleans())
+
+
+#: identities are checked to 1e-10 (relative) on configurations whose mass matrix has at
+#: most this condition number: near a gimbal or universal-joint singularity the
+#: articulated quantities (D⁻¹, G, M⁻¹) are only as accurate as the conditioning allows
 MAX_CONDITION = 1e5
 
 
