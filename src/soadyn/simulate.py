@@ -36,6 +36,7 @@ from .closed.embedding.algorithms import cluster_aba, spanning_state
 from .closed.embedding.clusters import cluster_tree
 from .closed.forward import METHODS, solve_constrained
 from .closed.kinematics import check_residuals, evaluate_constraints
+from .core.compile import snapshot
 from .core.constraints import ConstraintError
 from .core.configuration import configuration_rate, integrate, normalize
 from .dynamics.aba import aba
@@ -278,6 +279,7 @@ def simulate(model, q0, v0, t_final, dt=1e-3, tau=None, *, method="rk4", rtol=1e
     SimulationResult (closed chains: with ``constraint_residual`` and
     ``velocity_residual`` histories).
     """
+    model = snapshot(model)
     if not (np.isfinite(t_final) and t_final > 0):
         raise ValueError(f"t_final: expected a positive duration, got {t_final!r}")
     if not (np.isfinite(dt) and dt > 0):

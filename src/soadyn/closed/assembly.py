@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import validation as val
+from ..core.compile import snapshot
 from ..core.configuration import integrate, normalize
 from ..core.constraints import ConstraintError
 from .constraint_set import constraint_set
@@ -86,6 +87,7 @@ def independent_velocity_indices(model, independent=None):
     some joint is marked ``independent="false"``, else none), or a list of joint names
     and/or velocity indices.
     """
+    model = snapshot(model)
     if independent is None:
         joints = model.joints
         if all(getattr(j, "independent", True) for j in joints):
@@ -139,6 +141,7 @@ def close_loops(model, q_guess, v_guess=None, *, independent=None, t=0.0, tol=1e
     LoopClosureError when the loops cannot close (the residual stalls above ``tol``), or
     the velocity constraints cannot be met with the given independent velocities.
     """
+    model = snapshot(model)
     cs = constraint_set(model)
     q = normalize(model, val.vector(q_guess, model.nq, "q_guess", batch_ok=False))
     v = np.zeros(model.nv) if v_guess is None else val.vector(v_guess, model.nv, "v_guess", batch_ok=False).copy()

@@ -32,7 +32,7 @@ from functools import cached_property
 import numpy as np
 
 from ..core import validation as val
-from ..core.compile import derived
+from ..core.compile import derived, snapshot
 from ..core.constraints import ConstraintError
 from ..core.status import Unsolved
 from ..dynamics.crba import mass_matrix
@@ -59,7 +59,7 @@ class ConstrainedProblem:
     def __init__(self, model, q, v, tau, f_ext, t, state, rhs, rank_tol, baumgarte=None):
         self.model, self.q, self.v, self.tau, self.f_ext, self.t = model, q, v, tau, f_ext, t
         self.state, self.rhs, self.rank_tol, self.baumgarte = state, rhs, rank_tol, baumgarte
-        self.tree = model.spanning_tree()
+        self.tree = snapshot(model.spanning_tree())  # (one state of it too, should it be edited meanwhile)
 
     @cached_property
     def mass_matrix(self):
@@ -437,7 +437,7 @@ def default_method(model):
     d = getattr(model, "_derived", None)
     if d is None:
         d = derived(model)
-    return d.memo("default_method", lambda: _choose_method(model))
+    return d.memo("default_method", _choose_method)
 
 
 def _known_default_method(model):
@@ -488,6 +488,7 @@ def solve_constrained(model, q, v, tau, method="augmented", *, f_ext=None, t=0.0
     ``state`` may be a precomputed evaluation at (q, v, t). The arrays q, v, tau, f_ext are
     kept by the result (for its lazy constraint forces): do not edit them afterwards.
     Returns the result."""
+    model = snapshot(model)
     try:
         solver = METHODS[method]
     except (KeyError, TypeError):
@@ -573,6 +574,7 @@ def constrained_forward_dynamics(model, q, v, tau=None, method=None, *, tau_ind=
     ``n_constraints``, ``constraint_rank`` (rank of G_c) and ``degrees_of_freedom``
     (nv − rank G_c) (the constraint forces, multipliers and ranks computed when first read).
     """
+    model = snapshot(model)
     # the common calls — one state, default options, the compiled direct or embedding
     # method (by default or by name) — go straight into their kernels; anything else, or
     # any doubt, takes the validated paths below

@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import validation as val
+from ..core.compile import snapshot
 from ..dynamics.rnea import rnea
 from .assembly import independent_velocity_indices
 from .cut_joint import RowSpace, constraint_forces
@@ -88,6 +89,7 @@ def constrained_inverse_dynamics(model, q, v, qdd=None, *, qdd_independent=None,
     -------
     ConstrainedInverseDynamicsResult
     """
+    model = snapshot(model)
     c = val.model_argument(model).compiled
     q = val.vector(q, c.nq, "q", batch_ok=False)
     v = np.zeros(c.nv) if v is None else val.vector(v, c.nv, "v", batch_ok=False)

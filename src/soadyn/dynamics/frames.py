@@ -51,7 +51,7 @@ def frame_set(model, frames):
     sequence of them; repeats allowed), memoized per model version."""
     key = _key(frames)
 
-    def build():
+    def build(model):  # (the snapshot of the version, see soadyn.core.compile)
         if not key:
             raise ValueError("frames: expected at least one frame")
         fs = [model.frame(f) for f in key]

@@ -10,6 +10,7 @@ import numpy as np
 from ..core import status as st
 from ..core import validation as val
 from ..core.call import Arg, CompiledFunction, run_blocks, stacked_block, thread_tables
+from ..core.compile import snapshot
 from ..kernels.rollout import RK4, SEMI_IMPLICIT_EULER, rollout_kernel
 
 __all__ = ["rollout", "INTEGRATORS"]
@@ -92,6 +93,7 @@ def rollout(model, q0, v0, tau, dt, integrator="semi-implicit-euler", *, out=Non
         visited state, as :func:`soadyn.aba` does.
     """
     val.model_argument(model)
+    model = snapshot(model)
     if model.has_constraints:
         e = st.closed_chain_error(model, "rollout")
         raise st.ClosedChainError(f"{e} To integrate the closed system use soadyn.simulate.simulate(model, q0, v0, "
