@@ -115,9 +115,22 @@ def _unit_quaternion(q, o):
     return x / n, y / n, z / n, w / n
 
 
+#: the smallest squared norm of a quaternion that q may hold: one below it (zero, or scaled
+#: down to ~1e-150) has no direction left to normalize, in double precision
+MIN_QUATERNION_NORM2 = 1e-300
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def quaternion_normalizable(q, o):
+    """True when the quaternion q[o:o+4] can be normalized: its squared norm is at least
+    ``MIN_QUATERNION_NORM2`` and finite (a quaternion scaled by 1e155 overflows it)."""
+    n2 = q[o] * q[o] + q[o + 1] * q[o + 1] + q[o + 2] * q[o + 2] + q[o + 3] * q[o + 3]
+    return MIN_QUATERNION_NORM2 <= n2 < math.inf
+
+
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _configuration_ok(m, q):
-    """Status of a configuration: length, finiteness, nonzero quaternions."""
+    """Status of a configuration: length, finiteness, quaternions that can be normalized."""
     if q.shape[0] != m.nq:
         return BAD_SHAPE
     for k in range(q.shape[0]):
@@ -126,8 +139,7 @@ def _configuration_ok(m, q):
     for i in range(m.nb):
         jt = m.joint_type[i]
         if jt == SPHERICAL or jt == FREE:
-            o = m.q_index[i] + (3 if jt == FREE else 0)
-            if q[o] == 0.0 and q[o + 1] == 0.0 and q[o + 2] == 0.0 and q[o + 3] == 0.0:
+            if not quaternion_normalizable(q, m.q_index[i] + (3 if jt == FREE else 0)):
                 return BAD_QUATERNION
     return OK
 

@@ -35,7 +35,8 @@ def raise_status(status, names, batch_index=None, model=None):
     if status == BAD_FEXT:
         raise ValueError(f"f_ext: expected finite values, got NaN or inf{where}")
     if status == BAD_QUATERNION:
-        raise ValueError(f"q: a quaternion of a free or spherical joint is zero{where}")
+        raise ValueError(f"q: a quaternion of a free or spherical joint is zero or cannot be normalized (its squared "
+                         f"norm below 1e-300 or overflowing){where}")
     if status == BAD_SHAPE:
         raise ValueError(f"workspace: it was built for a different model{where}")
     if status == OFF_MANIFOLD:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 
 
+from ..core.configuration import quaternion_normalizable
 from ..core.jit import njit
 from ..core.joints import FREE, REVOLUTE, SPHERICAL, joint_pose_and_subspace
 from ..core.layout import borrow, carve, model_tables, sizes_match, state_count, state_of, workspace_views
@@ -81,12 +82,12 @@ def state_status(first, second, third, fext):
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def quaternions_ok(m, q):
-    """False when a free or spherical joint's quaternion is zero."""
+    """False when a free or spherical joint's quaternion cannot be normalized (zero, or
+    scaled so far that its squared norm underflows or overflows)."""
     for i in range(m.nb):
         jt = m.joint_type[i]
         if jt == FREE or jt == SPHERICAL:
-            o = m.q_index[i] + (3 if jt == FREE else 0)
-            if q[o] == 0.0 and q[o + 1] == 0.0 and q[o + 2] == 0.0 and q[o + 3] == 0.0:
+            if not quaternion_normalizable(q, m.q_index[i] + (3 if jt == FREE else 0)):
                 return False
     return True
 
