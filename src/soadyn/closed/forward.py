@@ -514,6 +514,7 @@ def _spanning_forces(model, tau, tau_ind):
 
 
 _INF = float("inf")  # (a module constant: one look-up less on the fast path than np.inf)
+_CHECK = val.flag("check")
 
 
 def _copy(x, given):
@@ -579,7 +580,8 @@ def constrained_forward_dynamics(model, q, v, tau=None, method=None, *, tau_ind=
     # method (by default or by name) — go straight into their kernels; anything else, or
     # any doubt, takes the validated paths below
     if tau_ind is None and f_ext is None and baumgarte is None and type(residual_tol) is float \
-            and 0.0 < residual_tol < _INF:
+            and 0.0 < residual_tol < _INF and (check is True or check is False) and type(t) is float \
+            and -_INF < t < _INF:
         if method is None or method == "direct":
             fast = direct_fast(model, q, v, tau, residual_tol if check else _INF, method is None)
             if fast:  # (out, plain); None and NOT_THE_DEFAULT are false
@@ -594,6 +596,7 @@ def constrained_forward_dynamics(model, q, v, tau=None, method=None, *, tau_ind=
             result = _embedding_fast(model, q, v, tau, t, rank_tol, residual_tol)
             if result is not None:
                 return result
+    check, t = _CHECK(check), val.real_number(t, "t", " [s]")
     if method is None:
         method = default_method(model)
         if method == "embedding" and baumgarte is not None:  # Baumgarte terms: a cut-joint method

@@ -866,7 +866,7 @@ class Model:
             if 0 <= name.index < len(self._frames) and self._frames[name.index].name == name.name:
                 return self._frames[name.index]
             raise ValueError(f"frame: {name.name!r} (index {name.index}) is not a frame of model {self.name!r}")
-        if isinstance(name, (int, np.integer)):
+        if isinstance(name, (int, np.integer)) and not isinstance(name, (bool, np.bool_)):
             if not 0 <= name < len(self.frames):
                 raise ValueError(f"frame: index {name} out of range [0, {len(self.frames)})")
             return self.frames[name]

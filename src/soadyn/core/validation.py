@@ -144,6 +144,28 @@ def model_argument(model):
     return model
 
 
+def real_number(x, name, unit="", positive=False):
+    """``x`` as a float: a real number — not text, not a bool —, finite and, with
+    ``positive``, above zero; else the TypeError or ValueError naming ``name`` (``unit``:
+    e.g. " [s]", for the message)."""
+    expected = f"a {'positive' if positive else 'finite'} number{unit}"
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name}: expected {expected}, got {type(x).__name__} {x!r}")
+    value = float(x)
+    if not np.isfinite(value) or (positive and not value > 0):
+        raise ValueError(f"{name}: expected {expected}, got {x!r}")
+    return value
+
+
+def count(x, name):
+    """``x`` as a positive int (not a bool), else the TypeError or ValueError naming ``name``."""
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
+        raise TypeError(f"{name}: expected a positive integer, got {type(x).__name__} {x!r}")
+    if x < 1:
+        raise ValueError(f"{name}: expected a positive integer, got {x!r}")
+    return int(x)
+
+
 def finite_scalar(x, name):
     """``x`` as a finite float."""
     try:

@@ -41,9 +41,12 @@ def _key(frames):
     if isinstance(frames, (str, int, np.integer, Frame)):
         frames = (frames,)
     try:
-        return tuple(f.index if isinstance(f, Frame) else f for f in frames)
+        key = tuple(f.index if isinstance(f, Frame) else f for f in frames)
     except TypeError:
         raise TypeError(f"frames: expected a frame name or index or a sequence of them, got {frames!r}") from None
+    if any(isinstance(f, (bool, np.bool_)) for f in key):  # (True == 1: it would find frame 1's memo)
+        raise TypeError(f"frames: expected a frame name or index or a sequence of them, got {frames!r}")
+    return key
 
 
 def frame_set(model, frames):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core import validation as val
 from ..core.call import Arg, CompiledFunction
 from ..core.compile import derived, snapshot
 from ..kernels.oscm import buffer_sizes, eoscm_diagonal_kernel, oscm_kernel
@@ -65,6 +66,9 @@ def operational_space_inertia(model, q, frames, *, rcond=1e-12, workspace=None):
     Returns (6m, 6m) symmetric positive definite, or (B, 6m, 6m) for batched q.
     """
     model = snapshot(model)
+    rcond = val.real_number(rcond, "rcond")
+    if not 0.0 <= rcond < 1.0:  # (a negative one would invert a singular Λ)
+        raise ValueError(f"rcond: expected a relative threshold in [0, 1), got {rcond!r}")
     Lam = operational_space_compliance(model, q, frames, workspace=workspace)
     w, Vec = np.linalg.eigh(Lam)  # also on a stack (B, 6m, 6m)
     tol = rcond * np.maximum(w[..., -1:], 0.0)
