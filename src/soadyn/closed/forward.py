@@ -575,7 +575,10 @@ def constrained_forward_dynamics(model, q, v, tau=None, method=None, *, tau_ind=
     ``n_constraints``, ``constraint_rank`` (rank of G_c) and ``degrees_of_freedom``
     (nv − rank G_c) (the constraint forces, multipliers and ranks computed when first read).
     """
-    model = snapshot(model)
+    try:  # the one model state of the call: snapshot(model), inlined (one Python call less)
+        model = model._derived.model
+    except AttributeError:  # no current derived data (or not a model): built, or the error that says so
+        model = snapshot(model)
     # the common calls — one state, default options, the compiled direct or embedding
     # method (by default or by name) — go straight into their kernels; anything else, or
     # any doubt, takes the validated paths below

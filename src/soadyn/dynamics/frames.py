@@ -8,10 +8,10 @@ import numpy as np
 
 from ..core import spatial as sp
 from ..core import validation as val
-from ..core.compile import derived
+from ..core.compile import derived, snapshot
 from ..core.model import Frame
 
-__all__ = ["FrameSet", "frame_set", "model_frame"]
+__all__ = ["FrameSet", "frame_set", "model_frame", "snapshot_and_frame"]
 
 _NO_FRAMES = {}
 
@@ -35,6 +35,19 @@ def model_frame(model, frame):
     except AttributeError:
         raise val.not_a_model(model) from None
     return lookup(frame)
+
+
+def snapshot_and_frame(model, frame):
+    """``(snapshot, f)``: the snapshot of ``model``'s version that a frame function's call
+    works on (:func:`soadyn.core.compile.snapshot`, inlined) and its :class:`Frame` ``frame``
+    (a name is looked up in the snapshot's table first; ``model.frame`` takes a call more),
+    or the TypeError for a ``model`` that is not a Model."""
+    try:
+        model = model._derived.model
+    except AttributeError:  # no current derived data (or not a model): built, or the error that says so
+        model = snapshot(model)
+    f = model._frame_by_name.get(frame) if type(frame) is str else None
+    return model, (model.frame(frame) if f is None else f)
 
 
 def _key(frames):
