@@ -41,7 +41,7 @@ numba_patches.pass_views_whole()  # the named views passed whole to the always-i
 numba_patches.internal_helpers()  # a kernel's helpers internal to its module: inlined, trimmed
 numba_patches.return_views_from_helpers()  # helpers compiled without reference counting may return array views
 
-from . import graph, models  # noqa: E402
+from . import geometry, graph, models  # noqa: E402
 from .graph import mass_matrix_sparsity  # noqa: E402
 from .closed import (LoopClosureError, close_loops, constrained_forward_dynamics,  # noqa: E402
                      constrained_forward_dynamics_derivatives,
@@ -59,6 +59,7 @@ from .core.constraints import (ConstraintError, HolonomicConstraint, Nonholonomi
 from .core.model import Model  # noqa: E402
 from .core.partition import merge_massless, partition_hinges, partitioned_state, unpartitioned_state  # noqa: E402
 from .core.status import ClosedChainError  # noqa: E402
+from .geometry import Contacts  # noqa: E402
 from .dynamics.aba import aba  # noqa: E402
 from .dynamics.crba import mass_matrix  # noqa: E402
 from .dynamics.derivatives import aba_derivatives, rnea_derivatives  # noqa: E402
@@ -95,5 +96,6 @@ __all__ = [
     "cluster_rnea", "cluster_efpa", "cluster_mass_matrix", "approximate_model",
     "cluster_rnea_derivatives", "cluster_aba_derivatives",
     "projected_rnea", "projected_forward_dynamics", "projected_efpa", "ConstraintError", "ClosedChainError", "symbolic_constraint",
+    "geometry", "Contacts",
     "rollout", "plot", "viewer", "compiled", "partition_hinges", "merge_massless", "partitioned_state", "unpartitioned_state",
 ]
