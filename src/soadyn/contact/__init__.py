@@ -7,6 +7,8 @@ Delassus operator) are three numbers per contact in its frame (t1, t2, n), norma
 (:mod:`soadyn.geometry.contacts`).
 """
 from .delassus import delassus
+from .jacobian import contact_impulse, contact_velocities, impulse_response
 from .solver import ContactSolution, ContactSolverWarning, solve_contacts
 
-__all__ = ["delassus", "solve_contacts", "ContactSolution", "ContactSolverWarning"]
+__all__ = ["delassus", "solve_contacts", "ContactSolution", "ContactSolverWarning", "contact_velocities",
+           "contact_impulse", "impulse_response"]
