@@ -36,24 +36,6 @@ RESULTS = os.path.join(HERE, "results")
 DT, MU, COMPLIANCE, TOL = 1e-3, 0.8, 1e-6, 1e-10
 
 
-def contact_points(name, pair, q):
-    m = pair.sd
-    R, p = sd.body_placements(m, q)
-
-    def at(frame, offset=np.zeros(3)):
-        f = m.frame(frame)
-        return f.body, R[f.body] @ (f.rotation @ offset + f.translation) + p[f.body]
-
-    if name == "solo12":
-        ends = [at(n) for n in ("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT")]
-    else:
-        corners = [np.array([sx * 0.1, sy * 0.05, 0.0]) for sx in (-1, 1) for sy in (-1, 1)]
-        ends = [at(s, c) for s in ("left_sole_link", "right_sole_link") for c in corners]
-    normals = np.tile([0.0, 0.0, 1.0], (len(ends), 1))  # the ground's normal, into the robot
-    return sd.Contacts.from_points(m, [("world", b) for b, _ in ends], np.array([pt for _, pt in ends]), normals,
-                                   friction=MU)
-
-
 def pinocchio_problem(pin, pair, q, contacts):
     m, pm, pd = pair.sd, pair.pm, pair.pd
     qp = pair.q_to_pin(q)
@@ -72,16 +54,7 @@ def pinocchio_problem(pin, pair, q, contacts):
 
 
 def pinocchio_solvers(pin, k):
-    model = pin.Model()  # sizes the cone constraints only: the problem is (G, g, μ, R)
-    for i in range(k):
-        j = model.addJoint(0, pin.JointModelFreeFlyer(), pin.SE3.Identity(), f"b{i}")
-        model.appendBodyToJoint(j, pin.Inertia.FromBox(1.0, 1.0, 1.0, 1.0), pin.SE3.Identity())
-    cms, cds = pin.StdVec_ConstraintModel(), pin.StdVec_ConstraintData()
-    for i in range(k):
-        c = pin.PointContactConstraintModel(model, i + 1, pin.SE3.Identity(), 0, pin.SE3.Identity())
-        c.setFriction(MU)
-        cms.append(pin.ConstraintModel(c))
-        cds.append(cms[-1].createData())
+    cms, cds = peers.pinocchio_cone_constraints(np.full(k, MU))
     out = {}
     for method in ("admm", "pgs"):
         if method == "admm":
@@ -109,7 +82,7 @@ def main(argv=None):
             pair = peers.load_pair(name)
         m = pair.sd
         q = sd.random_configuration(m, rng)
-        contacts = contact_points(name, pair, q)
+        contacts = peers.robot_contacts(pair, name, q, np.tile([0.0, 0.0, 1.0], (8, 1)), friction=MU)  # the ground
         k = len(contacts)
         G = sd.delassus(m, q, contacts)
         qp, cms, cds = pinocchio_problem(pin, pair, q, contacts)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import soadyn as sd
-from conftest import load_pair
+from conftest import load_pair, peers
 from soadyn.closed.embedding.clusters import cluster_tree
 
 TOL = 1e-10
@@ -103,35 +103,13 @@ def pinocchio_two_body_delassus(pair, q, contacts):
     return J @ np.linalg.solve(M, J.T)
 
 
-def robot_contacts(name, pair, q, rng):
-    m = pair.sd
-    R, p = sd.body_placements(m, q)
-
-    def at(frame, offset=np.zeros(3)):
-        f = m.frame(frame)
-        return f.body, R[f.body] @ (f.rotation @ offset + f.translation) + p[f.body]
-
-    if name == "solo12":
-        ends = [at(n) for n in ("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT")]
-        pairs = [("world", b) for b, _ in ends]
-    elif name == "talos":
-        corners = [np.array([sx * 0.1, sy * 0.05, 0.0]) for sx in (-1, 1) for sy in (-1, 1)]
-        ends = [at(s, c) for s in ("left_sole_link", "right_sole_link") for c in corners]
-        pairs = [("world", b) for b, _ in ends]
-    else:  # ur5: the tool and a point of the forearm on the world
-        ends = [at(m.frames[-1].name), at(m.bodies[2].name, np.array([0.1, 0.02, 0.0]))]
-        pairs = [("world", b) for b, _ in ends]
-    points = np.array([pt for _, pt in ends])
-    return sd.Contacts.from_points(m, pairs, points, unit_vectors(rng, len(points)), friction=0.7)
-
-
 @pytest.mark.parametrize("name", ["solo12", "talos", "ur5"])
 def test_delassus_matches_pinocchio(name):
     pair = load_pair(name)
     rng = np.random.default_rng(3)
     for _ in range(2):
         q = sd.random_configuration(pair.sd, rng)
-        contacts = robot_contacts(name, pair, q, rng)
+        contacts = peers.robot_contacts(pair, name, q, unit_vectors(rng, 8), friction=0.7)
         G = sd.delassus(pair.sd, q, contacts)
         assert G.shape == (3 * len(contacts),) * 2
         assert rel(G, pinocchio_delassus(pair, q, contacts)) < TOL

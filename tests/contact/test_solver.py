@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import soadyn as sd
+from conftest import peers
 from soadyn.contact import ContactSolverWarning
 
 METHODS = ("admm", "pgs")
@@ -39,16 +40,7 @@ def ncp_violation(G, g, mu, R, lam):
 def pinocchio_solve(G, g, mu, R, method, tol=1e-11):
     pin = pytest.importorskip("pinocchio")
     k = len(mu)
-    model = pin.Model()  # a model only to size the constraints: the problem is (G, g, μ, R)
-    for i in range(k):
-        j = model.addJoint(0, pin.JointModelFreeFlyer(), pin.SE3.Identity(), f"body{i}")
-        model.appendBodyToJoint(j, pin.Inertia.FromBox(1.0, 1.0, 1.0, 1.0), pin.SE3.Identity())
-    cms, cds = pin.StdVec_ConstraintModel(), pin.StdVec_ConstraintData()
-    for i in range(k):
-        c = pin.PointContactConstraintModel(model, i + 1, pin.SE3.Identity(), 0, pin.SE3.Identity())
-        c.setFriction(float(mu[i]))  # what the solvers read (not ``c.set``)
-        cms.append(pin.ConstraintModel(c))
-        cds.append(cms[-1].createData())
+    cms, cds = peers.pinocchio_cone_constraints(mu)
     D = pin.DelassusOperatorDense(G)
     D.updateCompliance(R)
     if method == "admm":

@@ -37,6 +37,16 @@ INFO_SIZE = 6
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def write_info(info, iterations, converged, res, rho):
+    """The ``info`` output of a solver kernel: iterations, converged, the residuals ``res``
+    (primal, dual, complementarity) and the final ρ (0 for PGS)."""
+    info[ITERATIONS] = iterations
+    info[CONVERGED] = 1.0 if converged else 0.0
+    info[PRIMAL], info[DUAL], info[COMPLEMENTARITY] = res[0], res[1], res[2]
+    info[RHO] = rho
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def largest_eigenvalue(G, R, v, w):
     """The largest eigenvalue of the symmetric positive semidefinite G + diag R by power
     iteration from the vector of ones; ``v``, ``w`` (n,) scratch."""
@@ -141,8 +151,5 @@ def admm_kernel(G, g, mu, R, tol, max_iter, warm, lam, sigma, info, A, V, perm):
         rho = math.sqrt(L * m) * (L / m) ** power
         if _factor(G, R, PROXIMAL + rho, A, perm) < n:
             return 1
-    info[0] = it
-    info[1] = 1.0 if converged else 0.0
-    info[2], info[3], info[4] = res[0], res[1], res[2]
-    info[5] = rho
+    write_info(info, it, converged, res, rho)
     return 0

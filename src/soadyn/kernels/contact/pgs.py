@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 
 from ...core.jit import njit
+from .admm import write_info
 from .cones import compliant_product, ncp_residuals, project_cone
 
 #: diagonal entries below this count as zero (a contact that cannot move along that axis)
@@ -72,8 +73,5 @@ def pgs_kernel(G, g, mu, R, tol, max_iter, warm, lam, sigma, info, V):
         compliant_product(G, R, g, lam, sigma)  # afresh: no drift of the running update
         ncp_residuals(mu, lam, sigma, p, res)
         converged = max(res[0], max(res[1], res[2])) <= tol
-    info[0] = it
-    info[1] = 1.0 if converged else 0.0
-    info[2], info[3], info[4] = res[0], res[1], res[2]
-    info[5] = 0.0
+    write_info(info, it, converged, res, 0.0)
     return 0
