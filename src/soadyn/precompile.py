@@ -162,6 +162,25 @@ def _implicit_clusters():
     sd.constrained_forward_dynamics(m, q[None], v[None], tau[None], method="embedding")
 
 
+def _contact_kernels():
+    """The contact dynamics: the Delassus operator (tree and cluster paths), the contact
+    Jacobian products and the NCP solvers."""
+    m = sd.models.random_tree(6, 0, floating_base=True)
+    q = sd.random_configuration(m, 0)
+    contacts = sd.Contacts.from_points(m, [("world", 5), (2, 4)], [[0.0, 0.0, 0.0], [0.1, 0.0, 0.2]],
+                                       [[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]])
+    for _ in range(2):  # the validated call, then the fast path
+        G = sd.delassus(m, q, contacts)
+    sd.contact.contact_velocities(m, q, np.zeros(m.nv), contacts)
+    sd.contact.impulse_response(m, q, contacts, np.ones((2, 3)))
+    for method in ("admm", "pgs"):
+        sd.solve_contacts(G + np.eye(6), np.ones(6), [0.5, 0.5], method=method, warn=False)
+    robot = sd.models.mini_cheetah()
+    qc = sd.neutral(robot)
+    foot = robot.frame(robot.frames[-1].name)
+    sd.delassus(robot, qc, sd.Contacts.from_points(robot, [("world", foot.body)], [[0.0, 0.0, 0.0]], [[0.0, 0.0, 1.0]]))
+
+
 #: kernel groups in the order the pool starts them. With two processes the first runs the
 #: longest group, "implicit", alone; the second runs the rest in this order, each group
 #: loading from the on-disk cache what an earlier one compiled: the tree kernels that the
@@ -173,7 +192,8 @@ def _implicit_clusters():
 #: and 127.7 s in CI's clean clone (2026-11-27; its later groups compiled again what they
 #: usually load from the cache): not kept.
 GROUPS = {"implicit": _implicit_clusters, "tree": _tree_kernels, "operators": _operator_kernels,
-          "batches": _tree_batches, "closed": _closed_chain_methods, "clusters": _cluster_kernels}
+          "batches": _tree_batches, "closed": _closed_chain_methods, "clusters": _cluster_kernels,
+          "contact": _contact_kernels}
 
 
 def _quiet():
