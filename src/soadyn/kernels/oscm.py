@@ -131,13 +131,17 @@ def _add_pair(Lam, of, og, same, Xf, Wg):
     rows: frames with one owner (the two sides of a contact) sum into its block."""
     w = Xf.shape[1]
     for a in range(w):
-        for b in range(w):
+        # a frame with itself: the upper triangle, mirrored, so that the block is exactly
+        # symmetric (X_fᵀ Υ X_f evaluated at (a, b) and (b, a) rounds differently)
+        for b in range(a if same else 0, w):
             acc = 0.0
             for k in range(6):
                 acc += Xf[k, a] * Wg[k, b]
             Lam[w * of + a, w * og + b] += acc
             if not same:
                 Lam[w * og + b, w * of + a] += acc
+            elif b != a:
+                Lam[w * of + b, w * og + a] += acc
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
