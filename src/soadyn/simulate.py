@@ -36,6 +36,7 @@ from .closed.embedding.algorithms import cluster_aba, spanning_state
 from .closed.embedding.clusters import cluster_tree
 from .closed.forward import METHODS, solve_constrained
 from .closed.kinematics import check_residuals, evaluate_constraints
+from .core import validation as val
 from .core.constraints import ConstraintError
 from .core.configuration import configuration_rate, integrate, normalize
 from .dynamics.aba import aba
@@ -156,9 +157,10 @@ def _closed_chain_parts(model, stabilization, baumgarte, constraint_method):
                          "exactly and takes no Baumgarte terms; use stabilization='projection' (or 'none')")
     gains = None
     if stabilization == "baumgarte":
-        gains = tuple(float(x) for x in baumgarte)
-        if len(gains) != 2 or min(gains) < 0 or not all(np.isfinite(gains)):
-            raise ValueError(f"baumgarte: expected two non-negative gains (alpha, beta) [1/s], got {baumgarte!r}")
+        gains = val.baumgarte_gains(baumgarte)
+        if gains is None:
+            raise ValueError("baumgarte: stabilization='baumgarte' needs two finite non-negative gains (alpha, beta) "
+                             "[1/s], got None")
 
     def accel(t, q, v, tau):
         return solve_constrained(model, q, v, tau, constraint_method, t=t, baumgarte=gains).qdd

@@ -10,7 +10,12 @@ floating and planar) plus the URDF+ extensions used for closed chains:
   ``model.loops``; its two end frames are added to the model as
   ``"<loop>_predecessor"`` and ``"<loop>_successor"``;
 * ``<coupling name type>`` with ``<predecessor link/>``, ``<successor link/>`` and
-  ``<ratio value/>``: a gear or belt transmission, kept in ``model.couplings``.
+  ``<ratio value/>``: a gear or belt transmission (``type="rolling"``, the default; other
+  types are refused), kept in ``model.couplings``.
+
+Every number the reader takes (origins, axes, inertias, limits, ratios, mimic multipliers
+and offsets, visual sizes) must be finite: ``nan`` and ``inf``, which Python's ``float``
+reads, are refused with a :class:`URDFError` naming the element and the attribute.
 
 Standard ``<mimic joint multiplier offset/>`` (q_follower = multiplier · q_joint + offset)
 becomes a :class:`~soadyn.core.constraints.Transmission` per master joint (``mimic="couple"``,
@@ -89,9 +94,12 @@ def _scalar(elem, attr, where, default=None):
             raise URDFError(f"{where}: missing attribute {attr!r}")
         return default
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
         raise URDFError(f"{where}@{attr}: expected a number, got {text!r}") from None
+    if not np.isfinite(value):  # float() reads "nan" and "inf": no URDF quantity takes them
+        raise URDFError(f"{where}@{attr}: expected a finite number, got {text!r}")
+    return value
 
 
 def _link_inertia(link):
@@ -422,6 +430,11 @@ def _parse_loop(lp, model, where_is):
         raise URDFError(f"{where}@type: {e}") from None
 
 
+#: the URDF+ ``<coupling type>`` values: ``rolling``, a gear or belt (ratio × the predecessor's
+#: rates = the successor's; the default when ``type`` is absent)
+COUPLING_TYPES = ("rolling",)
+
+
 def _parse_coupling(cp, links):
     name = cp.get("name")
     where = f"<coupling name={name!r}>"
@@ -433,7 +446,11 @@ def _parse_coupling(cp, links):
     if r is None:
         raise URDFError(f"{where}: missing <ratio value=...>")
     ratio = _scalar(r, "value", f"{where}/ratio")
-    return Coupling(name, pred, succ, ratio, cp.get("type") or "rolling")
+    kind = cp.get("type", "rolling")
+    if kind not in COUPLING_TYPES:
+        raise URDFError(f"{where}@type: expected one of {list(COUPLING_TYPES)} (a gear or belt transmission), "
+                        f"got {kind!r}")
+    return Coupling(name, pred, succ, ratio, kind)
 
 
 def _parse_mimic(j):
