@@ -10,6 +10,7 @@ Quick reference (see the README and each function's docstring)::
     a = sd.aba(model, q, v, tau)             # forward dynamics, O(N)
     pm = sd.partition_hinges(model)          # multi-dof hinges as 1-dof sub-hinges + mass-less bodies
     qs, vs = sd.rollout(model, q0, v0, tau_seq, dt, "rk4")  # (T, nv) controls -> (T+1, nq), (T+1, nv)
+    res = sd.simulate(model, q0, v0, t_final, dt)  # SimulationResult: t, q, v, energy (closed chains too)
     M = sd.mass_matrix(model, q)             # composite rigid bodies (or method="jtmj")
     J = sd.frame_jacobian(model, q, "tool", reference="local")
     Gc = sd.constraint_jacobian(model, q)    # closed chains: loop joints, couplings, ...
@@ -75,6 +76,7 @@ from .dynamics.rollout import rollout  # noqa: E402
 from .io.mjcf import MJCFError, load_mjcf  # noqa: E402
 from .io.urdf import URDFError, load_urdf  # noqa: E402
 from .spec import operators  # noqa: E402
+from .simulate import SimulationResult, simulate  # noqa: E402  (the function; its module: sys.modules["soadyn.simulate"])
 from . import plot  # noqa: E402  (matplotlib is imported when a picture is drawn)
 from . import viewer  # noqa: E402  (viser is imported when a viewer is served)
 from . import compiled  # noqa: E402  (the kernels for your own Numba code)
@@ -98,5 +100,5 @@ __all__ = [
     "cluster_rnea_derivatives", "cluster_aba_derivatives",
     "projected_rnea", "projected_forward_dynamics", "projected_efpa", "ConstraintError", "ClosedChainError", "symbolic_constraint",
     "geometry", "Contacts", "delassus", "solve_contacts", "ContactSolution",
-    "rollout", "plot", "viewer", "compiled", "partition_hinges", "merge_massless", "partitioned_state", "unpartitioned_state",
+    "rollout", "simulate", "SimulationResult", "plot", "viewer", "compiled", "partition_hinges", "merge_massless", "partitioned_state", "unpartitioned_state",
 ]

@@ -19,6 +19,7 @@ import numpy as np
 
 import soadyn as sd
 from soadyn.dynamics import innovations, oscm, spo
+from soadyn.dynamics.rollout import exponential_coordinate_rate
 
 
 def _tree_kernels():
@@ -62,6 +63,7 @@ def _tree_kernels():
     sd.configuration_rate(m, q, v)
     sd.normalize(m, q)
     sd.rollout(m, q, v, a[None], 0.01)  # one kernel for every integrator
+    exponential_coordinate_rate(m, v, a, 0.01)  # simulate's RK4 stages
 
 
 def _tree_batches():

@@ -222,7 +222,7 @@ def segment_points(model, scn, q):
 
 
 def trajectory_frames(model, trajectory, times=None):
-    """``(t (K,), q (K, nq))`` of a trajectory given as a :func:`soadyn.simulate.simulate` result
+    """``(t (K,), q (K, nq))`` of a trajectory given as a :func:`soadyn.simulate` result
     (``.t``, ``.q``), a ``(t, q)`` pair, :func:`soadyn.rollout`'s ``(qs, vs)``, or a
     (K, nq) array of configurations. ``times``: (K,) increasing times [s], or a time
     step [s]; default the result's times, else the step numbers 0, 1, ..., K − 1."""
@@ -401,7 +401,7 @@ def show(model, q=None, trajectory=None, *, times=None, frames=True, skeleton=No
     model : Model
     q : (nq,) configuration (default: the trajectory's first, else the neutral
         configuration, with the loops of a closed chain closed when they can be).
-    trajectory : a :func:`soadyn.simulate.simulate` result, a ``(t, q)`` pair, the ``(qs, vs)`` of
+    trajectory : a :func:`soadyn.simulate` result, a ``(t, q)`` pair, the ``(qs, vs)`` of
         :func:`soadyn.rollout`, or a (K, nq) array (see :func:`trajectory_frames`).
     times : the trajectory's times (K,) or time step [s] (see :func:`trajectory_frames`).
     frames, skeleton : what to draw (see :func:`scene`).

@@ -180,6 +180,16 @@ def test_floating_base_over_a_massless_root_warns_when_M_would_be_singular():
         sd.aba(m, sd.neutral(m), None, np.zeros(m.nv))
 
 
+
+@pytest.mark.parametrize("keyword", ["floating_base", "strict_inertia"])
+@pytest.mark.parametrize("value", ["yes", "no", None, 2])
+def test_the_flags_of_load_urdf_are_booleans(keyword, value):
+    """``floating_base="no"`` would float the robot by its truth value (before: "yes"
+    loaded a free joint): anything but True/False is a TypeError naming the keyword."""
+    with pytest.raises(TypeError, match=f"{keyword}: expected True or False, got {value!r}"):
+        sd.load_urdf(SIMPLE, **{keyword: value})
+    assert sd.load_urdf(SIMPLE, **{keyword: False}).nq == sd.load_urdf(SIMPLE).nq
+
 @needs_urdfplus
 @pytest.mark.filterwarnings("ignore:body .* violate the triangle inequality")
 @pytest.mark.parametrize("name, joint", [("mini_cheetah.urdf", "base_to_floating_base"),

@@ -145,7 +145,11 @@ def model_argument(model):
 
 
 def finite_scalar(x, name):
-    """``x`` as a finite float."""
+    """``x`` as a finite float: a real number (Python's or numpy's, or a 0-d array of
+    one); text (``"0.1"``), booleans and None raise TypeError — ``float()`` would read
+    the first two as numbers."""
+    if isinstance(x, (str, bytes, bool, np.bool_)) or (isinstance(x, np.ndarray) and x.dtype.kind not in "iuf"):
+        raise TypeError(f"{name}: expected a real number, got {x!r} (a {type(x).__name__})")
     try:
         value = float(x)
     except (TypeError, ValueError):

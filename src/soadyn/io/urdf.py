@@ -52,6 +52,7 @@ import numpy as np
 
 from ..core import joints as jt
 from ..core import spatial as sp
+from ..core import validation as val
 from ..core.constraints import Coupling, Loop
 from ..core.model import Model
 from ..core.visuals import Visual
@@ -165,7 +166,7 @@ def load_urdf(path, floating_base=False, gravity=(0.0, 0.0, -9.81), name=None, s
     ----------
     path : str, bytes or os.PathLike
         File path, or the XML text itself (text that starts with ``<``).
-    floating_base : bool
+    floating_base : bool (True or False; text such as ``"yes"`` raises TypeError)
         Connect the root link to the world with a free joint (q = [p; quaternion]).
         Refused (:class:`URDFError`) when the root link has no mass or inertia and
         already has a ``floating`` joint to a child (the URDF floats by itself: load it
@@ -173,7 +174,7 @@ def load_urdf(path, floating_base=False, gravity=(0.0, 0.0, -9.81), name=None, s
         mass matrix singular otherwise.
     gravity : (3,) world-frame gravity [m/s²].
     name : model name (default: the robot's name).
-    strict_inertia : raise on physically impossible link inertias (default: warn, as
+    strict_inertia : bool, raise on physically impossible link inertias (default: warn, as
         placeholder inertias are common in published files).
     mimic : ``"couple"`` (default) or ``"ignore"``: what becomes of ``<mimic joint=i
         multiplier=m offset=c/>`` on a joint j, the relation q_j = m·q_i + c (m
@@ -203,6 +204,8 @@ def load_urdf(path, floating_base=False, gravity=(0.0, 0.0, -9.81), name=None, s
     """
     if not (isinstance(mimic, str) and mimic in MIMIC_MODES):
         raise ValueError(f"mimic: expected one of {list(MIMIC_MODES)}, got {mimic!r}")
+    floating_base = val.flag("floating_base")(floating_base)  # bool("no") would be True
+    strict_inertia = val.flag("strict_inertia")(strict_inertia)
     try:
         text = os.fspath(path)
     except TypeError:
