@@ -70,7 +70,7 @@ def listing():
     for name, factory in BUILTIN.items():
         try:
             m = factory()
-        except ImportError as e:  # an optional dependency (tello needs sympy)
+        except ImportError as e:  # a dependency missing from a broken install
             size = f"(needs {e.name or 'an optional package'}, not installed)"
         else:
             kind = "closed chain" if m.has_constraints else "tree"
