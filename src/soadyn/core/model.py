@@ -21,6 +21,7 @@ import numpy as np
 
 from . import joints as jt
 from . import spatial as sp
+from . import validation as val
 from .collisions import CollisionObject, collision_tables
 from .compile import compiled, derived
 from .constraints import Coupling, LinearCoupling, Loop, Transmission, UserConstraint
@@ -701,12 +702,7 @@ class Model:
         """Add the ground: a :class:`~soadyn.geometry.Plane` on the world whose surface is
         the horizontal plane z = ``height`` [m] (world frame), outward normal +z, named
         ``"ground"`` (``"ground_2"``, ... when taken). Returns the object's index."""
-        try:
-            z = float(height)
-        except (TypeError, ValueError):
-            raise TypeError(f"height: expected a number [m], got {height!r}") from None
-        if not np.isfinite(z):
-            raise ValueError(f"height: expected a finite height [m], got {height!r}")
+        z = val.finite_scalar(height, "height")
         name = "ground"
         names = {o.name for o in self._collisions}
         k = 2
@@ -736,12 +732,9 @@ class Model:
             raise ValueError(f"name: expected a non-empty string, got {name!r}")
         elif name in names:
             raise ValueError(f"name: a collision object named {name!r} already exists")
-        try:
-            mu = float(friction)
-        except (TypeError, ValueError):
-            raise TypeError(f"friction: expected a number ≥ 0, got {friction!r}") from None
-        if not np.isfinite(mu) or mu < 0:
-            raise ValueError(f"friction: expected a finite coefficient ≥ 0, got {friction!r}")
+        mu = val.finite_scalar(friction, "friction")
+        if mu < 0:
+            raise ValueError(f"friction: expected a coefficient ≥ 0, got {friction!r}")
         masks = []
         for arg, value in (("contype", contype), ("conaffinity", conaffinity)):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value < 2**31:
