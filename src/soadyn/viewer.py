@@ -201,9 +201,7 @@ def scene(model, *, frames=True, skeleton=None, collisions=False, contacts=None)
             nodes.append(Node(f"/soadyn/couplings/{c.name}/link{i}", "segment", None, np.eye(4), (0.3 * r,),
                               COLORS["coupling"], ends=(bodies[i], bodies[i + 1])))
     if collisions:
-        frames_by_name = set(model.frame_names)
-        nodes += [_collision_node(o, o.frame if o.frame in frames_by_name else None, 20.0 * L)
-                  for o in model.collisions]
+        nodes += [_collision_node(o, None if o.frame == "world" else o.frame, 20.0 * L) for o in model.collisions]
     if contacts is not None:
         for k in range(len(contacts)):
             p, n = contacts.point[k], contacts.normal[k]

@@ -675,7 +675,7 @@ class Model:
         Parameters
         ----------
         frame : the name of a model frame (a body, a merged link, a site, ...) or
-            ``"world"`` (a :class:`Frame` or frame index also accepted).
+            ``"world"``, the world frame (a :class:`Frame` or frame index also accepted).
         shape : a :mod:`soadyn.geometry` shape (``Sphere``, ``Capsule``, ``Cylinder``,
             ``Box``, ``Ellipsoid``, ``ConvexMesh``, ``Mesh``, ``Plane``).
         placement : (R, p) or 4×4, the pose of the shape frame in ``frame`` [m] (default
@@ -714,7 +714,7 @@ class Model:
 
     def _collision_frame(self, frame):
         """(frame name, body, R, p) of ``add_collision``'s ``frame``: the frame's pose on its body."""
-        if isinstance(frame, str) and frame == "world" and frame not in self._frame_by_name:
+        if isinstance(frame, str) and frame == "world":  # the world itself, whatever frame shares its name
             return "world", -1, np.eye(3), np.zeros(3)
         f = self.frame(frame)
         if sp.is_symbolic(f.rotation, f.translation):
