@@ -203,7 +203,7 @@ def _view(args):
         return model
     print(model.summary())
     try:
-        sd.viewer.show(model, host=args.host, port=args.port, block=True)
+        sd.viewer.show(model, host=args.host, port=args.port, block=True, collisions=args.collisions)
     except ImportError as e:
         return _error("view", str(e).splitlines()[0], 1)
     return 0
@@ -295,6 +295,7 @@ def parser():
     w.add_argument("--floating", action="store_true", help="add a floating base")
     w.add_argument("--host", default="127.0.0.1", help="address to serve on (default 127.0.0.1)")
     w.add_argument("--port", type=int, default=8080, help="port (default 8080; the next free one if busy)")
+    w.add_argument("--collisions", action="store_true", help="also draw the collision shapes (a GUI box toggles them)")
     w.set_defaults(func=_view)
     sub.add_parser("precompile", help="compile every kernel into the on-disk cache")
     sub.add_parser("bench", help="benchmarks against peer libraries (from a source checkout)")
