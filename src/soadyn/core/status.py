@@ -16,7 +16,7 @@ class Unsolved(Exception):
     spanning configuration that fails its checks. Internal: the cluster functions catch
     it and take the Python path, which tries further starts and names the cause."""
 
-OK, BAD_FIRST, BAD_SECOND, BAD_THIRD, BAD_FEXT, BAD_QUATERNION, SINGULAR, BAD_SHAPE, UNSOLVED, OFF_MANIFOLD = range(10)
+OK, BAD_FIRST, BAD_SECOND, BAD_THIRD, BAD_FEXT, BAD_QUATERNION, SINGULAR, BAD_SHAPE, UNSOLVED, OFF_MANIFOLD, NO_MASS = range(11)
 
 
 def raise_status(status, names, batch_index=None, model=None):
@@ -40,6 +40,10 @@ def raise_status(status, names, batch_index=None, model=None):
         raise ValueError(f"workspace: it was built for a different model{where}")
     if status == OFF_MANIFOLD:
         raise ValueError(f"q, v: the state violates the constraints beyond the residual tolerance{where}")
+    if status == NO_MASS:
+        name = "" if model is None else f" {model.name!r}"
+        raise ValueError(f"model:{name} has no mass, so its centre of mass (and what is taken about it) is "
+                         f"undefined{where}")
     if status == SINGULAR:
         causes = [] if model is None else model.singular_mass_matrix_causes()
         if causes:
