@@ -82,9 +82,11 @@ def _torque_regressor_state(mi, mf, ws, q, v, a, gravity, Y):
         while j >= 0:
             for r in range(m.v_index[j], m.v_index[j] + m.joint_nv[j]):
                 s0, s1, s2, s3, s4, s5 = Sw[r, 0], Sw[r, 1], Sw[r, 2], Sw[r, 3], Sw[r, 4], Sw[r, 5]
-                for e in range(10):
+                for e in range(4):
                     Y[r, 10 * k + e] = (s0 * F[e, 0] + s1 * F[e, 1] + s2 * F[e, 2] + s3 * F[e, 3] + s4 * F[e, 4]
                                         + s5 * F[e, 5])
+                for e in range(4, 10):  # the rotational parameters' columns are pure moments
+                    Y[r, 10 * k + e] = s0 * F[e, 0] + s1 * F[e, 1] + s2 * F[e, 2]
             j = m.parent[j]
     return OK
 
@@ -92,7 +94,8 @@ def _torque_regressor_state(mi, mf, ws, q, v, a, gravity, Y):
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _body_columns(m, w, k, F):
     """F[e] = X_{O,k}* A_k[:, e] (10, 6): body k's force columns (module docstring) in world
-    axes at the world origin, from its body-frame V and α (``w.V``, ``w.alpha``)."""
+    axes at the world origin, from its body-frame V and α (``w.V``, ``w.alpha``); of the
+    six rotational columns (e ≥ 4) only the moments."""
     w0, w1, w2 = w.V[k, 0], w.V[k, 1], w.V[k, 2]
     u0, u1, u2 = w.V[k, 3], w.V[k, 4], w.V[k, 5]
     b0, b1, b2 = w.alpha[k, 0], w.alpha[k, 1], w.alpha[k, 2]
@@ -124,12 +127,12 @@ def _store_world(w, k, F, e, n0, n1, n2, f0, f1, f2):
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _store_rotational(w, k, F, e, x0, x1, x2, y0, y1, y2, w0, w1, w2):
-    """F[e] = [x + ω × y; 0] in world axes (x = L(α_ω), y = L(ω) of one rotational
-    parameter): a pure moment, which only turns."""
+    """F[e, :3] = the moment x + ω × y in world axes (x = L(α_ω), y = L(ω) of one rotational
+    parameter): a pure moment, which only turns (its force part, zero, is not stored: the
+    projections read the first three entries only)."""
     n0 = x0 + w1 * y2 - w2 * y1
     n1 = x1 + w2 * y0 - w0 * y2
     n2 = x2 + w0 * y1 - w1 * y0
     R = w.Rw
     for a in range(3):
         F[e, a] = R[k, a, 0] * n0 + R[k, a, 1] * n1 + R[k, a, 2] * n2
-        F[e, 3 + a] = 0.0
