@@ -63,7 +63,7 @@ def agreement(pair, states, seed=0):
     from soadyn.interop import pinocchio as sdpin
     m, pm, pd = pair.sd, pair.pm, pair.pd
     T = pair.v_permutation()
-    cols = np.concatenate([10 * (pm.getJointId(b.joint.name) - 1) + np.arange(10) for b in m.bodies])
+    cols = pair.parameter_columns()
     swap = [3, 4, 5, 0, 1, 2]
     errors = {}
 

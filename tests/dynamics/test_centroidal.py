@@ -7,20 +7,10 @@ import numpy as np
 import pytest
 
 import soadyn as sd
-from conftest import assert_close
+from conftest import assert_close, tree_motion
 from soadyn.core import spatial as sp
-from soadyn.models import random_tree
 
 CASES = [(10, seed, floating) for seed in range(4) for floating in (False, True)]
-
-
-def state(case):
-    n, seed, floating = case
-    model = random_tree(n, seed, floating_base=floating)
-    rng = np.random.default_rng(seed)
-    q = sd.random_configuration(model, rng)
-    v, a = rng.normal(size=(2, model.nv))
-    return model, q, v, a
 
 
 def body_sums(model, q, v):
@@ -51,7 +41,7 @@ def rate(f, h=1e-3):
 
 @pytest.mark.parametrize("case", CASES)
 def test_momentum_matrix_times_velocity_is_the_momentum_summed_body_by_body(case):
-    model, q, v, _ = state(case)
+    model, q, v, _, _ = tree_motion(*case)
     mass, c, h, I = body_sums(model, q, v)
     A = sd.centroidal_momentum_matrix(model, q)
     assert_close(A @ v, h, what="A_G v")
@@ -64,7 +54,7 @@ def test_momentum_matrix_times_velocity_is_the_momentum_summed_body_by_body(case
 
 @pytest.mark.parametrize("case", CASES)
 def test_rates_are_the_derivatives_along_a_trajectory(case):
-    model, q, v, a = state(case)
+    model, q, v, a, _ = tree_motion(*case)
     c, cd, cdd = sd.center_of_mass(model, q, v=v, a=a)
     assert_close(sd.center_of_mass_jacobian(model, q) @ v, cd, what="J_c v")
     assert_close(rate(lambda t: sd.center_of_mass(model, sd.integrate(model, q, v, t))), cd, 1e-9, "ċ")
@@ -76,7 +66,7 @@ def test_rates_are_the_derivatives_along_a_trajectory(case):
 def test_momentum_rate_is_the_net_external_wrench():
     """A free-floating system under gravity alone: ḣ_G of the forward dynamics is the weight,
     [0; m g] about the centre of mass (the momentum balance), the rate being kinematic."""
-    model, q, v, _ = state((8, 3, True))
+    model, q, v, _, _ = tree_motion(8, 3, True)
     qdd = sd.aba(model, q, v, np.zeros(model.nv))
     mass = sum(b.mass for b in model.bodies)
     assert_close(sd.centroidal_momentum_rate(model, q, v, qdd), np.concatenate([np.zeros(3), mass * model.gravity]),
@@ -85,7 +75,7 @@ def test_momentum_rate_is_the_net_external_wrench():
 
 
 def test_batches_equal_single_calls():
-    model, _, _, _ = state((7, 1, True))
+    model, _, _, _, _ = tree_motion(7, 1, True)
     rng = np.random.default_rng(5)
     Q = np.stack([sd.random_configuration(model, rng) for _ in range(40)])
     V, A = rng.normal(size=(2, 40, model.nv))
@@ -104,7 +94,7 @@ def test_batches_equal_single_calls():
 
 
 def test_absent_rates_and_return_forms():
-    model, q, v, a = state((6, 2, False))
+    model, q, v, a, _ = tree_motion(6, 2, False)
     assert sd.center_of_mass(model, q).shape == (3,)
     c, cd = sd.center_of_mass(model, q, v)
     assert np.array_equal(sd.centroidal_momentum(model, q, None), np.zeros(6))

@@ -7,28 +7,20 @@ import numpy as np
 import pytest
 
 import soadyn as sd
-from conftest import assert_close
-from soadyn.models import random_tree
+from conftest import assert_close, tree_motion
 
 CASES = [(10, seed, floating) for seed in range(5) for floating in (False, True)]
 
 
-def state(case):
-    n, seed, floating = case
-    model = random_tree(n, seed, floating_base=floating)
-    rng = np.random.default_rng(seed)
-    return model, sd.random_configuration(model, rng), rng.normal(size=model.nv)
-
-
 @pytest.mark.parametrize("case", CASES)
 def test_coriolis_times_velocity_is_the_velocity_product_force(case):
-    model, q, v = state(case)
+    model, q, v, _, _ = tree_motion(*case)
     assert_close(sd.coriolis_matrix(model, q, v) @ v, sd.rnea(model, q, v, None, gravity=False), what="C q̇")
 
 
 @pytest.mark.parametrize("case", CASES)
 def test_mass_matrix_rate_minus_twice_coriolis_is_skew(case):
-    model, q, v = state(case)
+    model, q, v, _, _ = tree_motion(*case)
     h = 1e-3
 
     def M(t):
@@ -61,7 +53,7 @@ def test_christoffel_consistent_for_coordinate_rates(seed):
 
 
 def test_zero_velocity_batches_and_guard_rail():
-    model, q, v = state((8, 1, True))
+    model, q, v, _, _ = tree_motion(8, 1, True)
     assert np.array_equal(sd.coriolis_matrix(model, q, None), np.zeros((model.nv, model.nv)))
     rng = np.random.default_rng(2)
     Q = np.stack([sd.random_configuration(model, rng) for _ in range(40)])

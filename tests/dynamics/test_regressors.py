@@ -7,20 +7,11 @@ import numpy as np
 import pytest
 
 import soadyn as sd
-from conftest import assert_close
+from conftest import assert_close, tree_motion
 from soadyn.core.parameters import body_parameters
-from soadyn.models import random_rigid_inertia, random_tree
+from soadyn.models import random_rigid_inertia
 
 CASES = [(10, seed, floating) for seed in range(4) for floating in (False, True)]
-
-
-def state(case):
-    n, seed, floating = case
-    model = random_tree(n, seed, floating_base=floating)
-    rng = np.random.default_rng(seed)
-    q = sd.random_configuration(model, rng)
-    v, a = rng.normal(size=(2, model.nv))
-    return model, q, v, a, rng
 
 
 def random_parameters(model, rng):
@@ -30,7 +21,7 @@ def random_parameters(model, rng):
 
 @pytest.mark.parametrize("case", CASES)
 def test_regressors_times_parameters_are_the_dynamics(case):
-    model, q, v, a, rng = state(case)
+    model, q, v, a, rng = tree_motion(*case)
     Y = sd.joint_torque_regressor(model, q, v, a)
     yT, yU = sd.kinetic_energy_regressor(model, q, v), sd.potential_energy_regressor(model, q)
     for _ in range(3):
@@ -47,7 +38,7 @@ def test_regressors_times_parameters_are_the_dynamics(case):
 
 
 def test_blocks_of_bodies_a_dof_does_not_support_are_zero():
-    model, q, v, a, _ = state((10, 2, False))
+    model, q, v, a, _ = tree_motion(10, 2, False)
     Y = sd.joint_torque_regressor(model, q, v, a)
     for k in range(model.nbodies):
         supported_by = {j.name for j in (model.bodies[i].joint for i in model.ancestors(k))}  # (k included)
@@ -57,7 +48,7 @@ def test_blocks_of_bodies_a_dof_does_not_support_are_zero():
 
 
 def test_absent_rates_batches_and_guard_rail():
-    model, q, v, a, rng = state((7, 1, True))
+    model, q, v, a, rng = tree_motion(7, 1, True)
     pi = sd.dynamic_parameters(model)
     assert_close(sd.joint_torque_regressor(model, q, None, None) @ pi, sd.generalized_gravity(model, q), what="Y(q, 0, 0) π")
     assert not sd.kinetic_energy_regressor(model, q, None).any()

@@ -18,10 +18,9 @@ from __future__ import annotations
 
 from ..core.jit import njit
 from ..core.layout import borrow, carve, model_tables, state_count, state_of, workspace_views
-from ..core.status import BAD_SECOND, BAD_SHAPE, BAD_THIRD, NO_MASS, OK
-from .kinematics import (body_accelerations, body_velocities, configuration_status, joint_placements, no_forces,
-                         nonfinite, rates_shape_ok, world_poses)
-from .primitives import add_rigid_inertia_to_parent, force_to_world, rigid_inertia_times, sym_param
+from ..core.status import BAD_SHAPE, NO_MASS, OK
+from .kinematics import checked_motion, no_forces
+from .primitives import add_rigid_inertia_to_parent, force_to_world, rigid_times_motion, sym_param
 from .rnea import force_step
 
 #: entries of the kernel's output per state: total mass [kg], centre of mass c (3) [m], ċ
@@ -49,23 +48,14 @@ def _centroidal_momentum_state(mi, mf, ws, q, v, a, out):
     """The quantities of one state (module docstring); NO_MASS for a system without mass."""
     # borrowed views: the passes below then pass them on without reference counting
     mi, mf, ws, q, v, a = borrow(mi), borrow(mf), borrow(ws), borrow(q), borrow(v), borrow(a)
-    m = model_tables(mi, mf)
-    st = configuration_status(m, q, ws)
+    st = checked_motion(mi, mf, ws, q, v, a, True, False)  # α without gravity: zero without v and a
     if st != OK:
         return st
-    if not rates_shape_ok(m, v) or not rates_shape_ok(m, a) or out.shape[0] != SIZE:
+    if out.shape[0] != SIZE:
         return BAD_SHAPE
-    if nonfinite(v):
-        return BAD_SECOND
-    if nonfinite(a):
-        return BAD_THIRD
+    m = model_tables(mi, mf)
     w = workspace_views(ws, m)
-    joint_placements(mi, mf, ws, q)
-    world_poses(mi, mf, ws)
     has_v = v.shape[0] > 0
-    if has_v:
-        body_velocities(mi, mf, ws, v)
-    body_accelerations(mi, mf, ws, a, False, has_v)  # zero without v and a
     total = carve(w.scratch_vector, 0, (1, 10))  # the system's inertia, world axes about O
     for k in range(10):
         total[0, k] = 0.0
@@ -75,24 +65,10 @@ def _centroidal_momentum_state(mi, mf, ws, q, v, a, out):
     for i in range(m.nb):
         add_rigid_inertia_to_parent(w.Rw, w.pw, i, m.rigid, total, 0)
         force_step(m, w, i, none, has_v)  # w.f[i] = M(i)α(i) + V(i) ×* M(i)V(i)
-        f0, f1, f2, f3, f4, f5 = force_to_world(w.Rw, w.pw, i, w.f[i, 0], w.f[i, 1], w.f[i, 2], w.f[i, 3],
-                                                w.f[i, 4], w.f[i, 5])
-        out[MOMENTUM_RATE] += f0
-        out[MOMENTUM_RATE + 1] += f1
-        out[MOMENTUM_RATE + 2] += f2
-        out[MOMENTUM_RATE + 3] += f3
-        out[MOMENTUM_RATE + 4] += f4
-        out[MOMENTUM_RATE + 5] += f5
+        _add_in_world(w, i, w.f, out, MOMENTUM_RATE)
         if has_v:
-            n0, n1, n2, l0, l1, l2 = rigid_inertia_times(m.rigid, i, w.V[i, 0], w.V[i, 1], w.V[i, 2], w.V[i, 3],
-                                                         w.V[i, 4], w.V[i, 5])
-            h0, h1, h2, h3, h4, h5 = force_to_world(w.Rw, w.pw, i, n0, n1, n2, l0, l1, l2)
-            out[MOMENTUM] += h0
-            out[MOMENTUM + 1] += h1
-            out[MOMENTUM + 2] += h2
-            out[MOMENTUM + 3] += h3
-            out[MOMENTUM + 4] += h4
-            out[MOMENTUM + 5] += h5
+            rigid_times_motion(m.rigid, i, w.V, i, w.z, i)  # the body's momentum M(i)V(i)
+            _add_in_world(w, i, w.z, out, MOMENTUM)
     mass = total[0, 0]
     if not mass > 0.0:
         return NO_MASS
@@ -118,3 +94,15 @@ def _centroidal_momentum_state(mi, mf, ws, q, v, a, out):
         I[3 + r, 3 + r] = mass
     return OK
 
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _add_in_world(w, i, F, out, o):
+    """out[o:o + 6] += the force F[i] on body i (body axes, about its origin) in world axes
+    about the world origin."""
+    f0, f1, f2, f3, f4, f5 = force_to_world(w.Rw, w.pw, i, F[i, 0], F[i, 1], F[i, 2], F[i, 3], F[i, 4], F[i, 5])
+    out[o] += f0
+    out[o + 1] += f1
+    out[o + 2] += f2
+    out[o + 3] += f3
+    out[o + 4] += f4
+    out[o + 5] += f5

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from ..core.jit import njit
 from ..core.layout import borrow, model_tables, state_count, state_of, workspace_views
-from ..core.status import BAD_SECOND, BAD_SHAPE, OK
-from .kinematics import body_velocities, configuration_status, joint_placements, nonfinite, world_poses
+from ..core.status import BAD_SHAPE, OK
+from .kinematics import absent, checked_motion
 
 
 @njit(nogil=True, cache=True)
@@ -31,20 +31,14 @@ def _energy_state(mi, mf, ws, q, v, out):
     """out = [T, U] (T needs v; an empty v means zero velocity)."""
     # borrowed views: the passes below then pass them on without reference counting
     mi, mf, ws, q, v = borrow(mi), borrow(mf), borrow(ws), borrow(q), borrow(v)
-    m = model_tables(mi, mf)
-    st = configuration_status(m, q, ws)
+    st = checked_motion(mi, mf, ws, q, v, absent(ws), False, False)
     if st != OK:
         return st
-    if out.shape[0] != 2 or not (v.shape[0] == m.nv or v.shape[0] == 0):
+    if out.shape[0] != 2:
         return BAD_SHAPE
-    if nonfinite(v):
-        return BAD_SECOND
+    m = model_tables(mi, mf)
     w = workspace_views(ws, m)
-    joint_placements(mi, mf, ws, q)
-    world_poses(mi, mf, ws)
     has_v = v.shape[0] > 0
-    if has_v:
-        body_velocities(mi, mf, ws, v)
     Rw, pw, V, com, g = w.Rw, w.pw, w.V, m.com, m.gravity
     out[0] = 0.0
     out[1] = 0.0

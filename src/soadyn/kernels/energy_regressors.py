@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from ..core.jit import njit
 from ..core.layout import borrow, model_tables, state_count, state_of, workspace_views
-from ..core.status import BAD_SECOND, BAD_SHAPE, OK
-from .kinematics import body_velocities, configuration_status, joint_placements, nonfinite, rates_shape_ok, world_poses
+from ..core.status import BAD_SHAPE, OK
+from .kinematics import absent, checked_motion
 
 #: rows of the kernel's output
 KINETIC, POTENTIAL = 0, 1
@@ -40,20 +40,14 @@ def _energy_regressors_state(mi, mf, ws, q, v, out):
     """y_T and y_U of one state (module docstring)."""
     # borrowed views: the passes below then pass them on without reference counting
     mi, mf, ws, q, v = borrow(mi), borrow(mf), borrow(ws), borrow(q), borrow(v)
-    m = model_tables(mi, mf)
-    st = configuration_status(m, q, ws)
+    st = checked_motion(mi, mf, ws, q, v, absent(ws), False, False)
     if st != OK:
         return st
-    if not rates_shape_ok(m, v) or out.shape[0] != 2 or out.shape[1] != 10 * m.nb:
+    m = model_tables(mi, mf)
+    if out.shape[0] != 2 or out.shape[1] != 10 * m.nb:
         return BAD_SHAPE
-    if nonfinite(v):
-        return BAD_SECOND
     w = workspace_views(ws, m)
-    joint_placements(mi, mf, ws, q)
-    world_poses(mi, mf, ws)
     has_v = v.shape[0] > 0
-    if has_v:
-        body_velocities(mi, mf, ws, v)
     T, U = out[KINETIC], out[POTENTIAL]
     g0, g1, g2 = m.gravity[0], m.gravity[1], m.gravity[2]
     Rw, pw = w.Rw, w.pw

@@ -22,8 +22,7 @@ from __future__ import annotations
 from ..core.jit import njit
 from ..core.layout import borrow, carve, model_tables, state_count, state_of, workspace_views
 from ..core.status import BAD_SHAPE, OK
-from .kinematics import (body_accelerations, body_velocities, configuration_status, joint_placements, no_forces,
-                         rates_shape_ok, state_status, world_poses)
+from .kinematics import checked_motion
 from .primitives import force_to_world, joint_column_to_world
 
 
@@ -48,26 +47,13 @@ def _torque_regressor_state(mi, mf, ws, q, v, a, gravity, Y):
     of the joints that support it (:func:`_body_columns`)."""
     # borrowed views: the passes below then pass them on without reference counting
     mi, mf, ws, q, v, a = borrow(mi), borrow(mf), borrow(ws), borrow(q), borrow(v), borrow(a)
+    st = checked_motion(mi, mf, ws, q, v, a, True, gravity)
+    if st != OK:
+        return st
     m = model_tables(mi, mf)
-    st = configuration_status(m, q, ws)
-    if st != OK:
-        return st
-    if not rates_shape_ok(m, v) or not rates_shape_ok(m, a) or Y.shape[0] != m.nv or Y.shape[1] != 10 * m.nb:
+    if Y.shape[0] != m.nv or Y.shape[1] != 10 * m.nb:
         return BAD_SHAPE
-    st = state_status(q, v, a, no_forces(ws))
-    if st != OK:
-        return st
     w = workspace_views(ws, m)
-    joint_placements(mi, mf, ws, q)
-    world_poses(mi, mf, ws)
-    has_v = v.shape[0] > 0
-    if has_v:
-        body_velocities(mi, mf, ws, v)
-    else:
-        for i in range(m.nb):
-            for k in range(6):
-                w.V[i, k] = 0.0
-    body_accelerations(mi, mf, ws, a, gravity, has_v)
     Sw = w.Sw
     for i in range(m.nb):
         vi = m.v_index[i]
