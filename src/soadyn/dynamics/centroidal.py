@@ -1,7 +1,7 @@
 """Centre of mass and centroidal dynamics ([Orin13]): the centre of mass and its rates, its
 Jacobian, the centroidal momentum matrix A_G, the centroidal momentum h_G = A_G q̇ and its
-rate, the centroidal composite inertia (kernels in :mod:`soadyn.kernels.centroidal_map`,
-:mod:`soadyn.kernels.com_jacobian` and :mod:`soadyn.kernels.centroidal_momentum`).
+rate, the centroidal composite inertia (kernels in :mod:`soadyn.kernels.centroidal_map` and
+:mod:`soadyn.kernels.centroidal_momentum`).
 
 Everything is in world axes; spatial quantities are angular first like every spatial vector
 of soadyn: h_G = [k_G; l_G] (angular momentum about the centre of mass, then linear
@@ -15,18 +15,24 @@ columns in soadyn's order), ``h_G = force_from_pinocchio(hg)``,
 """
 from __future__ import annotations
 
-from ..core.call import ABSENT, Arg, CompiledFunction
+from ..core import validation as val
+from ..core.call import ABSENT, Arg, CompiledFunction, ParamShape
 from ..kernels.centroidal_map import centroidal_map_kernel
 from ..kernels.centroidal_momentum import (COM, COM_ACCELERATION, COM_VELOCITY, INERTIA, MOMENTUM, MOMENTUM_RATE,
                                            SIZE, centroidal_momentum_kernel)
-from ..kernels.com_jacobian import com_jacobian_kernel
 
 __all__ = ["center_of_mass", "center_of_mass_jacobian", "centroidal_momentum_matrix", "centroidal_momentum",
            "centroidal_momentum_rate", "centroidal_inertia"]
 
 _Q = (Arg("q", "nq"),)
-_MAP = CompiledFunction(centroidal_map_kernel, "stacked", _Q, "jacobian_shape")
-_COM_JACOBIAN = CompiledFunction(com_jacobian_kernel, "stacked", _Q, "com_jacobian_shape")
+
+
+def _map_shape(c, com_jacobian):
+    return (3 if com_jacobian else 6, c.nv)
+
+
+# A_G (6, nv), or with the flag J_c (3, nv): one kernel
+_MAP = CompiledFunction(centroidal_map_kernel, "stacked", _Q, ParamShape(_map_shape), params=(val.flag("com_jacobian"),))
 _MOMENTUM = CompiledFunction(centroidal_momentum_kernel, "stacked",
                              _Q + (Arg("v", "nv", optional=True), Arg("a", "nv", optional=True)),
                              lambda c, state, params: ((SIZE,),))
@@ -65,7 +71,7 @@ def center_of_mass_jacobian(model, q, *, out=None, workspace=None):
 
     q : (nq,) or (B, nq) → (3, nv) or (B, 3, nv). out : optional output; workspace :
     optional :class:`~soadyn.Workspace`. A mass-less system raises ValueError."""
-    return _COM_JACOBIAN.call(model, q, out, workspace)
+    return _MAP.call(model, q, True, out, workspace)
 
 
 def centroidal_momentum_matrix(model, q, *, out=None, workspace=None):
@@ -81,7 +87,7 @@ def centroidal_momentum_matrix(model, q, *, out=None, workspace=None):
 
     q : (nq,) or (B, nq) → (6, nv) or (B, 6, nv). out : optional output; workspace :
     optional :class:`~soadyn.Workspace`. A mass-less system raises ValueError."""
-    return _MAP.call(model, q, out, workspace)
+    return _MAP.call(model, q, False, out, workspace)
 
 
 def centroidal_momentum(model, q, v):
