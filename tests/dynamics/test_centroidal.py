@@ -111,3 +111,23 @@ def test_a_massless_system_has_no_centre_of_mass():
                  lambda: sd.center_of_mass(model, q), lambda: sd.centroidal_momentum(model, q, np.ones(1))):
         with pytest.raises(ValueError, match="'ghost' has no mass"):
             call()
+
+
+def test_plain_calls_agree_with_the_validated_path_and_follow_edits():
+    """The second call of A_G and J_c on a thread takes the plain kernel (soadyn.kernels.plain);
+    it gives the validated path's result (a given workspace) bit for bit, and reads a model
+    edited in between afresh (its body sums after the edit)."""
+    from soadyn.dynamics.centroidal import _COM_JACOBIAN, _MAP
+    model, q, v, _, _ = tree_motion(6, 4, True)
+    ws = sd.Workspace(model)
+    for _ in range(2):
+        assert np.array_equal(sd.centroidal_momentum_matrix(model, q),
+                              sd.centroidal_momentum_matrix(model, q, workspace=ws))
+        assert np.array_equal(sd.center_of_mass_jacobian(model, q), sd.center_of_mass_jacobian(model, q, workspace=ws))
+    assert _MAP.plain.general.signatures and _COM_JACOBIAN.plain.general.signatures
+    before = sd.centroidal_momentum_matrix(model, q), sd.center_of_mass_jacobian(model, q)
+    model.set_dynamic_parameters(2.0 * sd.dynamic_parameters(model))  # every body twice as dense
+    _, _, h, _ = body_sums(model, q, v)
+    assert_close(sd.centroidal_momentum_matrix(model, q) @ v, h, what="A_G v after the edit")
+    assert_close(sd.centroidal_momentum_matrix(model, q), 2.0 * before[0], what="A_G doubled")
+    assert_close(sd.center_of_mass_jacobian(model, q), before[1], what="J_c unchanged")

@@ -16,31 +16,32 @@ columns in soadyn's order), ``h_G = force_from_pinocchio(hg)``,
 from __future__ import annotations
 
 from ..core import validation as val
-from ..core.call import ABSENT, Arg, CompiledFunction, ParamShape
+from ..core.call import ABSENT, Arg, CompiledFunction
 from ..kernels.centroidal_map import centroidal_map_kernel
 from ..kernels.centroidal_momentum import (COM, COM_ACCELERATION, COM_VELOCITY, INERTIA, MOMENTUM, MOMENTUM_RATE,
                                            SIZE, centroidal_momentum_kernel)
+from ..kernels.plain import centroidal_map_plain_kernel
 
 __all__ = ["center_of_mass", "center_of_mass_jacobian", "centroidal_momentum_matrix", "centroidal_momentum",
            "centroidal_momentum_rate", "centroidal_inertia"]
 
 _Q = (Arg("q", "nq"),)
 
-
-def _map_shape(c, com_jacobian):
-    return (3 if com_jacobian else 6, c.nv)
-
-
-# A_G (6, nv), or with the flag J_c (3, nv): one kernel
-_MAP = CompiledFunction(centroidal_map_kernel, "stacked", _Q, ParamShape(_map_shape), params=(val.flag("com_jacobian"),))
+# one kernel for A_G (6, nv) and J_c (3, nv), the output's rows saying which, with its plain
+# call (one array of tables instead of three, soadyn.kernels.plain: on solo12 the dispatch of
+# the arguments is a large part of the call)
+_MAP = CompiledFunction(centroidal_map_kernel, "stacked", _Q, "jacobian_shape", plain=centroidal_map_plain_kernel)
+_COM_JACOBIAN = CompiledFunction(centroidal_map_kernel, "stacked", _Q, "com_jacobian_shape",
+                                 plain=centroidal_map_plain_kernel)
 _MOMENTUM = CompiledFunction(centroidal_momentum_kernel, "stacked",
                              _Q + (Arg("v", "nv", optional=True), Arg("a", "nv", optional=True)),
-                             lambda c, state, params: ((SIZE,),))
+                             lambda c, state, params: ((SIZE,),), params=(val.flag("rate"),))
 
 
-def _rates(model, q, v, a):
-    """The kernel's output for (q, v, a), absent rates as the stand-in the fast path takes."""
-    return _MOMENTUM(model, (q, ABSENT if v is None else v, ABSENT if a is None else a))
+def _rates(model, q, v, a, rate=False):
+    """The kernel's output for (q, v, a), absent rates as the stand-in the fast path takes;
+    with ``rate`` the rates c̈ and ḣ_G too."""
+    return _MOMENTUM(model, (q, ABSENT if v is None else v, ABSENT if a is None else a), (rate,))
 
 
 def _entries(e, start, size):
@@ -55,7 +56,7 @@ def center_of_mass(model, q, v=None, a=None):
     nq) with v, a (B, nv) give (B, 3) each. c̈ is the kinematic acceleration, l̇_G / m (no
     gravity in it); ċ = J_c q̇ (:func:`center_of_mass_jacobian`). A mass-less system
     raises ValueError."""
-    e = _rates(model, q, v, a)
+    e = _rates(model, q, v, a, a is not None)
     c = _entries(e, COM, 3)
     if v is None and a is None:
         return c
@@ -71,7 +72,7 @@ def center_of_mass_jacobian(model, q, *, out=None, workspace=None):
 
     q : (nq,) or (B, nq) → (3, nv) or (B, 3, nv). out : optional output; workspace :
     optional :class:`~soadyn.Workspace`. A mass-less system raises ValueError."""
-    return _MAP.call(model, q, True, out, workspace)
+    return _COM_JACOBIAN.call(model, q, out, workspace)
 
 
 def centroidal_momentum_matrix(model, q, *, out=None, workspace=None):
@@ -87,7 +88,7 @@ def centroidal_momentum_matrix(model, q, *, out=None, workspace=None):
 
     q : (nq,) or (B, nq) → (6, nv) or (B, 6, nv). out : optional output; workspace :
     optional :class:`~soadyn.Workspace`. A mass-less system raises ValueError."""
-    return _MAP.call(model, q, False, out, workspace)
+    return _MAP.call(model, q, out, workspace)
 
 
 def centroidal_momentum(model, q, v):
@@ -103,7 +104,7 @@ def centroidal_momentum_rate(model, q, v, a):
     about the centre of mass, gravity's included (the kinematic rate: gravity is not
     subtracted; l̇_G = m c̈). Pinocchio's ``computeCentroidalMomentumTimeVariation`` gives
     [l̇_G; k̇_G]. v, a None mean zero. Batched: (B, 6)."""
-    return _entries(_rates(model, q, v, a), MOMENTUM_RATE, 6)
+    return _entries(_rates(model, q, v, a, True), MOMENTUM_RATE, 6)
 
 
 def centroidal_inertia(model, q):

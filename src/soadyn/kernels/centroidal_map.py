@@ -29,29 +29,32 @@ from .primitives import add_rigid_inertia_to_parent, joint_column_to_world, rigi
 
 
 @njit(nogil=True, cache=True)
-def centroidal_map_kernel(mi, mf, ws, q, com_jacobian, A):
-    """A_G(q) (6, nv) into ``A``, or with ``com_jacobian`` J_c(q) (3, nv)
-    (:func:`_centroidal_map_state`), for B = len(q) / nq states stored one after another
-    (:func:`~soadyn.core.layout.state_of`: one state for a call, a block of a batch's rows).
-    Returns the first status other than OK."""
+def centroidal_map_kernel(mi, mf, ws, q, A):
+    """A_G(q) into ``A`` of 6 rows per state, or J_c(q) into ``A`` of 3 rows per state (the
+    output says which: a flag would be a constant that the plain-call kernel's compilation
+    folds, with other roundings than this kernel's; :func:`_centroidal_map_state`), for B =
+    len(q) / nq states stored one after another (:func:`~soadyn.core.layout.state_of`: one
+    state for a call, a block of a batch's rows). Returns the first status other than OK."""
     B = state_count(q.shape[0], model_tables(mi, mf).nq)
     for b in range(B):
-        st = _centroidal_map_state(mi, mf, ws, state_of(q, b, B), com_jacobian, state_of(A, b, B))
+        st = _centroidal_map_state(mi, mf, ws, state_of(q, b, B), state_of(A, b, B))
         if st != OK:
             return st
     return OK
 
 
 @njit(inline="always", cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _centroidal_map_state(mi, mf, ws, q, com_jacobian, A):
-    """A_G (6, nv), or J_c (3, nv), of one configuration; NO_MASS for a system without mass."""
+def _centroidal_map_state(mi, mf, ws, q, A):
+    """A_G into ``A`` (6, nv), or J_c into ``A`` (3, nv), of one configuration; NO_MASS for a
+    system without mass."""
     # borrowed views: the passes below then pass them on without reference counting
     mi, mf, ws, q = borrow(mi), borrow(mf), borrow(ws), borrow(q)
     m = model_tables(mi, mf)
     st = configuration_status(m, q, ws)
     if st != OK:
         return st
-    if A.shape[0] != (3 if com_jacobian else 6) or A.shape[1] != m.nv:
+    com_jacobian = A.shape[0] == 3
+    if not (com_jacobian or A.shape[0] == 6) or A.shape[1] != m.nv:
         return BAD_SHAPE
     w = workspace_views(ws, m)
     Rw, pw, Y = w.Rw, w.pw, w.crb  # Y: the composite inertias R^w(i), world axes about O

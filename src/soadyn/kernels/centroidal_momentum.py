@@ -29,14 +29,15 @@ MASS, COM, COM_VELOCITY, COM_ACCELERATION, MOMENTUM, MOMENTUM_RATE, INERTIA, SIZ
 
 
 @njit(nogil=True, cache=True)
-def centroidal_momentum_kernel(mi, mf, ws, q, v, a, out):
+def centroidal_momentum_kernel(mi, mf, ws, q, v, a, rate, out):
     """The ``SIZE`` entries of the module's quantities per state into ``out``
-    (:func:`_centroidal_momentum_state`; an empty ``v`` or ``a`` means zero), for B =
+    (:func:`_centroidal_momentum_state`; an empty ``v`` or ``a`` means zero; without ``rate``
+    the rates c̈ and ḣ_G are left zero, the accelerations not computed), for B =
     len(q) / nq states stored one after another (:func:`~soadyn.core.layout.state_of`).
     Returns the first status other than OK."""
     B = state_count(q.shape[0], model_tables(mi, mf).nq)
     for b in range(B):
-        st = _centroidal_momentum_state(mi, mf, ws, state_of(q, b, B), state_of(v, b, B), state_of(a, b, B),
+        st = _centroidal_momentum_state(mi, mf, ws, state_of(q, b, B), state_of(v, b, B), state_of(a, b, B), rate,
                                         state_of(out, b, B))
         if st != OK:
             return st
@@ -44,11 +45,11 @@ def centroidal_momentum_kernel(mi, mf, ws, q, v, a, out):
 
 
 @njit(inline="always", cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _centroidal_momentum_state(mi, mf, ws, q, v, a, out):
+def _centroidal_momentum_state(mi, mf, ws, q, v, a, rate, out):
     """The quantities of one state (module docstring); NO_MASS for a system without mass."""
     # borrowed views: the passes below then pass them on without reference counting
     mi, mf, ws, q, v, a = borrow(mi), borrow(mf), borrow(ws), borrow(q), borrow(v), borrow(a)
-    st = checked_motion(mi, mf, ws, q, v, a, True, False)  # α without gravity: zero without v and a
+    st = checked_motion(mi, mf, ws, q, v, a, rate, False)  # α without gravity: zero without v and a
     if st != OK:
         return st
     if out.shape[0] != SIZE:
@@ -64,8 +65,9 @@ def _centroidal_momentum_state(mi, mf, ws, q, v, a, out):
     none = no_forces(ws)
     for i in range(m.nb):
         add_rigid_inertia_to_parent(w.Rw, w.pw, i, m.rigid, total, 0)
-        force_step(m, w, i, none, has_v)  # w.f[i] = M(i)α(i) + V(i) ×* M(i)V(i)
-        _add_in_world(w, i, w.f, out, MOMENTUM_RATE)
+        if rate:
+            force_step(m, w, i, none, has_v)  # w.f[i] = M(i)α(i) + V(i) ×* M(i)V(i)
+            _add_in_world(w, i, w.f, out, MOMENTUM_RATE)
         if has_v:
             rigid_times_motion(m.rigid, i, w.V, i, w.z, i)  # the body's momentum M(i)V(i)
             _add_in_world(w, i, w.z, out, MOMENTUM)
