@@ -88,6 +88,16 @@ print(f"|R_kk| / |R_00| across the gap: {d[rank - 1]:.1e} -> {d[rank]:.1e} (roto
       f"{d_links[rank_links - 1]:.1e} -> {d_links[rank_links]:.1e} (links only)")
 
 # %%
+# Why the rotors add so many: a rotor turns relative to the link that carries it, N times as
+# fast as the joint it drives, so beyond its axial inertia (the reflected inertia N² I_rot of
+# the classic approximation) its first moment off the axis and the parts of its inertia
+# that are not symmetric about the axis enter the torques through the rotor's own angle —
+# identifiable, unlike the same parameters of a body fixed to the link. (For these
+# symmetric rotors their true values are zero, and so are the estimates below, within their
+# standard deviations.) What does not change as the rotor turns — its mass, its first
+# moment along the axis, the mean of its moments about the axes across it — adds to its
+# carrier's parameters and is not separately identifiable.
+#
 # Least squares for β, and its covariance from the (known) noise: the estimates agree
 # with the truth within their standard deviations.
 Wb = W[:, P[:rank]]
