@@ -69,7 +69,7 @@ W_links = (Y_links / sigma[:, None]).reshape(-1, 10 * links.nbodies)
 
 # %%
 # Base parameters. A QR decomposition with column pivoting, W P = Q R, puts the columns
-# that are linearly independent first; |R_kk| falls by many orders of magnitude where the
+# that are linearly independent first; the magnitude of R_kk falls by many orders where the
 # remaining columns are combinations of the earlier ones. The base parameters are then
 # β = π_b + K π_d with K = R_b⁻¹ R_bd: W π = W_b β.
 def base_parameters(W):
