@@ -73,6 +73,17 @@ class PinPair:
         """Matrix T with v_pin = T v_sd."""
         return self.v_to_pin(np.eye(self.sd.nv)).T
 
+    def parameter_columns(self):
+        """The columns of Pinocchio's regressors (10 per joint, its joint order) in the order of
+        soadyn's (10 per body, body order): ``Y_pin[:, cols]`` has soadyn's columns. Needs every
+        soadyn body to move with its own Pinocchio joint of the same name (as for a URDF both
+        load: fixed links are merged into their parents in both); else a ValueError."""
+        m, pm = self.sd, self.pm
+        if m.nbodies != pm.njoints - 1 or not all(pm.existJointName(b.joint.name) for b in m.bodies):
+            raise ValueError(f"{m.name!r}: its {m.nbodies} bodies do not match Pinocchio's {pm.njoints - 1} joints "
+                             "one to one by joint name")
+        return np.concatenate([10 * (pm.getJointId(b.joint.name) - 1) + np.arange(10) for b in m.bodies])
+
 
 def load_pair(name, floating=None):
     """soadyn and Pinocchio models of the example-robot-data robot ``name`` (see ROBOTS)."""

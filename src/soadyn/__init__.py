@@ -65,12 +65,20 @@ from .contact import ContactSolution, delassus, solve_contacts  # noqa: E402
 from .dynamics.aba import aba  # noqa: E402
 from .dynamics.crba import mass_matrix  # noqa: E402
 from .dynamics.derivatives import aba_derivatives, rnea_derivatives  # noqa: E402
-from .dynamics.energy import center_of_mass, kinetic_energy, potential_energy  # noqa: E402
+from .dynamics.energy import kinetic_energy, potential_energy  # noqa: E402
 from .dynamics.innovations import articulated_inertias, log_det_mass_matrix, mass_matrix_inverse  # noqa: E402
 from .dynamics.jacobians import frame_jacobian  # noqa: E402
 from .dynamics.kinematics import (body_placements, forward_kinematics, frame_acceleration,  # noqa: E402
                                   frame_placement, frame_velocity)
 from .dynamics.oscm import operational_space_compliance, operational_space_inertia  # noqa: E402
+# centroidal dynamics, the Coriolis matrix, dynamic parameters and regressors (issue 42)
+from .core.parameters import check_dynamic_parameters, dynamic_parameters  # noqa: E402
+from .dynamics.centroidal import (center_of_mass, center_of_mass_jacobian, centroidal_inertia,  # noqa: E402
+                                  centroidal_momentum, centroidal_momentum_matrix, centroidal_momentum_rate)
+from .dynamics.coriolis import coriolis_matrix  # noqa: E402
+from .dynamics.regressors import (joint_torque_regressor, kinetic_energy_regressor,  # noqa: E402
+                                  potential_energy_regressor)
+from .closed.embedding import cluster_torque_regressor  # noqa: E402
 from .dynamics.rnea import bias_forces, body_forces, generalized_gravity, rnea  # noqa: E402
 from .dynamics.rollout import rollout  # noqa: E402
 from .io.mjcf import MJCFError, load_mjcf  # noqa: E402
@@ -101,4 +109,7 @@ __all__ = [
     "projected_rnea", "projected_forward_dynamics", "projected_efpa", "ConstraintError", "ClosedChainError", "symbolic_constraint",
     "geometry", "Contacts", "collision_placements", "delassus", "solve_contacts", "ContactSolution",
     "rollout", "simulate", "SimulationResult", "plot", "viewer", "compiled", "partition_hinges", "merge_massless", "partitioned_state", "unpartitioned_state",
+    "center_of_mass_jacobian", "centroidal_momentum_matrix", "centroidal_momentum", "centroidal_momentum_rate",
+    "centroidal_inertia", "coriolis_matrix", "dynamic_parameters", "check_dynamic_parameters", "joint_torque_regressor",
+    "kinetic_energy_regressor", "potential_energy_regressor", "cluster_torque_regressor",
 ]

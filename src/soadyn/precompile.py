@@ -57,7 +57,6 @@ def _tree_kernels():
     sd.frame_velocity(m, q, v, m.frames[-1].name)
     sd.frame_acceleration(m, q, v, a, m.frames[-1].name)
     sd.kinetic_energy(m, q, v)
-    sd.center_of_mass(m, q, v)
     sd.integrate(m, q, v, 0.1)
     sd.difference(m, q, q)
     sd.configuration_rate(m, q, v)
@@ -111,6 +110,21 @@ def _operator_kernels():
     innovations.apply_innovations_factor(m, q, x)
     spo.spo_product(m, q, np.ones((m.nbodies, 6)))
     spo.influence_product(m, np.ones((m.nbodies, 6, 6)), np.ones((m.nbodies, 6)))
+
+
+def _control_kernels():
+    """Centroidal dynamics, the Coriolis matrix and the dynamic-parameter regressors (single
+    states and batches: their kernels take both)."""
+    m = sd.models.random_tree(8, 2, floating_base=True)
+    rng = np.random.default_rng(0)
+    q = sd.random_configuration(m, rng)
+    v, a = rng.normal(size=(2, m.nv))
+    sd.centroidal_momentum_matrix(m, q)
+    sd.center_of_mass_jacobian(m, q)
+    sd.center_of_mass(m, q, v, a)  # one kernel for the centre of mass, h_G, its rate and I_G
+    sd.coriolis_matrix(m, q, v)
+    sd.joint_torque_regressor(m, q, v, a)
+    sd.kinetic_energy_regressor(m, q, v)  # one kernel for both energy regressors
 
 
 def _closed_chain_methods():
@@ -194,8 +208,8 @@ def _contact_kernels():
 #: and 127.7 s in CI's clean clone (2026-11-27; its later groups compiled again what they
 #: usually load from the cache): not kept.
 GROUPS = {"implicit": _implicit_clusters, "tree": _tree_kernels, "operators": _operator_kernels,
-          "batches": _tree_batches, "closed": _closed_chain_methods, "clusters": _cluster_kernels,
-          "contact": _contact_kernels}
+          "control": _control_kernels, "batches": _tree_batches, "closed": _closed_chain_methods,
+          "clusters": _cluster_kernels, "contact": _contact_kernels}
 
 
 def _quiet():

@@ -25,6 +25,7 @@ from . import validation as val
 from .collisions import CollisionObject, collision_tables
 from .compile import compiled, derived
 from .constraints import Coupling, LinearCoupling, Loop, Transmission, UserConstraint
+from .parameters import body_inertia, check_dynamic_parameters
 from .shapes import Plane, Shape
 from .visuals import Visual
 
@@ -413,6 +414,26 @@ class Model:
         mass, body axes (checked as in :meth:`add_body`)."""
         b = self.bodies[self._resolve_body(body, "body")]
         b.mass, b.com, b.inertia_com = check_rigid_inertia(mass, com, inertia, f"body {b.name!r}", strict_inertia)
+
+    def set_dynamic_parameters(self, parameters, strict_inertia=True):
+        """Replace every body's inertial parameters by the dynamic parameters ``parameters``
+        (10 nb,): per body, in body order, (m, m c_x, m c_y, m c_z, I_xx, I_xy, I_yy, I_xz,
+        I_yz, I_zz) — mass [kg], first moment [kg m], rotational inertia about the body origin
+        [kg m²], body frame; Pinocchio's order (:func:`soadyn.dynamic_parameters` gives a
+        model's, :mod:`soadyn.core.parameters`).
+
+        Checked first (:func:`soadyn.check_dynamic_parameters`): a wrong shape or non-finite
+        entries raise ValueError naming the argument; a body whose parameters are physically
+        inconsistent (pseudo-inertia not positive semi-definite: a negative mass, a first
+        moment without mass, a rotational inertia that is not positive semi-definite or
+        violates the triangle inequality) raises ValueError naming the body and the reason,
+        or, with ``strict_inertia=False``, only warns when the parameters still have a
+        rigid-body form (mass ≥ 0, no first moment without mass). Nothing is changed when
+        the check fails."""
+        values = check_dynamic_parameters(self, parameters, strict_inertia)
+        for b, p in zip(self.bodies, values):
+            mass, com, inertia_com = body_inertia(p)
+            b.mass, b.com, b.inertia_com = float(mass), _frozen(com), _frozen(inertia_com)
 
     # ----------------------------------------------------------------- constraints
     def add_loop(self, name, kind, predecessor, successor, axis=(0.0, 0.0, 1.0), *,

@@ -17,7 +17,7 @@ class Unsolved(Exception):
     it and take the Python path, which tries further starts and names the cause."""
 
 OK, BAD_FIRST, BAD_SECOND, BAD_THIRD, BAD_FEXT, BAD_QUATERNION, SINGULAR, BAD_SHAPE, UNSOLVED, OFF_MANIFOLD, \
-    OVERFLOW = range(11)
+    OVERFLOW, NO_MASS = range(12)
 
 
 def _zero_quaternion(model, names, state, batch_index=None):
@@ -64,6 +64,10 @@ def raise_status(status, names, batch_index=None, model=None, state=()):
         raise ValueError(f"workspace: it was built for a different model{where}")
     if status == OFF_MANIFOLD:
         raise ValueError(f"q, v: the state violates the constraints beyond the residual tolerance{where}")
+    if status == NO_MASS:
+        name = "" if model is None else f" {model.name!r}"
+        raise ValueError(f"model:{name} has no mass, so its centre of mass (and what is taken about it) is "
+                         f"undefined{where}")
     if status == SINGULAR:
         causes = [] if model is None else model.singular_mass_matrix_causes()
         if causes:
