@@ -5,8 +5,8 @@ result of what the value means (a flag given 1 is True; a tolerance or a time th
 not matter to a consistent, time-invariant state leaves the result as it is).
 
 Each (function, keyword, value) is one test: the pool is small enough to try whole, so no
-sampling can miss a case. The cases that fail today for reasons other engineers fix are
-marked ``xfail(strict=True)`` with the branch that fixes them: they must fail until then.
+sampling can miss a case. Cases that fail for reasons another branch fixes are marked
+``xfail(strict=True)`` with that branch (``KNOWN``): they must fail until it is merged.
 """
 from __future__ import annotations
 
@@ -154,19 +154,9 @@ _CHOICES = {("mass_matrix", "method"): ("crba", "jtmj"), ("mass_matrix_inverse",
             ("constrained_forward_dynamics", "method"): ("direct", "augmented", "projection", "embedding"),
             ("rollout", "integrator"): ("semi-implicit-euler", "rk4")}
 
-#: known failures fixed elsewhere (issue 45): (function, keyword, value id) -> branch and reason
-KNOWN = {
-    **{("constrained_forward_dynamics", "rank_tol", v): "trust-closed: rank_tol is not validated (item 2)"
-       for v in ("nan", "inf", "-inf", "negative", "zero", "true", "text", "numeric text", "none", "list", "object",
-                 "nan array")},
-    **{("constrained_forward_dynamics", "baumgarte", v): "trust-closed: baumgarte's errors do not name it (item 7)"
-       for v in ("nan", "inf", "-inf", "negative", "zero", "huge", "tiny", "one", "true", "text", "numeric text",
-                 "list", "object", "nan array")},
-    **{(f, "dt", v): f"trust-integrate: {f} takes dt = True, '0.1' and 1e300 (item 7)"
-       for f in ("integrate", "rollout") for v in ("huge", "true", "numeric text")},
-    **{("rollout", "integrator", v): "trust-integrate: an unhashable integrator gives a bare TypeError (rollout's "
-       "argument checks)" for v in ("list", "nan array")},
-}
+#: known failures fixed elsewhere: (function, keyword, value id) -> branch and reason (none
+#: left: trust-closed's and trust-integrate's fixes of issue 45 are merged)
+KNOWN = {}
 
 
 def _params():

@@ -23,8 +23,12 @@ import numpy as np
 
 from . import joints as jt
 from . import spatial as sp
+from . import validation as val
+from .collisions import CollisionObject, collision_tables
 from .compile import compiled, derived
 from .constraints import Coupling, LinearCoupling, Loop, Transmission, UserConstraint
+from .parameters import body_inertia, check_dynamic_parameters
+from .shapes import Plane, Shape
 from .visuals import Visual
 
 #: the constraint objects :meth:`Model.add_constraint` takes, by the tuple of the model that holds them
@@ -281,6 +285,8 @@ class Model:
         self._user_constraints: tuple = ()  # HolonomicConstraint / NonholonomicConstraint
         self._declared_clusters: tuple = ()  # see soadyn.declare_cluster
         self._visuals: tuple[Visual, ...] = ()  # drawn by soadyn.viewer; not model data the dynamics uses
+        self._collisions = ()  # CollisionObjects: model data (see add_collision)
+        self._collision_exclusions = ()  # pairs of selectors (see disable_collision)
         self._joint_by_name = {}
         self._body_by_name = {}
         self._frame_by_name = {}
@@ -544,6 +550,27 @@ class Model:
             b = self._bodies[self._resolve_body(body, "body")]
             b.mass, b.com, b.inertia_com = check_rigid_inertia(mass, com, inertia, f"body {b.name!r}",
                                                                strict_inertia)
+
+    def set_dynamic_parameters(self, parameters, strict_inertia=True):
+        """Replace every body's inertial parameters by the dynamic parameters ``parameters``
+        (10 nb,): per body, in body order, (m, m c_x, m c_y, m c_z, I_xx, I_xy, I_yy, I_xz,
+        I_yz, I_zz) — mass [kg], first moment [kg m], rotational inertia about the body origin
+        [kg m²], body frame; Pinocchio's order (:func:`soadyn.dynamic_parameters` gives a
+        model's, :mod:`soadyn.core.parameters`).
+
+        Checked first (:func:`soadyn.check_dynamic_parameters`): a wrong shape or non-finite
+        entries raise ValueError naming the argument; a body whose parameters are physically
+        inconsistent (pseudo-inertia not positive semi-definite: a negative mass, a first
+        moment without mass, a rotational inertia that is not positive semi-definite or
+        violates the triangle inequality) raises ValueError naming the body and the reason,
+        or, with ``strict_inertia=False``, only warns when the parameters still have a
+        rigid-body form (mass ≥ 0, no first moment without mass). Nothing is changed when
+        the check fails."""
+        values = check_dynamic_parameters(self, parameters, strict_inertia)
+        with self._editing():  # one edit: no build sees some bodies changed and others not
+            for b, p in zip(self._bodies, values):
+                mass, com, inertia_com = body_inertia(p)
+                b.mass, b.com, b.inertia_com = float(mass), _frozen(com), _frozen(inertia_com)
 
     # ----------------------------------------------------------------- constraints
     def add_loop(self, name, kind, predecessor, successor, axis=(0.0, 0.0, 1.0), *,
@@ -828,8 +855,130 @@ class Model:
         with tree._editing():
             self._copy_parts_to(tree)
             tree._visuals = self._visuals  # frozen Visuals on the same frame names
+            # frozen objects on the same frames and body indices: contacts step on the tree's bodies
+            tree._collisions, tree._collision_exclusions = self._collisions, self._collision_exclusions
         tree._spanning_tree_of = self._origin if self._origin is not None else weakref.ref(self)
         return tree
+
+    # ----------------------------------------------------------------- collision objects
+    @property
+    def collisions(self):
+        """The collision objects (a tuple of :class:`~soadyn.core.collisions.CollisionObject`;
+        object k is the k-th added). Read-only: add objects with :meth:`add_collision` and
+        :meth:`add_ground`, filter pairs with :meth:`disable_collision`."""
+        return self._collisions
+
+    def add_collision(self, frame, shape, placement=None, name=None, friction=1.0, *, contype=1, conaffinity=1):
+        """Fix a collision shape to a frame: an edit (the model's version moves on).
+
+        Parameters
+        ----------
+        frame : the name of a model frame (a body, a merged link, a site, ...) or
+            ``"world"``, the world frame (a :class:`Frame` or frame index also accepted).
+        shape : a :mod:`soadyn.geometry` shape (``Sphere``, ``Capsule``, ``Cylinder``,
+            ``Box``, ``Ellipsoid``, ``ConvexMesh``, ``Mesh``, ``Plane``).
+        placement : (R, p) or 4×4, the pose of the shape frame in ``frame`` [m] (default
+            identity).
+        name : unique among the collision objects (default ``"<frame>_<i>"``, i counting the
+            frame's objects, as Pinocchio names a link's geometry objects).
+        friction : the Coulomb coefficient μ ≥ 0 of the object's surface.
+        contype, conaffinity : MuJoCo's collision bitmasks (ints ≥ 0, default 1; see
+            :mod:`soadyn.core.collisions` for the pairs they allow).
+
+        Returns the object's index in :attr:`collisions`.
+        """
+        if not isinstance(shape, Shape):
+            raise TypeError(f"shape: expected a soadyn.geometry shape (Sphere, Capsule, Cylinder, Box, Ellipsoid, "
+                            f"ConvexMesh, Mesh, Plane), got {type(shape).__name__}")
+        frame_name, body, Rf, pf = self._collision_frame(frame)
+        if sp.is_symbolic(placement):
+            raise TypeError("placement: expected numbers (a collision object's pose cannot be symbolic)")
+        R, p = _placement(placement, "placement")
+        return self._add_collision_object(frame_name, body, (Rf, pf), (R, p), shape, name, friction, contype,
+                                          conaffinity)
+
+    def add_ground(self, height=0.0, friction=1.0):
+        """Add the ground: a :class:`~soadyn.geometry.Plane` on the world whose surface is
+        the horizontal plane z = ``height`` [m] (world frame), outward normal +z, named
+        ``"ground"`` (``"ground_2"``, ... when taken). Returns the object's index."""
+        z = val.finite_scalar(height, "height")
+        name = "ground"
+        names = {o.name for o in self._collisions}
+        k = 2
+        while name in names:
+            name, k = f"ground_{k}", k + 1
+        world = (np.eye(3), np.zeros(3))
+        return self._add_collision_object("world", -1, world, (np.eye(3), np.array([0.0, 0.0, z])), Plane(), name,
+                                          friction, 1, 1)
+
+    def _collision_frame(self, frame):
+        """(frame name, body, R, p) of ``add_collision``'s ``frame``: the frame's pose on its body."""
+        if isinstance(frame, str) and frame == "world":  # the world itself, whatever frame shares its name
+            return "world", -1, np.eye(3), np.zeros(3)
+        f = self.frame(frame)
+        if sp.is_symbolic(f.rotation, f.translation):
+            raise TypeError(f"frame: {f.name!r} has a symbolic pose; collision objects need numbers")
+        return f.name, f.body, f.rotation, f.translation
+
+    def _add_collision_object(self, frame_name, body, frame_pose, pose, shape, name, friction, contype, conaffinity):
+        names = {o.name for o in self._collisions}
+        if name is None:
+            k = sum(o.frame == frame_name for o in self._collisions)
+            while f"{frame_name}_{k}" in names:
+                k += 1
+            name = f"{frame_name}_{k}"
+        elif not isinstance(name, str) or not name:
+            raise ValueError(f"name: expected a non-empty string, got {name!r}")
+        elif name in names:
+            raise ValueError(f"name: a collision object named {name!r} already exists")
+        mu = val.finite_scalar(friction, "friction")
+        if mu < 0:
+            raise ValueError(f"friction: expected a coefficient ≥ 0, got {friction!r}")
+        masks = []
+        for arg, value in (("contype", contype), ("conaffinity", conaffinity)):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value < 2**31:
+                raise ValueError(f"{arg}: expected a bitmask, an int in [0, 2**31), got {value!r}")
+            masks.append(int(value))
+        T, B = np.eye(4), np.eye(4)
+        T[:3, :3], T[:3, 3] = pose
+        B[:3, :3], B[:3, 3] = sp.compose_poses(*frame_pose, *pose)
+        obj = CollisionObject(name, frame_name, int(body), shape, T, B, mu, *masks)
+        with self._editing():
+            self._collisions = self._collisions + (obj,)
+            return len(self._collisions) - 1
+
+    def disable_collision(self, a, b):
+        """Never let ``a`` and ``b`` collide: an edit (the model's version moves on).
+
+        Each of ``a``, ``b`` names a collision object, a body (every object on it, including
+        those on links merged into it; ``"world"``: every object of the world) or another
+        frame (every object fixed to that frame: a merged link, an MJCF body welded to its
+        parent). An object's name is taken before a body's or frame's of the same name. A
+        body or frame keeps the objects added to it later out as well."""
+        sa, sb = self._collision_selector(a, "a"), self._collision_selector(b, "b")
+        if sa == sb:
+            raise ValueError(f"a, b: expected two different objects, bodies or frames, got {a!r} twice")
+        with self._editing():
+            self._collision_exclusions = self._collision_exclusions + ((sa, sb),)
+
+    def _collision_selector(self, x, argname):
+        if not isinstance(x, str):
+            raise TypeError(f"{argname}: expected the name of a collision object, body or frame, got {x!r}")
+        if any(o.name == x for o in self._collisions):
+            return ("object", x)
+        if x == "world":
+            return ("body", -1)
+        if x in self._body_by_name:
+            return ("body", self._body_by_name[x])
+        if x in self._frame_by_name:
+            return ("frame", x)
+        raise ValueError(f"{argname}: no collision object, body or frame named {x!r} in model {self.name!r} "
+                         f"(collision objects: {[o.name for o in self._collisions][:10]})")
+
+    def collision_pairs(self):
+        """(P, 2) int64 array: the pairs (i, j), i < j, of :attr:`collisions` that may
+        collide, after every filter, sorted (:mod:`soadyn.core.collisions`)."""
+        return collision_tables(self).pairs.copy()
 
     # ----------------------------------------------------------------- queries
     @property

@@ -66,7 +66,7 @@ def operational_space_inertia(model, q, frames, *, rcond=1e-12, workspace=None):
     Returns (6m, 6m) symmetric positive definite, or (B, 6m, 6m) for batched q.
     """
     model = snapshot(model)
-    rcond = val.real_number(rcond, "rcond")
+    rcond = val.finite_scalar(rcond, "rcond")
     if not 0.0 <= rcond < 1.0:  # (a negative one would invert a singular Λ)
         raise ValueError(f"rcond: expected a relative threshold in [0, 1), got {rcond!r}")
     Lam = operational_space_compliance(model, q, frames, workspace=workspace)

@@ -18,7 +18,6 @@ from __future__ import annotations
 import math
 
 
-from ..core.configuration import quaternion_normalizable
 from ..core.jit import njit
 from ..core.joints import FREE, REVOLUTE, SPHERICAL, joint_pose_and_subspace
 from ..core.layout import borrow, carve, model_tables, sizes_match, state_count, state_of, workspace_views
@@ -82,12 +81,12 @@ def state_status(first, second, third, fext):
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def quaternions_ok(m, q):
-    """False when a free or spherical joint's quaternion cannot be normalized (zero, or
-    scaled so far that its squared norm underflows or overflows)."""
+    """False when a free or spherical joint's quaternion is zero."""
     for i in range(m.nb):
         jt = m.joint_type[i]
         if jt == FREE or jt == SPHERICAL:
-            if not quaternion_normalizable(q, m.q_index[i] + (3 if jt == FREE else 0)):
+            o = m.q_index[i] + (3 if jt == FREE else 0)
+            if q[o] == 0.0 and q[o + 1] == 0.0 and q[o + 2] == 0.0 and q[o + 3] == 0.0:
                 return False
     return True
 
@@ -399,6 +398,39 @@ def acceleration_step(m, w, i, qdd, gravity, has_v):
     if has_v:
         for k in range(6):
             A[i, k] += w.coriolis[i, k]
+
+
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def checked_motion(mi, mf, ws, q, v, a, accelerations, gravity):
+    """The checks of a state (q: :func:`configuration_status`; v, a: nv entries or empty,
+    finite) and the kinematics the body-by-body sums and regressors read: the placements
+    (``w.R, w.t``, ``w.S``), the world poses (``w.Rw, w.pw``), the body velocities
+    (``w.V``, ``w.coriolis``: :func:`body_velocities`; ``w.V`` zero for an empty v) and,
+    with ``accelerations``, the accelerations ``w.alpha`` (:func:`body_accelerations`,
+    α(world) = −g when ``gravity``). Returns a status."""
+    m = model_tables(mi, mf)
+    st = configuration_status(m, q, ws)
+    if st != OK:
+        return st
+    if not rates_shape_ok(m, v) or not rates_shape_ok(m, a):
+        return BAD_SHAPE
+    if nonfinite(v):
+        return BAD_SECOND
+    if nonfinite(a):
+        return BAD_THIRD
+    joint_placements(mi, mf, ws, q)
+    world_poses(mi, mf, ws)
+    has_v = v.shape[0] > 0
+    if has_v:
+        body_velocities(mi, mf, ws, v)
+    else:
+        V = workspace_views(ws, m).V
+        for i in range(m.nb):
+            for k in range(6):
+                V[i, k] = 0.0
+    if accelerations:
+        body_accelerations(mi, mf, ws, a, gravity, has_v)
+    return OK
 
 
 # --------------------------------------------------------------------------- kernels

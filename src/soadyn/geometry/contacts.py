@@ -1,0 +1,138 @@
+"""Contact points: what collision detection gives the contact dynamics.
+
+A :class:`Contacts` holds k contact points of one model at one configuration, as arrays
+over the points. Each point is between two collision objects, the *first* and the
+*second* (``objects[i]``, on the bodies ``bodies[i]``, −1 for the world), with
+
+* ``point`` (3,): its world position [m], midway between the two surfaces;
+* ``normal`` (3,): the unit world normal pointing from the first object into the second;
+* ``depth``: the penetration depth [m] along the normal (> 0 penetrating, ≤ 0 a gap);
+* ``friction``: the Coulomb coefficient μ of the pair;
+* ``frame`` (3, 3): the contact frame, columns (t1, t2, n), normal last
+  (:mod:`soadyn.kernels.collision.frame`).
+
+Contact vectors are in that frame: the contact velocity σ = (σ_t1, σ_t2, σ_n) is the
+velocity of the second object's material point relative to the first's, at the point
+(σ_n > 0: separating), and an impulse λ = (λ_t1, λ_t2, λ_n) acts on the second object
+(−λ on the first), λ_n ≥ 0 pushing them apart.
+
+A Contacts remembers the model and model version it was made for: the functions that use
+it (the Delassus operator, time stepping) refuse it for another model or after an edit.
+"""
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..core.compile import derived
+from ..kernels.collision.frame import contact_frame
+
+__all__ = ["Contacts", "contact_frames"]
+
+
+def _frozen(a, dtype=float):
+    a = np.array(a, dtype=dtype)
+    a.flags.writeable = False
+    return a
+
+
+def contact_frames(normals):
+    """The contact frames (k, 3, 3), columns (t1, t2, n), of k unit normals (k, 3)
+    (:mod:`soadyn.kernels.collision.frame`)."""
+    n = np.asarray(normals, dtype=float).reshape(-1, 3)
+    R = np.empty((len(n), 3, 3))
+    for k in range(len(n)):
+        contact_frame.py_func(n[k, 0], n[k, 1], n[k, 2], R, k)
+    return R
+
+
+@dataclass(frozen=True, eq=False)
+class Contacts:
+    """k contact points of one model at one configuration (module docstring).
+
+    Attributes: ``objects`` (k, 2) collision-object indices into ``model.collisions`` (−1
+    for a point given by hand), ``bodies`` (k, 2) body indices (−1: the world), ``point``
+    (k, 3) [m], ``normal`` (k, 3), ``depth`` (k,) [m], ``friction`` (k,), ``frame``
+    (k, 3, 3), all in world coordinates; ``model_version``: the version of the model they
+    were made for. Arrays are read-only.
+    """
+
+    objects: np.ndarray
+    bodies: np.ndarray
+    point: np.ndarray
+    normal: np.ndarray
+    depth: np.ndarray
+    friction: np.ndarray
+    frame: np.ndarray
+    model_version: int
+    _model: weakref.ref
+
+    def __len__(self):
+        return len(self.depth)
+
+    def __repr__(self):
+        model = self._model()
+        name = "a deleted model" if model is None else repr(model.name)
+        return f"<soadyn.Contacts: {len(self)} points of {name} (version {self.model_version})>"
+
+    @classmethod
+    def from_points(cls, model, bodies, points, normals, *, depth=0.0, friction=1.0):
+        """Contacts given by hand (no collision objects): k points between the bodies
+        ``bodies`` (k, 2) (names or indices, "world" or −1 for the world), at world
+        ``points`` (k, 3) [m], with unit world ``normals`` (k, 3) from the first body into the
+        second, ``depth`` (k,) or a number [m], ``friction`` (k,) or a number ≥ 0.
+        ``objects`` is −1 for every point."""
+        derived(model)  # a model the compiled algorithms can run on (raises otherwise)
+        try:
+            pairs = [(model.body_index(a), model.body_index(b)) for a, b in bodies]
+        except (TypeError, ValueError) as e:
+            if isinstance(e, ValueError) and "body" in str(e):
+                raise
+            raise ValueError(f"bodies: expected a sequence of k pairs of bodies, got {bodies!r}") from None
+        k = len(pairs)
+        if any(a == b for a, b in pairs):
+            raise ValueError("bodies: a contact is between two different bodies, got the pairs "
+                             f"{[p for p in pairs if p[0] == p[1]]}")
+        point = _checked(points, (k, 3), "points", "[m]")
+        normal = _checked(normals, (k, 3), "normals", "")
+        length = np.linalg.norm(normal, axis=1)
+        if k and np.abs(length - 1.0).max() > 1e-9:
+            bad = int(np.argmax(np.abs(length - 1.0)))
+            raise ValueError(f"normals: expected unit vectors, got length {length[bad]:.6g} at point {bad}")
+        depth = _checked(np.broadcast_to(np.asarray(depth, dtype=float), (k,)) if np.ndim(depth) == 0 else depth,
+                         (k,), "depth", "[m]")
+        mu = _checked(np.broadcast_to(np.asarray(friction, dtype=float), (k,)) if np.ndim(friction) == 0
+                      else friction, (k,), "friction", "")
+        if np.any(mu < 0):
+            raise ValueError(f"friction: expected coefficients ≥ 0, got {mu[mu < 0][0]:g}")
+        return cls(_frozen(np.full((k, 2), -1), np.int64), _frozen(np.array(pairs, dtype=np.int64).reshape(k, 2), np.int64),
+                   _frozen(point), _frozen(normal), _frozen(depth), _frozen(mu), _frozen(contact_frames(normal)),
+                   model.version, weakref.ref(model))
+
+    def check(self, model, argname="contacts"):
+        """Raise ``ValueError`` naming ``argname`` unless these contacts were made for
+        ``model`` at its current version."""
+        if not isinstance(self, Contacts):
+            raise TypeError(f"{argname}: expected soadyn.Contacts, got {type(self).__name__}")
+        mine = self._model()
+        if mine is not model:
+            raise ValueError(f"{argname}: these contacts were made for another model "
+                             f"({'deleted' if mine is None else repr(mine.name)}), not {model.name!r}")
+        if self.model_version != model.version:
+            raise ValueError(f"{argname}: these contacts were made for version {self.model_version} of model "
+                             f"{model.name!r}, which has been edited since (version {model.version}); detect them "
+                             "again")
+
+
+def _checked(value, shape, name, unit):
+    try:
+        a = np.array(value, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name}: expected numbers {unit}, got {value!r}") from None
+    if a.shape != shape:
+        raise ValueError(f"{name}: expected shape {shape}, got {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name}: expected finite values, got {a[~np.isfinite(a)][0]}")
+    return a
