@@ -51,6 +51,7 @@ from .closed.embedding.clusters import cluster_tree
 from .closed.forward import METHODS, solve_constrained
 from .closed.kinematics import check_residuals, evaluate_constraints
 from .core import validation as val
+from .core.compile import snapshot
 from .core.constraints import ConstraintError
 from .core.configuration import configuration_rate, integrate, normalize
 from .dynamics.aba import aba
@@ -148,16 +149,6 @@ def _indices(index, n, name):
     if idx.ndim != 1 or (idx.size and idx.dtype.kind not in "iu") or np.any((idx < 0) | (idx >= n)):
         raise ValueError(f"{name}: expected a sequence of indices in [0, {n}), got {index!r}")
     return idx.astype(int)
-
-
-def _count(x, name):
-    """``x`` as a positive int; a bool, a float or text raises TypeError, zero or a
-    negative number ValueError."""
-    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
-        raise TypeError(f"{name}: expected a positive integer, got {type(x).__name__} {x!r}")
-    if x < 1:
-        raise ValueError(f"{name}: expected a positive integer, got {x}")
-    return int(x)
 
 
 @dataclass(frozen=True)
@@ -432,14 +423,15 @@ def simulate(model, q0, v0, t_final, dt=1e-3, tau=None, *, method="rk4", rtol=1e
     state or the acceleration leaves the finite numbers (a diverging run: too large a
     step, state or force), naming the time.
     """
+    model = snapshot(model)
     t_final = val.finite_scalar(t_final, "t_final")
     if not t_final > 0:
         raise ValueError(f"t_final: expected a positive duration [s], got {t_final!r}")
     dt = val.finite_scalar(dt, "dt")
     if not dt > 0:
         raise ValueError(f"dt: expected a positive step [s], got {dt!r}")
-    record_every = _count(record_every, "record_every")
-    max_steps = _count(max_steps, "max_steps")
+    record_every = val.count(record_every, "record_every")
+    max_steps = val.count(max_steps, "max_steps")
     grid = _time_grid(t_final, dt, max_steps, record_every, "steps" if method == "rk4" else "output intervals")
     q = np.array(q0, dtype=float)
     v = np.zeros(model.nv) if v0 is None else np.array(v0, dtype=float)

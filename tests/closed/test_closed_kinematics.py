@@ -181,7 +181,7 @@ def test_wrong_shape_constraint_functions():
         model.add_constraint(sd.NonholonomicConstraint("e", lambda q, t: np.zeros(5)))
     with pytest.raises(ValueError, match=r"constraint 'f': function\(q, t\) depends on t; pass time_dependent=True"):
         model.add_constraint(sd.HolonomicConstraint("f", lambda q, t: q[:1] - t))
-    assert model.user_constraints == []
+    assert model.user_constraints == ()
     # a function whose output changes shape later is caught when evaluated
     state = {"n": 1}
     model.add_constraint(sd.HolonomicConstraint("g", lambda q, t: np.zeros(state["n"])))

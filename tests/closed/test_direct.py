@@ -311,3 +311,33 @@ def test_plain_call_of_the_named_direct_method_where_it_is_not_the_default():
     ref = sd.constrained_forward_dynamics(model, q, v, tau, method="projection").qdd
     assert np.allclose(plain.qdd, ref, rtol=0, atol=1e-8 * (1 + np.abs(ref).max()))
     assert sd.constrained_forward_dynamics(model, q, v, tau).method == "embedding"
+
+
+@pytest.mark.parametrize("transmission", ["rotor on a loop joint", "rotor on the world", "elsewhere"])
+def test_loop_joints_and_transmissions_together(transmission):
+    """A four-bar (a revolute loop joint, 2 independent rows of 5) with a transmission — a
+    geared rotor on one of its joints, on the world, or a transmission between two other
+    joints: the compiled direct method (the default for the model) satisfies every row,
+    G_c θ̈ = 𝔘̊, and gives the augmented method's θ̈ (where it dropped the transmission's
+    row: its column of W was never formed once a loop row's walk had passed)."""
+    m = models.four_bar_linkage()
+    if transmission == "rotor on a loop joint":
+        m.add_rotor("rotor", None, "y", np.eye(3) * 1e-3, 4.0, drives="crank_joint")
+    elif transmission == "rotor on the world":
+        m.add_body("wheel", sd.joints.Revolute("x"), None, mass=0.5, inertia=np.eye(3) * 1e-2)
+        m.add_rotor("rotor", None, "x", np.eye(3) * 1e-3, -3.0, drives="wheel")
+    else:
+        for name in ("c", "d"):
+            m.add_body(name, sd.joints.Revolute("x"), None, mass=0.5, inertia=np.eye(3) * 1e-2)
+        m.add_transmission("t", ["c", "d"], [1.0, -3.0])
+    rng = np.random.default_rng(4)
+    q, v = sd.close_loops(m, sd.neutral(m) + 0.1 * rng.normal(size=m.nq), rng.normal(size=m.nv))
+    tau = rng.normal(size=m.nv)
+    G, bias = sd.constraint_jacobian(m, q), sd.constraint_acceleration_bias(m, q, v)
+    reference = sd.constrained_forward_dynamics(m, q, v, tau, method="augmented")
+    assert sd.closed.default_method(m) == "direct"
+    for method in ("direct", None):
+        result = sd.constrained_forward_dynamics(m, q, v, tau, method=method)
+        assert np.abs(G @ result.qdd - bias).max() < 1e-9
+        assert np.allclose(result.qdd, reference.qdd, rtol=1e-9, atol=1e-9)
+        assert result.constraint_rank == reference.constraint_rank == 3

@@ -130,4 +130,4 @@ def test_declared_joint_errors():
                                                     joints=["crank", "rocker"]))
     with pytest.raises(ValueError, match="joints: a joint is listed twice"):
         sd.HolonomicConstraint("c", lambda x, t: x, joints=["crank", "crank"])
-    assert model.user_constraints == []
+    assert model.user_constraints == ()

@@ -22,7 +22,7 @@ def test_add_transmission_records_rows_and_marks_the_driven_joints():
     m = base_model()
     v0 = m.version
     t = m.add_transmission("belt", ["r", "link", "link2"], [1.0, -3.0, -2.0])
-    assert isinstance(t, Transmission) and m.couplings == [t] and m.version > v0
+    assert isinstance(t, Transmission) and m.couplings == (t,) and m.version > v0
     assert t.joints == ("r", "link", "link2") and t.ratios.tolist() == [[1.0, -3.0, -2.0]]
     assert t.offset.tolist() == [0.0] and not t.has_offset
     assert [m.joint(n).independent for n in ("r", "link", "link2")] == [False, True, True]
@@ -56,7 +56,7 @@ def test_add_transmission_rejects_bad_input(kwargs, match):
     m = base_model()
     with pytest.raises(ValueError, match=match):
         m.add_transmission("g", **kwargs)
-    assert m.couplings == [] and all(j.independent for j in m.joints)
+    assert m.couplings == () and all(j.independent for j in m.joints)
 
 
 def test_add_transmission_rejects_a_taken_name():
@@ -111,4 +111,4 @@ def test_add_rotor_rejects_bad_input(kwargs, match):
     nb = m.nbodies
     with pytest.raises(ValueError, match=match):
         m.add_rotor(**args)
-    assert m.nbodies == nb and m.couplings == []
+    assert m.nbodies == nb and m.couplings == ()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import validation as val
+from ..core.compile import snapshot
 from ..core.configuration import integrate, normalize
 from ..core.constraints import ConstraintError
 from .constraint_set import constraint_set
@@ -98,22 +99,28 @@ def independent_velocity_indices(model, independent=None):
     some joint is marked ``independent="false"``, else none), or a list of joint names
     and/or velocity indices.
     """
+    model = snapshot(model)
     if independent is None:
         joints = model.joints
         if all(getattr(j, "independent", True) for j in joints):
             return np.zeros(0, dtype=np.int64)
         return np.array([j.v_index + k for j in joints if getattr(j, "independent", True)
                          for k in range(j.nv)], dtype=np.int64)
+    expected = f"independent: expected a list of joint names and/or velocity indices in [0, {model.nv})"
+    if isinstance(independent, (str, bytes)) or not hasattr(independent, "__iter__"):
+        raise TypeError(f"{expected}, got {type(independent).__name__} {independent!r}")
     out = []
     for item in independent:
         if isinstance(item, str):
-            j = model.joint(item)
+            try:
+                j = model.joint(item)
+            except ValueError as e:
+                raise ValueError(f"independent: {e}") from None
             out.extend(range(j.v_index, j.v_index + j.nv))
-        elif isinstance(item, (int, np.integer)) and 0 <= item < model.nv:
+        elif isinstance(item, (int, np.integer)) and not isinstance(item, (bool, np.bool_)) and 0 <= item < model.nv:
             out.append(int(item))
         else:
-            raise ValueError(f"independent: expected joint names or velocity indices in [0, {model.nv}), "
-                             f"got {item!r}")
+            raise ValueError(f"{expected}, got the entry {item!r}")
     return np.unique(np.array(out, dtype=np.int64))
 
 
@@ -151,6 +158,10 @@ def close_loops(model, q_guess, v_guess=None, *, independent=None, t=0.0, tol=1e
     LoopClosureError when the loops cannot close (the residual stalls above ``tol``), or
     the velocity constraints cannot be met with the given independent velocities.
     """
+    model = snapshot(model)
+    tol, max_iter, t = val.finite_scalar(tol, "tol"), val.count(max_iter, "max_iter"), val.finite_scalar(t, "t")
+    if not tol > 0:
+        raise ValueError(f"tol: expected a positive residual tolerance [m, rad], got {tol!r}")
     cs = constraint_set(model)
     q = normalize(model, val.vector(q_guess, model.nq, "q_guess", batch_ok=False))
     v = np.zeros(model.nv) if v_guess is None else val.vector(v_guess, model.nv, "v_guess", batch_ok=False).copy()
@@ -174,7 +185,7 @@ def close_loops(model, q_guess, v_guess=None, *, independent=None, t=0.0, tol=1e
         raise LoopClosureError(
             f"close_loops: the loops cannot close near the guess with the independent "
             f"coordinates {list(indep)} held fixed; the least-squares residual stalls where "
-            f"{_worst(cs, r, hol)} (residual norm {np.linalg.norm(r):.3e})")
+            f"{_worst(cs, r, hol)} (residual norm {np.linalg.norm(r):.3e}, above tol = {tol:g})")
 
     G = st.G
     U = st.velocity_rhs

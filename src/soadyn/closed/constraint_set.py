@@ -211,4 +211,4 @@ class ConstraintSet:
 def constraint_set(model):
     """The packed :class:`ConstraintSet` of all of ``model``'s constraints (built once per
     model version)."""
-    return derived(model).memo("constraint_set", lambda: ConstraintSet(model))
+    return derived(model).memo("constraint_set", ConstraintSet)

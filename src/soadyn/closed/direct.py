@@ -16,7 +16,7 @@ import numpy as np
 
 from ..core import validation as val
 from ..core.call import ABSENT, NO_FORCES, Arg, CompiledFunction, ExactCall, GeneralPath
-from ..core.compile import derived
+from ..core.compile import derived, snapshot
 from ..core.configuration import random_configuration
 from ..core.layout import pack_tables
 from ..kernels.direct import (FLOAT_HEADER, INT_HEADER, ROW_TOL, DirectOutputs, direct_kernel,
@@ -75,7 +75,7 @@ def _generic_rows(model):
 def direct_tables(model):
     """The :class:`DirectTables` of ``model`` (built once per model version), or None when
     a constraint is not compiled (a user constraint)."""
-    return derived(model).memo("direct_tables", lambda: _build_tables(model))
+    return derived(model).memo("direct_tables", _build_tables)
 
 
 def _output_shape(c, state, params):
@@ -189,9 +189,9 @@ def _first_plain_call(model, q, v, tau, residual_tol, by_default):
     if tables is None:
         return None
 
-    def build():
+    def build(snapshot):
         default = d.known("default_method")
-        return PlainCall(packed_plain_tables(model, tables), tables, tables.output_size,
+        return PlainCall(packed_plain_tables(snapshot, tables), tables, tables.output_size,
                          None if default is None else default == "direct")
 
     plain = d.per_thread("direct_plain", build)
@@ -230,6 +230,7 @@ def direct_solve(model, q, v, tau, f_ext=None, *, gravity=True, baumgarte=None, 
     of the rows kept (:func:`~soadyn.kernels.direct.independent_rows`), ``pivot_tol`` the
     relative pivot threshold of the factorization of A (both checked by the caller);
     ``tables``: :func:`direct_tables` (looked up when None)."""
+    model = snapshot(model)
     t = direct_tables(model) if tables is None else tables
     if t is None:
         names = [b.name for b in constraint_set(model).user_blocks]

@@ -32,7 +32,7 @@ from functools import cached_property
 import numpy as np
 
 from ..core import validation as val
-from ..core.compile import derived
+from ..core.compile import derived, snapshot
 from ..core.constraints import ConstraintError
 from ..core.status import Unsolved
 from ..dynamics.crba import mass_matrix
@@ -59,7 +59,7 @@ class ConstrainedProblem:
     def __init__(self, model, q, v, tau, f_ext, t, state, rhs, rank_tol, baumgarte=None):
         self.model, self.q, self.v, self.tau, self.f_ext, self.t = model, q, v, tau, f_ext, t
         self.state, self.rhs, self.rank_tol, self.baumgarte = state, rhs, rank_tol, baumgarte
-        self.tree = model.spanning_tree()
+        self.tree = snapshot(model.spanning_tree())  # (one state of it too, should it be edited meanwhile)
 
     @cached_property
     def mass_matrix(self):
@@ -442,7 +442,7 @@ def default_method(model):
     d = getattr(model, "_derived", None)
     if d is None:
         d = derived(model)
-    return d.memo("default_method", lambda: _choose_method(model))
+    return d.memo("default_method", _choose_method)
 
 
 def _known_default_method(model):
@@ -496,6 +496,7 @@ def solve_constrained(model, q, v, tau, method="augmented", *, f_ext=None, t=0.0
     ``state`` may be a precomputed evaluation at (q, v, t). The arrays q, v, tau, f_ext are
     kept by the result (for its lazy constraint forces): do not edit them afterwards.
     Returns the result."""
+    model = snapshot(model)
     try:
         solver = METHODS[method]
     except (KeyError, TypeError):
@@ -524,6 +525,7 @@ def _spanning_forces(model, tau, tau_ind):
 
 
 _INF = float("inf")  # (a module constant: one look-up less on the fast path than np.inf)
+_CHECK = val.flag("check")
 #: the default ``rank_tol``: the compiled direct method's rows selected once per model were
 #: chosen with it (:data:`soadyn.kernels.direct.ROW_TOL`), so its plain call takes it only
 _RANK_TOL = 1e-9
@@ -597,11 +599,16 @@ def constrained_forward_dynamics(model, q, v, tau=None, method=None, *, tau_ind=
     ``n_constraints``, ``constraint_rank`` (rank of G_c) and ``degrees_of_freedom``
     (nv − rank G_c) (the constraint forces, multipliers and ranks computed when first read).
     """
+    try:  # the one model state of the call: snapshot(model), inlined (one Python call less)
+        model = model._derived.model
+    except AttributeError:  # no current derived data (or not a model): built, or the error that says so
+        model = snapshot(model)
     # the common calls — one state, default options, the compiled direct or embedding
     # method (by default or by name) — go straight into their kernels; anything else, or
     # any doubt, takes the validated paths below
     if tau_ind is None and f_ext is None and baumgarte is None and type(rank_tol) is float \
-            and rank_tol == _RANK_TOL and type(residual_tol) is float and 0.0 < residual_tol < _INF:
+            and rank_tol == _RANK_TOL and type(residual_tol) is float and 0.0 < residual_tol < _INF \
+            and (check is True or check is False) and type(t) is float and -_INF < t < _INF:
         if method is None or method == "direct":
             fast = direct_fast(model, q, v, tau, residual_tol if check else _INF, method is None)
             if fast:  # (out, plain); None and NOT_THE_DEFAULT are false
@@ -616,6 +623,7 @@ def constrained_forward_dynamics(model, q, v, tau=None, method=None, *, tau_ind=
             result = _embedding_fast(model, q, v, tau, t, rank_tol, residual_tol)
             if result is not None:
                 return result
+    check, t = _CHECK(check), val.finite_scalar(t, "t")
     rank_tol = val.relative_tolerance(rank_tol, "rank_tol")
     baumgarte = val.baumgarte_gains(baumgarte)
     if method is None:

@@ -21,6 +21,7 @@ import numpy as np
 from scipy.linalg import lapack
 
 from ..core import validation as val
+from ..core.compile import snapshot
 from ..dynamics.derivatives import rnea_derivatives
 from ..dynamics.rnea import rnea
 from .constraint_set import constraint_set
@@ -92,6 +93,7 @@ def constrained_forward_dynamics_derivatives(model, q, v, tau, *, check=True, re
     positive semi-definite. Raises ``numpy.linalg.LinAlgError`` when the mass matrix
     restricted to the null space of G_c is not positive definite.
     """
+    model = snapshot(model)
     nv = model.nv
     if np.ndim(q) == 2 or np.ndim(v) == 2 or np.ndim(tau) == 2:
         raise ValueError(f"q, v, tau: expected single states of shapes ({model.nq},), ({nv},), ({nv},) — the "

@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import validation as val
+from ..core.compile import snapshot
 from ..dynamics.rnea import rnea
 from .assembly import independent_velocity_indices
 from .cut_joint import RowSpace, constraint_forces
@@ -90,6 +91,7 @@ def constrained_inverse_dynamics(model, q, v, qdd=None, *, qdd_independent=None,
     -------
     ConstrainedInverseDynamicsResult
     """
+    model = snapshot(model)
     c = val.model_argument(model).compiled
     rank_tol = val.relative_tolerance(rank_tol, "rank_tol")
     q = val.vector(q, c.nq, "q", batch_ok=False)

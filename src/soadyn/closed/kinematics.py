@@ -7,6 +7,7 @@ import numpy as np
 
 from ..core import validation as val
 from ..core.call import ABSENT, Arg, CompiledFunction
+from ..core.compile import snapshot
 from ..core.constraints import ConstraintError
 from ..kernels.loops import loop_constraints_kernel
 from .constraint_set import constraint_set
@@ -74,6 +75,7 @@ def evaluate_constraints(model, q, v=None, t=0.0, *, bias=True, workspace=None):
     ``v`` is needed for the acceleration bias (default zero velocity); ``bias=False``
     skips it (positions and G only).
     """
+    model = snapshot(model)
     cs = constraint_set(model)
     c = model.compiled
     q = val.vector(q, c.nq, "q", batch_ok=False)

@@ -34,8 +34,8 @@ def _scratch(model, k):
     """This thread's float and integer scratch of the Delassus kernel for k contacts."""
     d = derived(model)
 
-    def build():
-        nf, ni = buffer_sizes.py_func(d.compiled.nb, 2 * k, 3)  # the 2k sides of the contacts
+    def build(snapshot):
+        nf, ni = buffer_sizes.py_func(derived(snapshot).compiled.nb, 2 * k, 3)  # the 2k sides of the contacts
         return np.zeros(nf), np.zeros(ni, dtype=np.int64)
 
     return d.per_thread(("delassus", k), build)

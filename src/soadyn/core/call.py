@@ -51,7 +51,7 @@ from numba.core import config
 
 from . import status as st
 from . import validation as val
-from .compile import Workspace, derived
+from .compile import Workspace, check_workspace, derived
 
 __all__ = ["GeneralPath", "ExactCall", "Arg", "ParamShape", "CompiledFunction", "ABSENT", "NO_FORCES", "run_blocks",
            "stacked_block", "thread_tables", "batch_threads"]
@@ -311,8 +311,9 @@ def call(model, {state}{params}, out=None, workspace=None):{plain}{stand_ins("  
     try:  # (AttributeError: not a current model (see soadyn.core.compile), or this thread's first call)
         d = model._derived
         c = d.compiled
-        # a given workspace: the kernels check that its buffer is large enough
-        ws = d.threads.buffer if workspace is None else workspace.buffer if type(workspace) is Workspace else None
+        # a given workspace: this model version's (else the general path names what it is)
+        ws = d.threads.buffer if workspace is None else \
+            workspace.buffer if type(workspace) is Workspace and workspace.store is d else None
         if ws is not None and not {closed_check}{" and out is None" if returned.startswith("(") else ""}:
             {allocate}
             if fast(c.mi, c.mf, ws, {state}{params}, {outputs}) == 0{given}:
@@ -469,8 +470,8 @@ class CompiledFunction:
             c = d.compiled
             if workspace is None:
                 ws = getattr(d.threads, "buffer", None)  # None: this thread's first call
-            else:  # the kernels check that the buffer is large enough
-                ws = workspace.buffer if type(workspace) is Workspace else None
+            else:  # this model version's workspace (else the general path names what it is)
+                ws = workspace.buffer if type(workspace) is Workspace and workspace.store is d else None
             if ws is not None and not (c.closed and self.tree_function is not None):
                 try:
                     if self.single:
@@ -506,10 +507,7 @@ class CompiledFunction:
         c = d.compiled
         if c.closed and self.tree_function is not None:
             raise st.closed_chain_error(model, self.tree_function)
-        if workspace is not None and (type(workspace) is not Workspace or workspace.nb != c.nb
-                                      or workspace.nv != c.nv):
-            raise ValueError(f"workspace: expected a soadyn.Workspace built for model {model.name!r} "
-                             f"({c.nb} bodies, nv = {c.nv}), got {workspace!r}")
+        check_workspace(workspace, d)
         params = tuple(p if conv is None else conv(p) for conv, p in zip(self.params, params)) \
             + tuple(params[len(self.params):])
         batch_ok = self.batch is not None

@@ -134,7 +134,7 @@ def collision_tables(model):
     """The :class:`CollisionTables` of ``model``'s collision objects, built once per model
     version (in the model's derived store, :mod:`soadyn.core.compile`): after an edit the
     next call builds new tables."""
-    return derived(model).memo("collision_tables", lambda: _build_tables(model))
+    return derived(model).memo("collision_tables", _build_tables)
 
 
 def _build_tables(model):

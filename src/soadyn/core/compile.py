@@ -8,14 +8,26 @@ cluster tree, frame plans, ...) — lives in one :class:`Derived` store per mode
 reached through :func:`derived`. When the version has moved on, the store is rebuilt
 from scratch, so no call can meet data derived from an earlier state of the model.
 
+**One model state per call.** A store is built from one complete state of the model: the
+model's edits hold the model's lock from their first change to their last (setting an
+inertia changes mass, centre of mass and rotational inertia in one edit), and
+:func:`derived` builds under that lock. The store holds a read-only copy of the model as
+it was then, its *snapshot* (:attr:`Derived.model`, an uneditable :class:`~soadyn.Model`
+whose store is this one), and everything in the store is derived from the snapshot. A
+call looks the store up once (the tree functions' call path, :mod:`soadyn.core.call`) or
+works on the snapshot from its start (:func:`snapshot`: the functions that read the model
+in Python too, the closed-chain ones, simulations): an edit made by another thread
+meanwhile gives the call's result of the state before it or after it, never a mix.
+
 The store hangs on the model itself (the model's only cache attribute, which no other
 module writes): ``model._derived`` is None or the store of the model's current version,
 since every edit sets it to None (``Model._edited``) and :func:`derived` installs a store
 only if no edit came while it was built, so a fast path checks it with one comparison.
-It dies with the model, and it holds no reference to the model, so it
-keeps no model alive. Higher layers memoize in it with :meth:`Derived.memo` under a key
-of their choice, passing the function that builds the value; building happens under a
-lock, so concurrent first calls from several threads build once.
+It dies with the model, and it holds no reference to the model (its snapshot holds a weak
+one), so it keeps no model alive. Higher layers memoize in it with :meth:`Derived.memo`
+under a key of their choice, passing the function that builds the value from the
+snapshot; building happens under a lock, so concurrent first calls from several threads
+build once.
 
 Workspaces are per thread: :meth:`Derived.buffer` gives each Python thread its own, so
 every public function may run concurrently on the same model.
@@ -29,7 +41,7 @@ import numpy as np
 from . import validation as val
 from .layout import pack_model, pack_tables, workspace_size
 
-__all__ = ["CompiledModel", "Derived", "derived", "compiled", "Workspace"]
+__all__ = ["CompiledModel", "Derived", "derived", "snapshot", "compiled", "Workspace", "check_workspace"]
 
 
 class CompiledModel:
@@ -63,13 +75,16 @@ class CompiledModel:
 
 
 class Derived:
-    """What is derived from one version of one model (see the module docstring)."""
+    """What is derived from one version of one model (see the module docstring):
+    ``model``, the snapshot of that version (a read-only :class:`~soadyn.Model`), and
+    ``compiled``, its :class:`CompiledModel`, then what higher layers memoize."""
 
-    __slots__ = ("version", "compiled", "workspace_size", "threads", "_memo", "_lock")
+    __slots__ = ("version", "model", "compiled", "workspace_size", "threads", "_memo", "_lock")
 
     def __init__(self, model, version):
         self.version = version
-        self.compiled = CompiledModel(model)
+        self.model = model._snapshot(self)
+        self.compiled = CompiledModel(self.model)
         self.workspace_size = int(workspace_size.py_func(self.compiled.nb, self.compiled.nv))
         self.threads = threading.local()
         self._memo = {}
@@ -93,13 +108,14 @@ class Derived:
         return tables
 
     def per_thread(self, key, build):
-        """A per-thread object (scratch buffers of a higher layer), built on first use."""
+        """A per-thread object (scratch buffers of a higher layer), built by
+        ``build(snapshot)`` on first use, from this version's snapshot :attr:`model`."""
         store = getattr(self.threads, "objects", None)
         if store is None:
             store = self.threads.objects = {}
         value = store.get(key)
         if value is None:
-            value = store[key] = build()
+            value = store[key] = build(self.model)
         return value
 
     def known(self, key):
@@ -108,39 +124,51 @@ class Derived:
         return self._memo.get(key)
 
     def memo(self, key, build):
-        """The value stored under ``key``, built by ``build()`` on first use (once, under a
-        lock). Values must not be mutated after they are built: threads share them."""
+        """The value stored under ``key``, built by ``build(snapshot)`` on first use (once,
+        under a lock), from this version's snapshot :attr:`model` — never from the model
+        itself, which other threads may have edited since. Values must not be mutated
+        after they are built: threads share them."""
         try:
             return self._memo[key]
         except KeyError:
             pass
         with self._lock:
             if key not in self._memo:
-                self._memo[key] = build()
+                self._memo[key] = build(self.model)
             return self._memo[key]
 
 
-_build_lock = threading.Lock()
-
-
 def derived(model):
-    """The :class:`Derived` store of ``model``'s current version (built on first use)."""
+    """The :class:`Derived` store of ``model``'s current version (built on first use,
+    under the model's edit lock: from a state no edit is halfway through)."""
     try:
         d = model._derived
     except AttributeError:
         raise val.not_a_model(model) from None
     if d is not None:
         return d
-    with _build_lock:
+    with model._lock:
         d = model._derived
         if d is None:
             version = model._version
             model.check_compilable()
             d = Derived(model, version)
-            model._derived = d
-            if model._version != version:  # edited while building (by another thread)
-                model._derived = None
+            # not installed when edited while building (by this thread: the others wait for
+            # the lock), or asked for from inside an edit (add_constraint checks a user
+            # constraint at the neutral configuration): the edit is not finished
+            if model._version == version and not model._edit_depth:
+                model._derived = d
     return d
+
+
+def snapshot(model):
+    """The read-only snapshot of ``model``'s current version (:attr:`Derived.model`), the
+    state a call works on from start to end (see the module docstring); a snapshot is its
+    own snapshot. A public function that reads the model in Python (names, frames,
+    constraints, sizes) besides its kernels takes it first:
+    ``model = snapshot(model)``."""
+    d = getattr(model, "_derived", None)
+    return (d if d is not None else derived(model)).model
 
 
 def compiled(model):
@@ -149,20 +177,42 @@ def compiled(model):
 
 
 class Workspace:
-    """Preallocated buffers for the compiled tree algorithms of one model.
+    """Preallocated buffers for the compiled tree algorithms of one model version.
 
     Pass it as ``workspace=`` to the public functions (together with ``out=``) to avoid
-    any allocation per call. A workspace must not be used by two threads at the same
-    time; without one, every thread uses its own (see :func:`derived`). Batched calls
-    ignore it: their worker threads use their own (:func:`soadyn.core.call.run_blocks`).
+    any allocation per call. A workspace belongs to the model version it was made for:
+    every function refuses it for another model, or after an edit of its model (make a
+    new one then; :func:`check_workspace`). A workspace must not be used by two threads at
+    the same time; without one, every thread uses its own (see :func:`derived`). Batched
+    calls check it and then do not use it: their worker threads use their own
+    (:func:`soadyn.core.call.run_blocks`).
     """
 
     def __init__(self, model):
         d = derived(model)
+        self.store = d  # the derived data of the version it belongs to (the call path compares them)
         self.model_name = model.name
+        self.version = d.version
         self.nb, self.nv = d.compiled.nb, d.compiled.nv
         self.size = d.workspace_size
         self.buffer = np.zeros(self.size)
 
     def __repr__(self):
-        return f"<soadyn.Workspace for {self.model_name!r}: {self.nb} bodies, nv = {self.nv}>"
+        return (f"<soadyn.Workspace for {self.model_name!r} version {self.version}: {self.nb} bodies, "
+                f"nv = {self.nv}>")
+
+
+def check_workspace(workspace, d):
+    """Raise unless ``workspace`` is None or a :class:`Workspace` made for the model version
+    of ``d`` (its :class:`Derived` store): the one check of every ``workspace=``."""
+    if workspace is None or (type(workspace) is Workspace and workspace.store is d):
+        return
+    model = d.model
+    expected = (f"workspace: expected a soadyn.Workspace made for model {model.name!r} at its version {d.version} "
+                f"({d.compiled.nb} bodies, nv = {d.compiled.nv})")
+    if type(workspace) is not Workspace:
+        raise ValueError(f"{expected}, got {type(workspace).__name__}")
+    if workspace.store.model._origin() is model._origin():
+        raise ValueError(f"{expected}, got one made for its version {workspace.version} (the model was edited "
+                         "since: make a new Workspace(model))")
+    raise ValueError(f"{expected}, got {workspace!r}")

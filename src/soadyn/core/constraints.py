@@ -47,7 +47,7 @@ def _unit(vector, what):
     return a / np.linalg.norm(a)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Loop:
     """A cut joint closing a kinematic loop (URDF+ ``<loop>``, or :meth:`Model.add_loop`).
 
@@ -57,6 +57,9 @@ class Loop:
     the first axis (universal) or the plane normal (planar), in the predecessor frame;
     ``axis2`` is a universal joint's second axis, in the successor frame (default: a unit
     vector perpendicular to ``axis``).
+
+    A loop is immutable (a model's loops are edited through the model only, see
+    :meth:`soadyn.Model.add_loop`).
     """
 
     name: str
@@ -71,14 +74,18 @@ class Loop:
         if kind not in LOOP_KINDS:
             raise ValueError(f"loop {self.name!r}: unknown joint type {self.kind!r}; expected one of "
                              f"{list(LOOP_KINDS) + list(LOOP_KIND_ALIASES)}")
-        self.kind = kind
-        self.axis = _unit(self.axis, f"loop {self.name!r} axis")
+        axis = _unit(self.axis, f"loop {self.name!r} axis")
         if self.axis2 is None:
             # the perpendicular closest to the coordinate axis least aligned with ``axis``
-            e = np.eye(3)[int(np.argmin(np.abs(self.axis)))]
-            self.axis2 = _unit(e - (e @ self.axis) * self.axis, "axis2")
+            e = np.eye(3)[int(np.argmin(np.abs(axis)))]
+            axis2 = _unit(e - (e @ axis) * axis, "axis2")
         else:
-            self.axis2 = _unit(self.axis2, f"loop {self.name!r} axis2")
+            axis2 = _unit(self.axis2, f"loop {self.name!r} axis2")
+        axis.flags.writeable = axis2.flags.writeable = False
+        # (frozen: the checked values are set once, here)
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "axis", axis)
+        object.__setattr__(self, "axis2", axis2)
 
 
 class LinearCoupling(ABC):
@@ -114,13 +121,13 @@ def _one_dof(joint, what):
     return joint
 
 
-@dataclass
+@dataclass(frozen=True)
 class Coupling(LinearCoupling):
     """A gear or belt transmission (URDF+ ``<coupling>``) between 1-dof joints:
     ``ratio`` × (rates from the common ancestor to ``predecessor``) = (rates from the
     common ancestor to ``successor``), see the module docstring. At the position level the same
     relation holds for the joint coordinates up to the constant ``offset``:
-    ratio·Σq_pred − Σq_succ = offset. One row of a :class:`LinearCoupling`."""
+    ratio·Σq_pred − Σq_succ = offset. One row of a :class:`LinearCoupling`. Immutable."""
 
     name: str
     predecessor: str  # link name
@@ -160,7 +167,7 @@ class Coupling(LinearCoupling):
         return joints, np.array([coefs], dtype=float), np.array([self.offset], dtype=float)
 
 
-@dataclass(eq=False)  # compared by identity: the ratios are an array
+@dataclass(eq=False, frozen=True)  # compared by identity: the ratios are an array
 class Transmission(LinearCoupling):
     """A constant linear transmission between named 1-dof joints
     ([Chignoli23, eq. 2–3] with constant K; see :class:`LinearCoupling`):
@@ -179,6 +186,8 @@ class Transmission(LinearCoupling):
         [1, −ρ] on [slide, pinion] with ρ in m/rad).
     offset : float or (m,), the position-level constants [rad or m] (default 0; nonzero
         offsets make γ affine, which constraint embedding solves by Gauss–Newton).
+
+    Immutable (its arrays read-only).
 
     Examples: a gear q̇_rotor = N q̇_link is ``(["rotor", "link"], [1, -N])``; a belt that
     drives link B's absolute angle through two stages, q̇_rotor = N (r_A q̇_A + r_B q̇_B),
@@ -227,12 +236,13 @@ class Transmission(LinearCoupling):
             else np.array(self.offset, dtype=float)
         if offset.shape != (m,) or not np.all(np.isfinite(offset)):
             raise ValueError(f"{where}: offset: expected a finite number or {m} finite numbers, got {self.offset!r}")
-        self.joints = tuple(joints)
         A.flags.writeable = False
-        self.ratios = A
         offset = offset.copy()
         offset.flags.writeable = False
-        self.offset = offset
+        # (frozen: the checked values are set once, here)
+        object.__setattr__(self, "joints", tuple(joints))
+        object.__setattr__(self, "ratios", A)
+        object.__setattr__(self, "offset", offset)
 
     @property
     def rows(self):

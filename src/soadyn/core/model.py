@@ -12,10 +12,12 @@ load them with :func:`soadyn.load_urdf`.
 """
 from __future__ import annotations
 
-import copy
+import threading
 import warnings
 import weakref
+from contextlib import contextmanager
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import numpy as np
 
@@ -28,6 +30,9 @@ from .constraints import Coupling, LinearCoupling, Loop, Transmission, UserConst
 from .parameters import body_inertia, check_dynamic_parameters
 from .shapes import Plane, Shape
 from .visuals import Visual
+
+#: the constraint objects :meth:`Model.add_constraint` takes, by the tuple of the model that holds them
+_CONSTRAINT_KINDS = ((Loop, "_loops"), (LinearCoupling, "_couplings"), (UserConstraint, "_user_constraints"))
 
 __all__ = ["Model", "Body", "Frame", "check_rigid_inertia"]
 
@@ -157,14 +162,27 @@ def _rotor_inertia(inertia, mass):
     raise ValueError(f"inertia: {expected}, got shape {a.shape}")
 
 
+def _assign_owned(item, name, value, assign=object.__setattr__):
+    """Assign an attribute of a body or frame: an edit of the model that owns it, made under
+    the model's edit lock (:meth:`Model._editing`). ``assign(item, name, value)`` makes the
+    assignment (a frame sets the kernels' copy of its pose in the same edit). (A joint's
+    assignment records its edit after it is made, :class:`~soadyn.joints.Joint`: one
+    attribute, which a build copies whole, before or after.)"""
+    owner = item.__dict__.get("_owner")
+    model = None if owner is None else owner()
+    if model is None:
+        assign(item, name, value)
+        return
+    with model._editing():
+        assign(item, name, value)
+
+
 class _Owned:
-    """Model data whose edits (by assignment) invalidate what was derived from the model."""
+    """Model data whose edits (by assignment) invalidate what was derived from the model;
+    each assignment is one edit of the model, made under its edit lock."""
 
     def __setattr__(self, name, value):
-        object.__setattr__(self, name, value)
-        owner = self.__dict__.get("_owner")
-        if owner is not None and owner() is not None:
-            owner()._edited()
+        _assign_owned(self, name, value)
 
     def __getstate__(self):
         return jt.owned_state(self)
@@ -211,14 +229,27 @@ class Frame(_Owned):
     translation: np.ndarray
 
     def __setattr__(self, name, value):
-        _Owned.__setattr__(self, name, value)
-        if name == "rotation" or name == "translation":
-            copy = _writeable_copy(value)
-            object.__setattr__(self, "kernel_" + name, copy)
+        _assign_owned(self, name, value, _assign_pose)
 
     @property
     def placement(self):
         return self.rotation, self.translation
+
+
+def _assign_pose(frame, name, value):
+    """Assign a frame's attribute and, for its pose, the kernels' copy with it (one edit)."""
+    object.__setattr__(frame, name, value)
+    if name == "rotation" or name == "translation":
+        object.__setattr__(frame, "kernel_" + name, _writeable_copy(value))
+
+
+def _copy_part(item, owner):
+    """A copy of a model part (body, joint, frame) owned by the model ``owner`` (its
+    read-only arrays shared: model data are never edited in place)."""
+    part = object.__new__(type(item))
+    part.__dict__.update(item.__dict__)
+    part.__dict__["_owner"] = weakref.ref(owner)  # not by assignment: that records an edit
+    return part
 
 
 def _writeable_copy(a):
@@ -240,36 +271,91 @@ class Model:
 
     def __init__(self, name="model", gravity=(0.0, 0.0, -9.81)):
         self.name = name
-        self.bodies: list[Body] = []
-        self.frames: list[Frame] = []
-        self.loops: list[Loop] = []
-        self.couplings: list[LinearCoupling] = []  # Coupling (URDF+) and Transmission
-        self.user_constraints: list = []  # HolonomicConstraint / NonholonomicConstraint
-        self.declared_clusters: list = []  # see soadyn.declare_cluster
-        self.visuals: list[Visual] = []  # drawn by soadyn.viewer; not model data the dynamics uses
+        # Every edit holds the lock from its first change to its last (an edit calling other
+        # edits, e.g. add_rotor, is one edit), and the derived data are built under it
+        # (soadyn.core.compile.derived): a build never sees a half-made edit.
+        self._lock = threading.RLock()
+        self._edit_depth = 0  # edits in progress on the thread holding the lock
+        # The model's parts, as tuples: edited through the model's methods only (the
+        # public names are read-only properties).
+        self._bodies: tuple[Body, ...] = ()
+        self._frames: tuple[Frame, ...] = ()
+        self._loops: tuple[Loop, ...] = ()
+        self._couplings: tuple[LinearCoupling, ...] = ()  # Coupling (URDF+) and Transmission
+        self._user_constraints: tuple = ()  # HolonomicConstraint / NonholonomicConstraint
+        self._declared_clusters: tuple = ()  # see soadyn.declare_cluster
+        self._visuals: tuple[Visual, ...] = ()  # drawn by soadyn.viewer; not model data the dynamics uses
         self._collisions = ()  # CollisionObjects: model data (see add_collision)
         self._collision_exclusions = ()  # pairs of selectors (see disable_collision)
         self._joint_by_name = {}
         self._body_by_name = {}
         self._frame_by_name = {}
-        self.nq = 0
-        self.nv = 0
+        self._nq = 0
+        self._nv = 0
         self._version = 0  # incremented by every edit (see soadyn.core.compile)
         self._derived = None  # the one cache of derived data, managed by soadyn.core.compile
         self._spanning_tree_of = None  # weak reference to the model whose spanning_tree() this is
+        self._origin = None  # a snapshot (see _snapshot): weak reference to the model it was taken of
         self.gravity = gravity
 
+    bodies = property(lambda self: self._bodies, doc="The bodies (a tuple, in index order: parent first). "
+                      "Add them with :meth:`add_body`.")
+    frames = property(lambda self: self._frames, doc="The named frames (a tuple, in index order). Add them "
+                      "with :meth:`add_frame`.")
+    loops = property(lambda self: self._loops, doc="The loop (cut) joints (a tuple of :class:`Loop`). Add "
+                     "them with :meth:`add_loop` or :meth:`add_constraint`.")
+    couplings = property(lambda self: self._couplings, doc="The couplings and transmissions (a tuple). Add "
+                         "them with :meth:`add_coupling`, :meth:`add_transmission` or :meth:`add_constraint`.")
+    user_constraints = property(lambda self: self._user_constraints, doc="The user constraints (a tuple of "
+                                "HolonomicConstraint / NonholonomicConstraint). Add them with "
+                                ":meth:`add_constraint`.")
+    declared_clusters = property(lambda self: self._declared_clusters, doc="The clusters declared by hand (a "
+                                 "tuple of read-only mappings ``bodies``, ``name``, ``independent``; see "
+                                 ":func:`soadyn.declare_cluster`).")
+    visuals = property(lambda self: self._visuals, doc="The visual shapes (a tuple of :class:`Visual`; not "
+                       "model data the dynamics uses). Add them with :meth:`add_visual`.")
+    nq = property(lambda self: self._nq, doc="Size of the configuration q.")
+    nv = property(lambda self: self._nv, doc="Size of the velocity v.")
+
+    @contextmanager
+    def _editing(self):
+        """One edit of the model: everything in the ``with`` block is made under the model's
+        lock and recorded as an edit at its end (also when it raises: a partial change is
+        never served from the cache of the state before it). Raises for a snapshot."""
+        if self._origin is not None:
+            raise self._read_only()
+        with self._lock:
+            self._edit_depth += 1
+            self._derived = None  # (calls made by this thread inside the edit build from the model as it is)
+            try:
+                yield
+            finally:
+                self._edit_depth -= 1
+                if not self._edit_depth:
+                    self._edited()
+
+    def _read_only(self):
+        return TypeError(f"model: {self.name!r} (version {self._version}) is the read-only snapshot of a model that "
+                         "a call works on (soadyn.core.compile.snapshot); edit the model itself")
+
     def _edited(self):
-        """Record an edit: everything derived from the model is rebuilt on next use."""
-        self._version += 1
-        self._derived = None
-        source = self.__dict__.get("_spanning_tree_of")
-        if source is not None:
-            # an edited spanning tree becomes a model of its own; the model it came from
-            # drops its cache (which holds this object) and builds a fresh spanning tree
-            self._spanning_tree_of = None
-            if source() is not None:
-                source()._edited()
+        """Record an edit (the end of :meth:`_editing`, or a joint's assignment): everything
+        derived from the model is rebuilt on next use."""
+        if self._origin is not None:  # (a joint of a snapshot assigned: see _editing)
+            raise self._read_only()
+        with self._lock:
+            self._derived = None
+            if self._edit_depth:  # a part of an edit in progress: recorded once, at its end
+                return
+            self._version += 1
+            source = self.__dict__.get("_spanning_tree_of")
+            if source is not None:
+                # an edited spanning tree becomes a model of its own; the model it came from
+                # drops its cache (which holds this object) and builds a fresh spanning tree
+                self._spanning_tree_of = None
+                source = source()
+                if source is not None:
+                    source._edited()
 
     @property
     def version(self):
@@ -280,22 +366,59 @@ class Model:
         """Pickling (e.g. to ship a model to other processes) keeps the model's description
         and drops everything derived from it (compiled arrays, workspaces, memoized
         constraint sets, cluster trees, spanning tree: :mod:`soadyn.core.compile`), which
-        the unpickled model rebuilds on first use. A pickled spanning tree becomes a model
-        of its own. User constraints pickle with their functions (a lambda needs
-        ``cloudpickle``, as Dask uses, rather than ``pickle``)."""
+        the unpickled model rebuilds on first use. A pickled spanning tree or snapshot
+        becomes a model of its own. User constraints pickle with their functions (a lambda
+        needs ``cloudpickle``, as Dask uses, rather than ``pickle``)."""
         state = self.__dict__.copy()
-        state["_derived"] = None
-        state["_spanning_tree_of"] = None
+        for derived_or_local in ("_derived", "_spanning_tree_of", "_origin", "_lock"):
+            state[derived_or_local] = None
+        state["_edit_depth"] = 0
         return state
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-        for item in (*self.bodies, *(b.joint for b in self.bodies), *self.frames):
+        self._lock = threading.RLock()
+        for item in (*self._bodies, *(b.joint for b in self._bodies), *self._frames):
             item.__dict__["_owner"] = weakref.ref(self)  # not by assignment: that records an edit
 
     def _own(self, item):
         item._owner = weakref.ref(self)
         return item
+
+    def _snapshot(self, store):
+        """A read-only copy of the model as it is now, whose derived data are ``store`` (a
+        :class:`soadyn.core.compile.Derived`, built from it): the state a call works on from
+        its start to its end, whatever edits other threads make meanwhile. Its bodies,
+        joints and frames are copies (the model's own are edited by assignment); loops,
+        couplings, transmissions and visuals are immutable and shared, as the user
+        constraints are (user objects). Taken under the model's lock (see
+        :func:`soadyn.core.compile.derived`). Editing it raises."""
+        s = Model.__new__(Model)
+        s.__dict__.update(self.__dict__)
+        s._lock = threading.RLock()
+        s._edit_depth = 0
+        s._derived = store
+        s._spanning_tree_of = None
+        self._copy_parts_to(s)
+        s._origin = weakref.ref(self)
+        return s
+
+    def _copy_parts_to(self, target):
+        """Give ``target`` copies of this model's bodies, joints and frames (owned by it),
+        their name tables and the sizes nq, nv."""
+        bodies = []
+        joints = {}
+        for b in self._bodies:
+            body = _copy_part(b, target)
+            joint = body.__dict__["joint"] = _copy_part(b.joint, target)
+            joints[joint.name] = joint
+            bodies.append(body)
+        target._bodies = tuple(bodies)
+        target._frames = tuple(_copy_part(f, target) for f in self._frames)
+        target._joint_by_name = joints
+        target._body_by_name = dict(self._body_by_name)
+        target._frame_by_name = {f.name: f for f in target._frames}
+        target._nq, target._nv = self._nq, self._nv
 
     # ----------------------------------------------------------------- building
     @property
@@ -304,11 +427,14 @@ class Model:
 
     @gravity.setter
     def gravity(self, g):
-        g = np.asarray(g, dtype=float)
+        try:
+            g = _frozen(g)
+        except (TypeError, ValueError):
+            raise ValueError(f"gravity: expected 3 finite numbers [m/s²], got {g!r}") from None
         if g.shape != (3,) or not np.all(np.isfinite(g)):
-            raise ValueError(f"gravity: expected 3 finite numbers, got {g!r}")
-        self._gravity = g
-        self._edited()
+            raise ValueError(f"gravity: expected 3 finite numbers [m/s²], got {g!r}")
+        with self._editing():
+            self._gravity = g
 
     def _resolve_body(self, body, argname):
         if body is None or (isinstance(body, str) and body == "world"):
@@ -345,6 +471,10 @@ class Model:
 
         Returns the body index.
         """
+        with self._editing():
+            return self._add_body(name, joint, parent, placement, mass, com, inertia, joint_name, strict_inertia)
+
+    def _add_body(self, name, joint, parent, placement, mass, com, inertia, joint_name, strict_inertia):
         if not isinstance(name, str) or not name:
             raise ValueError(f"name: expected a non-empty string, got {name!r}")
         if name in self._body_by_name or name in self._frame_by_name:
@@ -361,22 +491,25 @@ class Model:
         parent_index = self._resolve_body(parent, "parent")
         R, p = _placement(placement, "placement")
         m, c, Ic = check_rigid_inertia(mass, com, inertia, f"body {name!r}", strict_inertia)
-        index = len(self.bodies)
-        joint.name, joint.q_index, joint.v_index, joint.body = jname, self.nq, self.nv, index
-        self.nq += joint.nq
-        self.nv += joint.nv
+        index = len(self._bodies)
+        joint.name, joint.q_index, joint.v_index, joint.body = jname, self._nq, self._nv, index
+        self._nq += joint.nq
+        self._nv += joint.nv
         body = Body(name, index, parent_index, joint, (R, p), m, c, Ic)
-        self.bodies.append(self._own(body))
+        self._bodies += (self._own(body),)
         self._own(joint)
         self._body_by_name[name] = index
         self._joint_by_name[jname] = joint
         self._add_frame(name, index, np.eye(3), np.zeros(3))
-        self._edited()
         return index
 
     def add_frame(self, name, body, placement=None):
         """Add a named frame fixed to ``body`` (name, index, or "world") at ``placement``
         (its pose in the body frame). Returns the frame index."""
+        with self._editing():
+            return self._add_named_frame(name, body, placement)
+
+    def _add_named_frame(self, name, body, placement):
         if not isinstance(name, str) or not name:
             raise ValueError(f"name: expected a non-empty string, got {name!r}")
         if name in self._frame_by_name:
@@ -393,27 +526,30 @@ class Model:
     def _add_frame(self, name, body, R, p):
         if not sp.is_symbolic(R, p):
             R, p = _frozen(R), _frozen(p)
-        f = Frame(name, len(self.frames), body, R, p)
-        self.frames.append(self._own(f))
-        self._frame_by_name[name] = f
-        self._edited()
+        with self._editing():
+            f = Frame(name, len(self._frames), body, R, p)
+            self._frames += (self._own(f),)
+            self._frame_by_name[name] = f
         return f.index
 
     def add_inertia(self, body, mass, com, inertia, strict_inertia=True):
         """Rigidly attach more mass to ``body`` (used when merging fixed links): the
         inertias are summed (parallel-axis theorem)."""
-        b = self.bodies[self._resolve_body(body, "body")]
-        m2, c2, I2 = check_rigid_inertia(mass, com, inertia, f"inertia added to {b.name!r}", strict_inertia)
-        M = sp.spatial_inertia(b.mass, b.com, b.inertia_com) + sp.spatial_inertia(m2, c2, I2)
-        mass, com, inertia = sp.inertia_parameters(M)
-        b.mass, b.com, b.inertia_com = float(mass), _frozen(com), _frozen(inertia)
+        with self._editing():  # one edit: no build sees the new mass with the old centre of mass
+            b = self._bodies[self._resolve_body(body, "body")]
+            m2, c2, I2 = check_rigid_inertia(mass, com, inertia, f"inertia added to {b.name!r}", strict_inertia)
+            M = sp.spatial_inertia(b.mass, b.com, b.inertia_com) + sp.spatial_inertia(m2, c2, I2)
+            mass, com, inertia = sp.inertia_parameters(M)
+            b.mass, b.com, b.inertia_com = float(mass), _frozen(com), _frozen(inertia)
 
     def set_inertia(self, body, mass, com=(0.0, 0.0, 0.0), inertia=None, strict_inertia=True):
         """Replace the inertial parameters of ``body`` (name or index): ``mass`` [kg],
         ``com`` (3,) [m] in the body frame, ``inertia`` (3, 3) [kg m²] about the centre of
         mass, body axes (checked as in :meth:`add_body`)."""
-        b = self.bodies[self._resolve_body(body, "body")]
-        b.mass, b.com, b.inertia_com = check_rigid_inertia(mass, com, inertia, f"body {b.name!r}", strict_inertia)
+        with self._editing():  # one edit: no build sees the new mass with the old centre of mass
+            b = self._bodies[self._resolve_body(body, "body")]
+            b.mass, b.com, b.inertia_com = check_rigid_inertia(mass, com, inertia, f"body {b.name!r}",
+                                                               strict_inertia)
 
     def set_dynamic_parameters(self, parameters, strict_inertia=True):
         """Replace every body's inertial parameters by the dynamic parameters ``parameters``
@@ -431,9 +567,10 @@ class Model:
         rigid-body form (mass ≥ 0, no first moment without mass). Nothing is changed when
         the check fails."""
         values = check_dynamic_parameters(self, parameters, strict_inertia)
-        for b, p in zip(self.bodies, values):
-            mass, com, inertia_com = body_inertia(p)
-            b.mass, b.com, b.inertia_com = float(mass), _frozen(com), _frozen(inertia_com)
+        with self._editing():  # one edit: no build sees some bodies changed and others not
+            for b, p in zip(self._bodies, values):
+                mass, com, inertia_com = body_inertia(p)
+                b.mass, b.com, b.inertia_com = float(mass), _frozen(com), _frozen(inertia_com)
 
     # ----------------------------------------------------------------- constraints
     def add_loop(self, name, kind, predecessor, successor, axis=(0.0, 0.0, 1.0), *,
@@ -449,39 +586,37 @@ class Model:
         """
         if not isinstance(name, str) or not name:
             raise ValueError(f"name: expected a non-empty string, got {name!r}")
-        if any(lp.name == name for lp in self.loops):
-            raise ValueError(f"name: a loop named {name!r} already exists")
-        loop = Loop(name, kind, f"{name}_predecessor", f"{name}_successor", axis, axis2)
-        for arg, where in (("predecessor", predecessor), ("successor", successor)):
-            if not (isinstance(where, str) and where in self._frame_by_name):
-                self._resolve_body(where, arg)  # raises for an unknown body before anything is added
-        self.add_frame(loop.predecessor, predecessor, predecessor_placement)
-        self.add_frame(loop.successor, successor, successor_placement)
-        self.loops.append(loop)
-        self._edited()
-        return loop
+        with self._editing():  # the two frames and the loop: one edit
+            if any(lp.name == name for lp in self._loops):
+                raise ValueError(f"name: a loop named {name!r} already exists")
+            loop = Loop(name, kind, f"{name}_predecessor", f"{name}_successor", axis, axis2)
+            for arg, where in (("predecessor", predecessor), ("successor", successor)):
+                if not (isinstance(where, str) and where in self._frame_by_name):
+                    self._resolve_body(where, arg)  # raises for an unknown body before anything is added
+            self.add_frame(loop.predecessor, predecessor, predecessor_placement)
+            self.add_frame(loop.successor, successor, successor_placement)
+            return self.add_constraint(loop)
 
     def add_coupling(self, name, predecessor, successor, ratio, *, offset=0.0):
         """Add a gear/belt transmission between the joints leading to two links, by the
         URDF+ ``<coupling>`` rule (see :class:`Coupling`); ``predecessor``/``successor`` are
         body or frame names. One ratio over two tree paths: for per-stage ratios, several
         rows or joints on other paths use :meth:`add_transmission`."""
-        for arg, link in (("predecessor", predecessor), ("successor", successor)):
-            self.frame(link) if isinstance(link, str) else self._resolve_body(link, arg)
-        if not np.isfinite(ratio) or not np.isfinite(offset):
-            raise ValueError(f"ratio, offset: expected finite numbers, got {ratio!r}, {offset!r}")
-        if any(c.name == name for c in self.couplings):
-            raise ValueError(f"name: a coupling named {name!r} already exists")
-        c = Coupling(name, predecessor if isinstance(predecessor, str) else self.body_name(predecessor),
-                     successor if isinstance(successor, str) else self.body_name(successor),
-                     float(ratio), offset=float(offset))
-        self.couplings.append(c)
-        self._edited()
-        return c
+        with self._editing():
+            for arg, link in (("predecessor", predecessor), ("successor", successor)):
+                self.frame(link) if isinstance(link, str) else self._resolve_body(link, arg)
+            try:
+                ratio_, offset_ = float(ratio), float(offset)
+            except (TypeError, ValueError):
+                raise ValueError(f"ratio, offset: expected finite numbers, got {ratio!r}, {offset!r}") from None
+            c = Coupling(name, predecessor if isinstance(predecessor, str) else self.body_name(predecessor),
+                         successor if isinstance(successor, str) else self.body_name(successor),
+                         ratio_, offset=offset_)
+            return self.add_constraint(c)
 
     def _constraint_names(self):
-        return {c.name for c in self.user_constraints} | {lp.name for lp in self.loops} \
-            | {c.name for c in self.couplings}
+        return {c.name for c in self._user_constraints} | {lp.name for lp in self._loops} \
+            | {c.name for c in self._couplings}
 
     def add_transmission(self, name, joints, ratios, *, offset=0.0, dependent=None):
         """Add a constant linear transmission between 1-dof joints — gears, belts with
@@ -514,6 +649,10 @@ class Model:
 
         Returns the :class:`~soadyn.core.constraints.Transmission`.
         """
+        with self._editing():  # the rows and the joints' ``independent`` flags: one edit
+            return self._add_transmission(name, joints, ratios, offset, dependent)
+
+    def _add_transmission(self, name, joints, ratios, offset, dependent):
         if isinstance(name, str) and name in self._constraint_names():
             raise ValueError(f"name: a constraint named {name!r} already exists")
         t = Transmission(name, joints, ratios, offset)
@@ -538,9 +677,7 @@ class Model:
             for j in js:
                 if j.name in dep:
                     j.independent = False
-        self.couplings.append(t)
-        self._edited()
-        return t
+        return self.add_constraint(t)
 
     def add_rotor(self, name, parent, axis, inertia, gear_ratio, drives, *, placement=None, mass=0.0,
                   joint_name=None, transmission_name=None, strict_inertia=True):
@@ -576,6 +713,12 @@ class Model:
 
         Returns the rotor's body index.
         """
+        with self._editing():  # the body and its transmission: one edit
+            return self._add_rotor(name, parent, axis, inertia, gear_ratio, drives, placement, mass, joint_name,
+                                   transmission_name, strict_inertia)
+
+    def _add_rotor(self, name, parent, axis, inertia, gear_ratio, drives, placement, mass, joint_name,
+                   transmission_name, strict_inertia):
         if not isinstance(drives, str):
             raise ValueError(f"drives: expected the name of the driven joint, got {drives!r}")
         driven = self._joint_by_name.get(drives)
@@ -584,7 +727,7 @@ class Model:
         if driven.nq != 1 or driven.nv != 1:
             raise ValueError(f"drives: joint {drives!r} is a {driven.kind} joint; a rotor drives a 1-dof joint "
                              "(revolute, continuous, prismatic, helical)")
-        link_parent = self.bodies[driven.body].parent
+        link_parent = self._bodies[driven.body].parent
         if self._resolve_body(parent, "parent") != link_parent:
             raise ValueError(f"parent: expected {self.body_name(link_parent)!r}, the parent of the link that joint "
                              f"{drives!r} moves, got {parent!r}; for a rotor elsewhere use add_body and "
@@ -608,31 +751,76 @@ class Model:
         return index
 
     def add_constraint(self, constraint):
-        """Add a user constraint (:class:`soadyn.HolonomicConstraint` or
-        :class:`soadyn.NonholonomicConstraint`); its functions are checked once at the
-        neutral configuration (shapes, finiteness, time dependence)."""
-        if not isinstance(constraint, UserConstraint):
-            raise TypeError(f"constraint: expected a HolonomicConstraint or NonholonomicConstraint, "
-                            f"got {type(constraint).__name__}")
-        if constraint.name in self._constraint_names():
-            raise ValueError(f"constraint: a constraint named {constraint.name!r} already exists")
-        constraint.bind(self)
-        self.user_constraints.append(constraint)
-        self._edited()
+        """Add a constraint object: a user constraint (:class:`soadyn.HolonomicConstraint`
+        or :class:`soadyn.NonholonomicConstraint`; its functions are checked once at the
+        neutral configuration: shapes, finiteness, time dependence), a :class:`Loop` between
+        two frames of the model (:meth:`add_loop` makes the frames and the loop), or a
+        :class:`Coupling` or :class:`Transmission` (as :meth:`add_coupling` and
+        :meth:`add_transmission` make them; a transmission's ``dependent`` joints are
+        marked by :meth:`add_transmission` only). The object is checked against the model
+        (its frames, links or joints exist; a coupling's ratio and offset are finite) and
+        becomes part of it: loops, couplings and transmissions are immutable. Returns it."""
+        for kind, where in _CONSTRAINT_KINDS:
+            if isinstance(constraint, kind):
+                break
+        else:
+            raise TypeError(f"constraint: expected a HolonomicConstraint, NonholonomicConstraint, Loop, Coupling or "
+                            f"Transmission, got {type(constraint).__name__}")
+        with self._editing():
+            name = constraint.name
+            # loops and URDF+ couplings have names of their own kind (URDF+ files may reuse a
+            # name across tags); transmissions and user constraints are unique among all
+            if kind is Loop:
+                what, clash = "loop", any(lp.name == name for lp in self._loops)
+            elif isinstance(constraint, Coupling):
+                what, clash = "coupling", any(c.name == name for c in self._couplings)
+            else:
+                what, clash = "constraint", name in self._constraint_names()
+            if clash:
+                raise ValueError(f"name: a {what} named {name!r} already exists")
+            if kind is Loop:
+                for role in ("predecessor", "successor"):
+                    if getattr(constraint, role) not in self._frame_by_name:
+                        raise ValueError(f"constraint: loop {name!r}: unknown {role} frame "
+                                         f"{getattr(constraint, role)!r}; add it first (add_frame) or use add_loop")
+            elif isinstance(constraint, Coupling):
+                if not (np.isfinite(constraint.ratio) and np.isfinite(constraint.offset)):
+                    raise ValueError(f"ratio, offset: expected finite numbers, got {constraint.ratio!r}, "
+                                     f"{constraint.offset!r}")
+                constraint.joint_rows(self)  # raises for unknown links or joints that are not 1-dof
+            elif kind is LinearCoupling:
+                constraint.joint_rows(self)
+            else:
+                constraint.bind(self)
+            setattr(self, where, getattr(self, where) + (constraint,))
         return constraint
+
+    def add_visual(self, visual):
+        """Add a :class:`~soadyn.core.visuals.Visual` (a shape fixed to a frame of the
+        model, drawn by :mod:`soadyn.viewer`). Visuals are not data the dynamics uses:
+        adding one is not an edit of the model's version. Returns it."""
+        if not isinstance(visual, Visual):
+            raise TypeError(f"visual: expected a soadyn Visual, got {type(visual).__name__}")
+        with self._lock:
+            if visual.frame not in self._frame_by_name:
+                raise ValueError(f"visual: {visual.name!r} is fixed to the unknown frame {visual.frame!r}")
+            if any(v.name == visual.name for v in self._visuals):
+                raise ValueError(f"visual: a visual named {visual.name!r} already exists")
+            self._visuals += (visual,)
+        return visual
 
     def add_cluster_declaration(self, bodies, name=None, independent=None):
         """Record a body cluster declared by hand (body indices; see
         :func:`soadyn.declare_cluster`, which checks the aggregation condition first)."""
-        bodies = sorted({self._resolve_body(b, "bodies") for b in bodies})
-        self.declared_clusters.append({"bodies": bodies, "name": name,
-                                       "independent": None if independent is None else list(independent)})
-        self._edited()
+        with self._editing():
+            bodies = tuple(sorted({self._resolve_body(b, "bodies") for b in bodies}))
+            self._declared_clusters += (MappingProxyType({
+                "bodies": bodies, "name": name, "independent": None if independent is None else tuple(independent)}),)
 
     @property
     def has_constraints(self):
         """True when the model has loops, couplings or user constraints (a closed-chain system)."""
-        return bool(self.loops or self.couplings or self.user_constraints)
+        return bool(self._loops or self._couplings or self._user_constraints)
 
     def spanning_tree(self):
         """The open spanning tree of a closed-chain model: a :class:`Model` with the same
@@ -651,35 +839,25 @@ class Model:
         next call returns a new one that reflects the edit. Editing the returned tree
         detaches it (it becomes an independent model; this model then builds a fresh one).
         """
-        if not (self.loops or self.couplings or self.user_constraints):
+        if not self.has_constraints:
             return self
         d = self._derived
         if d is None:
             if self.symbolic:  # the operator layer's models have no compiled cache
                 return self._build_spanning_tree()
             d = derived(self)
-        return d.memo("spanning_tree", self._build_spanning_tree)
+        return d.memo("spanning_tree", Model._build_spanning_tree)
 
     def _build_spanning_tree(self):
+        """The spanning tree of this model (of the snapshot of a version, when memoized in
+        its derived data); it reports its edits to the model it was made for."""
         tree = Model(f"{self.name} (spanning tree)", self._gravity)
-        for b in self.bodies:
-            joint = copy.copy(b.joint)  # a joint belongs to one model: same state, no owner
-            joint.__dict__.pop("_owner", None)
-            body = Body(b.name, b.index, b.parent, joint, b.placement, b.mass, b.com, b.inertia_com)
-            tree.bodies.append(tree._own(body))
-            tree._own(joint)
-            tree._body_by_name[b.name] = b.index
-            tree._joint_by_name[joint.name] = joint
-        for f in self.frames:
-            frame = Frame(f.name, f.index, f.body, f.rotation, f.translation)
-            tree.frames.append(tree._own(frame))
-            tree._frame_by_name[f.name] = frame
-        tree.nq, tree.nv = self.nq, self.nv
-        tree.visuals = list(self.visuals)  # frozen Visuals on the same frame names
-        # frozen objects on the same frames and body indices: contacts step on the tree's bodies
-        tree._collisions, tree._collision_exclusions = self._collisions, self._collision_exclusions
-        tree._edited()
-        tree._spanning_tree_of = weakref.ref(self)
+        with tree._editing():
+            self._copy_parts_to(tree)
+            tree._visuals = self._visuals  # frozen Visuals on the same frame names
+            # frozen objects on the same frames and body indices: contacts step on the tree's bodies
+            tree._collisions, tree._collision_exclusions = self._collisions, self._collision_exclusions
+        tree._spanning_tree_of = self._origin if self._origin is not None else weakref.ref(self)
         return tree
 
     # ----------------------------------------------------------------- collision objects
@@ -765,9 +943,9 @@ class Model:
         T[:3, :3], T[:3, 3] = pose
         B[:3, :3], B[:3, 3] = sp.compose_poses(*frame_pose, *pose)
         obj = CollisionObject(name, frame_name, int(body), shape, T, B, mu, *masks)
-        self._collisions = self._collisions + (obj,)
-        self._edited()
-        return len(self._collisions) - 1
+        with self._editing():
+            self._collisions = self._collisions + (obj,)
+            return len(self._collisions) - 1
 
     def disable_collision(self, a, b):
         """Never let ``a`` and ``b`` collide: an edit (the model's version moves on).
@@ -780,8 +958,8 @@ class Model:
         sa, sb = self._collision_selector(a, "a"), self._collision_selector(b, "b")
         if sa == sb:
             raise ValueError(f"a, b: expected two different objects, bodies or frames, got {a!r} twice")
-        self._collision_exclusions = self._collision_exclusions + ((sa, sb),)
-        self._edited()
+        with self._editing():
+            self._collision_exclusions = self._collision_exclusions + ((sa, sb),)
 
     def _collision_selector(self, x, argname):
         if not isinstance(x, str):
@@ -818,7 +996,7 @@ class Model:
     @property
     def joints(self):
         """The hinges in body order; each has ``name, q_index, v_index, nq, nv``."""
-        return [b.joint for b in self.bodies]
+        return tuple(b.joint for b in self._bodies)
 
     @property
     def parents(self):
@@ -831,10 +1009,13 @@ class Model:
         return "world" if index == -1 else self.bodies[self._resolve_body(index, "index")].name
 
     def frame(self, name):
-        """The :class:`Frame` called ``name`` (a Frame or frame index also accepted)."""
+        """The :class:`Frame` called ``name`` (a Frame of this model or frame index also
+        accepted: the frame of this model with that index)."""
         if isinstance(name, Frame):
-            return name
-        if isinstance(name, (int, np.integer)):
+            if 0 <= name.index < len(self._frames) and self._frames[name.index].name == name.name:
+                return self._frames[name.index]
+            raise ValueError(f"frame: {name.name!r} (index {name.index}) is not a frame of model {self.name!r}")
+        if isinstance(name, (int, np.integer)) and not isinstance(name, (bool, np.bool_)):
             if not 0 <= name < len(self.frames):
                 raise ValueError(f"frame: index {name} out of range [0, {len(self.frames)})")
             return self.frames[name]

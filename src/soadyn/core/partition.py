@@ -59,6 +59,7 @@ import numpy as np
 from . import joints as jt
 from . import spatial as sp
 from . import validation as val
+from .compile import snapshot
 from .model import Model
 
 __all__ = ["partition_hinges", "merge_massless", "partitioned_state", "unpartitioned_state", "PartitionState",
@@ -138,9 +139,7 @@ def _copy_frames_and_loops(model, out):
             continue
         out.add_frame(f.name, "world" if f.body < 0 else model.bodies[f.body].name, (f.rotation, f.translation))
     for loop in model.loops:
-        out.loops.append(copy.copy(loop))
-    if model.loops:
-        out._edited()
+        out.add_constraint(loop)  # (immutable: shared)
 
 
 def _taken(model):
@@ -205,6 +204,7 @@ def partition_hinges(model, q=None):
     have none. Map states with :func:`partitioned_state`.
     """
     _check_model(model, "model")
+    model = snapshot(model)
     q_ref = None if q is None else val.vector(q, model.nq, "q", batch_ok=False)
     taken = _taken(model)
     out = _new_model(model, "partitioned")
@@ -348,6 +348,7 @@ def merge_massless(model):
     ``"<name> (merged)"``; map states with :func:`unpartitioned_state`.
     """
     _check_model(model, "model")
+    model = snapshot(model)
     joint_names = {j.name for j in model.joints}
     merged_into = {}  # body index -> (merged joint, name, placement) for a piece's outboard body
     removed = set()
@@ -466,6 +467,7 @@ def partitioned_state(model, partitioned, q, v=None, a=None, tau=None):
 
     Returns :class:`PartitionState` (q, v, a, tau), None for arguments not given.
     """
+    model = snapshot(model)
     q, v, a, tau = _vectors(model, q, v, a, tau)
     n_q, n_v = partitioned.nq, partitioned.nv
     qp = np.zeros(n_q)
@@ -507,6 +509,7 @@ def unpartitioned_state(model, partitioned, q, v=None, a=None, tau=None):
     states back; with ``model = merge_massless(partitioned)`` it maps a model with
     mass-less bodies to its merged form. Returns :class:`PartitionState`.
     """
+    model = snapshot(model)
     q, v, a, tau = _vectors(partitioned, q, v, a, tau)
     qm = np.zeros(model.nq)
     vm, am, tm = (None if x is None else np.zeros(model.nv) for x in (v, a, tau))

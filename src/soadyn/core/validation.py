@@ -144,6 +144,16 @@ def model_argument(model):
     return model
 
 
+def count(x, name):
+    """``x`` as a positive int; a bool, a float or text raises TypeError, zero or a
+    negative number ValueError."""
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
+        raise TypeError(f"{name}: expected a positive integer, got {type(x).__name__} {x!r}")
+    if x < 1:
+        raise ValueError(f"{name}: expected a positive integer, got {x!r}")
+    return int(x)
+
+
 def finite_scalar(x, name):
     """``x`` as a finite float: a real number (Python's or numpy's, or a 0-d array of
     one); text (``"0.1"``), booleans and None raise TypeError — ``float()`` would read

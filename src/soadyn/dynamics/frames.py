@@ -8,10 +8,10 @@ import numpy as np
 
 from ..core import spatial as sp
 from ..core import validation as val
-from ..core.compile import derived
+from ..core.compile import derived, snapshot
 from ..core.model import Frame
 
-__all__ = ["FrameSet", "frame_set", "model_frame"]
+__all__ = ["FrameSet", "frame_set", "model_frame", "snapshot_and_frame"]
 
 _NO_FRAMES = {}
 
@@ -37,13 +37,29 @@ def model_frame(model, frame):
     return lookup(frame)
 
 
+def snapshot_and_frame(model, frame):
+    """``(snapshot, f)``: the snapshot of ``model``'s version that a frame function's call
+    works on (:func:`soadyn.core.compile.snapshot`, inlined) and its :class:`Frame` ``frame``
+    (a name is looked up in the snapshot's table first; ``model.frame`` takes a call more),
+    or the TypeError for a ``model`` that is not a Model."""
+    try:
+        model = model._derived.model
+    except AttributeError:  # no current derived data (or not a model): built, or the error that says so
+        model = snapshot(model)
+    f = model._frame_by_name.get(frame) if type(frame) is str else None
+    return model, (model.frame(frame) if f is None else f)
+
+
 def _key(frames):
     if isinstance(frames, (str, int, np.integer, Frame)):
         frames = (frames,)
     try:
-        return tuple(f.index if isinstance(f, Frame) else f for f in frames)
+        key = tuple(f.index if isinstance(f, Frame) else f for f in frames)
     except TypeError:
         raise TypeError(f"frames: expected a frame name or index or a sequence of them, got {frames!r}") from None
+    if any(isinstance(f, (bool, np.bool_)) for f in key):  # (True == 1: it would find frame 1's memo)
+        raise TypeError(f"frames: expected a frame name or index or a sequence of them, got {frames!r}")
+    return key
 
 
 def frame_set(model, frames):
@@ -51,7 +67,7 @@ def frame_set(model, frames):
     sequence of them; repeats allowed), memoized per model version."""
     key = _key(frames)
 
-    def build():
+    def build(model):  # (the snapshot of the version, see soadyn.core.compile)
         if not key:
             raise ValueError("frames: expected at least one frame")
         fs = [model.frame(f) for f in key]

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..core import validation as val
 from ..core.call import Arg, CompiledFunction
+from ..core.compile import snapshot
 from ..core.layout import INT_FIELDS, MODEL_HEADER
 from ..core.partition import partitioned_body_names
 from ..kernels.innovations import articulated_inertias_kernel, factor_product_kernel, log_det_kernel
@@ -122,6 +123,7 @@ def articulated_inertias(model, q, *, partitioned=False, workspace=None):
     P, P_plus (n, 6, 6) [kg, kg m, kg m²], D (nv, nv), G (6, nv), n the number of bodies
     (of sub-bodies and bodies when partitioned).
     """
+    model = snapshot(model)
     if partitioned is not True and partitioned is not False:
         raise TypeError(f"partitioned: expected True or False, got {partitioned!r}")
     if partitioned:
@@ -191,6 +193,7 @@ def apply_innovations_factor(model, q, x, *, inverse=False, adjoint=False, works
     M = [I + HφK] D [I + HφK]* and M⁻¹ = [I − HψK]* D⁻¹ [I − HψK].
     ``x``: (nv,) or (nv, k) for k columns; the result has the same shape.
     """
+    model = snapshot(model)
     c = model.compiled
     X = np.array(x, dtype=np.float64, order="C", copy=True)
     if X.ndim not in (1, 2) or X.shape[0] != c.nv:

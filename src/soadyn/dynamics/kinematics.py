@@ -6,9 +6,10 @@ import numpy as np
 
 from ..core import validation as val
 from ..core.call import ABSENT, Arg, CompiledFunction
+from ..core.compile import snapshot
 from ..kernels.frames import frame_acceleration_kernel, frame_placement_kernel, frame_velocity_kernel
 from ..kernels.kinematics import kinematics_kernel, poses_batch, poses_kernel
-from .frames import model_frame
+from .frames import snapshot_and_frame
 
 __all__ = ["forward_kinematics", "frame_placement", "body_placements", "frame_velocity",
            "frame_acceleration", "KinematicsResult"]
@@ -93,6 +94,7 @@ def forward_kinematics(model, q, v=None, a=None, *, gravity=False, workspace=Non
         return KinematicsResult(R, p, None, None)
     vk = v
     if a is not None and v is None:  # accelerations at zero velocity
+        model = snapshot(model)  # (its nv: the call's)
         vk = np.zeros(np.shape(a)[:1] + (model.nv,)) if np.ndim(a) == 2 else np.zeros(model.nv)
     R, p, V, A = _KINEMATICS(model, (q, ABSENT if vk is None else vk, ABSENT if a is None else a), (gravity,), None,
                              workspace)
@@ -124,11 +126,7 @@ _FRAME_ACCELERATION = CompiledFunction(frame_acceleration_kernel, "loop",
 def frame_placement(model, q, frame):
     """4×4 homogeneous world pose of the frame named ``frame`` (or the world frame pose
     of a frame fixed to the world) [m]. ``q`` may be batched, giving (B, 4, 4)."""
-    # model_frame's look-up in the model's table, without its call (as frame_jacobian)
-    table = getattr(model, "_frame_by_name", None)
-    f = table.get(frame) if table is not None and type(frame) is str else None
-    if f is None:
-        f = model_frame(model, frame)
+    model, f = snapshot_and_frame(model, frame)  # the frame and the tables of one model state
     return _FRAME_PLACEMENT.call(model, q, f.body, f.kernel_rotation, f.kernel_translation)
 
 
@@ -140,11 +138,7 @@ def frame_velocity(model, q, v, frame, reference="local"):
     ``"world"``: world axes, velocity of the body point at the world origin
     (Pinocchio's LOCAL, LOCAL_WORLD_ALIGNED and WORLD). ``v``: None means zero. [rad/s, m/s]
     """
-    # model_frame's look-up in the model's table, without its call (as frame_jacobian)
-    table = getattr(model, "_frame_by_name", None)
-    f = table.get(frame) if table is not None and type(frame) is str else None
-    if f is None:
-        f = model_frame(model, frame)
+    model, f = snapshot_and_frame(model, frame)  # the frame and the tables of one model state
     code = _REFERENCE_CODES.get(reference) if type(reference) is str else None
     return _FRAME_VELOCITY.call(model, q, v, f.body, f.kernel_rotation, f.kernel_translation,
                                 _reference_code(reference) if code is None else code)
@@ -154,11 +148,7 @@ def frame_acceleration(model, q, v, a, frame, reference="local"):
     """Spatial acceleration (6,) of a frame (derivative of the spatial velocity, gravity
     not included), or (B, 6) for a batch; ``reference`` as in :func:`frame_velocity`.
     ``v``, ``a``: None means zero. [rad/s², m/s²]"""
-    # model_frame's look-up in the model's table, without its call (as frame_jacobian)
-    table = getattr(model, "_frame_by_name", None)
-    f = table.get(frame) if table is not None and type(frame) is str else None
-    if f is None:
-        f = model_frame(model, frame)
+    model, f = snapshot_and_frame(model, frame)  # the frame and the tables of one model state
     code = _REFERENCE_CODES.get(reference) if type(reference) is str else None
     return _FRAME_ACCELERATION.call(model, q, v, a, f.body, f.kernel_rotation, f.kernel_translation,
                                     _reference_code(reference) if code is None else code)

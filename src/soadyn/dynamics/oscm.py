@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core import validation as val
 from ..core.call import Arg, CompiledFunction
-from ..core.compile import derived
+from ..core.compile import derived, snapshot
 from ..kernels.oscm import buffer_sizes, eoscm_diagonal_kernel, oscm_kernel
 from .frames import frame_set
 
@@ -22,8 +23,8 @@ def _scratch(model, m):
     """This thread's float and integer scratch of the OSCM kernel for m frames."""
     d = derived(model)
 
-    def build():
-        nf, ni = buffer_sizes.py_func(d.compiled.nb, m)  # Python's own: no compiled entry point
+    def build(snapshot):
+        nf, ni = buffer_sizes.py_func(derived(snapshot).compiled.nb, m)  # Python's own: no compiled entry point
         return np.zeros(nf), np.zeros(ni, dtype=np.int64)
 
     return d.per_thread(("oscm", m), build)
@@ -47,6 +48,7 @@ def operational_space_compliance(model, q, frames, *, out=None, workspace=None):
     J the stacked ``frame_jacobian(model, q, f, "local")``. A frame fixed to the world
     has zero rows and columns.
     """
+    model = snapshot(model)
     fs = frame_set(model, frames)
     fbuf, ibuf = _scratch(model, len(fs.names))
     return _OSCM(model, (q,), (fs.body, fs.pickoff, fbuf, ibuf), out, workspace)
@@ -63,6 +65,10 @@ def operational_space_inertia(model, q, frames, *, rcond=1e-12, workspace=None):
 
     Returns (6m, 6m) symmetric positive definite, or (B, 6m, 6m) for batched q.
     """
+    model = snapshot(model)
+    rcond = val.finite_scalar(rcond, "rcond")
+    if not 0.0 <= rcond < 1.0:  # (a negative one would invert a singular Λ)
+        raise ValueError(f"rcond: expected a relative threshold in [0, 1), got {rcond!r}")
     Lam = operational_space_compliance(model, q, frames, workspace=workspace)
     w, Vec = np.linalg.eigh(Lam)  # also on a stack (B, 6m, 6m)
     tol = rcond * np.maximum(w[..., -1:], 0.0)
@@ -85,5 +91,6 @@ def eoscm_diagonal(model, q, *, workspace=None):
 
     Returns (nb, 6, 6), body frames, angular first.
     """
+    model = snapshot(model)
     c = model.compiled
     return _EOSCM(model, (q,), (np.empty((c.nb, 6, 6)),), None, workspace)

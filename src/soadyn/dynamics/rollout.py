@@ -10,6 +10,7 @@ import numpy as np
 from ..core import status as st
 from ..core import validation as val
 from ..core.call import Arg, CompiledFunction, run_blocks, stacked_block, thread_tables
+from ..core.compile import snapshot
 from ..kernels.rollout import RK4, SEMI_IMPLICIT_EULER, exponential_coordinate_rate_kernel, rollout_kernel
 
 __all__ = ["rollout", "INTEGRATORS", "DIVERGENCE", "exponential_coordinate_rate"]
@@ -125,11 +126,12 @@ def rollout(model, q0, v0, tau, dt, integrator="semi-implicit-euler", *, on_dive
         is singular at a visited state, as :func:`soadyn.aba` does.
     """
     val.model_argument(model)
+    model = snapshot(model)
     if model.has_constraints:
         e = st.closed_chain_error(model, "rollout")
         raise st.ClosedChainError(f"{e} To integrate the closed system use soadyn.simulate(model, q0, v0, "
                                   "t_final, dt, tau) (constraint stabilization by Baumgarte terms or projection).")
-    if integrator not in INTEGRATORS:
+    if not isinstance(integrator, str) or integrator not in INTEGRATORS:  # (a list is not hashable)
         raise ValueError(f"integrator: expected one of {list(INTEGRATORS)}, got {integrator!r}")
     if not (isinstance(on_divergence, str) and on_divergence in DIVERGENCE):
         raise ValueError(f"on_divergence: expected one of {list(DIVERGENCE)}, got {on_divergence!r}")

@@ -6,6 +6,7 @@ import numpy as np
 
 from ..core import validation as val
 from ..core.call import Arg, CompiledFunction
+from ..core.compile import snapshot
 from ..kernels.spo import influence_product_kernel, spo_product_kernel
 
 __all__ = ["influence_product", "spo_product"]
@@ -30,6 +31,7 @@ def influence_product(model, A, x, transpose=False):
     Returns z with the shape of ``x``. The dense Ψ_A is
     :func:`soadyn.operators.influence_resolvent`.
     """
+    model = snapshot(model)
     nb = model.nbodies
     A = np.ascontiguousarray(A, dtype=np.float64)
     if A.ndim != 3 or A.shape[0] != nb or A.shape[1] != A.shape[2]:
@@ -57,6 +59,7 @@ def spo_product(model, q, x, operator="phi", adjoint=False, *, workspace=None):
     ``x``: (nb, 6) or (6·nb,) stacked spatial vector, body frames, angular first.
     Returns an array of the same shape.
     """
+    model = snapshot(model)
     if operator not in _OPERATORS:
         raise ValueError(f"operator: expected one of {_OPERATORS}, got {operator!r}")
     c = model.compiled

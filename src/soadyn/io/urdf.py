@@ -350,14 +350,15 @@ def load_urdf(path, floating_base=False, gravity=(0.0, 0.0, -9.81), name=None, s
         stack.extend(reversed(children[child]))
 
     for lp in root.findall("loop"):
-        model.loops.append(_parse_loop(lp, model, where_is))
+        _add_constraint(model, _parse_loop(lp, model, where_is), f"<loop name={lp.get('name')!r}>")
     for cp in root.findall("coupling"):
-        model.couplings.append(_parse_coupling(cp, links))
+        _add_constraint(model, _parse_coupling(cp, links), f"<coupling name={cp.get('name')!r}>")
     if mimics and mimic == "couple":
         _add_mimics(model, mimics, {j.get("name"): j.get("type") for j in root.findall("joint")})
     base = os.path.dirname(os.path.abspath(text)) if not is_xml else os.getcwd()
     resolve = _mesh_resolver(base, package_dirs)
-    model.visuals.extend(_visuals(root, links, resolve))
+    for visual in _visuals(root, links, resolve):
+        model.add_visual(visual)
     if collisions:
         skipped = _add_collisions(model, [links[n] for n in link_order], resolve)
         if skipped:
@@ -458,6 +459,14 @@ def _parse_loop(lp, model, where_is):
         return Loop(name, kind, frames[0], frames[1], axis / np.linalg.norm(axis))
     except ValueError as e:
         raise URDFError(f"{where}@type: {e}") from None
+
+
+def _add_constraint(model, constraint, where):
+    """``model.add_constraint``, its refusal (a name used twice, ...) as a URDFError naming the element."""
+    try:
+        model.add_constraint(constraint)
+    except ValueError as e:
+        raise URDFError(f"{where}: {e}") from None
 
 
 #: the URDF+ ``<coupling type>`` values: ``rolling``, a gear or belt (ratio × the predecessor's

@@ -523,11 +523,11 @@ def constrained_accelerations(mi, mf, ws, ti, tf, out, target, buf, ibuf, n, x, 
     nv, nb, m, m_loop = mt.nv, mt.nb, t.m, t.m_loop
     o = direct_outputs(out, nv, m, m_loop)
     rows = carve(ibuf, 0, n)
-    k = 0
+    n_coupling = 0  # (a name of its own: the walks below use k for a body)
     for j in range(n):
         if rows[j] >= m_loop:
-            k += 1
-    s = direct_scratch(buf, ibuf, nb, nv, m, n, k)  # the views for n rows, k of them couplings
+            n_coupling += 1
+    s = direct_scratch(buf, ibuf, nb, nv, m, n, n_coupling)  # the views for n rows, n_coupling of them couplings
     Wt, Yt, mark, cols = s.Wt, s.Yt, s.mark, s.cols
     for i in range(n):
         for c in range(nv):
@@ -595,7 +595,7 @@ def constrained_accelerations(mi, mf, ws, ti, tf, out, target, buf, ibuf, n, x, 
                 a = p
             else:
                 b = p
-    if k > 0:  # coupling rows: their columns of G_c*, then the gather (entries anywhere)
+    if n_coupling > 0:  # coupling rows: their columns of G_c*, then the gather (entries anywhere)
         i = 0
         for j in range(n):
             if rows[j] >= m_loop:

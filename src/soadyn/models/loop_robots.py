@@ -28,7 +28,7 @@ import numpy as np
 
 from ..core import joints as jt
 from ..core import spatial as sp
-from ..core.constraints import Coupling, symbolic_constraint
+from ..core.constraints import symbolic_constraint
 from ..core.model import Model
 
 __all__ = ["mini_cheetah", "mit_humanoid", "mit_humanoid_leg", "tello", "jvrc1_humanoid", "geared_chain",
@@ -59,9 +59,11 @@ def _add(m, name, parent, axis, xyz, rpy, mass, com, inertia, joint_name, indepe
                    com=com, inertia=inertia, joint_name=joint_name, strict_inertia=False)
 
 
-def _rotor(m, name, parent, axis, xyz, rpy, mass, inertia, joint_name, drives, ratio):
+def _rotor(m, name, parent, axis, xyz, rpy, mass, inertia, joint_name, drives, ratio, couple=True):
+    """A rotor body and (``couple``: now; else once the link ``drives`` is added) its coupling."""
     _add(m, name, parent, axis, xyz, rpy, mass, (0.0, 0.0, 0.0), inertia, joint_name, independent=False)
-    m.couplings.append(Coupling(f"{drives}_transmission", drives, name, float(ratio)))
+    if couple:
+        m.add_coupling(f"{drives}_transmission", drives, name, float(ratio))
 
 
 # --------------------------------------------------------------------------- Mini Cheetah
@@ -299,7 +301,7 @@ def tello(arms=True, floating_base=True):
         body(clamp, base, "z", np.eye(3), (0.0, 0.126 * sy, -0.087), 1.3289, (-0.0010, 0.0, -0.0069),
              _inertia(0.0032, 0.0033, 0.0027, 0.0, 0.0001, 0.0))
         body(f"{clamp}-rotor", base, "z", R_down, (0.0, 0.126 * sy, -0.026), 0.07, (0, 0, 0), rotor_I, False)
-        m.couplings.append(Coupling(f"{side}-hip-clamp-transmission", clamp, f"{clamp}-rotor", 6.0))
+        m.add_coupling(f"{side}-hip-clamp-transmission", clamp, f"{clamp}-rotor", 6.0)
         body(f"{side}-hip-rotor-1", clamp, "z", R_left, (0.0, 0.04, 0.0), 0.07, (0, 0, 0), rotor_I, False)
         body(f"{side}-hip-rotor-2", clamp, "z", R_right, (0.0, -0.04, 0.0), 0.07, (0, 0, 0), rotor_I, False)
         body(f"{side}-gimbal", clamp, "x", np.eye(3), (0.0, 0.0, -0.1425), 0.4433, (-0.0027, 0.0, 0.0258),
@@ -452,8 +454,10 @@ def belt_chain(n=12, ratio=6.0, gravity=(9.81, 0.0, 0.0)):
         a, b = f"link-A-{k}", f"link-B-{k}"
         _add(m, a, parent, "z", xyz, (0, 0, 0), 1.0, (0.5, 0.0, 0.0), _LINK_I, f"joint-A-{k}")
         _rotor(m, f"rotor-A-{k}", parent, "z", xyz, (0, 0, 0), 0.0, _ROTOR_CHAIN_I, f"rotor-joint-A-{k}", a, ratio)
-        _rotor(m, f"rotor-B-{k}", parent, "z", xyz, (0, 0, 0), 0.0, _ROTOR_CHAIN_I, f"rotor-joint-B-{k}", b, ratio)
+        _rotor(m, f"rotor-B-{k}", parent, "z", xyz, (0, 0, 0), 0.0, _ROTOR_CHAIN_I, f"rotor-joint-B-{k}", b, ratio,
+               couple=False)
         _add(m, b, a, "z", (1.0, 0.0, 0.0), (0, 0, 0), 1.0, (0.5, 0.0, 0.0), _LINK_I, f"joint-B-{k}")
+        m.add_coupling(f"{b}_transmission", b, f"rotor-B-{k}", float(ratio))
         parent = b
     m.add_frame("tip", parent, (np.eye(3), np.array([1.0, 0.0, 0.0])))
     return m

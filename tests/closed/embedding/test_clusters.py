@@ -128,9 +128,8 @@ def test_unknown_links():
     m = _rotor_pair()
     with pytest.raises(ValueError, match="unknown body 'elbow'"):
         declare_cluster(m, ["link", "elbow"])
-    m.couplings.append(Coupling("gear", "link", "no_such_rotor", 6.0))
     with pytest.raises(ValueError, match="coupling 'gear': unknown successor link 'no_such_rotor'"):
-        cluster_tree(m)
+        m.add_constraint(Coupling("gear", "link", "no_such_rotor", 6.0))
     xml = open(f"{URDFPLUS}/revolute_rotor_chain.urdf").read()
     xml = xml.replace('<successor link="rotor-2"/>', '<successor link="rotor-9"/>')
     with pytest.raises(sd.URDFError, match="unknown link 'rotor-9'"):

@@ -11,7 +11,6 @@ from soadyn import joints as jt
 from soadyn.closed.embedding.clusters import cluster_tree
 from soadyn.closed import METHODS, evaluate_constraints
 from soadyn.closed.embedding import cluster_aba, cluster_efpa, cluster_mass_matrix, cluster_rnea
-from soadyn.core.constraints import Coupling
 
 from conftest import MECHANISMS, mechanism, projection, random_state, tree_mass_matrix
 
@@ -181,7 +180,7 @@ def geared_trees(draw):
         rmass, rcom, rI = sd.models.random_rigid_inertia(rng, mass_range=(0.01, 0.1), size=0.05)
         m.add_body(f"r{k}", rj, None if drive_parent < 0 else drive_parent,
                    (sd.spatial.exp3(rng.normal(size=3)), rng.normal(size=3) * 0.1), mass=rmass, com=rcom, inertia=rI)
-        m.couplings.append(Coupling(f"c{k}", f"l{k}", f"r{k}", float(rng.uniform(2, 10))))
+        m.add_coupling(f"c{k}", f"l{k}", f"r{k}", float(rng.uniform(2, 10)))
     return m
 
 

@@ -11,7 +11,6 @@ from soadyn import joints as jt
 from soadyn.closed.embedding.algorithms import aba_with, efpa_with
 from soadyn.closed.embedding.clusters import cluster_tree
 from soadyn.closed.embedding.compiled import PackedClusters
-from soadyn.core.constraints import Coupling
 
 from conftest import projection, random_state
 
@@ -76,7 +75,7 @@ def _motor(rotor_inertia, rotor_com=(0.0, 0.0, 0.0), rotor_on_link_parent=True):
     m.add_body("rotor", rj, "base" if rotor_on_link_parent else "link",
                (sd.spatial.rotation_y(0.7), np.array([0.05, 0.03, -0.02])), mass=0.06, com=rotor_com,
                inertia=np.asarray(rotor_inertia, dtype=float))
-    m.couplings.append(Coupling("gear", "link", "rotor", 7.0))
+    m.add_coupling("gear", "link", "rotor", 7.0)
     return m
 
 
@@ -110,7 +109,7 @@ def _motor_on_world():
     rj.independent = False
     m.add_body("rotor", rj, None, (sd.spatial.rotation_x(0.2), np.array([0.0, -0.05, 0.3])), mass=0.1,
                inertia=np.diag([4e-5, 7e-5, 4e-5]))
-    m.couplings.append(Coupling("gear", "link", "rotor", -5.0))
+    m.add_coupling("gear", "link", "rotor", -5.0)
     m.add_body("forearm", jt.Revolute((0.0, 1.0, 0.0)), "link", (np.eye(3), np.array([0.3, 0.0, 0.0])), mass=0.4,
                com=(0.1, 0.0, 0.0), inertia=np.diag([0.001, 0.003, 0.003]))
     return m

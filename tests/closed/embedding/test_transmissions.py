@@ -12,7 +12,7 @@ from soadyn.closed import constraint_set, evaluate_constraints
 from soadyn.closed.embedding import cluster_aba, cluster_mass_matrix, cluster_rnea
 from soadyn.closed.embedding.clusters import cluster_tree, random_independent_state
 from soadyn.closed.embedding.compiled import packed_clusters
-from soadyn.core.constraints import Coupling, symbolic_constraint
+from soadyn.core.constraints import symbolic_constraint
 from soadyn.kernels.cluster.layout import LINEAR, NONLINEAR
 
 from conftest import tree_mass_matrix
@@ -248,7 +248,7 @@ def test_add_rotor_on_random_spatial_trees(seed):
                 rj = jt.Revolute(raxis)
                 rj.independent = False
                 m.add_body(f"r{k}", rj, parent, (rR, rp), mass=rmass, com=rcom, inertia=rI)
-                m.couplings.append(Coupling(f"c{k}", f"l{k}", f"r{k}", ratio))
+                m.add_coupling(f"c{k}", f"l{k}", f"r{k}", ratio)
         rows[f"r{k}"] = {f"l{k}": ratio}
     model, ref = models
     G = hand_G(model, rows)
@@ -337,7 +337,7 @@ def test_couplings_and_transmissions_together_in_one_model():
     rj = jt.Revolute("z")
     rj.independent = False
     model.add_body("rotor1", rj, None, inertia=np.eye(3) * 1e-4)
-    model.couplings.append(Coupling("c", "link", "rotor1", 4.0))
+    model.add_coupling("c", "link", "rotor1", 4.0)
     model.add_rotor("rotor2", None, "z", np.eye(3) * 2e-4, 7.0, drives="link")
     st = evaluate_constraints(model, sd.neutral(model), np.zeros(model.nv), 0.0)
     assert np.array_equal(st.G, [[4.0, -1.0, 0.0], [-7.0, 0.0, 1.0]])

@@ -34,7 +34,7 @@ import numpy as np
 from ...core import validation as val
 from ...core.call import (ABSENT, NO_FORCES, Arg, CompiledFunction, ExactCall, GeneralPath, ParamShape, run_blocks,
                            stacked_block)
-from ...core.compile import derived
+from ...core.compile import derived, snapshot
 from ...core.constraints import ConstraintError
 from ...core.status import Unsolved, raise_status
 from ...dynamics.frames import frame_set
@@ -232,7 +232,7 @@ def _coordinate_names(model, j, entries):
 
 def _y_positions(model, tree):
     """The model q index of every entry of y (nyq,), once per model version."""
-    def build():
+    def build(model):  # (the snapshot of the version: its cluster tree is ``tree``)
         idx = np.empty(tree.nyq, dtype=np.int64)
         for cl in tree.clusters:
             idx[cl.y_q] = cl.joint.q_index[cl.joint.independent_q]
@@ -418,6 +418,7 @@ def cluster_aba(model, y, yd, tau_ind, f_ext=None, *, q=None, q_guess=None, grav
 
     Returns ÿ (nyv,) [rad/s², m/s²]. A pure function of its arguments.
     """
+    model = snapshot(model)
     if q is None and q_guess is None and (gravity is True or gravity is False):
         if f_ext is None:  # the plain call: one lookup, one kernel
             ydd = _run_plain(_CABA_PLAIN, model, y, yd, tau_ind, gravity, out)
@@ -451,7 +452,7 @@ def _call_tables(model):
     """((ci, cf, this thread's cluster workspace) of the model's packed clusters, or None
     when some cluster is prepared in Python (:func:`_run` does it); whether the model has
     implicit clusters that the compiled preparation must solve first)."""
-    def build():
+    def build(model):  # (the snapshot of the version, see soadyn.core.compile)
         packed = packed_clusters(model)
         tables = (packed.ci, packed.cf, cluster_workspace_buffer(model, packed))
         return (None if packed.python_prepared else tables), bool(packed.compiled)
@@ -476,7 +477,7 @@ def _explicit_call(model):
     if found is not None:
         return found
 
-    def build():
+    def build(model):  # (the snapshot of the version, whose store is d)
         packed = packed_clusters(model)
         if packed.nonlinear:
             return ()
@@ -507,7 +508,7 @@ def _plain_call(model):
     if d is None:
         return ()
 
-    def build():
+    def build(model):  # (the snapshot of the version, whose store is d)
         packed = packed_clusters(model)
         if packed.nonlinear and (not packed.compiled or packed.python_prepared):
             return ()
@@ -620,6 +621,7 @@ def _run_states(kernel, model, y, x1, x2, f_ext, q, gravity, out):
 
 def aba_with(model, packed, y, yd, tau_ind, f_ext=None, gravity=True, out=None, q=None, q_guess=None):
     """:func:`cluster_aba` with other packed clusters of the model (None: its own)."""
+    model = snapshot(model)
     if gravity is not True and gravity is not False:  # the fast path would read its truth value
         gravity = val.GRAVITY(gravity)
     if yd is None:
@@ -658,6 +660,7 @@ def cluster_rnea(model, y, yd, ydd, f_ext=None, *, q=None, q_guess=None, gravity
 
     Returns τ_ind (nyv,) [N m, N]. A pure function of its arguments.
     """
+    model = snapshot(model)
     if q is None and q_guess is None and (gravity is True or gravity is False):
         if f_ext is None:  # the plain call: one lookup, one kernel
             tau = _run_plain(_CRNEA_PLAIN, model, y, yd, ydd, gravity, out)
@@ -709,6 +712,7 @@ def cluster_efpa(model, y, frames, *, q=None, q_guess=None):
 
     Returns Ω (6m, 6m) for m frames [1/kg, 1/(kg m²)]. A pure function of its arguments.
     """
+    model = snapshot(model)
     if q is None and q_guess is None:
         Omega = _efpa_plain(model, y, frames)
         if Omega is not None:
@@ -753,13 +757,14 @@ def _efpa_plain_first(model, y, frames):
     except TypeError:  # a single Frame, or unhashable entries: not kept
         return Omega
     fs = frame_set(model, frames)
-    table = derived(model).per_thread("cluster_efpa_frames", dict)
+    table = derived(model).per_thread("cluster_efpa_frames", lambda snapshot: {})
     table[key] = (fs.body, fs.rotation, fs.translation, np.empty((2 * len(fs.names), _nyv(model), 6)))
     return Omega
 
 
 def efpa_with(model, packed, y, frames, q=None, q_guess=None):
     """:func:`cluster_efpa` with other packed clusters of the model (None: its own)."""
+    model = snapshot(model)
     fs = frame_set(model, frames)
     for name, body in zip(fs.names, fs.body):
         if body < 0:
@@ -786,6 +791,8 @@ def cluster_mass_matrix(model, y, *, q=None, q_guess=None):
 
     A pure function of its arguments.
     """
+    model = snapshot(model)
+
     def call(packed, cws):
         return _CMASS(model, (y,), (packed.ci, packed.cf, cws))
 
@@ -810,6 +817,7 @@ def embedding_accelerations(model, q, v, tau, f_ext=None, state=None):
     The public entry point is
     ``soadyn.constrained_forward_dynamics(model, q, v, tau, method="embedding")``.
     """
+    model = snapshot(model)
     packed = packed_clusters(model)
     cws = cluster_workspace_buffer(model, packed)
     forces = NO_FORCES if f_ext is None else f_ext
@@ -834,6 +842,7 @@ def embedding_solve(model, q, v, tau, f_ext=None, gravity=True, copies=False):
     prepared in Python; raises :class:`~soadyn.core.status.Unsolved` when some state is
     off the constraint manifold (beyond ``MANIFOLD_TOL``) or singular: the caller then
     takes the Python path."""
+    model = snapshot(model)
     tables = _call_tables(model)[0]
     if tables is None:
         return None
@@ -885,7 +894,7 @@ def _first_plain_embedding(model, q, v, tau):
     if not plain:
         return None
     c = d.compiled
-    tables, size = d.per_thread("embedding_plain", lambda: (plain[0], input_copies_size.py_func(c.nq, c.nv)))
+    tables, size = d.per_thread("embedding_plain", lambda snapshot: (plain[0], input_copies_size.py_func(c.nq, c.nv)))
     if not (val.kernel_vector(q, c.nq) and val.kernel_vector(v, c.nv) and val.kernel_vector(tau, c.nv)):
         return None
     out = np.empty(size)
@@ -898,6 +907,7 @@ def cluster_motion_subspaces(model, y, yd=None, *, q=None, q_guess=None):
     the compiled recursion forms them ([Chignoli23, eq. 24–26]), for inspection and tests.
     y (nyq,), ẏ (nyv,) optional; ``q``, ``q_guess`` as for :func:`cluster_aba`.
     Returns a list of (S_k, c_k) per cluster; c_k is None without ``yd``."""
+    model = snapshot(model)
     with_v = yd is not None
     tree = cluster_tree(model)
     y, yd_checked, q, q_guess = checked_state(model, tree, y, yd, q, q_guess)
@@ -940,6 +950,7 @@ def spanning_state(model, y, yd, q_guess=None):
     Raises ConstraintError when a mechanism cannot be assembled at ``y`` or the solution
     is a singular configuration (∂φ/∂q_d rank-deficient: G undefined there).
     """
+    model = snapshot(model)
     tables = _call_tables(model)[0]
     if tables is not None:
         nq = model.nq

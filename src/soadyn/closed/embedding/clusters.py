@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...core import validation as val
-from ...core.compile import derived
+from ...core.compile import derived, snapshot
 from ...core.configuration import neutral, random_configuration
 from ...core.constraints import ConstraintError
 from ...graph import AggregationError, aggregation_subgraph, check_aggregation_condition, induced_subgraph, \
@@ -85,6 +85,7 @@ def coordinate_names(model):
     along its two in-plane axes, then the angle about the normal); universal and gimbal
     joints ``1, 2(, 3)``, their successive rotation angles.
     """
+    model = snapshot(model)
     qn, vn = [], []
     for b in model.bodies:
         j = b.joint
@@ -364,7 +365,7 @@ def cluster_tree(model):
         ``constraints``, ``kind`` and its independent coordinates; ``tree.summary()``
         prints them.
     """
-    return derived(model).memo("cluster_tree", lambda: _build(model))
+    return derived(model).memo("cluster_tree", _build)
 
 
 def independent_state(model, q, v):
@@ -372,6 +373,7 @@ def independent_state(model, q, v):
 
     Parameters: q (nq,), v (nv,) (None means zero). Returns y (nyq,), ẏ (nyv,) in cluster order.
     """
+    model = snapshot(model)
     q = val.vector(q, val.model_argument(model).nq, "q", batch_ok=False)
     v = np.zeros(model.nv) if v is None else val.vector(v, model.nv, "v", batch_ok=False)
     return cluster_tree(model).independent_state(q, v)
@@ -395,6 +397,7 @@ def solve_spanning_state(model, y, yd, q_guess=None):
     Raises ConstraintError when a mechanism cannot be assembled at ``y`` or the solution
     is a singular configuration (∂φ/∂q_d rank-deficient: G undefined there).
     """
+    model = snapshot(model)
     tree = cluster_tree(model)
     y = val.vector(y, tree.nyq, "y", batch_ok=False)
     yd = np.zeros(tree.nyv) if yd is None else val.vector(yd, tree.nyv, "yd", batch_ok=False)
@@ -411,6 +414,7 @@ def random_independent_state(model, rng=None, scale=0.5):
     unit quaternions for free and spherical joints, normal velocities. ``rng``: numpy
     Generator or seed. Loop clusters assemble near their reference configuration for small
     ``scale``."""
+    model = snapshot(model)
     rng = np.random.default_rng(rng)
     q = random_configuration(model, rng)
     for b in model.bodies:

@@ -23,7 +23,7 @@ import warnings
 import numpy as np
 
 from ...core import validation as val
-from ...core.compile import derived
+from ...core.compile import derived, snapshot
 from ...core.configuration import neutral
 from ...core.model import Model
 from ...dynamics.crba import mass_matrix
@@ -140,8 +140,9 @@ class ApproximateModel:
 def approximate_model(model, reflected=True, diagonal=False):
     """The :class:`ApproximateModel` of ``model`` (``reflected=False``: the unconstrained
     variant, H̃ = 0; ``diagonal=True``: H̃ restricted to its diagonal), cached per model."""
+    model = snapshot(model)
     key = ("approximate_model", bool(reflected), bool(diagonal))
-    return derived(model).memo(key, lambda: ApproximateModel(model, reflected, diagonal))
+    return derived(model).memo(key, lambda m: ApproximateModel(m, reflected, diagonal))
 
 
 class ProjectedMethods:
@@ -222,12 +223,13 @@ class ProjectedMethods:
 
 
 def _projected(model):
-    return derived(model).memo("projected_methods", lambda: ProjectedMethods(model))
+    return derived(model).memo("projected_methods", ProjectedMethods)
 
 
 def projected_rnea(model, y, yd, ydd):
     """Projected RNEA ([Chignoli23, §II-C]): τ_ind = Gᵀ RNEA(q, q̇, Gÿ + g), (nyv,).
     ``yd``, ``ydd`` (nyv,): None means zero."""
+    model = snapshot(model)
     tree = cluster_tree(model)
     yd = np.zeros(tree.nyv) if yd is None else yd
     ydd = np.zeros(tree.nyv) if ydd is None else ydd
@@ -238,6 +240,7 @@ def projected_rnea(model, y, yd, ydd):
 def projected_forward_dynamics(model, y, yd, tau_ind):
     """Projection method ([Chignoli23, §II-D]): ÿ = (GᵀMG)⁻¹ Gᵀ(τ − C − M g), (nyv,).
     ``yd`` (nyv,): None means zero."""
+    model = snapshot(model)
     tree = cluster_tree(model)
     yd = np.zeros(tree.nyv) if yd is None else yd
     return _projected(model).forward_dynamics(val.vector(y, tree.nyq, "y", False),
@@ -247,5 +250,6 @@ def projected_forward_dynamics(model, y, yd, tau_ind):
 
 def projected_efpa(model, y, frames):
     """Projected inverse operational-space inertia ([Chignoli23, §II-E]): Ω = JG (GᵀMG)⁻¹ GᵀJᵀ."""
+    model = snapshot(model)
     tree = cluster_tree(model)
     return _projected(model).efpa(val.vector(y, tree.nyq, "y", False), frames)

@@ -236,7 +236,7 @@ def _implicit_tables(model, compiled):
 
 def packed_clusters(model):
     """The :class:`PackedClusters` of ``model``'s cluster tree (once per model version)."""
-    return derived(model).memo("packed_clusters", lambda: PackedClusters(cluster_tree(model)))
+    return derived(model).memo("packed_clusters", lambda m: PackedClusters(cluster_tree(m)))
 
 
 def cluster_workspace_buffer(model, packed):

@@ -28,7 +28,7 @@ import numpy as np
 from scipy.linalg import lapack
 
 from ...core import validation as val
-from ...core.compile import derived
+from ...core.compile import derived, snapshot
 from ...core.configuration import integrate
 from ...dynamics.derivatives import rnea_derivatives
 from ...dynamics.rnea import rnea
@@ -58,7 +58,7 @@ def _checked(model, y, vectors):
 
 def _explicit_part(model, tree):
     """The constant part of G (nv, nyv): the blocks of the explicit clusters, once per model version."""
-    def build():
+    def build(model):  # (the snapshot of the version: its cluster tree is ``tree``)
         G = np.zeros((model.nv, tree.nyv))
         for cl in tree.clusters:
             if cl.joint.linear:
@@ -295,6 +295,7 @@ def cluster_rnea_derivatives(model, y, yd, ydd, f_ext=None, *, q=None, gravity=T
 
     Returns ``(dtau_dy, dtau_dyd)``, each (nyv, nyv) [N m/rad, ...; N m s/rad, ...].
     """
+    model = snapshot(model)
     tree = cluster_tree(model)
     y, yd, ydd = _checked(model, y, (("yd", yd), ("ydd", ydd)))
     f_ext, q, gravity = _checked_context(model, tree, y, f_ext, q, gravity)
@@ -320,6 +321,7 @@ def cluster_aba_derivatives(model, y, yd, tau_ind, f_ext=None, *, q=None, gravit
     Returns ``(dydd_dy, dydd_dyd, dydd_dtau)``, each (nyv, nyv); ``dydd_dtau`` = H⁻¹,
     symmetric. Raises ``numpy.linalg.LinAlgError`` when H is not positive definite.
     """
+    model = snapshot(model)
     tree = cluster_tree(model)
     y, yd, tau_ind = _checked(model, y, (("yd", yd), ("tau_ind", tau_ind)))
     f_ext, q, gravity = _checked_context(model, tree, y, f_ext, q, gravity)
