@@ -85,7 +85,7 @@ def load_pair(name, floating=None):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # placeholder inertias in some description files
         # the tree, as Pinocchio's parser builds it without mimic=True (panda's finger mimic)
-        m = sd.load_urdf(path, floating_base=floating, mimic="ignore")
+        m = sd.load_urdf(path, floating_base=floating, mimic="ignore", collisions=False)  # the dynamics only
     pm = pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer()) if floating else pin.buildModelFromUrdf(path)
     return PinPair(m, pm)
 

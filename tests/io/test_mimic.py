@@ -37,7 +37,7 @@ def robot_file(rel):
 def load(source, **kw):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # placeholder inertias in published files
-        return sd.load_urdf(source, **kw)
+        return sd.load_urdf(source, collisions=False, **kw)  # the joints only: no collision meshes read
 
 
 # ----------------------------------------------------------------------------- a gripper
@@ -232,7 +232,7 @@ def test_alex_mimics_name_a_missing_joint():
         load(path)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")  # the file's placeholder inertias warn too
-        m = sd.load_urdf(path, mimic="ignore")
+        m = sd.load_urdf(path, mimic="ignore", collisions=False)
     assert any("mimic='ignore': the <mimic> joints" in str(w.message) and "'Left_index_q2'" in str(w.message)
                for w in caught)
     assert not m.couplings

@@ -21,8 +21,10 @@ import numpy as np
 
 from . import joints as jt
 from . import spatial as sp
+from .collisions import CollisionObject, collision_tables
 from .compile import compiled, derived
 from .constraints import Coupling, LinearCoupling, Loop, Transmission, UserConstraint
+from .shapes import Plane, Shape
 from .visuals import Visual
 
 __all__ = ["Model", "Body", "Frame", "check_rigid_inertia"]
@@ -243,6 +245,8 @@ class Model:
         self.user_constraints: list = []  # HolonomicConstraint / NonholonomicConstraint
         self.declared_clusters: list = []  # see soadyn.declare_cluster
         self.visuals: list[Visual] = []  # drawn by soadyn.viewer; not model data the dynamics uses
+        self._collisions = ()  # CollisionObjects: model data (see add_collision)
+        self._collision_exclusions = ()  # pairs of selectors (see disable_collision)
         self._joint_by_name = {}
         self._body_by_name = {}
         self._frame_by_name = {}
@@ -650,9 +654,139 @@ class Model:
             tree._frame_by_name[f.name] = frame
         tree.nq, tree.nv = self.nq, self.nv
         tree.visuals = list(self.visuals)  # frozen Visuals on the same frame names
+        # frozen objects on the same frames and body indices: contacts step on the tree's bodies
+        tree._collisions, tree._collision_exclusions = self._collisions, self._collision_exclusions
         tree._edited()
         tree._spanning_tree_of = weakref.ref(self)
         return tree
+
+    # ----------------------------------------------------------------- collision objects
+    @property
+    def collisions(self):
+        """The collision objects (a tuple of :class:`~soadyn.core.collisions.CollisionObject`;
+        object k is the k-th added). Read-only: add objects with :meth:`add_collision` and
+        :meth:`add_ground`, filter pairs with :meth:`disable_collision`."""
+        return self._collisions
+
+    def add_collision(self, frame, shape, placement=None, name=None, friction=1.0, *, contype=1, conaffinity=1):
+        """Fix a collision shape to a frame: an edit (the model's version moves on).
+
+        Parameters
+        ----------
+        frame : the name of a model frame (a body, a merged link, a site, ...) or
+            ``"world"`` (a :class:`Frame` or frame index also accepted).
+        shape : a :mod:`soadyn.geometry` shape (``Sphere``, ``Capsule``, ``Cylinder``,
+            ``Box``, ``Ellipsoid``, ``ConvexMesh``, ``Mesh``, ``Plane``).
+        placement : (R, p) or 4×4, the pose of the shape frame in ``frame`` [m] (default
+            identity).
+        name : unique among the collision objects (default ``"<frame>_<i>"``, i counting the
+            frame's objects, as Pinocchio names a link's geometry objects).
+        friction : the Coulomb coefficient μ ≥ 0 of the object's surface.
+        contype, conaffinity : MuJoCo's collision bitmasks (ints ≥ 0, default 1; see
+            :mod:`soadyn.core.collisions` for the pairs they allow).
+
+        Returns the object's index in :attr:`collisions`.
+        """
+        if not isinstance(shape, Shape):
+            raise TypeError(f"shape: expected a soadyn.geometry shape (Sphere, Capsule, Cylinder, Box, Ellipsoid, "
+                            f"ConvexMesh, Mesh, Plane), got {type(shape).__name__}")
+        frame_name, body, Rf, pf = self._collision_frame(frame)
+        if sp.is_symbolic(placement):
+            raise TypeError("placement: expected numbers (a collision object's pose cannot be symbolic)")
+        R, p = _placement(placement, "placement")
+        return self._add_collision_object(frame_name, body, (Rf, pf), (R, p), shape, name, friction, contype,
+                                          conaffinity)
+
+    def add_ground(self, height=0.0, friction=1.0):
+        """Add the ground: a :class:`~soadyn.geometry.Plane` on the world whose surface is
+        the horizontal plane z = ``height`` [m] (world frame), outward normal +z, named
+        ``"ground"`` (``"ground_2"``, ... when taken). Returns the object's index."""
+        try:
+            z = float(height)
+        except (TypeError, ValueError):
+            raise TypeError(f"height: expected a number [m], got {height!r}") from None
+        if not np.isfinite(z):
+            raise ValueError(f"height: expected a finite height [m], got {height!r}")
+        name = "ground"
+        names = {o.name for o in self._collisions}
+        k = 2
+        while name in names:
+            name, k = f"ground_{k}", k + 1
+        world = (np.eye(3), np.zeros(3))
+        return self._add_collision_object("world", -1, world, (np.eye(3), np.array([0.0, 0.0, z])), Plane(), name,
+                                          friction, 1, 1)
+
+    def _collision_frame(self, frame):
+        """(frame name, body, R, p) of ``add_collision``'s ``frame``: the frame's pose on its body."""
+        if isinstance(frame, str) and frame == "world" and frame not in self._frame_by_name:
+            return "world", -1, np.eye(3), np.zeros(3)
+        f = self.frame(frame)
+        if sp.is_symbolic(f.rotation, f.translation):
+            raise TypeError(f"frame: {f.name!r} has a symbolic pose; collision objects need numbers")
+        return f.name, f.body, f.rotation, f.translation
+
+    def _add_collision_object(self, frame_name, body, frame_pose, pose, shape, name, friction, contype, conaffinity):
+        names = {o.name for o in self._collisions}
+        if name is None:
+            k = sum(o.frame == frame_name for o in self._collisions)
+            while f"{frame_name}_{k}" in names:
+                k += 1
+            name = f"{frame_name}_{k}"
+        elif not isinstance(name, str) or not name:
+            raise ValueError(f"name: expected a non-empty string, got {name!r}")
+        elif name in names:
+            raise ValueError(f"name: a collision object named {name!r} already exists")
+        try:
+            mu = float(friction)
+        except (TypeError, ValueError):
+            raise TypeError(f"friction: expected a number ≥ 0, got {friction!r}") from None
+        if not np.isfinite(mu) or mu < 0:
+            raise ValueError(f"friction: expected a finite coefficient ≥ 0, got {friction!r}")
+        masks = []
+        for arg, value in (("contype", contype), ("conaffinity", conaffinity)):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value < 2**31:
+                raise ValueError(f"{arg}: expected a bitmask, an int in [0, 2**31), got {value!r}")
+            masks.append(int(value))
+        T, B = np.eye(4), np.eye(4)
+        T[:3, :3], T[:3, 3] = pose
+        B[:3, :3], B[:3, 3] = sp.compose_poses(*frame_pose, *pose)
+        obj = CollisionObject(name, frame_name, int(body), shape, T, B, mu, *masks)
+        self._collisions = self._collisions + (obj,)
+        self._edited()
+        return len(self._collisions) - 1
+
+    def disable_collision(self, a, b):
+        """Never let ``a`` and ``b`` collide: an edit (the model's version moves on).
+
+        Each of ``a``, ``b`` names a collision object, a body (every object on it, including
+        those on links merged into it; ``"world"``: every object of the world) or another
+        frame (every object fixed to that frame: a merged link, an MJCF body welded to its
+        parent). An object's name is taken before a body's or frame's of the same name. A
+        body or frame keeps the objects added to it later out as well."""
+        sa, sb = self._collision_selector(a, "a"), self._collision_selector(b, "b")
+        if sa == sb:
+            raise ValueError(f"a, b: expected two different objects, bodies or frames, got {a!r} twice")
+        self._collision_exclusions = self._collision_exclusions + ((sa, sb),)
+        self._edited()
+
+    def _collision_selector(self, x, argname):
+        if not isinstance(x, str):
+            raise TypeError(f"{argname}: expected the name of a collision object, body or frame, got {x!r}")
+        if any(o.name == x for o in self._collisions):
+            return ("object", x)
+        if x == "world":
+            return ("body", -1)
+        if x in self._body_by_name:
+            return ("body", self._body_by_name[x])
+        if x in self._frame_by_name:
+            return ("frame", x)
+        raise ValueError(f"{argname}: no collision object, body or frame named {x!r} in model {self.name!r} "
+                         f"(collision objects: {[o.name for o in self._collisions][:10]})")
+
+    def collision_pairs(self):
+        """(P, 2) int64 array: the pairs (i, j), i < j, of :attr:`collisions` that may
+        collide, after every filter, sorted (:mod:`soadyn.core.collisions`)."""
+        return collision_tables(self).pairs.copy()
 
     # ----------------------------------------------------------------- queries
     @property

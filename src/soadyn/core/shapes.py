@@ -70,16 +70,22 @@ def _lengths(value, name, shape):
 class Shape:
     """Base of the collision shapes (module docstring). ``kind``: the narrow phase's code;
     ``params``: its three numbers; ``vertices``: (V, 3) hull vertices of a convex mesh
-    (empty otherwise); ``bounding_radius``: the radius of a sphere about the shape frame's
-    origin that contains the shape [m] (infinite for a plane)."""
+    (empty otherwise) and ``faces`` (F, 3) its triangles (empty otherwise);
+    ``bounding_radius``: the radius of a sphere about the shape frame's origin that contains
+    the shape [m] (infinite for a plane)."""
 
     kind = -1
-    vertices = _frozen(np.zeros((0, 3)))  # a convex mesh's own field shadows it
+    vertices = _frozen(np.zeros((0, 3)))  # a convex mesh's own fields shadow them
+    faces = _frozen(np.zeros((0, 3)), np.int64)
 
     def __setattr__(self, name, value):
         raise AttributeError(f"{type(self).__name__} is immutable: make a new shape")
 
     __delattr__ = __setattr__
+
+    def __setstate__(self, state):
+        # pickling drops the arrays' read-only flags: restore them
+        self.__dict__.update({k: _frozen(v, v.dtype) if isinstance(v, np.ndarray) else v for k, v in state.items()})
 
     @property
     def params(self):

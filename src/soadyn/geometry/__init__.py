@@ -2,10 +2,13 @@
 between them.
 
 The shapes are model data (:mod:`soadyn.core.shapes`, re-exported here); what detection
-gives the contact dynamics is a :class:`Contacts` (:mod:`.contacts`).
+gives the contact dynamics is a :class:`Contacts` (:mod:`.contacts`);
+:func:`collision_placements` gives the objects' world poses at a configuration.
 """
+from ..core.collisions import CollisionObject
 from ..core.shapes import Box, Capsule, ConvexMesh, Cylinder, Ellipsoid, Mesh, Plane, Shape, Sphere
 from .contacts import Contacts, contact_frames
+from .placements import collision_placements
 
-__all__ = ["Shape", "Plane", "Sphere", "Capsule", "Cylinder", "Box", "Ellipsoid", "ConvexMesh", "Mesh",
-           "Contacts", "contact_frames"]
+__all__ = ["CollisionObject", "Shape", "Plane", "Sphere", "Capsule", "Cylinder", "Box", "Ellipsoid", "ConvexMesh", "Mesh",
+           "Contacts", "contact_frames", "collision_placements"]

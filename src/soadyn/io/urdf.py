@@ -16,6 +16,22 @@ Standard ``<mimic joint multiplier offset/>`` (q_follower = multiplier · q_join
 becomes a :class:`~soadyn.core.constraints.Transmission` per master joint (``mimic="couple"``,
 see :func:`load_urdf`).
 
+Each link's ``<collision>`` elements become the model's collision objects
+(:meth:`~soadyn.Model.add_collision`, fixed to the link's frame at the element's origin),
+named ``"<link>_<i>"`` for the i-th ``<collision>`` of the link and listed in Pinocchio's order
+(``pin.buildGeomFromUrdf(..., pin.GeometryType.COLLISION)``: the links depth-first as the
+bodies, each link's elements in file order): ``<box size>`` → :class:`~soadyn.geometry.Box`,
+``<cylinder radius length>`` → :class:`~soadyn.geometry.Cylinder`, or
+:class:`~soadyn.geometry.Capsule` when the link's ``<collision_checking>`` lists the element's
+name as ``<capsule name=.../>`` (Pinocchio's extension), ``<sphere radius>`` →
+:class:`~soadyn.geometry.Sphere`, ``<mesh filename scale>`` → :class:`~soadyn.geometry.Mesh`
+(the convex hull of the file's vertices, read by trimesh; the reference resolved as the
+visuals' are), and a ``<capsule radius length>`` element (not URDF: urdfdom rejects it, and
+Pinocchio then loses every collision element of the link) → a Capsule. Friction is 1 (URDF
+has none; Gazebo's ``<gazebo><mu1>`` is not read). What cannot be read — a mesh file not
+found or unreadable, another shape, a malformed or non-positive size — is skipped, and one
+warning per load names every skipped element.
+
 Each link's ``<visual>`` elements (box, cylinder, sphere, mesh; origin; material colour)
 are kept in ``model.visuals`` (:class:`~soadyn.core.visuals.Visual`, fixed to the link's
 frame) for :mod:`soadyn.viewer`; they do not change the dynamics. A mesh reference
@@ -49,6 +65,7 @@ from ..core import joints as jt
 from ..core import spatial as sp
 from ..core.constraints import Coupling, Loop
 from ..core.model import Model
+from ..core.shapes import Box, Capsule, Cylinder, Mesh, Sphere
 from ..core.visuals import Visual
 
 __all__ = ["load_urdf", "URDFError"]
@@ -150,7 +167,7 @@ MIMIC_MODES = ("couple", "ignore")
 
 
 def load_urdf(path, floating_base=False, gravity=(0.0, 0.0, -9.81), name=None, strict_inertia=False,
-              mimic="couple", package_dirs=None):
+              mimic="couple", package_dirs=None, collisions=True):
     """Load a URDF or URDF+ file (or XML string) into a :class:`~soadyn.Model`.
 
     Parameters
@@ -181,7 +198,9 @@ def load_urdf(path, floating_base=False, gravity=(0.0, 0.0, -9.81), name=None, s
         is dropped (the joint is merged and cannot move). ``"ignore"``: the mimicking joints
         are independent joints (the tree), with a warning.
     package_dirs : folders that hold the packages of ``package://PKG/...`` mesh references
-        (searched first; see the module docstring). Only the visuals use them.
+        (searched first; see the module docstring), for the visuals and collision meshes.
+    collisions : read the ``<collision>`` elements into collision objects (default True;
+        see the module docstring). False skips them (and never reads a mesh file for them).
 
     Raises :class:`URDFError` for malformed files, and for a mimic whose master joint is
     missing, fixed, or not a 1-dof joint (revolute, continuous, prismatic), whose follower
@@ -287,6 +306,7 @@ def load_urdf(path, floating_base=False, gravity=(0.0, 0.0, -9.81), name=None, s
         js.sort(key=lambda j: j.get("name"))
     stack = list(reversed(children[root_link]))
     visited = {root_link}
+    link_order = [root_link]  # depth-first, children by joint name: Pinocchio's geometry order
     while stack:
         j = stack.pop()
         jname = j.get("name")
@@ -296,6 +316,7 @@ def load_urdf(path, floating_base=False, gravity=(0.0, 0.0, -9.81), name=None, s
         if child in visited:
             raise URDFError(f"{where}: link {child!r} is reached twice (cycle)")
         visited.add(child)
+        link_order.append(child)
         body, Rl, pl = where_is[parent]
         Ro, po = _origin(j, where)
         R, p = sp.compose_poses(Rl, pl, Ro, po)  # joint frame in the parent body
@@ -324,7 +345,13 @@ def load_urdf(path, floating_base=False, gravity=(0.0, 0.0, -9.81), name=None, s
     if mimics and mimic == "couple":
         _add_mimics(model, mimics, {j.get("name"): j.get("type") for j in root.findall("joint")})
     base = os.path.dirname(os.path.abspath(text)) if not is_xml else os.getcwd()
-    model.visuals.extend(_visuals(root, links, _mesh_resolver(base, package_dirs)))
+    resolve = _mesh_resolver(base, package_dirs)
+    model.visuals.extend(_visuals(root, links, resolve))
+    if collisions:
+        skipped = _add_collisions(model, [links[n] for n in link_order], resolve)
+        if skipped:
+            warnings.warn(f"{path if len(str(path)) < 200 else 'URDF'}: {len(skipped)} <collision> element(s) "
+                          f"skipped: {'; '.join(skipped)}", stacklevel=2)
     if floating_base:
         b = model.bodies[0]
         if b.mass == 0 and not np.any(b.inertia_com):
@@ -489,6 +516,58 @@ def _add_mimics(model, mimic_joints, types):
                                    offset=[c for _, _, c in followers])
         except ValueError as e:
             raise URDFError(f"<joint name={followers[0][0]!r}>/mimic: {e}") from None
+
+
+def _collision_shape(elem, where, capsules, resolve, meshes):
+    """The :class:`~soadyn.core.shapes.Shape` of a ``<collision>`` element (module
+    docstring); raises URDFError, ValueError or OSError with the reason it cannot be read.
+    ``meshes`` holds the meshes already read in this load, by (path, scale)."""
+    g = elem.find("geometry")
+    shape = None if g is None else next(iter(g), None)
+    if shape is None:
+        raise URDFError("no <geometry> with a shape")
+    tag = shape.tag
+    if tag == "box":
+        return Box(_floats(shape.get("size"), 3, f"{where}/box@size"))
+    if tag in ("cylinder", "capsule"):
+        r, length = (_scalar(shape, k, f"{where}/{tag}") for k in ("radius", "length"))
+        is_capsule = tag == "capsule" or (elem.get("name") is not None and elem.get("name") in capsules)
+        return Capsule(r, length) if is_capsule else Cylinder(r, length)
+    if tag == "sphere":
+        return Sphere(_scalar(shape, "radius", f"{where}/sphere"))
+    if tag == "mesh":
+        uri = shape.get("filename")
+        if not uri:
+            raise URDFError("<mesh> without a filename")
+        scale = tuple(_floats(shape.get("scale"), 3, f"{where}/mesh@scale", (1.0, 1.0, 1.0)))
+        filename = resolve(uri)
+        if filename is None:
+            raise FileNotFoundError(f"mesh {uri!r} not found (pass package_dirs=)")
+        key = (filename, scale)
+        if key not in meshes:  # a file several links share is read once
+            meshes[key] = Mesh(filename, scale)
+        return meshes[key]
+    raise URDFError(f"unsupported shape <{tag}> (expected box, cylinder, sphere, mesh or capsule)")
+
+
+def _add_collisions(model, links, resolve):
+    """Add the collision objects of the ``<link>`` elements ``links`` (in Pinocchio's
+    order) to ``model``; returns the descriptions of the elements skipped."""
+    skipped, meshes = [], {}
+    for link in links:
+        lname = link.get("name")
+        capsules = {c.get("name") for cc in link.findall("collision_checking") for c in cc.findall("capsule")}
+        for i, elem in enumerate(link.findall("collision")):
+            where = f"<link name={lname!r}>/collision[{i}]"
+            try:
+                shape = _collision_shape(elem, where, capsules, resolve, meshes)
+                T = np.eye(4)
+                T[:3, :3], T[:3, 3] = _origin(elem, where)
+            except (URDFError, ValueError, TypeError, OSError, ImportError) as e:
+                skipped.append(f"{lname}_{i} ({e})")
+                continue
+            model.add_collision(lname, shape, T, name=f"{lname}_{i}")
+    return skipped
 
 
 def _materials(root):
