@@ -59,7 +59,7 @@ from .core.constraints import (ConstraintError, HolonomicConstraint, Nonholonomi
 from .core.model import Model  # noqa: E402
 from .core.partition import merge_massless, partition_hinges, partitioned_state, unpartitioned_state  # noqa: E402
 from .core.status import ClosedChainError  # noqa: E402
-from .geometry import Contacts, collision_placements  # noqa: E402
+from .geometry import Contacts, Distances, collision_distances, collision_placements, detect_contacts  # noqa: E402
 from .dynamics.aba import aba  # noqa: E402
 from .dynamics.crba import mass_matrix  # noqa: E402
 from .dynamics.derivatives import aba_derivatives, rnea_derivatives  # noqa: E402
@@ -96,6 +96,6 @@ __all__ = [
     "cluster_rnea", "cluster_efpa", "cluster_mass_matrix", "approximate_model",
     "cluster_rnea_derivatives", "cluster_aba_derivatives",
     "projected_rnea", "projected_forward_dynamics", "projected_efpa", "ConstraintError", "ClosedChainError", "symbolic_constraint",
-    "geometry", "Contacts", "collision_placements",
+    "geometry", "Contacts", "collision_placements", "detect_contacts", "collision_distances", "Distances",
     "rollout", "plot", "viewer", "compiled", "partition_hinges", "merge_massless", "partitioned_state", "unpartitioned_state",
 ]

@@ -162,6 +162,23 @@ def _implicit_clusters():
     sd.constrained_forward_dynamics(m, q[None], v[None], tau[None], method="embedding")
 
 
+def _collision_kernels():
+    """Contact detection and collision distances (one kernel each, every pair family)."""
+    from soadyn.core import joints
+    from soadyn.geometry import Box, Capsule, ConvexMesh, Cylinder, Ellipsoid, Sphere
+
+    m = sd.Model("collision kernels")
+    shapes = (Sphere(0.1), Capsule(0.1, 0.3), Cylinder(0.1, 0.3), Box((0.2, 0.3, 0.4)), Ellipsoid((0.1, 0.2, 0.3)),
+              ConvexMesh(np.eye(4, 3)))
+    for k, shape in enumerate(shapes):
+        m.add_body(f"b{k}", joints.Free(), None, mass=1.0, inertia=np.eye(3))
+        m.add_collision(f"b{k}", shape)
+    m.add_ground()
+    q = sd.neutral(m)
+    sd.detect_contacts(m, q)
+    sd.collision_distances(m, q)
+
+
 #: kernel groups in the order the pool starts them. With two processes the first runs the
 #: longest group, "implicit", alone; the second runs the rest in this order, each group
 #: loading from the on-disk cache what an earlier one compiled: the tree kernels that the
@@ -173,7 +190,8 @@ def _implicit_clusters():
 #: and 127.7 s in CI's clean clone (2026-11-27; its later groups compiled again what they
 #: usually load from the cache): not kept.
 GROUPS = {"implicit": _implicit_clusters, "tree": _tree_kernels, "operators": _operator_kernels,
-          "batches": _tree_batches, "closed": _closed_chain_methods, "clusters": _cluster_kernels}
+          "batches": _tree_batches, "closed": _closed_chain_methods, "clusters": _cluster_kernels,
+          "collision": _collision_kernels}
 
 
 def _quiet():
