@@ -316,6 +316,112 @@ def test_server_with_meshes_and_trajectory_playback():
         assert viewer.slider.value != pytest.approx(res.t[3])
 
 
+# =========================================================================== collision shapes and contacts
+def test_collision_shapes_are_drawn_at_pinocchios_geometry_placements():
+    """ur5 with collisions=True: one node per collision object (its hull for a mesh, a box),
+    posed at Pinocchio's collision GeometryModel placements (updateGeometryPlacements)."""
+    pin = pinocchio()
+    path = robot_path("ur5")
+    model = sd.load_urdf(path)
+    pm = pin.buildModelFromUrdf(path)
+    share = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(path)))))
+    gm = pin.buildGeomFromUrdf(pm, path, pin.GeometryType.COLLISION, package_dirs=[share])
+    scn = sd.viewer.scene(model, collisions=True)
+    assert len(scn.names("/soadyn/collision/")) == gm.ngeoms == 8
+    assert len(scn.nodes) == len(sd.viewer.scene(model).nodes) + 8
+    for o in model.collisions:
+        n = scn.node(f"/soadyn/collision/{o.name}")
+        if n.kind == "convex":
+            assert n.hull[0] is o.shape.vertices and n.hull[1] is o.shape.faces
+        else:
+            assert (n.kind, n.size) == ("box", tuple(o.shape.size))
+    rng = np.random.default_rng(8)
+    data, gdata = pm.createData(), gm.createData()
+    for _ in range(2):
+        q = sd.random_configuration(model, rng)
+        T = sd.viewer.placements(model, scn, q)
+        pin.forwardKinematics(pm, data, q)
+        pin.updateGeometryPlacements(pm, data, gm, gdata)
+        for k, g in enumerate(gm.geometryObjects):
+            np.testing.assert_allclose(T[f"/soadyn/collision/{g.name}"], gdata.oMg[k].homogeneous, atol=1e-12)
+
+
+def _shapes_and_contacts():
+    """A two-body model with every shape kind, and two contacts given by hand."""
+    from soadyn.geometry import Box, Capsule, ConvexMesh, Cylinder, Ellipsoid, Sphere
+
+    model = sd.models.get("double_pendulum")
+    model.add_ground(-2.0)
+    arm, tip = model.body_names
+    model.add_collision(arm, Box((0.1, 0.2, 0.3)), (np.eye(3), [0.0, 0.0, -0.5]))
+    model.add_collision(arm, Capsule(0.05, 0.4))
+    model.add_collision(tip, Cylinder(0.05, 0.2), (sd.spatial.rpy_to_matrix([0.3, 0.2, 0.1]), [0.1, 0.0, 0.0]))
+    model.add_collision(tip, Sphere(0.1))
+    model.add_collision(tip, Ellipsoid((0.1, 0.2, 0.05)))
+    model.add_collision("world", ConvexMesh(np.eye(4, 3) - 0.25), (np.eye(3), [1.0, 0.0, 0.0]), name="wedge")
+    normals = np.array([[0.0, 0.0, 1.0], [0.6, 0.0, 0.8]])
+    contacts = sd.Contacts.from_points(model, [("world", tip), (arm, tip)], [[0.0, 0.0, -2.0], [0.1, 0.2, 0.3]],
+                                       normals, depth=0.01)
+    return model, contacts
+
+
+def test_every_shape_kind_and_the_contacts_are_scene_nodes():
+    model, contacts = _shapes_and_contacts()
+    scn = sd.viewer.scene(model, collisions=True, contacts=contacts)
+    kinds = {n.name.rsplit("/", 1)[1]: (n.kind, n.size) for n in scn.nodes
+             if n.name.startswith("/soadyn/collision/")}
+    arm, tip = model.body_names
+    assert kinds == {"ground": ("plane", (20.0 * scn.length,)), f"{arm}_0": ("box", (0.1, 0.2, 0.3)),
+                     f"{arm}_1": ("capsule", (0.05, 0.4)), f"{tip}_0": ("cylinder", (0.05, 0.2)),
+                     f"{tip}_1": ("sphere", (0.1,)), f"{tip}_2": ("ellipsoid", (0.1, 0.2, 0.05)),
+                     "wedge": ("convex", ())}
+    q = np.array([0.4, -1.1])
+    T = sd.viewer.placements(model, scn, q)
+    for o, To in zip(model.collisions, sd.collision_placements(model, q)):
+        np.testing.assert_allclose(T[f"/soadyn/collision/{o.name}"], To, atol=1e-14)
+    for k in range(2):
+        p, n = contacts.point[k], contacts.normal[k]
+        np.testing.assert_allclose(T[f"/soadyn/contacts/{k}/point"][:3, 3], p, atol=1e-15)
+        normal = scn.node(f"/soadyn/contacts/{k}/normal")
+        radius, length = normal.size
+        ends = [_point(T[normal.name], [0, 0, -length / 2]), _point(T[normal.name], [0, 0, length / 2])]
+        np.testing.assert_allclose(ends, [p, p + length * n], atol=1e-14)  # from the point along the normal
+    assert scn.names("/soadyn/contacts/") == [f"/soadyn/contacts/{k}/{x}" for k in range(2)
+                                              for x in ("point", "normal")]
+    assert not sd.viewer.scene(model).names("/soadyn/collision/")  # collisions=False by default
+    with pytest.raises(TypeError, match="collisions: expected True or False"):
+        sd.viewer.scene(model, collisions="yes")
+    other, _ = _shapes_and_contacts()
+    with pytest.raises(ValueError, match="contacts: these contacts were made for another model"):
+        sd.viewer.scene(other, contacts=contacts)
+    model.add_ground(-3.0)
+    with pytest.raises(ValueError, match="contacts: these contacts were made for version"):
+        sd.viewer.scene(model, contacts=contacts)
+
+
+def test_server_draws_collision_shapes_and_contacts_and_toggles_the_shapes():
+    pytest.importorskip("viser")
+    model, contacts = _shapes_and_contacts()
+    q = np.array([0.4, -1.1])
+    viewer = sd.viewer.show(model, q, collisions=True, contacts=contacts, port=0, block=False, verbose=False)
+    with viewer:
+        assert len(viewer.handles) == len(viewer.scene.nodes)
+        _check_server_scene(viewer, q)
+        shapes = viewer.scene.names("/soadyn/collision/")
+        assert len(shapes) == 7 and all(viewer.handles[n].visible for n in shapes)
+        assert viewer.collision_toggle.value is True
+        viewer.collision_toggle.value = False  # its on_update callback hides them (a worker thread)
+        deadline = time.monotonic() + 10
+        while any(viewer.handles[n].visible for n in shapes) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert not any(viewer.handles[n].visible for n in shapes)
+        assert viewer.handles["/soadyn/contacts/0/point"].visible
+        viewer.show_collisions(True)
+        assert all(viewer.handles[n].visible for n in shapes)
+    with sd.viewer.show(model, q, port=0, block=False, verbose=False) as plain:  # collisions=False: no box
+        assert plain.collision_toggle is None and not plain.scene.names("/soadyn/collision/")
+
+
 def test_cli_view_loads_the_file_and_serves_it(monkeypatch, capsys, tmp_path):
     calls = []
     monkeypatch.setattr(sd.viewer, "show", lambda model, **kw: calls.append((model, kw)))

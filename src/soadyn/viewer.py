@@ -30,7 +30,15 @@ What is drawn (node names are viser's scene-tree paths):
   (cut) joint, and ``/soadyn/loops/<loop>/gap`` the segment between their origins (of
   zero length when the loop is closed);
 * ``/soadyn/couplings/<coupling>/<joint>``: a ring-marker sphere at each joint of a coupling
-  or transmission, and ``/soadyn/couplings/<coupling>/link<i>`` segments joining them.
+  or transmission, and ``/soadyn/couplings/<coupling>/link<i>`` segments joining them;
+* ``/soadyn/collision/<object>``: the collision shapes (``model.collisions``), ``collisions=True``
+  (translucent green; :func:`show` adds a GUI box that hides and shows them): box, cylinder,
+  sphere, capsule, ellipsoid, a convex mesh's hull (its vertices and faces), and a plane as a
+  square of side 20 × the scene's length scale about its frame's origin;
+* ``/soadyn/contacts/<k>/point`` and ``.../normal``: the k-th point of a
+  :class:`~soadyn.geometry.Contacts` (``contacts=``), a sphere at its world point and a
+  capsule from the point along its normal (fixed in the world: the contacts of one
+  configuration).
 """
 from __future__ import annotations
 
@@ -45,13 +53,16 @@ from scipy.spatial.transform import Rotation
 from .closed.assembly import LoopClosureError, close_loops
 from .core.configuration import neutral
 from .core.model import Model
+from .core.shapes import Box, Capsule, ConvexMesh, Cylinder, Ellipsoid, Plane, Sphere
 from .dynamics.kinematics import forward_kinematics
+from .geometry.contacts import Contacts
 
 __all__ = ["Node", "Scene", "scene", "placements", "segment_points", "trajectory_frames", "show", "Viewer"]
 
 #: colours (rgba in [0, 1]) of the drawn items that have none of their own
 COLORS = {"visual": (0.7, 0.7, 0.72, 1.0), "skeleton": (0.55, 0.6, 0.7, 1.0), "com": (0.9, 0.6, 0.1, 1.0),
-          "loop": (0.85, 0.1, 0.75, 1.0), "coupling": (1.0, 0.55, 0.0, 1.0)}
+          "loop": (0.85, 0.1, 0.75, 1.0), "coupling": (1.0, 0.55, 0.0, 1.0),
+          "collision": (0.2, 0.8, 0.35, 0.45), "contact": (0.95, 0.1, 0.1, 1.0)}
 
 
 @dataclass(frozen=True, eq=False)
@@ -60,9 +71,11 @@ class Node:
 
     ``kind``: box (size = edge lengths), cylinder (radius, length; along z), sphere
     (radius,), mesh (scale per axis; ``filename``), capsule (radius, length; along z,
-    centred), axes (length, radius), segment (thickness,). A segment joins the origins
-    of the frames ``ends``; every other node is fixed to ``frame`` (None: the world) at
-    ``placement`` (4, 4). ``rgba`` in [0, 1] or None (a mesh's own colours).
+    centred), ellipsoid (semi-axes), convex (``hull`` = (vertices (V, 3), faces (F, 3))),
+    plane (side,: a square in the frame's x–y plane), axes (length, radius), segment
+    (thickness,). A segment joins the origins of the frames ``ends``; every other node is
+    fixed to ``frame`` (None: the world) at ``placement`` (4, 4) [m]. ``rgba`` in [0, 1] or
+    None (a mesh's own colours).
     """
 
     name: str
@@ -73,6 +86,7 @@ class Node:
     rgba: tuple | None = None
     filename: str | None = None
     ends: tuple | None = None
+    hull: tuple | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -125,7 +139,7 @@ def _length_scale(model):
     return L if L > 1e-6 else 0.5
 
 
-def scene(model, *, frames=True, skeleton=None):
+def scene(model, *, frames=True, skeleton=None, collisions=False, contacts=None):
     """The :class:`Scene` drawn for ``model`` (see the module docstring for the nodes).
 
     Parameters
@@ -134,9 +148,16 @@ def scene(model, *, frames=True, skeleton=None):
     frames : draw the body frames (axes).
     skeleton : draw the kinematic skeleton (capsules between joint origins, spheres at the
         centres of mass); default: when the model has no visual geometry.
+    collisions : draw the collision shapes (``model.collisions``).
+    contacts : a :class:`~soadyn.geometry.Contacts` of ``model`` (its current version) to
+        draw, or None.
     """
     if not isinstance(model, Model):
         raise TypeError(f"model: expected a soadyn Model, got {type(model).__name__}")
+    if collisions is not True and collisions is not False:
+        raise TypeError(f"collisions: expected True or False, got {collisions!r}")
+    if contacts is not None:
+        Contacts.check(contacts, model)  # a Contacts of this model's version (raises naming 'contacts')
     if skeleton is None:
         skeleton = not model.visuals
     L = _length_scale(model)
@@ -179,11 +200,44 @@ def scene(model, *, frames=True, skeleton=None):
         for i in range(len(bodies) - 1):
             nodes.append(Node(f"/soadyn/couplings/{c.name}/link{i}", "segment", None, np.eye(4), (0.3 * r,),
                               COLORS["coupling"], ends=(bodies[i], bodies[i + 1])))
+    if collisions:
+        frames_by_name = set(model.frame_names)
+        nodes += [_collision_node(o, o.frame if o.frame in frames_by_name else None, 20.0 * L)
+                  for o in model.collisions]
+    if contacts is not None:
+        for k in range(len(contacts)):
+            p, n = contacts.point[k], contacts.normal[k]
+            nodes.append(Node(f"/soadyn/contacts/{k}/point", "sphere", None, _pose(p=p), (0.6 * r,), COLORS["contact"]))
+            nodes.append(Node(f"/soadyn/contacts/{k}/normal", "capsule", None, _along(p, p + 5.0 * r * n),
+                              (0.2 * r, 5.0 * r), COLORS["contact"]))
     names = [n.name for n in nodes]
     if len(set(names)) != len(names):
         dup = sorted({x for x in names if names.count(x) > 1})
         raise ValueError(f"model: two drawn items share the scene names {dup} (visual, body, loop or coupling names)")
     return Scene(model.name, tuple(nodes), float(L), bool(skeleton))
+
+
+def _collision_node(obj, frame, plane_side):
+    """The :class:`Node` of collision object ``obj`` on the model frame ``frame`` (None: the
+    world); a plane is a square of side ``plane_side`` [m]."""
+    shape, color = obj.shape, COLORS["collision"]
+    name = f"/soadyn/collision/{obj.name}"
+    hull = None
+    if isinstance(shape, Box):
+        kind, size = "box", tuple(shape.size)
+    elif isinstance(shape, (Capsule, Cylinder)):
+        kind, size = ("capsule" if isinstance(shape, Capsule) else "cylinder"), (shape.radius, shape.length)
+    elif isinstance(shape, Sphere):
+        kind, size = "sphere", (shape.radius,)
+    elif isinstance(shape, Ellipsoid):
+        kind, size = "ellipsoid", tuple(shape.radii)
+    elif isinstance(shape, Plane):
+        kind, size = "plane", (float(plane_side),)
+    elif isinstance(shape, ConvexMesh):
+        kind, size, hull = "convex", (), (shape.vertices, shape.faces)
+    else:
+        raise TypeError(f"model: collision object {obj.name!r} has a shape the viewer cannot draw: {shape!r}")
+    return Node(name, kind, frame, np.array(obj.placement), size, color, hull=hull)
 
 
 def _frame_poses(model, q, names):
@@ -281,17 +335,19 @@ class Viewer:
 
     Attributes: ``server`` (the ``viser.ViserServer``), ``scene`` (:class:`Scene`),
     ``model``, ``handles`` ({node name: viser scene-node handle}), ``url``, ``times`` and
-    ``configurations`` (the trajectory, or None), ``slider`` and ``playing`` (the GUI handles
-    of the time slider and the play box, or None). ``set_configuration(q)`` poses the scene,
-    ``set_time(t)`` poses it at the trajectory's configuration at time t (and returns its
-    index), ``close()`` stops the server (also on leaving a ``with`` block).
+    ``configurations`` (the trajectory, or None), ``slider``, ``playing`` and
+    ``collision_toggle`` (the GUI handles of the time slider, the play box and the collision
+    shapes' box, or None). ``set_configuration(q)`` poses the scene, ``set_time(t)`` poses it
+    at the trajectory's configuration at time t (and returns its index),
+    ``show_collisions(visible)`` hides or shows the collision shapes, ``close()`` stops the
+    server (also on leaving a ``with`` block).
     """
 
     def __init__(self, model, scn, server, handles, times, qs):
         self.model, self.scene, self.server, self.handles = model, scn, server, handles
         self.times, self.configurations = times, qs
         self.url = f"http://{server.get_host()}:{server.get_port()}"
-        self.slider = self.playing = None
+        self.slider = self.playing = self.collision_toggle = None
         self._stop = threading.Event()
         self._lock = threading.RLock()  # one pose update at a time, none once closed
         self._player = None
@@ -321,6 +377,19 @@ class Viewer:
         with self._lock:
             if not self._stop.is_set():
                 self.set_time(self.slider.value)
+
+    def show_collisions(self, visible):
+        """Show (True) or hide (False) the collision shapes."""
+        with self._lock:
+            for name in self.scene.names("/soadyn/collision/"):
+                h = self.handles.get(name)
+                if h is not None:
+                    h.visible = bool(visible)
+
+    def _on_collision_toggle(self, _event):
+        """The collision box's callback (viser's worker threads)."""
+        if not self._stop.is_set():
+            self.show_collisions(self.collision_toggle.value)
 
     def _start_player(self):
         self._player = threading.Thread(target=self._play, daemon=True, name="soadyn-viewer-play")
@@ -353,12 +422,20 @@ def _add_node(server, n):
     """Add the viser scene node of :class:`Node` ``n`` (at the identity pose); None when a
     mesh cannot be read (a warning says why)."""
     s, color = server.scene, _rgb(n.rgba) if n.rgba is not None else None
+    opacity = None if n.rgba is None or n.rgba[3] >= 1.0 else n.rgba[3]
     if n.kind == "box":
-        return s.add_box(n.name, dimensions=n.size, color=color)
+        return s.add_box(n.name, dimensions=n.size, color=color, opacity=opacity)
     if n.kind == "cylinder":
-        return s.add_cylinder(n.name, radius=n.size[0], height=n.size[1], color=color)
+        return s.add_cylinder(n.name, radius=n.size[0], height=n.size[1], color=color, opacity=opacity)
     if n.kind == "sphere":
-        return s.add_icosphere(n.name, radius=n.size[0], color=color)
+        return s.add_icosphere(n.name, radius=n.size[0], color=color, opacity=opacity)
+    if n.kind == "convex":
+        return s.add_mesh_simple(n.name, n.hull[0], n.hull[1], color=color, opacity=opacity, flat_shading=True)
+    if n.kind == "plane":
+        h = 0.5 * n.size[0]
+        square = np.array([[-h, -h, 0.0], [h, -h, 0.0], [h, h, 0.0], [-h, h, 0.0]])
+        return s.add_mesh_simple(n.name, square, np.array([[0, 1, 2], [0, 2, 3]]), color=color, opacity=opacity,
+                                 side="double")
     if n.kind == "axes":
         return s.add_frame(n.name, axes_length=n.size[0], axes_radius=n.size[1])
     if n.kind == "segment":
@@ -367,7 +444,10 @@ def _add_node(server, n):
 
     if n.kind == "capsule":
         mesh = trimesh.creation.capsule(height=n.size[1], radius=n.size[0])
-        return s.add_mesh_simple(n.name, mesh.vertices, mesh.faces, color=color)
+        return s.add_mesh_simple(n.name, mesh.vertices, mesh.faces, color=color, opacity=opacity)
+    if n.kind == "ellipsoid":
+        mesh = trimesh.creation.icosphere(subdivisions=3)
+        return s.add_mesh_simple(n.name, mesh.vertices * np.asarray(n.size), mesh.faces, color=color, opacity=opacity)
     if n.filename is None:
         warnings.warn(f"{n.name}: mesh file not found (pass package_dirs= to load_urdf): not drawn", stacklevel=3)
         return None
@@ -391,8 +471,8 @@ def _aim_camera(server, model, scn, q):
     server.initial_camera.position = centre + 1.6 * extent * np.array([1.0, -1.0, 0.7]) / np.linalg.norm([1, 1, 0.7])
 
 
-def show(model, q=None, trajectory=None, *, times=None, frames=True, skeleton=None, host="127.0.0.1", port=8080,
-         block=True, verbose=True):
+def show(model, q=None, trajectory=None, *, times=None, frames=True, skeleton=None, collisions=False, contacts=None,
+         host="127.0.0.1", port=8080, block=True, verbose=True):
     """Show ``model`` in the browser (viser): at configuration ``q``, or playing back
     ``trajectory`` with a time slider.
 
@@ -405,6 +485,10 @@ def show(model, q=None, trajectory=None, *, times=None, frames=True, skeleton=No
         :func:`soadyn.rollout`, or a (K, nq) array (see :func:`trajectory_frames`).
     times : the trajectory's times (K,) or time step [s] (see :func:`trajectory_frames`).
     frames, skeleton : what to draw (see :func:`scene`).
+    collisions : draw the collision shapes, with a GUI box ("collision shapes") that hides and
+        shows them (the Viewer's ``collision_toggle``).
+    contacts : a :class:`~soadyn.geometry.Contacts` of ``model`` whose points and normals to
+        draw (fixed in the world).
     host, port : where to serve (port 0: a free port; a busy port: the next free one).
     block : True (default): serve until interrupted (Ctrl-C), then stop the server and
         return None. False: return the running :class:`Viewer` at once (tests, notebooks,
@@ -417,7 +501,7 @@ def show(model, q=None, trajectory=None, *, times=None, frames=True, skeleton=No
         import viser  # optional heavy dependency (extra 'viewer'): imported only to serve
     except ImportError as e:
         raise ImportError("soadyn.viewer.show needs viser: pip install 'soadyn[viewer]'") from e
-    scn = scene(model, frames=frames, skeleton=skeleton)
+    scn = scene(model, frames=frames, skeleton=skeleton, collisions=collisions, contacts=contacts)
     ts = qs = None
     if trajectory is not None:
         ts, qs = trajectory_frames(model, trajectory, times)
@@ -435,6 +519,9 @@ def show(model, q=None, trajectory=None, *, times=None, frames=True, skeleton=No
                 handles[n.name] = h
         viewer = Viewer(model, scn, server, handles, ts, qs)
         viewer.set_configuration(q)
+        if scn.names("/soadyn/collision/"):
+            viewer.collision_toggle = server.gui.add_checkbox("collision shapes", initial_value=True)
+            viewer.collision_toggle.on_update(viewer._on_collision_toggle)
         _aim_camera(server, model, scn, q)
         if ts is not None:
             span = float(ts[-1] - ts[0])

@@ -446,11 +446,16 @@ def test_one_warning_names_what_was_left_out():
         model = sd.load_mjcf(xml)
     (w,) = [c for c in caught if "soadyn left out" in str(c.message)]
     text = str(w.message)
-    for part in ("contacts of 3 colliding geoms", "1 actuators", "1 tendons", "joint springs (stiffness)",
+    for part in ("1 actuators", "1 tendons", "joint springs (stiffness)",
                  "armature on 1 velocity coordinates (kept in model.mjcf.armature)",
                  "damping on 1 velocity coordinates (kept in model.mjcf.damping)"):
         assert part in text, (part, text)
-    assert model.mjcf.ignored and len(model.mjcf.ignored) == 6
+    assert model.mjcf.ignored and len(model.mjcf.ignored) == 5
+    assert len(model.collisions) == 3  # the geoms are read
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert not sd.load_mjcf(xml, collisions=False).collisions
+    assert any("contacts of 3 colliding geoms (collisions=False)" in str(c.message) for c in caught)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # nothing left out: no warning
         sd.load_mjcf(agreement.PENDULUM)

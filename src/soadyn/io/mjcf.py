@@ -2,8 +2,8 @@
 
 :func:`load_mjcf` compiles the file with ``mujoco.MjModel`` (PyPI ``mujoco``, the optional
 extra ``mjcf``) and builds a :class:`~soadyn.Model` from the compiled model: the body tree,
-the joints, the inertias, the sites (as frames), the gravity and the ``<equality>``
-constraints. Everything MuJoCo's compiler settles (defaults classes, ``<include>``,
+the joints, the inertias, the sites (as frames), the gravity, the ``<equality>``
+constraints and the collision geoms. Everything MuJoCo's compiler settles (defaults classes, ``<include>``,
 inertias from geoms, angles in degrees, ``ref`` positions) is read already settled.
 
 What a MuJoCo model becomes
@@ -26,6 +26,24 @@ What a MuJoCo model becomes
   kept as the joint's ``lower``/``upper``.
 * **Inertia.** ``body_mass``, ``body_ipos`` and the full rotational inertia
   R(iquat) diag(body_inertia) R(iquat)ᵀ.
+* **Collision geoms.** Every geom that can collide (all but MuJoCo's visual geoms, those
+  with ``contype`` and ``conaffinity`` both 0) becomes a collision object
+  (:meth:`~soadyn.Model.add_collision`) in MuJoCo's geom order, named by the geom's name
+  (unnamed geoms ``"geom<id>"``), fixed to the frame of its MuJoCo body at ``geom_pos``,
+  ``geom_quat``, with its ``contype``, ``conaffinity`` and sliding friction
+  (``geom_friction[:, 0]``). Sizes are MuJoCo's compiled ``geom_size`` converted to full
+  lengths: plane → :class:`~soadyn.geometry.Plane` (infinite, as MuJoCo collides it), sphere
+  → ``Sphere(size[0])``, capsule and cylinder → ``Capsule``/``Cylinder(size[0], 2 size[1])``
+  (``fromto`` already settled by MuJoCo's compiler), box → ``Box(2 size)``, ellipsoid →
+  ``Ellipsoid(size)``, mesh → :class:`~soadyn.geometry.ConvexMesh` of the compiled mesh's
+  vertices (MuJoCo's ``mesh_vert``, scaled and in the mesh frame its ``geom_pos``/``quat``
+  place), whose hull is what MuJoCo collides. ``<contact><exclude body1 body2>`` disables the
+  pairs of the two bodies' geoms, and MuJoCo's parent filter is kept where soadyn's own
+  (parent–child bodies) differs from it: the geoms of a MuJoCo body with several joints
+  (whose soadyn parent is a mass-less joint body) and those of its MuJoCo parent are
+  disabled as pairs, so that :meth:`~soadyn.Model.collision_pairs` are the geom pairs
+  MuJoCo's filters allow. ``model.mjcf.geom_collisions`` maps MuJoCo's geom ids to indices
+  into ``model.collisions``. ``collisions=False`` skips them all.
 * **Gravity.** ``opt.gravity`` (zero when the gravity flag is disabled) unless ``gravity=``
   is given.
 * **Equality constraints.** ``connect`` → a spherical loop joint, ``weld`` → a weld loop
@@ -50,7 +68,12 @@ They need only the loaded model (the layout is kept in ``model.mjcf``).
 
 What is left out (one warning names what a file had)
 ----------------------------------------------------
-Contacts and collision geometry, actuators, tendons, joint springs (``stiffness``),
+Height fields and SDF geoms (skipped, named in the warning), explicit ``<contact><pair>``
+elements (their geoms collide as the filters allow), the contact parameters (``margin``,
+``gap``, ``condim``, ``solref``, ``solimp``, ``priority``, the torsional and rolling
+friction), ``<flag filterparent="disable">`` (soadyn keeps parent–child bodies apart) and,
+when the file disables contacts (``<flag contact="disable">``), every collision geom;
+actuators, tendons, joint springs (``stiffness``),
 friction loss, gravity compensation, fluid forces, flexes, plugins, mocap motion (mocap
 bodies are fixed), and tendon or flex equalities. **Armature and damping** are not part of
 the dynamics: MuJoCo adds the armature to the diagonal of its mass matrix and the damping
@@ -73,6 +96,7 @@ from ..core import spatial as sp
 from ..core import validation as val
 from ..core.constraints import HolonomicConstraint
 from ..core.model import Model
+from ..core.shapes import Box, Capsule, ConvexMesh, Cylinder, Ellipsoid, Plane, Sphere
 
 __all__ = ["load_mjcf", "MJCFError", "MjcfInfo", "q_from_mujoco", "q_to_mujoco", "v_from_mujoco",
            "v_to_mujoco", "a_from_mujoco", "a_to_mujoco", "tau_from_mujoco", "tau_to_mujoco"]
@@ -116,6 +140,8 @@ class MjcfInfo:
     armature, damping : (nv,) per soadyn velocity coordinate [kg m² or kg; N m s/rad or N s/m].
     ignored : the descriptions of what the loader left out (the warning's list).
     nq, nv : soadyn's sizes when loaded (the converters refuse an edited model).
+    geom_collisions : (ngeom,) the index in ``model.collisions`` of each MuJoCo geom, −1 for
+        a geom not loaded (``collisions=False``, a visual geom, a height field, ...).
     """
 
     joints: tuple
@@ -127,6 +153,7 @@ class MjcfInfo:
     ignored: tuple
     nq: int
     nv: int
+    geom_collisions: tuple = ()
 
 
 def _import_mujoco():
@@ -180,7 +207,7 @@ def _name(m, mujoco, obj, i, fallback):
     return mujoco.mj_id2name(m, obj, i) or fallback
 
 
-def load_mjcf(path_or_xml, *, floating_base=None, gravity=None, name=None, strict_inertia=False):
+def load_mjcf(path_or_xml, *, floating_base=None, gravity=None, name=None, strict_inertia=False, collisions=True):
     """Load an MJCF file (or XML string, or a compiled ``mujoco.MjModel``) into a
     :class:`~soadyn.Model`, through MuJoCo's parser and compiler (``pip install mujoco``).
 
@@ -199,6 +226,8 @@ def load_mjcf(path_or_xml, *, floating_base=None, gravity=None, name=None, stric
         when the model disables gravity).
     name : model name (default: the MuJoCo model's name).
     strict_inertia : raise on physically impossible body inertias (default: warn).
+    collisions : read the geoms into collision objects (default True; see the module
+        docstring). False leaves them out.
 
     Returns the :class:`~soadyn.Model`, with ``model.mjcf`` (:class:`MjcfInfo`): the joint
     layout the converters (:func:`q_from_mujoco`, ...) use, armature and damping. See the
@@ -221,7 +250,8 @@ def load_mjcf(path_or_xml, *, floating_base=None, gravity=None, name=None, stric
     build.bodies()
     build.sites()
     build.equalities()
-    ignored = build.ignored + _left_out(m, mujoco)
+    geom_collisions = build.collisions() if collisions else (-1,) * int(m.ngeom)
+    ignored = build.ignored + _left_out(m, mujoco, collisions)
     nv = model.nv
     armature, damping = np.zeros(nv), np.zeros(nv)
     for jm in build.joint_maps:
@@ -238,7 +268,7 @@ def load_mjcf(path_or_xml, *, floating_base=None, gravity=None, name=None, stric
     qpos0 = np.array(m.qpos0, dtype=float)
     qpos0.flags.writeable = False
     model.mjcf = MjcfInfo(tuple(build.joint_maps), int(m.nq), int(m.nv), qpos0, armature, damping,
-                          tuple(ignored), model.nq, model.nv)
+                          tuple(ignored), model.nq, model.nv, tuple(geom_collisions))
     if ignored:
         warnings.warn(f"{source}: soadyn left out {'; '.join(ignored)}", stacklevel=2)
     return model
@@ -261,6 +291,7 @@ class _Builder:
         self.joint_of = {}  # MuJoCo joint id -> soadyn joint name
         self.joint_maps = []
         self.ignored = []
+        self.frame_of = {0: "world"}  # MuJoCo body -> the model frame at its pose, when there is one
         self.taken = set()  # body and frame names
         self.joint_names = set()
 
@@ -326,6 +357,9 @@ class _Builder:
             if bname not in self.taken:  # MuJoCo's body frame, when no soadyn body carries its name
                 self.taken.add(bname)
                 model.add_frame(bname, cur if cur >= 0 else "world", (R, p))
+                self.frame_of[b] = bname
+            elif cur >= 0 and model.bodies[cur].name == bname:  # the soadyn body made for b, at its frame
+                self.frame_of[b] = bname
             self.where[b] = (cur, R, p)
         if self.floating_base is True and not free_added:
             raise MJCFError("floating_base=True: no top-level body without joints and with mass to float "
@@ -425,6 +459,97 @@ class _Builder:
         model.add_constraint(HolonomicConstraint(ename, f.residual, f.jacobian, joints=joints, bias=f.bias))
 
 
+    def collisions(self):
+        """Add a collision object per geom (module docstring); returns each geom's index in
+        ``model.collisions`` (−1: not loaded)."""
+        m, mj, model = self.m, self.mj, self.model
+        disabled = int(m.opt.disableflags)
+        if disabled & int(mj.mjtDisableBit.mjDSBL_CONTACT):
+            if m.ngeom:
+                self.ignored.append(f"the {m.ngeom} geoms (the file disables contacts)")
+            return (-1,) * int(m.ngeom)
+        index, skipped, names = [], [], set()
+        for g in range(m.ngeom):
+            if m.geom_contype[g] == 0 and m.geom_conaffinity[g] == 0:  # a visual geom: it collides with nothing
+                index.append(-1)
+                continue
+            gname = _fresh(_name(m, mj, mj.mjtObj.mjOBJ_GEOM, g, f"geom{g}"), names)
+            try:
+                shape = self.geom_shape(g)
+            except ValueError as e:  # a size no shape accepts
+                shape = str(e)
+            if isinstance(shape, str):
+                skipped.append(f"{gname} ({shape})")
+                index.append(-1)
+                continue
+            names.add(gname)
+            b, R, p = int(m.geom_bodyid[g]), _rotation_wxyz(m.geom_quat[g]), np.array(m.geom_pos[g], dtype=float)
+            frame = self.frame_of.get(b)
+            if frame is None:  # no model frame at the MuJoCo body's pose: on its soadyn body
+                frame, (R, p) = self.frame_on(b, R, p)
+                frame = frame if frame == "world" else model.bodies[frame].name
+            index.append(model.add_collision(frame, shape, (R, p), name=gname, friction=float(m.geom_friction[g, 0]),
+                                             contype=int(m.geom_contype[g]), conaffinity=int(m.geom_conaffinity[g])))
+        if skipped:
+            self.ignored.append(f"{len(skipped)} geoms that soadyn cannot collide: {', '.join(skipped)}")
+        if m.npair:
+            self.ignored.append(f"{m.npair} explicit contact pairs (<contact><pair>)")
+        if disabled & int(mj.mjtDisableBit.mjDSBL_FILTERPARENT):
+            self.ignored.append("filterparent='disable' (soadyn keeps parent and child bodies apart)")
+        self.exclusions(index)
+        return tuple(index)
+
+    def geom_shape(self, g):
+        """The Shape of geom g, or the reason it has none (a str)."""
+        m, T = self.m, self.mj.mjtGeom
+        kind, size = int(m.geom_type[g]), np.array(m.geom_size[g], dtype=float)
+        if kind == T.mjGEOM_PLANE:
+            return Plane()
+        if kind == T.mjGEOM_SPHERE:
+            return Sphere(size[0])
+        if kind == T.mjGEOM_CAPSULE:
+            return Capsule(size[0], 2.0 * size[1])
+        if kind == T.mjGEOM_CYLINDER:
+            return Cylinder(size[0], 2.0 * size[1])
+        if kind == T.mjGEOM_BOX:
+            return Box(2.0 * size)
+        if kind == T.mjGEOM_ELLIPSOID:
+            return Ellipsoid(size)
+        if kind == T.mjGEOM_MESH:
+            mesh = int(m.geom_dataid[g])
+            start = int(m.mesh_vertadr[mesh])
+            return ConvexMesh(m.mesh_vert[start:start + int(m.mesh_vertnum[mesh])])
+        return f"a {T(kind).name.removeprefix('mjGEOM_').lower()} geom"
+
+    def exclusions(self, index):
+        """Disable the geom pairs of ``<contact><exclude>`` and those MuJoCo's parent filter
+        drops but soadyn's parent–child filter keeps (module docstring). ``index``: each
+        geom's collision object, −1 when not loaded."""
+        m, model = self.m, self.model
+        geoms_of = {}  # MuJoCo body -> its loaded geoms' object names
+        for g, k in enumerate(index):
+            if k >= 0:
+                geoms_of.setdefault(int(m.geom_bodyid[g]), []).append(model.collisions[k].name)
+        pairs = [(s >> 16, s & 0xFFFF) for s in map(int, m.exclude_signature[:m.nexclude])]
+        if not int(m.opt.disableflags) & int(self.mj.mjtDisableBit.mjDSBL_FILTERPARENT):
+            weld = m.body_weldid
+            soadyn_parent = [-1] + [body.parent for body in model.bodies]
+            for w in range(1, m.nbody):
+                pw = int(weld[m.body_parentid[w]])
+                if weld[w] != w or pw == 0:  # not a weld group's root; or the world, which MuJoCo exempts
+                    continue
+                sw, spw = self.where[w][0], self.where[pw][0]
+                if sw != spw and not (sw >= 0 and spw >= 0 and (soadyn_parent[sw + 1] == spw or
+                                                                soadyn_parent[spw + 1] == sw)):
+                    group = [b for b in range(m.nbody) if weld[b] == w]
+                    parents = [b for b in range(m.nbody) if weld[b] == pw]
+                    pairs += [(b1, b2) for b1 in group for b2 in parents]
+        for b1, b2 in pairs:
+            for a in geoms_of.get(b1, ()):
+                for b in geoms_of.get(b2, ()):
+                    model.disable_collision(a, b)
+
+
 class _JointPolynomial:
     """MuJoCo's joint equality 𝔡 = (q₁ − r₁) − c₀ − Σ_{k≥1} c_k (q₂ − r₂)^k as a holonomic
     constraint on the joints (q₁) or (q₁, q₂): Jacobian [1, −P′(d)], acceleration bias
@@ -458,13 +583,14 @@ class _JointPolynomial:
         return np.array([self._poly(q, 2) * v[1] ** 2 if q.shape[0] == 2 else 0.0])
 
 
-def _left_out(m, mujoco):
-    """Descriptions of the parts of MuJoCo model ``m`` that the loader does not represent."""
+def _left_out(m, mujoco, collisions):
+    """Descriptions of the parts of MuJoCo model ``m`` that the loader does not represent
+    (``collisions``: whether the geoms were read)."""
     out = []
     contact_off = int(m.opt.disableflags) & int(mujoco.mjtDisableBit.mjDSBL_CONTACT)
     colliding = int(np.count_nonzero((m.geom_contype != 0) | (m.geom_conaffinity != 0))) if m.ngeom else 0
-    if colliding and not contact_off:
-        out.append(f"contacts of {colliding} colliding geoms")
+    if colliding and not contact_off and not collisions:
+        out.append(f"contacts of {colliding} colliding geoms (collisions=False)")
     for count, what in ((m.nu, "actuators"), (m.ntendon, "tendons"), (m.nflex, "flexes"), (m.nplugin, "plugins")):
         if count:
             out.append(f"{count} {what}")
