@@ -36,6 +36,12 @@ def _half(S):
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _extent(S):
+    """The box's half-diagonal [m]: the scale of its rounding."""
+    return 0.5 * math.sqrt(S.a * S.a + S.b * S.b + S.c * S.c)
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _radius(R, half, u):
     """The half-width of a box along the unit u: Σ half_k |axis_k · u|."""
     return half[0] * abs(dot(column(R, 0), u)) + half[1] * abs(dot(column(R, 1), u)) + \
@@ -166,7 +172,9 @@ def box_distance(A, B, verts, fs, js, P):
     (the deepest clipped vertex and its projection on the reference face, or the closest
     points of the two edges), GJK for separated ones."""
     sep, n, code, _, _ = separating_axis(A, B, False)
-    if sep > 0.0:
+    # separated beyond rounding: GJK (a face flush on a face, separated by rounding, stays
+    # with the clipping, whose witness points are on the faces)
+    if sep > 1e-12 * (_extent(A) + _extent(B)):
         return convex_distance(A, B, verts, fs, js)
     if code >= 6:
         x, y = _edges(A, B, n, code)

@@ -79,11 +79,15 @@ def capsule_capsule_distance(A, B):
     p2, d2 = _segment(B)
     s, t = closest_on_segments(p1, d1, p2, d2)
     q1, q2 = axpy(p1, s, d1), axpy(p2, t, d2)
-    # segments that meet: their common perpendicular, towards B's centre
+    if norm(sub(q2, q1)) > 1e-12 * (A.b + B.b):
+        return _spheres(q1, A.a, q2, B.a, (1.0, 0.0, 0.0))
+    # segments that meet (to rounding): separated along their common perpendicular, towards
+    # B's centre (the closest points' difference is rounding, not a direction)
     m = unit_or(cross(d1, d2), perpendicular(column(A.R, 2)))
     if dot(m, sub(B.p, A.p)) < 0.0:
         m = scale(m, -1.0)
-    return _spheres(q1, A.a, q2, B.a, m)
+    g = dot(m, sub(q2, q1))
+    return g - A.a - B.a, axpy(q1, A.a, m), axpy(axpy(q1, g, m), -B.a, m), m
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)

@@ -330,50 +330,65 @@ def _epa_support(A, B, verts, PV, PI, nv, u):
     return _add_vertex(PV, PI, nv, sub(a, b), a, b, ia, ib)
 
 
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _off_line(p, a, d):
+    """The distance of p from the line through a along the unit d."""
+    r = sub(p, a)
+    return norm(axpy(r, -dot(r, d), d))
+
+
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _initial_polytope(A, B, verts, sx, k, PV, PI, FD, FI):
-    """EPA's first polytope from GJK's last simplex of k points around the origin: the
-    tetrahedron itself, or for a triangle or a segment through the origin a bipyramid over
-    it (apexes: support points along the triangle's two normals; for a segment, three
-    support points around it). Returns (vertices, faces), faces 0 when no polytope with a
-    volume exists (the origin on D's surface, both shapes flat there)."""
+def _initial_polytope(A, B, verts, sx, k, PV, PI, FD, FI, tol):
+    """EPA's first polytope, a tetrahedron around the origin (or with the origin on a face,
+    the touching case), from GJK's last simplex of k points whose affine hull holds the
+    origin: a point is extended along the axes to a segment, a segment by support points
+    around it to a triangle, a triangle by the support point farthest from its plane on
+    either side [vandenBergen01, §4]. Support points within ``tol`` of the hull so far add no
+    dimension and are passed over. Returns (vertices, faces), faces 0 when D has no volume
+    around the origin."""
     nv = 0
     for r in range(k):
         nv = _add_vertex(PV, PI, nv, _row(sx, r), (sx[r, 3], sx[r, 4], sx[r, 5]), (sx[r, 6], sx[r, 7], sx[r, 8]),
                          int(sx[r, 9]), int(sx[r, 10]))
-    if k == 1:  # the origin is a support point: extend along a fixed direction to a segment
-        nv = _epa_support(A, B, verts, PV, PI, nv, (1.0, 0.0, 0.0))
-        if norm(sub(_row(PV, 1), _row(PV, 0))) <= TINY:
-            nv -= 1
-            nv = _epa_support(A, B, verts, PV, PI, nv, (-1.0, 0.0, 0.0))
-        k = 2
-    if k == 2:
-        d = sub(_row(PV, 1), _row(PV, 0))
-        if norm(d) <= TINY:
+    if nv == 1:
+        for c in range(6):
+            u = (1.0 if c == 0 else (-1.0 if c == 1 else 0.0), 1.0 if c == 2 else (-1.0 if c == 3 else 0.0),
+                 1.0 if c == 4 else (-1.0 if c == 5 else 0.0))
+            nv = _epa_support(A, B, verts, PV, PI, nv, u)
+            if norm(sub(_row(PV, 1), _row(PV, 0))) > tol:
+                break
+            nv = 1
+        if nv == 1:
             return nv, 0
-        e1 = perpendicular(scale(d, 1.0 / norm(d)))
-        e2 = cross(scale(d, 1.0 / norm(d)), e1)
-        # three directions 120° apart around the segment
-        nv = _epa_support(A, B, verts, PV, PI, nv, e1)
-        nv = _epa_support(A, B, verts, PV, PI, nv, add(scale(e1, -0.5), scale(e2, 0.8660254037844386)))
-        nv = _epa_support(A, B, verts, PV, PI, nv, add(scale(e1, -0.5), scale(e2, -0.8660254037844386)))
-        centre = scale(add(add(_row(PV, 2), _row(PV, 3)), add(_row(PV, 4), add(_row(PV, 0), _row(PV, 1)))), 0.2)
-        ok = True
-        for f, (i, j, m) in enumerate(((0, 2, 3), (0, 3, 4), (0, 4, 2), (1, 2, 3), (1, 3, 4), (1, 4, 2))):
-            ok = _set_face(PV, FD, FI, f, i, j, m, centre) and ok
-        return nv, 6 if ok else 0
-    if k == 3:
+    if nv == 2:
+        d = sub(_row(PV, 1), _row(PV, 0))
+        d = scale(d, 1.0 / norm(d))
+        e1 = perpendicular(d)
+        e2 = cross(d, e1)
+        for c in range(6):  # directions 60° apart around the segment
+            angle = c * (math.pi / 3.0)
+            nv = _epa_support(A, B, verts, PV, PI, nv, add(scale(e1, math.cos(angle)), scale(e2, math.sin(angle))))
+            if _off_line(_row(PV, 2), _row(PV, 0), d) > tol:
+                break
+            nv = 2
+        if nv == 2:
+            return nv, 0
+    if nv == 3:
         nrm = cross(sub(_row(PV, 1), _row(PV, 0)), sub(_row(PV, 2), _row(PV, 0)))
         if norm(nrm) <= TINY:
             return nv, 0
+        nrm = scale(nrm, 1.0 / norm(nrm))
         nv = _epa_support(A, B, verts, PV, PI, nv, nrm)
+        up = dot(nrm, sub(_row(PV, 3), _row(PV, 0)))
         nv = _epa_support(A, B, verts, PV, PI, nv, scale(nrm, -1.0))
-        centre = scale(add(add(_row(PV, 0), _row(PV, 1)), add(_row(PV, 2), scale(add(_row(PV, 3), _row(PV, 4)),
-                                                                                    0.5))), 0.25)
-        ok = True
-        for f, (i, j, m) in enumerate(((3, 0, 1), (3, 1, 2), (3, 2, 0), (4, 0, 1), (4, 1, 2), (4, 2, 0))):
-            ok = _set_face(PV, FD, FI, f, i, j, m, centre) and ok
-        return nv, 6 if ok else 0
+        down = -dot(nrm, sub(_row(PV, 4), _row(PV, 0)))
+        if max(up, down) <= tol:
+            return nv, 0
+        if down > up:  # the farther apex, in row 3
+            for c in range(9):
+                PV[3, c] = PV[4, c]
+            PI[3, 0], PI[3, 1] = PI[4, 0], PI[4, 1]
+        nv = 4
     centre = scale(add(add(_row(PV, 0), _row(PV, 1)), add(_row(PV, 2), _row(PV, 3))), 0.25)
     ok = True
     for f, (i, j, m) in enumerate(((0, 1, 2), (0, 1, 3), (0, 2, 3), (1, 2, 3))):
@@ -395,12 +410,12 @@ def epa(A, B, verts, sx, k, fs, js, scale_length):
     PI = carve(js, 0, (EPA_VERTICES, 2))
     FI = carve(js, EPA_VERTICES * 2, (EPA_FACES, 4))
     E = carve(js, EPA_VERTICES * 2 + EPA_FACES * 4, (EPA_EDGES, 2))
-    nv, nf = _initial_polytope(A, B, verts, sx, k, PV, PI, FD, FI)
+    exact = _polytope(A) and _polytope(B)
+    tol = (EPA_TOLERANCE_POLYTOPE if exact else EPA_TOLERANCE_CURVED) * max(scale_length, TINY)
+    nv, nf = _initial_polytope(A, B, verts, sx, k, PV, PI, FD, FI, 1e-12 * max(scale_length, TINY))
     z = (0.0, 0.0, 0.0)
     if nf == 0:
         return 0.0, z, z, z, 0, 0, 0, 0.0, 0.0, 0.0, False
-    exact = _polytope(A) and _polytope(B)
-    tol = (EPA_TOLERANCE_POLYTOPE if exact else EPA_TOLERANCE_CURVED) * max(scale_length, TINY)
     best = 0
     for _ in range(EPA_VERTICES):
         # the live face nearest the origin
@@ -472,43 +487,39 @@ def epa(A, B, verts, sx, k, fs, js, scale_length):
             slot += 1
         if failed:
             break
-    # the nearest live face (the last one chosen if the loop ended on a full polytope)
-    best = -1
-    lower = math.inf
+    # the face the loop ended on (the last nearest one: its support point was checked), or
+    # on an early exit the nearest live face; of the live faces in its plane (a face flush on
+    # a face makes several), the one that holds the origin's projection
+    if best < 0 or FI[best, 3] != 1:
+        lower = math.inf
+        for f in range(nf):
+            if FI[f, 3] == 1 and FD[f, 3] < lower:
+                lower, best = FD[f, 3], f
+        if best < 0:
+            return 0.0, z, z, z, 0, 0, 0, 0.0, 0.0, 0.0, False
+    lower = FD[best, 3]
+    plane = (FD[best, 0], FD[best, 1], FD[best, 2])
+    chosen, off = best, math.inf
+    l0 = l1 = l2 = 0.0
     for f in range(nf):
-        if FI[f, 3] == 1 and FD[f, 3] < lower:
-            lower, best = FD[f, 3], f
-    if best < 0:
-        return 0.0, z, z, z, 0, 0, 0, 0.0, 0.0, 0.0, False
+        if FI[f, 3] == 1 and abs(FD[f, 3] - lower) <= tol and dot(plane, (FD[f, 0], FD[f, 1], FD[f, 2])) > 1.0 - 1e-12:
+            u = (FD[f, 0], FD[f, 1], FD[f, 2])
+            p = scale(u, FD[f, 3])
+            # the weights of the face's point nearest the origin's projection (in [0, 1]
+            # also on a thin face, where plain barycentric coordinates blow up)
+            w0, w1, w2 = _s2d(sub(_row(PV, FI[f, 0]), p), sub(_row(PV, FI[f, 1]), p), sub(_row(PV, FI[f, 2]), p))
+            q = add(add(scale(_row(PV, FI[f, 0]), w0), scale(_row(PV, FI[f, 1]), w1)), scale(_row(PV, FI[f, 2]), w2))
+            if norm(sub(q, p)) < off:
+                chosen, off, l0, l1, l2 = f, norm(sub(q, p)), w0, w1, w2
+    best = chosen
+    lower = FD[best, 3]
     u = (FD[best, 0], FD[best, 1], FD[best, 2])
     i0, i1, i2 = FI[best, 0], FI[best, 1], FI[best, 2]
-    p = scale(u, lower)
-    l0, l1, l2 = _barycentric(_row(PV, i0), _row(PV, i1), _row(PV, i2), p)
     x = add(add(scale((PV[i0, 3], PV[i0, 4], PV[i0, 5]), l0), scale((PV[i1, 3], PV[i1, 4], PV[i1, 5]), l1)),
             scale((PV[i2, 3], PV[i2, 4], PV[i2, 5]), l2))
     y = add(add(scale((PV[i0, 6], PV[i0, 7], PV[i0, 8]), l0), scale((PV[i1, 6], PV[i1, 7], PV[i1, 8]), l1)),
             scale((PV[i2, 6], PV[i2, 7], PV[i2, 8]), l2))
     return max(lower, 0.0), u, x, y, i0, i1, i2, l0, l1, l2, True
-
-
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _barycentric(p0, p1, p2, p):
-    """Barycentric coordinates of p (in the triangle's plane) in the triangle p0 p1 p2,
-    from the signed areas in the coordinate plane of its largest projection."""
-    nrm = cross(sub(p1, p0), sub(p2, p0))
-    k = 0
-    if abs(nrm[1]) > abs(nrm[k]):
-        k = 1
-    if abs(nrm[2]) > abs(nrm[k]):
-        k = 2
-    i, j = (1, 2) if k == 0 else ((2, 0) if k == 1 else (0, 1))
-    m = nrm[k]
-    if m == 0.0:
-        return 1.0, 0.0, 0.0
-    c0 = (p1[i] - p[i]) * (p2[j] - p[j]) - (p2[i] - p[i]) * (p1[j] - p[j])
-    c1 = (p2[i] - p[i]) * (p0[j] - p[j]) - (p0[i] - p[i]) * (p2[j] - p[j])
-    c2 = m - c0 - c1
-    return c0 / m, c1 / m, c2 / m
 
 
 # =========================================================================== polish
@@ -586,8 +597,9 @@ def _newton(A, B, verts, ta, pa, da, tb, pb, db, n):
             if abs(g1) <= tiny:
                 break
             m11 = _quadratic(Jx, t1, t1) + _quadratic(Jy, t1, t1) + f
-            newton = m11 > 0.0
-            a1 = g1 / m11 if newton else g1 / (norm(g) + 1e-300)
+            floor = 1e-3 * (abs(m11) + abs(f)) + 1e-300
+            newton = m11 >= floor
+            a1 = g1 / max(m11, floor)
             gain = 0.5 * a1 * g1
             step = scale(t1, a1)
         else:
@@ -599,14 +611,18 @@ def _newton(A, B, verts, ta, pa, da, tb, pb, db, n):
             m11 = _quadratic(Jx, t1, t1) + _quadratic(Jy, t1, t1) + f
             m12 = _quadratic(Jx, t1, t2) + _quadratic(Jy, t1, t2)
             m22 = _quadratic(Jx, t2, t2) + _quadratic(Jy, t2, t2) + f
+            # the model's Hessian −M must be negative definite near a maximum: where M has an
+            # eigenvalue below a floor (a flat or a saddle direction) it is shifted up to it
+            # (Levenberg–Marquardt), the step then a damped ascent along that direction
+            floor = 1e-3 * (abs(m11) + abs(m22) + abs(f)) + 1e-300
+            low = 0.5 * (m11 + m22) - math.sqrt(0.25 * (m11 - m22) ** 2 + m12 * m12)
+            newton = low >= floor
+            if not newton:
+                m11 += floor - low
+                m22 += floor - low
             det = m11 * m22 - m12 * m12
-            newton = m11 > 0.0 and det > 0.0
-            if newton:
-                a1 = (m22 * g1 - m12 * g2) / det
-                a2 = (m11 * g2 - m12 * g1) / det
-            else:  # not a maximum's neighbourhood: a gradient step of the size of the gap
-                s = 1.0 / (norm(g) + 1e-300)
-                a1, a2 = g1 * s, g2 * s
+            a1 = (m22 * g1 - m12 * g2) / det
+            a2 = (m11 * g2 - m12 * g1) / det
             gain = 0.5 * (a1 * g1 + a2 * g2)
             step = add(scale(t1, a1), scale(t2, a2))
         # a Newton step whose predicted gain is below the rounding of f (that of the points'
@@ -648,7 +664,9 @@ def _readings(S, verts, ids, count, u, R):
     in the final simplex (``count`` of them). Returns the number of rows. Curved shapes: an
     ellipsoid's one smooth reading; a cylinder's rim (smooth), its cap (a face) and its
     side (n across the axis, the side line turning with n). Polytopes: each vertex, each
-    edge between two of them, the face of three."""
+    edge between two of them, the face of three; for a box also its three faces towards u.
+    (A convex mesh's faces beyond the ids are not read: a curved shape touching a mesh
+    face through one of its edges keeps EPA's witness points.)"""
     r = 0
     if S.kind == ELLIPSOID:
         R[r, 0] = SMOOTH
@@ -687,6 +705,15 @@ def _readings(S, verts, ids, count, u, R):
             _put(R, r, 1, p0)
             _put(R, r, 4, m)
             r += 1
+    if S.kind == BOX:  # the three faces facing u, which the ids may miss (a contact on an edge)
+        for k in range(3):
+            axis = column(S.R, k)
+            side = 1.0 if dot(axis, u) >= 0.0 else -1.0
+            if r < R.shape[0]:
+                R[r, 0] = FACE
+                _put(R, r, 1, add(S.p, scale(axis, side * 0.5 * (S.a if k == 0 else (S.b if k == 1 else S.c)))))
+                _put(R, r, 4, scale(axis, side))
+                r += 1
     return r
 
 
