@@ -87,6 +87,17 @@ def coal_shape(coal, shape):
     return coal.Convex.convexHull(points, False, None)
 
 
+_COAL_SHAPES = {}
+
+
+def _coal_shape_of(coal, shape):
+    """coal's shape for a soadyn shape, made once per shape (a convex mesh's hull is qhull's)."""
+    key = id(shape)
+    if key not in _COAL_SHAPES:
+        _COAL_SHAPES[key] = (shape, coal_shape(coal, shape))  # the shape kept: its id stays its own
+    return _COAL_SHAPES[key][1]
+
+
 def coal_distance(coal, s1, pose1, s2, pose2, tolerance):
     """coal's (distance, point on s1, point on s2, normal from s1 into s2), GJK and EPA at
     ``tolerance``."""
@@ -94,8 +105,8 @@ def coal_distance(coal, s1, pose1, s2, pose2, tolerance):
     request.gjk_tolerance = request.epa_tolerance = tolerance
     request.gjk_max_iterations = request.epa_max_iterations = 1000
     result = coal.DistanceResult()
-    d = coal.distance(coal_shape(coal, s1), coal.Transform3s(*pose1), coal_shape(coal, s2), coal.Transform3s(*pose2),
-                      request, result)
+    d = coal.distance(_coal_shape_of(coal, s1), coal.Transform3s(*pose1), _coal_shape_of(coal, s2),
+                      coal.Transform3s(*pose2), request, result)
     return d, np.array(result.getNearestPoint1()), np.array(result.getNearestPoint2()), np.array(result.normal)
 
 
