@@ -21,58 +21,46 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core import validation as val
 from ..core.collisions import collision_tables
 from ..core.compile import derived
-from ..core.status import BAD_SHAPE
+from ..core.status import raise_status
 from ..dynamics.kinematics import body_placements
-from ..kernels.collision.detect import collision_distances_kernel, detect_contacts_kernel, scratch_sizes
+from ..kernels.collision.detect import (CONTACT_FLOATS, CONTACT_INTS, collision_distances_kernel, detect_kernel,
+                                        scratch_sizes)
 from ..kernels.collision.layout import pack_collision_tables
 from .contacts import Contacts
 
 __all__ = ["detect_contacts", "collision_distances", "Distances"]
 
-#: the contact capacity a thread's buffers start with; a call that finds more grows them
-#: to what it found and runs again (the kernel counts every contact, :mod:`soadyn.kernels.collision.detect`)
-INITIAL_CAPACITY = 64
+#: the contacts a call's output arrays hold at first (at most 4 per allowed pair); a call that
+#: finds more runs again with arrays of the count found (the kernel counts every contact,
+#: :mod:`soadyn.kernels.collision.detect`): nothing is dropped
+CAPACITY = 128
 
 
 class _Detection:
-    """The packed tables of one model version and their scratch sizes."""
+    """The packed tables of one model version, their scratch sizes and the first capacity."""
 
-    __slots__ = ("ci", "cf", "floats", "ints", "npairs")
+    __slots__ = ("ci", "cf", "floats", "ints", "npairs", "capacity")
 
     def __init__(self, model):
         tables = collision_tables(model)
         self.ci, self.cf = pack_collision_tables(tables)
         n, self.npairs = len(tables.kind), len(tables.pairs)
-        self.floats, self.ints = (int(x) for x in scratch_sizes.py_func(n, self.npairs, int(self.ci[3])))
+        self.floats, self.ints = (int(x) for x in scratch_sizes.py_func(n, self.npairs, int(self.ci[3]), model.nbodies))
+        self.capacity = max(1, min(4 * self.npairs, CAPACITY))
 
 
-class _Buffers:
-    """A thread's scratch and output arrays for one model version (grown on demand)."""
+class _Scratch:
+    """A thread's scratch of the detection kernels for one model version (the integers
+    zero-filled: the kernels leave them so)."""
 
-    __slots__ = ("fs", "js", "capacity", "objects", "bodies", "point", "normal", "depth", "friction", "frame")
+    __slots__ = ("fs", "js")
 
-    def __init__(self, detection, capacity):
+    def __init__(self, detection):
         self.fs = np.zeros(detection.floats)
         self.js = np.zeros(detection.ints, dtype=np.int64)
-        self.grow(capacity)
-
-    def grow(self, capacity):
-        self.capacity = capacity
-        self.objects = np.zeros((capacity, 2), dtype=np.int64)
-        self.bodies = np.zeros((capacity, 2), dtype=np.int64)
-        self.point = np.zeros((capacity, 3))
-        self.normal = np.zeros((capacity, 3))
-        self.depth = np.zeros(capacity)
-        self.friction = np.zeros(capacity)
-        self.frame = np.zeros((capacity, 3, 3))
-
-
-def _frozen(a):
-    a = a.copy()
-    a.flags.writeable = False
-    return a
 
 
 def _margin(margin):
@@ -88,24 +76,29 @@ def _margin(margin):
 def _prepared(model):
     d = derived(model)
     detection = d.memo("collision_detection", lambda: _Detection(model))
-    buffers = d.per_thread("collision_buffers", lambda: _Buffers(detection, INITIAL_CAPACITY))
-    return detection, buffers
+    scratch = d.per_thread("collision_scratch", lambda: _Scratch(detection))
+    return d, detection, scratch
 
 
-def _detect_one(model, detection, b, R, p, margin):
-    """The Contacts of one state from its bodies' world poses."""
+def _detect_one(model, d, detection, scratch, q, margin):
+    """The Contacts of one configuration (a checked float64 vector)."""
+    c = d.compiled
+    K = detection.capacity
     while True:
-        k = detect_contacts_kernel(detection.ci, detection.cf, R, p, margin, b.fs, b.js, b.objects, b.bodies,
-                                   b.point, b.normal, b.depth, b.friction, b.frame)
-        if k == -BAD_SHAPE:
-            raise RuntimeError(f"detect_contacts: the collision tables of model {model.name!r} do not fit its "
-                               "bodies (the model changed during the call?)")
-        if k <= b.capacity:
+        fl = np.empty(CONTACT_FLOATS * K)
+        il = np.empty(CONTACT_INTS * K, dtype=np.int64)
+        k = detect_kernel(c.mi, c.mf, d.buffer(), q, detection.ci, detection.cf, margin, scratch.fs, scratch.js, fl,
+                          il)
+        if k < 0:
+            raise_status(-k, ("q",))
+        if k <= K:
             break
-        b.grow(k)  # more contacts than the buffers hold: grow them to the count and detect again
-    return Contacts(_frozen(b.objects[:k]), _frozen(b.bodies[:k]), _frozen(b.point[:k]), _frozen(b.normal[:k]),
-                    _frozen(b.depth[:k]), _frozen(b.friction[:k]), _frozen(b.frame[:k]), model.version,
-                    weakref.ref(model))
+        K = k  # more contacts than the arrays hold: again with arrays of the count found
+    fl.flags.writeable = False  # the views below inherit it
+    il.flags.writeable = False
+    return Contacts(il[:2 * k].reshape(k, 2), il[2 * K:2 * K + 2 * k].reshape(k, 2), fl[:3 * k].reshape(k, 3),
+                    fl[3 * K:3 * K + 3 * k].reshape(k, 3), fl[6 * K:6 * K + k], fl[7 * K:7 * K + k],
+                    fl[8 * K:8 * K + 9 * k].reshape(k, 3, 3), model.version, weakref.ref(model))
 
 
 def detect_contacts(model, q, margin=0.0):
@@ -134,12 +127,13 @@ def detect_contacts(model, q, margin=0.0):
     (MuJoCo's rule: the rougher surface governs, and a model read from MJCF gets the
     coefficients MuJoCo gives its contacts).
     """
-    m = _margin(margin)
-    detection, b = _prepared(model)
-    R, p = body_placements(model, q)  # validates q
-    if R.ndim == 3:
-        return _detect_one(model, detection, b, R, p, m)
-    return [_detect_one(model, detection, b, R[k], p[k], m) for k in range(R.shape[0])]
+    m = margin if margin == 0.0 and type(margin) is float else _margin(margin)
+    d, detection, scratch = _prepared(model)
+    if not (type(q) is np.ndarray and q.dtype == np.float64 and q.ndim == 1 and q.flags.c_contiguous):
+        q = val.vector(q, model.nq, "q")
+        if q.ndim == 2:
+            return [_detect_one(model, d, detection, scratch, row, m) for row in q]
+    return _detect_one(model, d, detection, scratch, q, m)
 
 
 @dataclass(frozen=True, eq=False)
@@ -182,7 +176,7 @@ def collision_distances(model, q):
     rounding (:mod:`soadyn.kernels.collision.convex`). Two planes that are not parallel
     overlap without bound: their distance is −inf.
     """
-    detection, b = _prepared(model)
+    _, detection, scratch = _prepared(model)
     R, p = body_placements(model, q)
     P = detection.npairs
     pairs = collision_tables(model).pairs
@@ -194,8 +188,8 @@ def collision_distances(model, q):
     points = np.empty((B, P, 2, 3))
     normal = np.empty((B, P, 3))
     for k in range(B):
-        status = collision_distances_kernel(detection.ci, detection.cf, R[k], p[k], b.fs, b.js, distance[k],
-                                            points[k], normal[k])
+        status = collision_distances_kernel(detection.ci, detection.cf, R[k], p[k], scratch.fs, scratch.js,
+                                            distance[k], points[k], normal[k])
         if status != 0:
             raise RuntimeError(f"collision_distances: the collision tables of model {model.name!r} do not fit its "
                                "bodies (the model changed during the call?)")
@@ -203,4 +197,6 @@ def collision_distances(model, q):
         distance, points, normal = distance[0], points[0], normal[0]
     for a in (distance, points, normal):
         a.flags.writeable = False
-    return Distances(_frozen(pairs), distance, points, normal)
+    objects = pairs.copy()
+    objects.flags.writeable = False
+    return Distances(objects, distance, points, normal)

@@ -167,7 +167,7 @@ def _clip(P, src, m, axis, limit):
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def box_distance(A, B, verts, fs, js, P):
+def box_distance(A, B, hulls, fs, js, P):
     """(d, x, y, n) of the boxes A and B: the separating-axis test for penetrating boxes
     (the deepest clipped vertex and its projection on the reference face, or the closest
     points of the two edges), GJK for separated ones."""
@@ -175,13 +175,13 @@ def box_distance(A, B, verts, fs, js, P):
     # separated beyond rounding: GJK (a face flush on a face, separated by rounding, stays
     # with the clipping, whose witness points are on the faces)
     if sep > 1e-12 * (_extent(A) + _extent(B)):
-        return convex_distance(A, B, verts, fs, js)
+        return convex_distance(A, B, hulls, fs, js, math.inf)
     if code >= 6:
         x, y = _edges(A, B, n, code)
         return sep, x, y, n
     kept, src, N, ref_is_a = _clipped_face(A, B, n, code, math.inf, P)
     if kept == 0:  # the faces do not overlap by rounding: EPA decides
-        return convex_distance(A, B, verts, fs, js)
+        return convex_distance(A, B, hulls, fs, js, math.inf)
     deepest = 0
     for c in range(1, kept):
         if P[src, c, 0] < P[src, deepest, 0]:

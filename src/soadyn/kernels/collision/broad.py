@@ -23,7 +23,7 @@ def world_boxes(t, Rw, pw, margin, box):
     ``margin`` / 2 on each side (so that two boxes meet when the objects are within the
     margin); a plane's is left unset. Tight for the primitives (a box: Σ_j h_j |R_kj|; an
     ellipsoid: the norm of row k of R diag(a, b, c); a capsule or cylinder from its axis);
-    a convex mesh's is the cube of its bounding radius."""
+    a convex mesh's is its hull's box in its own frame, turned (``t.hull_box``)."""
     for i in range(t.n):
         k = t.kind[i]
         a, b, c = t.params[i, 0], t.params[i, 1], t.params[i, 2]
@@ -41,8 +41,14 @@ def world_boxes(t, Rw, pw, margin, box):
                 h = 0.5 * (a * abs(Rw[i, e, 0]) + b * abs(Rw[i, e, 1]) + c * abs(Rw[i, e, 2]))
             elif k == ELLIPSOID:
                 h = math.sqrt((a * Rw[i, e, 0]) ** 2 + (b * Rw[i, e, 1]) ** 2 + (c * Rw[i, e, 2]) ** 2)
-            else:
-                h = t.radius[i]
+            else:  # a convex mesh: its hull's box in its frame, turned
+                hb = t.hull_box
+                h = abs(Rw[i, e, 0]) * hb[i, 3] + abs(Rw[i, e, 1]) * hb[i, 4] + abs(Rw[i, e, 2]) * hb[i, 5]
+                centre = pw[i, e] + Rw[i, e, 0] * hb[i, 0] + Rw[i, e, 1] * hb[i, 1] + Rw[i, e, 2] * hb[i, 2]
+                h += 0.5 * margin
+                box[i, e] = centre - h
+                box[i, 3 + e] = centre + h
+                continue
             h += 0.5 * margin
             box[i, e] = pw[i, e] - h
             box[i, 3 + e] = pw[i, e] + h

@@ -43,7 +43,7 @@ from ...core.jit import njit
 from ...core.layout import carve
 from ...core.shapes import BOX, CAPSULE, CONVEX, CYLINDER, ELLIPSOID, SPHERE
 from .support import NO_ID, core_radius, curved, local_support, support, support_hessian
-from .vector import TINY, add, axpy, column, cross, dot, norm, perpendicular, rotate, scale, sub, unit_or
+from .vector import TINY, add, axpy, column, cross, dot, norm, perpendicular, rotate, scale, sub, unit_or, unrotate
 
 __all__ = ["convex_distance", "CONVEX_FLOATS", "CONVEX_INTS", "gjk", "epa", "polish"]
 
@@ -55,13 +55,16 @@ EPA_VERTICES = 128
 EPA_FACES = 2 * EPA_VERTICES + 8
 #: horizon edges at most per EPA step
 EPA_EDGES = EPA_FACES
-#: GJK stops when |v|² − v·w ≤ GJK_TOLERANCE |v|² (no support point gets nearer)
-GJK_TOLERANCE = 1e-14
+#: GJK stops when |v|² − v·w ≤ tolerance · |v|² (no support point gets nearer): to rounding on
+#: polytopes; on curved surfaces, where it converges only linearly, as far as the polish
+#: needs a start (its Newton steps then converge quadratically)
+GJK_TOLERANCE_POLYTOPE = 1e-14
+GJK_TOLERANCE_CURVED = 1e-8
 #: EPA stops when the support beyond the nearest face is within this (relative) distance
 #: for polytopes (a rounding guard: they end on a repeated vertex), and on curved surfaces,
 #: where the polish takes over from a normal this close
 EPA_TOLERANCE_POLYTOPE = 1e-13
-EPA_TOLERANCE_CURVED = 1e-8
+EPA_TOLERANCE_CURVED = 1e-6
 #: Newton steps of the polish
 POLISH_ITERATIONS = 40
 
@@ -217,26 +220,32 @@ def _put(X, i, c, v):
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def gjk(A, B, verts, sx):
+def gjk(A, B, hulls, sx, cutoff):
     """GJK on the cores of A and B [GJK88; Montanari17]. ``sx`` (4, 12) holds the simplex:
     rows w = a − b (0:3), a (3:6), b (6:9), the ids of a and b (9, 10) and the weight of
     the row (11). Returns (|v|, k, L): the distance from the origin to D = A − B (0 when the
     origin is inside the final simplex of k = 4 points), the number k of simplex rows with
-    positive weight, and the largest |w| met (the length scale of the tolerances)."""
+    positive weight, and the largest |w| met (the length scale of the tolerances). GJK stops
+    early when a separating plane shows the cores farther apart than ``cutoff`` (v·w/|v|
+    is a lower bound of the distance): it returns that bound, k = −1."""
     v = sub(A.p, B.p)
     if dot(v, v) <= 0.0:
         v = (1.0, 0.0, 0.0)
     exact = _polytope(A) and _polytope(B)
     k = 0
     scale_length = 0.0
+    ia = ib = 0  # the support ids, each query's hint for the next
     for _ in range(GJK_ITERATIONS):
-        a, ia = support(A, verts, scale(v, -1.0))
-        b, ib = support(B, verts, v)
+        a, ia = support(A, hulls, scale(v, -1.0), ia)
+        b, ib = support(B, hulls, v, ib)
         w = sub(a, b)
         scale_length = max(scale_length, norm(w))
+        vv = dot(v, v)
+        vw = dot(v, w)
+        if vw > cutoff * math.sqrt(vv):  # the plane v·x = v·w separates D from the origin (any v)
+            return vw / math.sqrt(vv), -1, scale_length
         if k > 0:
-            vv = dot(v, v)
-            if vv - dot(v, w) <= GJK_TOLERANCE * vv:
+            if vv - vw <= (GJK_TOLERANCE_POLYTOPE if exact else GJK_TOLERANCE_CURVED) * vv:
                 break
             if exact:
                 repeated = False
@@ -324,9 +333,11 @@ def _set_face(PV, FD, FI, f, i, j, k, centre):
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _epa_support(A, B, verts, PV, PI, nv, u):
-    a, ia = support(A, verts, u)
-    b, ib = support(B, verts, scale(u, -1.0))
+def _epa_support(A, B, hulls, PV, PI, nv, u, hint):
+    """A new polytope vertex: the support point of D along u (the shapes' searches start
+    from the ids of polytope vertex ``hint``)."""
+    a, ia = support(A, hulls, u, PI[hint, 0])
+    b, ib = support(B, hulls, scale(u, -1.0), PI[hint, 1])
     return _add_vertex(PV, PI, nv, sub(a, b), a, b, ia, ib)
 
 
@@ -338,7 +349,7 @@ def _off_line(p, a, d):
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _initial_polytope(A, B, verts, sx, k, PV, PI, FD, FI, tol):
+def _initial_polytope(A, B, hulls, sx, k, PV, PI, FD, FI, tol):
     """EPA's first polytope, a tetrahedron around the origin (or with the origin on a face,
     the touching case), from GJK's last simplex of k points whose affine hull holds the
     origin: a point is extended along the axes to a segment, a segment by support points
@@ -354,7 +365,7 @@ def _initial_polytope(A, B, verts, sx, k, PV, PI, FD, FI, tol):
         for c in range(6):
             u = (1.0 if c == 0 else (-1.0 if c == 1 else 0.0), 1.0 if c == 2 else (-1.0 if c == 3 else 0.0),
                  1.0 if c == 4 else (-1.0 if c == 5 else 0.0))
-            nv = _epa_support(A, B, verts, PV, PI, nv, u)
+            nv = _epa_support(A, B, hulls, PV, PI, nv, u, 0)
             if norm(sub(_row(PV, 1), _row(PV, 0))) > tol:
                 break
             nv = 1
@@ -367,7 +378,7 @@ def _initial_polytope(A, B, verts, sx, k, PV, PI, FD, FI, tol):
         e2 = cross(d, e1)
         for c in range(6):  # directions 60° apart around the segment
             angle = c * (math.pi / 3.0)
-            nv = _epa_support(A, B, verts, PV, PI, nv, add(scale(e1, math.cos(angle)), scale(e2, math.sin(angle))))
+            nv = _epa_support(A, B, hulls, PV, PI, nv, add(scale(e1, math.cos(angle)), scale(e2, math.sin(angle))), 0)
             if _off_line(_row(PV, 2), _row(PV, 0), d) > tol:
                 break
             nv = 2
@@ -378,9 +389,9 @@ def _initial_polytope(A, B, verts, sx, k, PV, PI, FD, FI, tol):
         if norm(nrm) <= TINY:
             return nv, 0
         nrm = scale(nrm, 1.0 / norm(nrm))
-        nv = _epa_support(A, B, verts, PV, PI, nv, nrm)
+        nv = _epa_support(A, B, hulls, PV, PI, nv, nrm, 0)
         up = dot(nrm, sub(_row(PV, 3), _row(PV, 0)))
-        nv = _epa_support(A, B, verts, PV, PI, nv, scale(nrm, -1.0))
+        nv = _epa_support(A, B, hulls, PV, PI, nv, scale(nrm, -1.0), 0)
         down = -dot(nrm, sub(_row(PV, 4), _row(PV, 0)))
         if max(up, down) <= tol:
             return nv, 0
@@ -397,7 +408,7 @@ def _initial_polytope(A, B, verts, sx, k, PV, PI, FD, FI, tol):
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def epa(A, B, verts, sx, k, fs, js, scale_length):
+def epa(A, B, hulls, sx, k, fs, js, scale_length):
     """EPA [vandenBergen01] from GJK's simplex (``sx``, k rows) around the origin.
     Returns (depth, n, x, y, i0, i1, i2, l0, l1, l2, ok): the depth (≥ 0), the normal n
     (unit, from A into B), the witness points, the polytope vertices of the final face and
@@ -412,7 +423,7 @@ def epa(A, B, verts, sx, k, fs, js, scale_length):
     E = carve(js, EPA_VERTICES * 2 + EPA_FACES * 4, (EPA_EDGES, 2))
     exact = _polytope(A) and _polytope(B)
     tol = (EPA_TOLERANCE_POLYTOPE if exact else EPA_TOLERANCE_CURVED) * max(scale_length, TINY)
-    nv, nf = _initial_polytope(A, B, verts, sx, k, PV, PI, FD, FI, 1e-12 * max(scale_length, TINY))
+    nv, nf = _initial_polytope(A, B, hulls, sx, k, PV, PI, FD, FI, 1e-12 * max(scale_length, TINY))
     z = (0.0, 0.0, 0.0)
     if nf == 0:
         return 0.0, z, z, z, 0, 0, 0, 0.0, 0.0, 0.0, False
@@ -429,7 +440,7 @@ def epa(A, B, verts, sx, k, fs, js, scale_length):
         if nv >= EPA_VERTICES:
             break
         u = (FD[best, 0], FD[best, 1], FD[best, 2])
-        nv_new = _epa_support(A, B, verts, PV, PI, nv, u)
+        nv_new = _epa_support(A, B, hulls, PV, PI, nv, u, FI[best, 0])
         w = _row(PV, nv)
         if dot(u, w) - lower <= tol:
             break
@@ -524,7 +535,7 @@ def epa(A, B, verts, sx, k, fs, js, scale_length):
 
 # =========================================================================== polish
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _vertex(S, verts, ident):
+def _vertex(S, hulls, ident):
     """The world position of vertex ``ident`` of a polytope core (:func:`~.support.local_support`'s ids)."""
     k = S.kind
     if k == SPHERE:
@@ -537,17 +548,18 @@ def _vertex(S, verts, ident):
         hz = -0.5 * S.c if ident & 4 else 0.5 * S.c
         return add(S.p, rotate(S.R, (hx, hy, hz)))
     v = S.vstart + ident
-    return add(S.p, rotate(S.R, (verts[v, 0], verts[v, 1], verts[v, 2])))
+    V = hulls.vertices
+    return add(S.p, rotate(S.R, (V[v, 0], V[v, 1], V[v, 2])))
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _feature_point(S, verts, ftype, p0, u):
+def _feature_point(S, hulls, ftype, p0, u):
     """The support point and Hessian of a feature reading at the unit direction u: the
     shape's own where the point moves with u (SMOOTH, SIDE), a fixed point of the feature
     otherwise (a flat feature's value u·p0 is the same for each of its points on the
     directions the reading allows)."""
     if ftype == SMOOTH or ftype == SIDE:
-        s, _ = support(S, verts, u)
+        s, _ = support(S, hulls, u, -1)
         return s, support_hessian(S, u)
     return p0, (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
@@ -566,7 +578,7 @@ def _constrains(t):
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _newton(A, B, verts, ta, pa, da, tb, pb, db, n):
+def _newton(A, B, hulls, ta, pa, da, tb, pb, db, n):
     """Maximize f(n) = n·(y − x), x the feature reading (ta, pa, da) of A at n, y that of
     B at −n, over unit n (module docstring). An EDGE or SIDE reading keeps n orthogonal to
     its direction d; a FACE fixes n (to d for A, −d for B). Returns the final n."""
@@ -585,8 +597,8 @@ def _newton(A, B, verts, ta, pa, da, tb, pb, db, n):
             return m if dot(m, n) >= 0.0 else scale(m, -1.0)
     if norm(c1) > 0.0:
         n = unit_or(axpy(n, -dot(n, c1), c1), perpendicular(c1))
-    x, Jx = _feature_point(A, verts, ta, pa, n)
-    y, Jy = _feature_point(B, verts, tb, pb, scale(n, -1.0))
+    x, Jx = _feature_point(A, hulls, ta, pa, n)
+    y, Jy = _feature_point(B, hulls, tb, pb, scale(n, -1.0))
     f = dot(n, sub(y, x))
     for _ in range(POLISH_ITERATIONS):
         g = sub(y, x)
@@ -635,8 +647,8 @@ def _newton(A, B, verts, ta, pa, da, tb, pb, db, n):
             m = unit_or(add(n, step), n)
             if norm(c1) > 0.0:
                 m = unit_or(axpy(m, -dot(m, c1), c1), n)
-            x2, Jx2 = _feature_point(A, verts, ta, pa, m)
-            y2, Jy2 = _feature_point(B, verts, tb, pb, scale(m, -1.0))
+            x2, Jx2 = _feature_point(A, hulls, ta, pa, m)
+            y2, Jy2 = _feature_point(B, hulls, tb, pb, scale(m, -1.0))
             f2 = dot(m, sub(y2, x2))
             if f2 >= f or trusted:
                 moved = f2 > f or norm(sub(m, n)) > 0.0
@@ -649,54 +661,50 @@ def _newton(A, B, verts, ta, pa, da, tb, pb, db, n):
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def gap(A, B, verts, n):
+def gap(A, B, hulls, n):
     """f(n) = −h_A(n) − h_B(−n) for the cores, with the true support functions: a lower
     bound of the cores' signed distance for every unit n, equal to it at the optimum."""
-    a, _ = support(A, verts, n)
-    b, _ = support(B, verts, scale(n, -1.0))
+    a, _ = support(A, hulls, n, -1)
+    b, _ = support(B, hulls, scale(n, -1.0), -1)
     return dot(n, sub(b, a))
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _readings(S, verts, ids, count, u, R):
+def _readings(S, hulls, ids, count, u, R):
     """The feature readings of shape S at the direction u (the outward direction of S at
     the contact) into rows of R (type, p0 (3), d (3)); ``ids`` the distinct vertex ids of S
     in the final simplex (``count`` of them). Returns the number of rows. Curved shapes: an
     ellipsoid's one smooth reading; a cylinder's rim (smooth), its cap (a face) and its
-    side (n across the axis, the side line turning with n). Polytopes: each vertex, each
-    edge between two of them, the face of three; for a box also its three faces towards u.
-    (A convex mesh's faces beyond the ids are not read: a curved shape touching a mesh
-    face through one of its edges keeps EPA's witness points.)"""
+    side (n across the axis, the side line turning with n), the one u is nearest first.
+    Polytopes: the face of three ids, each edge between two, each vertex (the feature they
+    span first); for a box also its three faces towards u, for a convex mesh the three
+    faces whose normals are nearest u (the ids may miss the face that carries the contact)."""
     r = 0
     if S.kind == ELLIPSOID:
         R[r, 0] = SMOOTH
         return r + 1
-    if S.kind == CYLINDER:
+    if S.kind == CYLINDER:  # the stratum u is nearest first: the cap, the side or the rim
         axis = column(S.R, 2)
-        side = 1.0 if dot(axis, u) >= 0.0 else -1.0
-        R[r, 0] = SMOOTH
-        R[r + 1, 0] = FACE
-        _put(R, r + 1, 1, add(S.p, scale(axis, side * 0.5 * S.b)))
-        _put(R, r + 1, 4, scale(axis, side))
-        R[r + 2, 0] = SIDE
-        _put(R, r + 2, 4, axis)
-        return r + 3
-    for c in range(count):
-        R[r, 0] = POINT
-        _put(R, r, 1, _vertex(S, verts, ids[c]))
-        r += 1
-    for c in range(count):
-        for e in range(c + 1, count):
-            p0 = _vertex(S, verts, ids[c])
-            d = sub(_vertex(S, verts, ids[e]), p0)
-            if norm(d) > TINY:
-                R[r, 0] = EDGE
-                _put(R, r, 1, p0)
-                _put(R, r, 4, scale(d, 1.0 / norm(d)))
-                r += 1
+        along = dot(axis, u)
+        side = 1.0 if along >= 0.0 else -1.0
+        if abs(along) > 0.9999:
+            order = (FACE, SMOOTH, SIDE)
+        elif abs(along) < 1e-4:
+            order = (SIDE, SMOOTH, FACE)
+        else:
+            order = (SMOOTH, FACE, SIDE)
+        for row in range(3):
+            R[row, 0] = order[row]
+            if order[row] == FACE:
+                _put(R, row, 1, add(S.p, scale(axis, side * 0.5 * S.b)))
+                _put(R, row, 4, scale(axis, side))
+            elif order[row] == SIDE:
+                _put(R, row, 4, axis)
+        return 3
+    # polytopes: the feature the ids span first (a face, an edge, a vertex), then its parts
     if count == 3:
-        p0 = _vertex(S, verts, ids[0])
-        m = cross(sub(_vertex(S, verts, ids[1]), p0), sub(_vertex(S, verts, ids[2]), p0))
+        p0 = _vertex(S, hulls, ids[0])
+        m = cross(sub(_vertex(S, hulls, ids[1]), p0), sub(_vertex(S, hulls, ids[2]), p0))
         if norm(m) > TINY:
             m = scale(m, 1.0 / norm(m))
             if dot(m, u) < 0.0:
@@ -705,6 +713,39 @@ def _readings(S, verts, ids, count, u, R):
             _put(R, r, 1, p0)
             _put(R, r, 4, m)
             r += 1
+    for c in range(count):
+        for e in range(c + 1, count):
+            p0 = _vertex(S, hulls, ids[c])
+            d = sub(_vertex(S, hulls, ids[e]), p0)
+            if norm(d) > TINY:
+                R[r, 0] = EDGE
+                _put(R, r, 1, p0)
+                _put(R, r, 4, scale(d, 1.0 / norm(d)))
+                r += 1
+    for c in range(count):
+        R[r, 0] = POINT
+        _put(R, r, 1, _vertex(S, hulls, ids[c]))
+        r += 1
+    if S.kind == CONVEX:  # the three hull faces nearest u, which the ids may miss
+        w = unrotate(S.R, u)
+        planes = hulls.planes
+        d0 = d1 = d2 = -2.0
+        f0 = f1 = f2 = -1
+        for f in range(S.fstart, S.fstart + S.fcount):
+            x = planes[f, 0] * w[0] + planes[f, 1] * w[1] + planes[f, 2] * w[2]
+            if x > d0:
+                d0, d1, d2, f0, f1, f2 = x, d0, d1, f, f0, f1
+            elif x > d1:
+                d1, d2, f1, f2 = x, d1, f, f1
+            elif x > d2:
+                d2, f2 = x, f
+        for face in (f0, f1, f2):
+            if face >= 0 and r < R.shape[0]:
+                m = rotate(S.R, (planes[face, 0], planes[face, 1], planes[face, 2]))
+                R[r, 0] = FACE
+                _put(R, r, 1, add(S.p, scale(m, planes[face, 3])))
+                _put(R, r, 4, m)
+                r += 1
     if S.kind == BOX:  # the three faces facing u, which the ids may miss (a contact on an edge)
         for k in range(3):
             axis = column(S.R, k)
@@ -730,53 +771,86 @@ def _flatness(t):
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def polish(A, B, verts, n0, ida, na, idb, nb, fs, scale_length):
+def _contains(S, hulls, x, tol):
+    """x lies in S's core (within ``tol``): inside every face plane of a convex mesh."""
+    k = S.kind
+    w = unrotate(S.R, sub(x, S.p))
+    if k == SPHERE:
+        return norm(w) <= tol
+    if k == CAPSULE:
+        return abs(w[2]) <= 0.5 * S.b + tol and math.sqrt(w[0] * w[0] + w[1] * w[1]) <= tol
+    if k == BOX:
+        return abs(w[0]) <= 0.5 * S.a + tol and abs(w[1]) <= 0.5 * S.b + tol and abs(w[2]) <= 0.5 * S.c + tol
+    if k == CYLINDER:
+        return abs(w[2]) <= 0.5 * S.b + tol and math.sqrt(w[0] * w[0] + w[1] * w[1]) <= S.a + tol
+    if k == ELLIPSOID:
+        return (w[0] / S.a) ** 2 + (w[1] / S.b) ** 2 + (w[2] / S.c) ** 2 <= 1.0 + tol / min(S.a, S.b, S.c)
+    planes = hulls.planes
+    for f in range(S.fstart, S.fstart + S.fcount):
+        if planes[f, 0] * w[0] + planes[f, 1] * w[1] + planes[f, 2] * w[2] > planes[f, 3] + tol:
+            return False
+    return S.fcount > 0
+
+
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def polish(A, B, hulls, n0, ida, na, idb, nb, fs, scale_length):
     """The best normal of the Newton polish (module docstring) over the feature readings
     of A at n0 and of B at −n0 (``ida``/``idb``: their distinct vertex ids in the final
     simplex), starting from n0. Returns (n, f(n), ta, pa, da, tb, pb, db): the normal of
-    largest gap and the readings it came from (ta = −1: none improved on n0)."""
+    largest gap and the readings it came from (ta = −1: none improved on n0).
+
+    The readings are tried most likely first (:func:`_readings`), and the search stops at
+    the first whose result satisfies the optimality conditions: witness points in the two
+    shapes, on their support planes, y − x = f n (a stationary point of f in the basin of
+    GJK's or EPA's normal: the answer)."""
     RA = carve(fs, 0, (12, 7))
     RB = carve(fs, 12 * 7, (12, 7))
-    ra = _readings(A, verts, ida, na, n0, RA)
-    rb = _readings(B, verts, idb, nb, scale(n0, -1.0), RB)
+    ra = _readings(A, hulls, ida, na, n0, RA)
+    rb = _readings(B, hulls, idb, nb, scale(n0, -1.0), RB)
     tie = 1e-13 * max(scale_length, TINY)
+    exact = 1e-11 * max(scale_length, TINY)
     best_n = n0
-    best_f = gap(A, B, verts, n0)
+    best_f = gap(A, B, hulls, n0)
     best_flat = -1
     bi, bj = -1, -1
     for i in range(ra):
         for j in range(rb):
             ta, tb = int(RA[i, 0]), int(RB[j, 0])
+            pa, pb = (RA[i, 1], RA[i, 2], RA[i, 3]), (RB[j, 1], RB[j, 2], RB[j, 3])
             da, db = (RA[i, 4], RA[i, 5], RA[i, 6]), (RB[j, 4], RB[j, 5], RB[j, 6])
             if ta == FACE and tb == FACE and dot(da, db) > -1.0 + 1e-9:
                 continue  # two faces carry a contact only when they face each other
-            m = _newton(A, B, verts, ta, (RA[i, 1], RA[i, 2], RA[i, 3]), da, tb, (RB[j, 1], RB[j, 2], RB[j, 3]), db,
-                        n0)
+            m = _newton(A, B, hulls, ta, pa, da, tb, pb, db, n0)
             if dot(m, n0) <= 0.0:
                 continue
-            f = gap(A, B, verts, m)
+            f = gap(A, B, hulls, m)
             flat = _flatness(ta) + _flatness(tb)
             if f > best_f + tie or (f >= best_f - tie and flat > best_flat):
                 best_n, best_f, best_flat, bi, bj = m, max(f, best_f) if flat > best_flat else f, flat, i, j
+                x, y = _polished_witness(A, B, hulls, m, f, ta, pa, da, tb, pb, db, axpy(B.p, 0.0, m))
+                if (norm(sub(sub(y, x), scale(m, f))) <= exact and _contains(A, hulls, x, exact) and _contains(B, hulls, y, exact)
+                        and abs(dot(m, x) - dot(m, support(A, hulls, m, -1)[0])) <= exact
+                        and abs(dot(m, y) - dot(m, support(B, hulls, scale(m, -1.0), -1)[0])) <= exact):
+                    return m, f, ta, pa, da, tb, pb, db
     z = (0.0, 0.0, 0.0)
     if bi < 0:
         return best_n, best_f, -1, z, z, -1, z, z
-    return (best_n, gap(A, B, verts, best_n), int(RA[bi, 0]), (RA[bi, 1], RA[bi, 2], RA[bi, 3]),
+    return (best_n, gap(A, B, hulls, best_n), int(RA[bi, 0]), (RA[bi, 1], RA[bi, 2], RA[bi, 3]),
             (RA[bi, 4], RA[bi, 5], RA[bi, 6]), int(RB[bj, 0]), (RB[bj, 1], RB[bj, 2], RB[bj, 3]),
             (RB[bj, 4], RB[bj, 5], RB[bj, 6]))
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _line(S, verts, t, p0, u):
+def _line(S, hulls, t, p0, u):
     """A point of the line a constraining reading supports at u: its fixed point (EDGE), the
     side line's point at u (SIDE)."""
     if t == SIDE:
-        return support(S, verts, u)[0]
+        return support(S, hulls, u, -1)[0]
     return p0
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _polished_witness(A, B, verts, n, d, ta, pa, da, tb, pb, db, x0):
+def _polished_witness(A, B, hulls, n, d, ta, pa, da, tb, pb, db, x0):
     """Witness points x on A, y on B with y − x = d n from the winning readings: a point
     reading (smooth or vertex) is its own witness and the other side's is found from it;
     two lines meet at their closest points; flat readings otherwise keep GJK's or EPA's
@@ -785,16 +859,16 @@ def _polished_witness(A, B, verts, n, d, ta, pa, da, tb, pb, db, x0):
     unique_b = tb == SMOOTH or tb == POINT
     m = scale(n, -1.0)
     if unique_a:
-        x = support(A, verts, n)[0] if ta == SMOOTH else pa
+        x = support(A, hulls, n, -1)[0] if ta == SMOOTH else pa
         if unique_b:
-            return x, (support(B, verts, m)[0] if tb == SMOOTH else pb)
+            return x, (support(B, hulls, m, -1)[0] if tb == SMOOTH else pb)
         return x, axpy(x, d, n)
     if unique_b:
-        y = support(B, verts, m)[0] if tb == SMOOTH else pb
+        y = support(B, hulls, m, -1)[0] if tb == SMOOTH else pb
         return axpy(y, -d, n), y
     if _constrains(ta) and _constrains(tb):
         # closest points of the lines qa + s da, qb + t db
-        qa, qb = _line(A, verts, ta, pa, n), _line(B, verts, tb, pb, m)
+        qa, qb = _line(A, hulls, ta, pa, n), _line(B, hulls, tb, pb, m)
         r = sub(qa, qb)
         b = dot(da, db)
         den = 1.0 - b * b
@@ -802,7 +876,7 @@ def _polished_witness(A, B, verts, n, d, ta, pa, da, tb, pb, db, x0):
             s = (b * dot(db, r) - dot(da, r)) / den
             x = axpy(qa, s, da)
             return x, axpy(x, d, n)
-    ha = dot(n, support(A, verts, n)[0])
+    ha = dot(n, support(A, hulls, n, -1)[0])
     x = axpy(x0, ha - dot(n, x0), n)
     return x, axpy(x, d, n)
 
@@ -817,15 +891,21 @@ def _distinct_ids(ids, count, ident):
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def convex_distance(A, B, verts, fs, js):
+def convex_distance(A, B, hulls, fs, js, cutoff):
     """(d, x, y, n) of two convex shapes by GJK, EPA and the polish (module docstring):
     the signed distance [m], the witness points on A and B (world), and the unit normal
     from A into B; y − x = d n. ``fs``, ``js``: float and integer scratch of
-    :data:`CONVEX_FLOATS` and :data:`CONVEX_INTS` entries. Degenerate poses (coincident centres, touching
+    :data:`CONVEX_FLOATS` and :data:`CONVEX_INTS` entries. Shapes farther apart than
+    ``cutoff`` [m] return as soon as GJK sees it: a lower bound of d (> cutoff), no witness
+    points (the detection of contacts within a margin needs no more). Degenerate poses (coincident centres, touching
     faces) give finite values: a normal from GJK's or EPA's last face, else the centres'
     direction, else +x."""
     sx = carve(fs, 0, (4, 12))
-    dist, k, scale_length = gjk(A, B, verts, sx)
+    ra, rb = core_radius(A), core_radius(B)
+    dist, k, scale_length = gjk(A, B, hulls, sx, cutoff + ra + rb)
+    if k < 0:  # farther apart than the cutoff: the bound only
+        z = (0.0, 0.0, 0.0)
+        return dist - ra - rb, z, z, unit_or(sub(B.p, A.p), (1.0, 0.0, 0.0))
     ida = carve(js, EPA_VERTICES * 2 + EPA_FACES * 4 + EPA_EDGES * 2, 4)
     idb = carve(js, EPA_VERTICES * 2 + EPA_FACES * 4 + EPA_EDGES * 2 + 4, 4)
     na = nb = 0
@@ -838,7 +918,7 @@ def convex_distance(A, B, verts, fs, js):
             na = _distinct_ids(ida, na, int(sx[r, 9]))
             nb = _distinct_ids(idb, nb, int(sx[r, 10]))
     else:
-        depth, n, x, y, i0, i1, i2, l0, l1, l2, ok = epa(A, B, verts, sx, k, fs, js, scale_length)
+        depth, n, x, y, i0, i1, i2, l0, l1, l2, ok = epa(A, B, hulls, sx, k, fs, js, scale_length)
         if ok:
             d = -depth
             PI = carve(js, 0, (EPA_VERTICES, 2))
@@ -851,12 +931,15 @@ def convex_distance(A, B, verts, fs, js):
             d = 0.0
             n = unit_or(sub(B.p, A.p), (1.0, 0.0, 0.0))
     if curved(A) or curved(B):
-        n, f, ta, pa, da, tb, pb, db = polish(A, B, verts, n, ida, na, idb, nb, carve(fs, 4 * 12, 2 * 12 * 7),
+        n, f, ta, pa, da, tb, pb, db = polish(A, B, hulls, n, ida, na, idb, nb, carve(fs, 4 * 12, 2 * 12 * 7),
                                               scale_length)
         if ta >= 0:
             d = f
-            x, y = _polished_witness(A, B, verts, n, d, ta, pa, da, tb, pb, db, x)
-    ra, rb = core_radius(A), core_radius(B)
+            x, y = _polished_witness(A, B, hulls, n, d, ta, pa, da, tb, pb, db, x)
+        else:  # no reading improved on GJK's or EPA's normal: its gap, the witness on A's support plane
+            d = f
+            x = axpy(x, dot(n, support(A, hulls, n, -1)[0]) - dot(n, x), n)
+            y = axpy(x, d, n)
     if ra > 0.0 or rb > 0.0:
         x = axpy(x, ra, n)
         y = axpy(y, -rb, n)

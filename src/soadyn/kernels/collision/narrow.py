@@ -23,6 +23,8 @@ witness points' midpoint otherwise.
 """
 from __future__ import annotations
 
+import math
+
 from ...core.jit import njit
 from ...core.shapes import BOX, CAPSULE, CYLINDER, PLANE, SPHERE
 from .box import box_contacts, box_distance
@@ -35,14 +37,14 @@ __all__ = ["pair_distance", "pair_contacts"]
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def pair_distance(A, B, verts, fs, js, P):
+def pair_distance(A, B, hulls, fs, js, P):
     """(d, x, y, n) of the ordered pair A, B (A.kind ≤ B.kind): the signed distance [m]
     (< 0: penetration), the witness points on A and B (world, y − x = d n) and the unit
     normal from A into B. ``fs``, ``js``: the scratch of :func:`~.convex.convex_distance`;
     ``P``: the box clipping buffer (2, 16, 4)."""
     ka, kb = A.kind, B.kind
     if ka == PLANE:
-        return plane_distance(A, B, verts)
+        return plane_distance(A, B, hulls)
     if ka == SPHERE and (kb == SPHERE or kb == CAPSULE or kb == CYLINDER or kb == BOX):
         return sphere_distance(A, B)
     if ka == CAPSULE and kb == CAPSULE:
@@ -50,19 +52,19 @@ def pair_distance(A, B, verts, fs, js, P):
     if ka == CAPSULE and kb == BOX:
         return capsule_box_distance(A, B)
     if ka == BOX and kb == BOX:
-        return box_distance(A, B, verts, fs, js, P)
-    return convex_distance(A, B, verts, fs, js)
+        return box_distance(A, B, hulls, fs, js, P)
+    return convex_distance(A, B, hulls, fs, js, math.inf)
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def pair_contacts(A, B, verts, margin, fs, js, P, C, M):
+def pair_contacts(A, B, hulls, margin, fs, js, P, C, Q, M):
     """The contact points of the ordered pair A, B within ``margin`` [m] into rows of ``M``
     (4, 7): (signed distance, point midway between the surfaces (3), unit normal from A into
-    B (3)); returns their count (0–4). ``C``: scratch rows for a convex mesh's candidate
-    vertices (at least its vertex count)."""
+    B (3)); returns their count (0–4). ``C``, ``Q``: scratch for a convex mesh on a plane
+    (:func:`~.plane.plane_contacts`)."""
     ka, kb = A.kind, B.kind
     if ka == PLANE:
-        count, n = plane_contacts(A, B, verts, margin, M, C)
+        count, n = plane_contacts(A, B, hulls, margin, M, C, Q)
         for k in range(count):
             M[k, 4], M[k, 5], M[k, 6] = n[0], n[1], n[2]
         return count
@@ -72,7 +74,11 @@ def pair_contacts(A, B, verts, margin, fs, js, P, C, M):
         return capsule_box_contacts(A, B, margin, M)
     if ka == BOX and kb == BOX:
         return box_contacts(A, B, margin, M, P)
-    d, x, y, n = pair_distance(A, B, verts, fs, js, P)
+    if ka != SPHERE or not (kb == SPHERE or kb == CAPSULE or kb == CYLINDER or kb == BOX):
+        # GJK and EPA: GJK stops as soon as the shapes are farther apart than the margin
+        d, x, y, n = convex_distance(A, B, hulls, fs, js, margin)
+    else:
+        d, x, y, n = sphere_distance(A, B)
     if d > margin:
         return 0
     M[0, 0] = d

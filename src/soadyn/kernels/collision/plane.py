@@ -26,14 +26,14 @@ import math
 from ...core.jit import njit
 from ...core.shapes import BOX, CAPSULE, CONVEX, CYLINDER, PLANE
 from .manifold import MAX_POINTS, select4
-from .support import core_radius, support
+from .support import CLIMB, core_radius, support
 from .vector import add, axpy, column, cross, dot, norm, rotate, scale, sub
 
 __all__ = ["plane_distance", "plane_contacts"]
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def plane_distance(P, S, verts):
+def plane_distance(P, S, hulls):
     """(d, x, y, n) of the plane P and the shape S: the signed distance [m], the witness
     points on the plane and on S (y − x = d n), the plane's normal n. Another plane: its
     distance when the two face each other (normals opposite), −∞ otherwise (two half-spaces
@@ -46,7 +46,7 @@ def plane_distance(P, S, verts):
             d = -math.inf
             return d, P.p, S.p, n
         return d, axpy(S.p, -d, n), S.p, n
-    s, _ = support(S, verts, scale(n, -1.0))
+    s, _ = support(S, hulls, scale(n, -1.0), -1)
     y = axpy(s, -core_radius(S), n)
     d = dot(n, sub(y, P.p))
     return d, axpy(y, -d, n), y, n
@@ -64,10 +64,10 @@ def _write(M, k, d, point, n):
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def plane_contacts(P, S, verts, margin, M, C):
+def plane_contacts(P, S, hulls, margin, M, C, Q):
     """The contact points of the plane P and the shape S within ``margin`` [m] (module
-    docstring) into rows of ``M`` (MAX_POINTS, 4): (signed distance, midpoint); ``C``:
-    scratch rows (distance, point) for a convex mesh's candidates, at least its vertex count.
+    docstring) into rows of ``M`` (MAX_POINTS, 4): (signed distance, midpoint); ``C``, ``Q``:
+    scratch for a convex mesh (:func:`_convex`), at least its vertex count long.
     Returns (count, n)."""
     n = column(P.R, 2)
     h0 = dot(n, sub(S.p, P.p))  # height of S's centre
@@ -98,8 +98,8 @@ def plane_contacts(P, S, verts, margin, M, C):
     if k == CYLINDER:
         return _cylinder(P, S, margin, M, n, h0)
     if k == CONVEX:
-        return _convex(P, S, verts, margin, M, n, C)
-    d, x, y, _ = plane_distance(P, S, verts)
+        return _convex(P, S, hulls, margin, M, n, C, Q)
+    d, x, y, _ = plane_distance(P, S, hulls)
     if d <= margin:
         return _write(M, 0, d, y, n), n
     return 0, n
@@ -139,17 +139,49 @@ def _cylinder(P, S, margin, M, n, h0):
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _convex(P, S, verts, margin, M, n, C):
+def _convex(P, S, hulls, margin, M, n, C, Q):
     """A convex mesh's points (module docstring): the vertices within the margin are the
-    candidates (rows of ``C``, at least the mesh's vertex count) of :func:`~.manifold.select4`."""
+    candidates (rows of ``C``) of :func:`~.manifold.select4`. They are found from the lowest
+    vertex by a search along the hull's edges that enters only vertices within the margin:
+    every such vertex is reached (on a convex polytope, each vertex below a plane has an
+    edge path down to the lowest vertex that stays below it, the simplex method's path).
+    ``Q`` (2, at least the vertex count): the search's queue and its marks (zero, and left
+    zero)."""
     m = 0
-    for v in range(S.vstart, S.vstart + S.vcount):
-        p = _world(S, verts, v)
-        d = dot(n, sub(p, P.p))
-        if d <= margin:
-            C[m, 0] = d
+    if S.vcount <= CLIMB or hulls.adj_start[S.vstart + S.vcount] == hulls.adj_start[S.vstart]:
+        for v in range(S.vstart, S.vstart + S.vcount):
+            p = _world(S, hulls, v)
+            d = dot(n, sub(p, P.p))
+            if d <= margin:
+                C[m, 0] = d
+                C[m, 1], C[m, 2], C[m, 3] = p[0], p[1], p[2]
+                m += 1
+    else:
+        _, low = support(S, hulls, scale(n, -1.0), 0)
+        p = _world(S, hulls, S.vstart + low)
+        if dot(n, sub(p, P.p)) > margin:
+            return 0, n
+        queue, mark = Q[0], Q[1]
+        queue[0] = low
+        mark[low] = 1
+        tail = 1
+        head = 0
+        while head < tail:
+            v = queue[head]
+            head += 1
+            p = _world(S, hulls, S.vstart + v)
+            C[m, 0] = dot(n, sub(p, P.p))
             C[m, 1], C[m, 2], C[m, 3] = p[0], p[1], p[2]
             m += 1
+            g = S.vstart + v
+            for e in range(hulls.adj_start[g], hulls.adj_start[g + 1]):
+                w = hulls.adj[e]
+                if mark[w] == 0 and dot(n, sub(_world(S, hulls, S.vstart + w), P.p)) <= margin:
+                    mark[w] = 1
+                    queue[tail] = w
+                    tail += 1
+        for i in range(tail):
+            mark[queue[i]] = 0
     if m == 0:
         return 0, n
     count = 0
@@ -160,5 +192,6 @@ def _convex(P, S, verts, margin, M, n, C):
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _world(S, verts, v):
-    return add(S.p, rotate(S.R, (verts[v, 0], verts[v, 1], verts[v, 2])))
+def _world(S, hulls, v):
+    V = hulls.vertices
+    return add(S.p, rotate(S.R, (V[v, 0], V[v, 1], V[v, 2])))

@@ -26,23 +26,32 @@ from ...core.jit import njit
 from ...core.shapes import BOX, CAPSULE, CONVEX, CYLINDER, ELLIPSOID, PLANE, SPHERE
 from .vector import add, dot, rotate, unrotate
 
-__all__ = ["Solid", "solid", "core_radius", "support", "local_support", "support_hessian", "curved",
+__all__ = ["Solid", "Hulls", "CLIMB", "solid", "core_radius", "support", "local_support", "support_hessian", "curved",
            "NO_ID"]
 
-Solid = namedtuple("Solid", ("kind", "a", "b", "c", "R", "p", "vstart", "vcount"))
+Solid = namedtuple("Solid", ("kind", "a", "b", "c", "R", "p", "vstart", "vcount", "fstart", "fcount"))
+
+#: the hull vertices of every convex mesh (V, 3) in their shape frames, their edge graph (the
+#: neighbours of vertex g, a global row of ``vertices``, are the local ids
+#: ``adj[adj_start[g]:adj_start[g + 1]]``) and their faces' planes (F, 4): outward unit
+#: normal and offset, n·x ≤ offset inside (a mesh's rows ``fstart:fstart + fcount``)
+Hulls = namedtuple("Hulls", ("vertices", "adj_start", "adj", "planes"))
+
+#: convex meshes with more vertices are searched by hill climbing, smaller ones vertex by vertex
+CLIMB = 16
 
 #: the id of a support point on a curved surface (no vertex)
 NO_ID = -1
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def solid(kind, params, Rw, pw, vstart, vcount, i):
-    """Object i as a :class:`Solid`, from the tables (``kind``, ``params``, ``vstart``,
-    ``vcount``) and its world pose (``Rw`` (n, 3, 3), ``pw`` (n, 3))."""
+def solid(t, Rw, pw, i):
+    """Object i as a :class:`Solid`, from the tables ``t`` (:func:`~.layout.collision_views`)
+    and its world pose (``Rw`` (n, 3, 3), ``pw`` (n, 3))."""
     R = (Rw[i, 0, 0], Rw[i, 0, 1], Rw[i, 0, 2], Rw[i, 1, 0], Rw[i, 1, 1], Rw[i, 1, 2], Rw[i, 2, 0], Rw[i, 2, 1],
          Rw[i, 2, 2])
-    return Solid(kind[i], params[i, 0], params[i, 1], params[i, 2], R, (pw[i, 0], pw[i, 1], pw[i, 2]), vstart[i],
-                 vcount[i])
+    return Solid(t.kind[i], t.params[i, 0], t.params[i, 1], t.params[i, 2], R, (pw[i, 0], pw[i, 1], pw[i, 2]),
+                 t.vstart[i], t.vcount[i], t.fstart[i], t.fcount[i])
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -66,10 +75,13 @@ def _sign(x):
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def local_support(S, verts, u):
+def local_support(S, hulls, u, hint):
     """(s, id): the support point of S's core in the direction u (both in S's axes; u need
     not be unit, and may be zero: a point of the shape then) and its vertex id (:data:`NO_ID`
-    on a curved surface). Ties (u orthogonal to a face or an edge) go to the + side."""
+    on a curved surface). Ties (u orthogonal to a face or an edge) go to the + side. A
+    convex mesh of more than :data:`CLIMB` vertices is searched from the vertex ``hint``
+    (a local id; −1: every vertex is tried), the previous support point of a sequence of
+    queries (GJK's, EPA's), along its hull's edges."""
     k = S.kind
     if k == SPHERE or k == PLANE:
         return (0.0, 0.0, 0.0), 0
@@ -104,19 +116,34 @@ def local_support(S, verts, u):
         if length > 0.0:
             return (a2u0 / length, a2u1 / length, a2u2 / length), NO_ID
         return (S.a, 0.0, 0.0), NO_ID
-    # convex mesh: the hull vertex of largest projection (the first on a tie)
-    best, bi = -math.inf, 0
+    # convex mesh: the hull vertex of largest projection
+    V = hulls.vertices
+    if hint >= 0 and S.vcount > CLIMB and hulls.adj_start[S.vstart + S.vcount] > hulls.adj_start[S.vstart]:
+        # hill climbing on the hull's edge graph from the hint: a vertex with no neighbour
+        # higher along u is the highest (a convex polytope has no other local maximum)
+        v = S.vstart + hint
+        best = V[v, 0] * u[0] + V[v, 1] * u[1] + V[v, 2] * u[2]
+        moved = True
+        while moved:
+            moved = False
+            for e in range(hulls.adj_start[v], hulls.adj_start[v + 1]):
+                w = S.vstart + hulls.adj[e]
+                x = V[w, 0] * u[0] + V[w, 1] * u[1] + V[w, 2] * u[2]
+                if x > best:
+                    best, v, moved = x, w, True
+        return (V[v, 0], V[v, 1], V[v, 2]), v - S.vstart
+    best, bi = -math.inf, S.vstart  # every vertex (the first on a tie)
     for v in range(S.vstart, S.vstart + S.vcount):
-        x = verts[v, 0] * u[0] + verts[v, 1] * u[1] + verts[v, 2] * u[2]
+        x = V[v, 0] * u[0] + V[v, 1] * u[1] + V[v, 2] * u[2]
         if x > best:
             best, bi = x, v
-    return (verts[bi, 0], verts[bi, 1], verts[bi, 2]), bi - S.vstart
+    return (V[bi, 0], V[bi, 1], V[bi, 2]), bi - S.vstart
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def support(S, verts, u):
+def support(S, hulls, u, hint):
     """(s, id): :func:`local_support` in world coordinates (u and s world vectors)."""
-    s, ident = local_support(S, verts, unrotate(S.R, u))
+    s, ident = local_support(S, hulls, unrotate(S.R, u), hint)
     return add(S.p, rotate(S.R, s)), ident
 
 
@@ -174,7 +201,7 @@ def _rotate_symmetric(R, H):
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def support_value(S, verts, u):
+def support_value(S, hulls, u):
     """h_S(u) = u·s_S(u) for the core (world u)."""
-    s, _ = support(S, verts, u)
+    s, _ = support(S, hulls, u, -1)
     return dot(u, s)
