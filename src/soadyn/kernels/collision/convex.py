@@ -65,6 +65,9 @@ GJK_TOLERANCE_CURVED = 1e-8
 #: where the polish takes over from a normal this close
 EPA_TOLERANCE_POLYTOPE = 1e-13
 EPA_TOLERANCE_CURVED = 1e-6
+#: and between ellipsoids, spheres and capsules (no faces, no edges but a capsule's segment,
+#: whose sides are smooth): their polish has one reading and needs only the basin
+EPA_TOLERANCE_ROUNDED = 1e-3
 #: Newton steps of the polish
 POLISH_ITERATIONS = 40
 
@@ -85,6 +88,12 @@ CONVEX_INTS = EPA_VERTICES * 2 + EPA_FACES * 4 + EPA_EDGES * 2 + 8
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _polytope(S):
     return not curved(S)
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _rounded(S):
+    """Ellipsoids, spheres and capsules: surfaces without faces or edges."""
+    return S.kind == ELLIPSOID or S.kind == SPHERE or S.kind == CAPSULE
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -234,7 +243,7 @@ def gjk(A, B, hulls, sx, cutoff):
     exact = _polytope(A) and _polytope(B)
     k = 0
     scale_length = 0.0
-    ia = ib = 0  # the support ids, each query's hint for the next
+    ia = ib = -1  # the support ids, each query's hint for the next (−1: a mesh's extremes)
     for _ in range(GJK_ITERATIONS):
         a, ia = support(A, hulls, scale(v, -1.0), ia)
         b, ib = support(B, hulls, v, ib)
@@ -422,7 +431,13 @@ def epa(A, B, hulls, sx, k, fs, js, scale_length):
     FI = carve(js, EPA_VERTICES * 2, (EPA_FACES, 4))
     E = carve(js, EPA_VERTICES * 2 + EPA_FACES * 4, (EPA_EDGES, 2))
     exact = _polytope(A) and _polytope(B)
-    tol = (EPA_TOLERANCE_POLYTOPE if exact else EPA_TOLERANCE_CURVED) * max(scale_length, TINY)
+    if exact:
+        tol = EPA_TOLERANCE_POLYTOPE
+    elif _rounded(A) and _rounded(B):
+        tol = EPA_TOLERANCE_ROUNDED
+    else:
+        tol = EPA_TOLERANCE_CURVED
+    tol *= max(scale_length, TINY)
     nv, nf = _initial_polytope(A, B, hulls, sx, k, PV, PI, FD, FI, 1e-12 * max(scale_length, TINY))
     z = (0.0, 0.0, 0.0)
     if nf == 0:

@@ -15,7 +15,8 @@ as ``ci`` (integers) and ``cf`` (reals), as the dynamics kernels receive a model
   its shape frame (the broad phase's bounds); ``adj_start`` (V + 1,), ``adj``: the hull's
   edge graph, the neighbours of vertex g being the local ids ``adj[adj_start[g]:adj_start[g + 1]]``
   (:class:`~.support.Hulls`); ``fstart``, ``fcount`` (n,): the range of its faces' planes
-  in ``planes`` (F, 4) (outward unit normal, offset; shape frame);
+  in ``planes`` (F, 4) (outward unit normal, offset; shape frame); ``extremes`` (n, 6): the
+  local ids of a hull's extreme vertices along ±x, ±y, ±z;
 * ``pairs`` (P, 2): the allowed pairs (i < j), in the order of
   :func:`~soadyn.collision_distances`; ``pair_index`` (n, n): the row of (i, j) in
   ``pairs`` (either order), −1 for a pair that is not allowed;
@@ -33,7 +34,8 @@ from ...core.layout import carve
 __all__ = ["CollisionViews", "collision_views", "pack_collision_tables", "HEADER"]
 
 CollisionViews = namedtuple("CollisionViews", ("n", "npairs", "nverts", "maxv", "kind", "body", "vstart", "vcount",
-                                               "fstart", "fcount", "pairs", "pair_index", "adj_start", "adj", "params",
+                                               "fstart", "fcount", "extremes", "pairs", "pair_index", "adj_start",
+                                               "adj", "params",
                                                "rotation", "translation", "friction", "radius", "hull_box", "vertices",
                                                "planes"))
 
@@ -53,6 +55,7 @@ def collision_views(ci, cf):
     vcount = carve(ci, o, n); o += n
     fstart = carve(ci, o, n); o += n
     fcount = carve(ci, o, n); o += n
+    extremes = carve(ci, o, (n, 6)); o += 6 * n
     pairs = carve(ci, o, (npairs, 2)); o += 2 * npairs
     pair_index = carve(ci, o, (n, n)); o += n * n
     adj_start = carve(ci, o, nverts + 1); o += nverts + 1
@@ -66,8 +69,9 @@ def collision_views(ci, cf):
     hull_box = carve(cf, o, (n, 6)); o += 6 * n
     vertices = carve(cf, o, (nverts, 3)); o += 3 * nverts
     planes = carve(cf, o, (nfaces, 4))
-    return CollisionViews(n, npairs, nverts, maxv, kind, body, vstart, vcount, fstart, fcount, pairs, pair_index,
-                          adj_start, adj, params, rotation, translation, friction, radius, hull_box, vertices, planes)
+    return CollisionViews(n, npairs, nverts, maxv, kind, body, vstart, vcount, fstart, fcount, extremes, pairs,
+                          pair_index, adj_start, adj, params, rotation, translation, friction, radius, hull_box, vertices,
+                          planes)
 
 
 def pack_collision_tables(tables):
@@ -86,11 +90,13 @@ def pack_collision_tables(tables):
     index[pairs[:, 1], pairs[:, 0]] = np.arange(len(pairs))
     adj_start, adj = _edge_graph(tables, len(vertices))
     hull_box = np.zeros((n, 6))
+    extremes = np.zeros((n, 6), dtype=np.int64)
     for i in range(n):
         if vcount[i]:
             v = vertices[vstart[i]:vstart[i] + vcount[i]]
             hull_box[i, :3] = 0.5 * (v.min(axis=0) + v.max(axis=0))
             hull_box[i, 3:] = 0.5 * (v.max(axis=0) - v.min(axis=0))
+            extremes[i] = np.concatenate([v.argmax(axis=0), v.argmin(axis=0)])
     faces = np.asarray(tables.faces, dtype=np.int64).reshape(-1, 3)
     fstart = np.asarray(tables.face_start, dtype=np.int64)
     fcount = np.asarray(tables.face_count, dtype=np.int64)
@@ -105,7 +111,7 @@ def pack_collision_tables(tables):
             planes[fstart[i]:fstart[i] + fcount[i], 3] = np.einsum("ij,ij->i", normal, v[f[:, 0]])
     header = [n, len(pairs), len(vertices), int(vcount.max()) if n else 0, len(adj), len(faces)]
     ci = np.concatenate([np.array(header, dtype=np.int64), kind, np.asarray(tables.body, dtype=np.int64), vstart,
-                         vcount, fstart, fcount, pairs.ravel(), index.ravel(), adj_start, adj])
+                         vcount, fstart, fcount, extremes.ravel(), pairs.ravel(), index.ravel(), adj_start, adj])
     cf = np.concatenate([np.asarray(tables.params, dtype=float).ravel(),
                          np.asarray(tables.rotation, dtype=float).ravel(),
                          np.asarray(tables.translation, dtype=float).ravel(),

@@ -157,7 +157,7 @@ def _convex(P, S, hulls, margin, M, n, C, Q):
                 C[m, 1], C[m, 2], C[m, 3] = p[0], p[1], p[2]
                 m += 1
     else:
-        _, low = support(S, hulls, scale(n, -1.0), 0)
+        _, low = support(S, hulls, scale(n, -1.0), -1)
         p = _world(S, hulls, S.vstart + low)
         if dot(n, sub(p, P.p)) > margin:
             return 0, n

@@ -29,13 +29,15 @@ from .vector import add, dot, rotate, unrotate
 __all__ = ["Solid", "Hulls", "CLIMB", "solid", "core_radius", "support", "local_support", "support_hessian", "curved",
            "NO_ID"]
 
-Solid = namedtuple("Solid", ("kind", "a", "b", "c", "R", "p", "vstart", "vcount", "fstart", "fcount"))
+Solid = namedtuple("Solid", ("kind", "a", "b", "c", "R", "p", "vstart", "vcount", "fstart", "fcount", "index"))
 
 #: the hull vertices of every convex mesh (V, 3) in their shape frames, their edge graph (the
 #: neighbours of vertex g, a global row of ``vertices``, are the local ids
 #: ``adj[adj_start[g]:adj_start[g + 1]]``) and their faces' planes (F, 4): outward unit
-#: normal and offset, n·x ≤ offset inside (a mesh's rows ``fstart:fstart + fcount``)
-Hulls = namedtuple("Hulls", ("vertices", "adj_start", "adj", "planes"))
+#: normal and offset, n·x ≤ offset inside (a mesh's rows ``fstart:fstart + fcount``), and
+#: per object the local ids of its hull's extreme vertices along ±x, ±y, ±z (n, 6): the starts
+#: of the hill climbing
+Hulls = namedtuple("Hulls", ("vertices", "adj_start", "adj", "planes", "extremes"))
 
 #: convex meshes with more vertices are searched by hill climbing, smaller ones vertex by vertex
 CLIMB = 16
@@ -51,7 +53,7 @@ def solid(t, Rw, pw, i):
     R = (Rw[i, 0, 0], Rw[i, 0, 1], Rw[i, 0, 2], Rw[i, 1, 0], Rw[i, 1, 1], Rw[i, 1, 2], Rw[i, 2, 0], Rw[i, 2, 1],
          Rw[i, 2, 2])
     return Solid(t.kind[i], t.params[i, 0], t.params[i, 1], t.params[i, 2], R, (pw[i, 0], pw[i, 1], pw[i, 2]),
-                 t.vstart[i], t.vcount[i], t.fstart[i], t.fcount[i])
+                 t.vstart[i], t.vcount[i], t.fstart[i], t.fcount[i], i)
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -79,9 +81,9 @@ def local_support(S, hulls, u, hint):
     """(s, id): the support point of S's core in the direction u (both in S's axes; u need
     not be unit, and may be zero: a point of the shape then) and its vertex id (:data:`NO_ID`
     on a curved surface). Ties (u orthogonal to a face or an edge) go to the + side. A
-    convex mesh of more than :data:`CLIMB` vertices is searched from the vertex ``hint``
-    (a local id; −1: every vertex is tried), the previous support point of a sequence of
-    queries (GJK's, EPA's), along its hull's edges."""
+    convex mesh of more than :data:`CLIMB` vertices is searched along its hull's edges from
+    the vertex ``hint`` (a local id: the previous support point of a sequence of queries,
+    GJK's or EPA's) or, for −1, from the highest of its six extreme vertices."""
     k = S.kind
     if k == SPHERE or k == PLANE:
         return (0.0, 0.0, 0.0), 0
@@ -118,11 +120,20 @@ def local_support(S, hulls, u, hint):
         return (S.a, 0.0, 0.0), NO_ID
     # convex mesh: the hull vertex of largest projection
     V = hulls.vertices
-    if hint >= 0 and S.vcount > CLIMB and hulls.adj_start[S.vstart + S.vcount] > hulls.adj_start[S.vstart]:
-        # hill climbing on the hull's edge graph from the hint: a vertex with no neighbour
-        # higher along u is the highest (a convex polytope has no other local maximum)
-        v = S.vstart + hint
-        best = V[v, 0] * u[0] + V[v, 1] * u[1] + V[v, 2] * u[2]
+    if S.vcount > CLIMB and hulls.adj_start[S.vstart + S.vcount] > hulls.adj_start[S.vstart]:
+        # hill climbing on the hull's edge graph from the hint, or from the highest of the
+        # hull's six extreme vertices: a vertex with no neighbour higher along u is the
+        # highest (a convex polytope has no other local maximum)
+        if hint >= 0:
+            v = S.vstart + hint
+            best = V[v, 0] * u[0] + V[v, 1] * u[1] + V[v, 2] * u[2]
+        else:
+            best, v = -math.inf, S.vstart
+            for c in range(6):
+                w = S.vstart + hulls.extremes[S.index, c]
+                x = V[w, 0] * u[0] + V[w, 1] * u[1] + V[w, 2] * u[2]
+                if x > best:
+                    best, v = x, w
         moved = True
         while moved:
             moved = False
