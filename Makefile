@@ -3,7 +3,8 @@
 #   make test   install the test extras and run the whole suite
 #   make docs   install the docs extra and build the documentation into docs/_build/html
 PYTHON ?= python3
-VENV := .venv
+# VENV=<dir> builds a target in another virtual environment (CI builds the docs in a fresh one)
+VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP_BASE := $(VENV)/.installed-base
 STAMP_TEST := $(VENV)/.installed-test
@@ -45,5 +46,5 @@ bench: $(STAMP_TEST)
 	$(BIN)/python -m soadyn bench
 
 clean:
-	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache docs/_build docs/generated docs/auto_examples docs/sg_execution_times.rst
+	rm -rf .venv .venv-docs build *.egg-info src/*.egg-info .pytest_cache docs/_build docs/generated docs/auto_examples docs/sg_execution_times.rst
 	find . -name __pycache__ -prune -exec rm -rf {} +

@@ -73,6 +73,17 @@ class PinPair:
         """Matrix T with v_pin = T v_sd."""
         return self.v_to_pin(np.eye(self.sd.nv)).T
 
+    def parameter_columns(self):
+        """The columns of Pinocchio's regressors (10 per joint, its joint order) in the order of
+        soadyn's (10 per body, body order): ``Y_pin[:, cols]`` has soadyn's columns. Needs every
+        soadyn body to move with its own Pinocchio joint of the same name (as for a URDF both
+        load: fixed links are merged into their parents in both); else a ValueError."""
+        m, pm = self.sd, self.pm
+        if m.nbodies != pm.njoints - 1 or not all(pm.existJointName(b.joint.name) for b in m.bodies):
+            raise ValueError(f"{m.name!r}: its {m.nbodies} bodies do not match Pinocchio's {pm.njoints - 1} joints "
+                             "one to one by joint name")
+        return np.concatenate([10 * (pm.getJointId(b.joint.name) - 1) + np.arange(10) for b in m.bodies])
+
 
 def load_pair(name, floating=None):
     """soadyn and Pinocchio models of the example-robot-data robot ``name`` (see ROBOTS)."""
@@ -125,3 +136,45 @@ def pinocchio_loop_constraints(pair):
         cmodels.append(cm)
         cdatas.append(cm.createData())
     return cmodels, cdatas
+
+
+def robot_contacts(pair, name, q, normals, friction=1.0):
+    """Contacts on the world for a robot standing: solo12's four feet, talos's four sole
+    corners per foot (±0.1 m, ±0.05 m in the sole frame), ur5's tool and a point of its
+    forearm; unit world ``normals`` (k, 3). A :class:`soadyn.Contacts` at q."""
+    import soadyn as sd
+    m = pair.sd
+    R, p = sd.body_placements(m, q)
+
+    def at(frame, offset=np.zeros(3)):
+        f = m.frame(frame)
+        return f.body, R[f.body] @ (f.rotation @ offset + f.translation) + p[f.body]
+
+    if name == "solo12":
+        ends = [at(n) for n in ("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT")]
+    elif name == "talos":
+        corners = [np.array([sx * 0.1, sy * 0.05, 0.0]) for sx in (-1, 1) for sy in (-1, 1)]
+        ends = [at(s, c) for s in ("left_sole_link", "right_sole_link") for c in corners]
+    else:
+        ends = [at(m.frames[-1].name), at(m.bodies[2].name, np.array([0.1, 0.02, 0.0]))]
+    return sd.Contacts.from_points(m, [("world", b) for b, _ in ends], np.array([pt for _, pt in ends]),
+                                   np.asarray(normals, dtype=float)[:len(ends)], friction=friction)
+
+
+def pinocchio_cone_constraints(friction):
+    """Pinocchio's constraint models for a bare contact problem (G, g, μ, R) of k = len(friction)
+    contacts: one PointContactConstraintModel per contact (on a free body of its own, only
+    to size the problem) with its Coulomb coefficient set by ``setFriction`` (what the
+    solvers read; assigning ``.set`` does not change it), in StdVec containers."""
+    import pinocchio as pin
+    model = pin.Model()
+    for i in range(len(friction)):
+        j = model.addJoint(0, pin.JointModelFreeFlyer(), pin.SE3.Identity(), f"body{i}")
+        model.appendBodyToJoint(j, pin.Inertia.FromBox(1.0, 1.0, 1.0, 1.0), pin.SE3.Identity())
+    cms, cds = pin.StdVec_ConstraintModel(), pin.StdVec_ConstraintData()
+    for i, mu in enumerate(friction):
+        c = pin.PointContactConstraintModel(model, i + 1, pin.SE3.Identity(), 0, pin.SE3.Identity())
+        c.setFriction(float(mu))
+        cms.append(pin.ConstraintModel(c))
+        cds.append(cms[-1].createData())
+    return cms, cds

@@ -113,6 +113,16 @@ def _check_api_listed(app):
         raise RuntimeError(f"docs/api.rst: public names of soadyn.__all__ missing from the API reference: {missing}")
 
 
+def _skip_top_level_names(app, what, name, obj, skip, options):
+    """On a module's page (``soadyn.geometry``), leave out the members that soadyn exports
+    at the top level: they have a page of their own (``soadyn.Contacts``), and a second
+    description of the same object is a warning."""
+    if what == "module" and name in soadyn.__all__ and getattr(soadyn, name, None) is obj:
+        return True
+    return None
+
+
 def setup(app):
     app.connect("builder-inited", _check_api_listed)
+    app.connect("autodoc-skip-member", _skip_top_level_names)
     app.connect("autodoc-process-docstring", _tolerate_plain_text)

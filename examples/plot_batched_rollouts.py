@@ -6,7 +6,7 @@ Most functions take a leading batch dimension: ``q`` of shape (B, nq), ``v`` and
 others likewise, and evaluate all B states in one call of a compiled loop, split into
 blocks over ``NUMBA_NUM_THREADS`` threads. :func:`soadyn.rollout` integrates B control
 sequences from B initial states in one compiled call. Trees only; closed chains have
-:func:`soadyn.simulate.simulate` and the batched cluster functions.
+:func:`soadyn.simulate` and the batched cluster functions.
 """
 import time
 

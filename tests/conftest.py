@@ -148,6 +148,16 @@ def tree_state(case, with_velocity=False):
     return model, q
 
 
+def tree_motion(n, seed, floating):
+    """(model, q, v, a, rng): the random tree ``random_tree(n, seed, floating_base=floating)``
+    at a random configuration, velocity and acceleration (``rng`` continues the draws)."""
+    model = random_tree(n, seed, floating_base=floating)
+    rng = np.random.default_rng(seed)
+    q = sd.random_configuration(model, rng)
+    v, a = rng.normal(size=(2, model.nv))
+    return model, q, v, a, rng
+
+
 def mass_matrix(model, q):
     """CRBA mass matrix into a zeroed buffer: the kernel writes only the blocks of related
     bodies (ancestor/descendant pairs) and leaves the others as found."""

@@ -24,7 +24,10 @@ def _cases():
         frames = [tree.frames[-1].name, tree.frames[4].name]
         cases += [(f"aba{k}", lambda q=q, v=v, tau=tau: sd.aba(tree, q, v, tau)),
                   (f"mass_matrix{k}", lambda q=q: sd.mass_matrix(tree, q)),
-                  (f"oscm{k}", lambda q=q, frames=frames: sd.operational_space_compliance(tree, q, frames))]
+                  (f"oscm{k}", lambda q=q, frames=frames: sd.operational_space_compliance(tree, q, frames)),
+                  (f"coriolis{k}", lambda q=q, v=v: sd.coriolis_matrix(tree, q, v)),
+                  (f"centroidal{k}", lambda q=q: sd.centroidal_momentum_matrix(tree, q)),
+                  (f"regressor{k}", lambda q=q, v=v, tau=tau: sd.joint_torque_regressor(tree, q, v, tau))]
         y, yd = sd.closed.embedding.random_independent_state(four_bar, rng, 0.6)
         qc, vc = sd.spanning_state(four_bar, y, yd)
         tc = rng.normal(size=four_bar.nv)
@@ -38,6 +41,7 @@ def _cases():
         yc, ydc = sd.closed.embedding.random_independent_state(cheetah, rng, 0.6)
         tau_c = rng.normal(size=len(ydc))
         cases.append((f"cluster_aba_cheetah{k}", lambda yc=yc, ydc=ydc, t=tau_c: sd.cluster_aba(cheetah, yc, ydc, t)))
+        cases.append((f"cluster_regressor{k}", lambda y=y, yd=yd: sd.cluster_torque_regressor(four_bar, y, yd, yd)))
     return cases
 
 

@@ -431,6 +431,8 @@ def test_cli_view_loads_the_file_and_serves_it(monkeypatch, capsys, tmp_path):
     assert cli.main(["view", "four_bar_linkage"]) == 0
     model, kw = calls[-1]
     assert model.name == sd.models.get("four_bar_linkage").name and kw["block"] and kw["port"] == 8080
+    assert kw["collisions"] is False
+    assert cli.main(["view", "four_bar_linkage", "--collisions"]) == 0 and calls[-1][1]["collisions"] is True
     capsys.readouterr()
     assert cli.main(["view", str(tmp_path / "nope.urdf")]) == 1
     err = capsys.readouterr().err.strip().splitlines()

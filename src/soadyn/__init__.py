@@ -10,6 +10,7 @@ Quick reference (see the README and each function's docstring)::
     a = sd.aba(model, q, v, tau)             # forward dynamics, O(N)
     pm = sd.partition_hinges(model)          # multi-dof hinges as 1-dof sub-hinges + mass-less bodies
     qs, vs = sd.rollout(model, q0, v0, tau_seq, dt, "rk4")  # (T, nv) controls -> (T+1, nq), (T+1, nv)
+    res = sd.simulate(model, q0, v0, t_final, dt)  # SimulationResult: t, q, v, energy (closed chains too)
     M = sd.mass_matrix(model, q)             # composite rigid bodies (or method="jtmj")
     J = sd.frame_jacobian(model, q, "tool", reference="local")
     Gc = sd.constraint_jacobian(model, q)    # closed chains: loop joints, couplings, ...
@@ -60,20 +61,30 @@ from .core.model import Model  # noqa: E402
 from .core.partition import merge_massless, partition_hinges, partitioned_state, unpartitioned_state  # noqa: E402
 from .core.status import ClosedChainError  # noqa: E402
 from .geometry import Contacts, Distances, collision_distances, collision_placements, detect_contacts  # noqa: E402
+from .contact import ContactSolution, delassus, solve_contacts  # noqa: E402
 from .dynamics.aba import aba  # noqa: E402
 from .dynamics.crba import mass_matrix  # noqa: E402
 from .dynamics.derivatives import aba_derivatives, rnea_derivatives  # noqa: E402
-from .dynamics.energy import center_of_mass, kinetic_energy, potential_energy  # noqa: E402
+from .dynamics.energy import kinetic_energy, potential_energy  # noqa: E402
 from .dynamics.innovations import articulated_inertias, log_det_mass_matrix, mass_matrix_inverse  # noqa: E402
 from .dynamics.jacobians import frame_jacobian  # noqa: E402
 from .dynamics.kinematics import (body_placements, forward_kinematics, frame_acceleration,  # noqa: E402
                                   frame_placement, frame_velocity)
 from .dynamics.oscm import operational_space_compliance, operational_space_inertia  # noqa: E402
+# centroidal dynamics, the Coriolis matrix, dynamic parameters and regressors (issue 42)
+from .core.parameters import check_dynamic_parameters, dynamic_parameters  # noqa: E402
+from .dynamics.centroidal import (center_of_mass, center_of_mass_jacobian, centroidal_inertia,  # noqa: E402
+                                  centroidal_momentum, centroidal_momentum_matrix, centroidal_momentum_rate)
+from .dynamics.coriolis import coriolis_matrix  # noqa: E402
+from .dynamics.regressors import (joint_torque_regressor, kinetic_energy_regressor,  # noqa: E402
+                                  potential_energy_regressor)
+from .closed.embedding import cluster_torque_regressor  # noqa: E402
 from .dynamics.rnea import bias_forces, body_forces, generalized_gravity, rnea  # noqa: E402
 from .dynamics.rollout import rollout  # noqa: E402
 from .io.mjcf import MJCFError, load_mjcf  # noqa: E402
 from .io.urdf import URDFError, load_urdf  # noqa: E402
 from .spec import operators  # noqa: E402
+from .simulate import SimulationResult, simulate  # noqa: E402  (the function; its module: sys.modules["soadyn.simulate"])
 from . import plot  # noqa: E402  (matplotlib is imported when a picture is drawn)
 from . import viewer  # noqa: E402  (viser is imported when a viewer is served)
 from . import compiled  # noqa: E402  (the kernels for your own Numba code)
@@ -97,5 +108,9 @@ __all__ = [
     "cluster_rnea_derivatives", "cluster_aba_derivatives",
     "projected_rnea", "projected_forward_dynamics", "projected_efpa", "ConstraintError", "ClosedChainError", "symbolic_constraint",
     "geometry", "Contacts", "collision_placements", "detect_contacts", "collision_distances", "Distances",
-    "rollout", "plot", "viewer", "compiled", "partition_hinges", "merge_massless", "partitioned_state", "unpartitioned_state",
+    "delassus", "solve_contacts", "ContactSolution",
+    "rollout", "simulate", "SimulationResult", "plot", "viewer", "compiled", "partition_hinges", "merge_massless", "partitioned_state", "unpartitioned_state",
+    "center_of_mass_jacobian", "centroidal_momentum_matrix", "centroidal_momentum", "centroidal_momentum_rate",
+    "centroidal_inertia", "coriolis_matrix", "dynamic_parameters", "check_dynamic_parameters", "joint_torque_regressor",
+    "kinetic_energy_regressor", "potential_energy_regressor", "cluster_torque_regressor",
 ]

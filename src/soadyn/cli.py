@@ -46,6 +46,68 @@ def _builtin_names():
     return ", ".join(models.BUILTIN)
 
 
+def _largest(values, names):
+    """"|x| = n, largest x[name] = v": the norm and the largest entry of a vector, named."""
+    k = int(np.argmax(np.abs(values)))
+    return f"|x| = {np.linalg.norm(values):.4g}, largest {names[k]} = {values[k]:+.4g}"
+
+
+def _print_quantity(label, text, verbose_value=None, verbose=False):
+    """One line per quantity: ``label`` padded, then ``text``; the whole array below it
+    with ``--verbose``."""
+    print(f"  {label:<34s}{text}")
+    if verbose and verbose_value is not None:
+        print(np.array2string(np.asarray(verbose_value), prefix="    ", max_line_width=110).replace("\n", "\n    ")
+              if np.ndim(verbose_value) else verbose_value)
+
+
+def _eigen_range(M):
+    w = np.linalg.eigvalsh(0.5 * (M + M.T))
+    return f"{M.shape[0]} x {M.shape[1]}, eigenvalues in [{w[0]:.3g}, {w[-1]:.3g}], condition {w[-1] / w[0]:.3g}"
+
+
+def _demo_tree(model, rng, verbose):
+    """The tree functions at a random state; returns (q, v)."""
+    q = sd.random_configuration(model, rng)
+    v = rng.normal(size=model.nv)
+    names = [f"v[{k}]" for k in range(model.nv)]
+    for j in model.joints:
+        for r in range(j.nv):
+            names[j.v_index + r] = j.name if j.nv == 1 else f"{j.name}[{r}]"
+    print("  state                             random q, v ~ N(0, 1), tau = 0")
+    M = sd.mass_matrix(model, q)
+    _print_quantity("mass matrix M(q) (CRBA)", _eigen_range(M), M, verbose)
+    C = sd.bias_forces(model, q, v)
+    _print_quantity("bias forces C(q, v) [N, N m]", _largest(C, names), C, verbose)
+    a = sd.aba(model, q, v, np.zeros(model.nv))
+    _print_quantity("forward dynamics (ABA) qdd", _largest(a, names), a, verbose)
+    _print_quantity("check |rnea(qdd) - tau|", f"{np.abs(sd.rnea(model, q, v, a)).max():.2e}")
+    return q, v
+
+
+def _demo_closed(model, rng, verbose):
+    """The closed-chain functions at a consistent state; returns (q, v)."""
+    y, yd = random_independent_state(model, rng)
+    q, v = sd.spanning_state(model, y, yd)
+    names = sd.cluster_tree(model).velocity_names
+    print("  state                             loops closed from random independent coordinates, tau = 0")
+    _print_quantity("constraint residual max |d(q)|", f"{np.abs(sd.constraint_residual(model, q)).max():.2e}")
+    H = sd.cluster_mass_matrix(model, y)
+    _print_quantity("mass matrix H(y) = GᵀMG", _eigen_range(H), H, verbose)
+    res = sd.constrained_forward_dynamics(model, q, v, np.zeros(model.nv))
+    _print_quantity("constraints", f"{res.n_constraints} rows of G_c, rank {res.constraint_rank}, "
+                                   f"{res.degrees_of_freedom} degrees of freedom")
+    ydd = sd.cluster_aba(model, y, yd, np.zeros(yd.size))
+    _print_quantity("forward dynamics (C-ABA) ydd", _largest(ydd, names), ydd, verbose)
+    # checked against a cut-joint method: the default may be the embedding, i.e. C-ABA itself
+    check = res if res.method != "embedding" else sd.constrained_forward_dynamics(model, q, v, np.zeros(model.nv),
+                                                                                  method="direct")
+    qdd_ind = sd.independent_state(model, q, check.qdd)[1]
+    _print_quantity(f"check |C-ABA - {check.method} method|", f"{np.abs(qdd_ind - ydd).max():.2e}", check.qdd,
+                    verbose)
+    return q, v
+
+
 def _demo(args):
     if args.model not in models.BUILTIN:
         return _error("demo", f"--model: unknown built-in model {args.model!r}; expected one of: "
@@ -53,61 +115,35 @@ def _demo(args):
     t0 = time.perf_counter()
     try:
         model = models.get(args.model)
-    except ImportError as e:  # tello needs sympy (extra 'symbolic')
-        hint = " (pip install 'soadyn[symbolic]')" if e.name == "sympy" else ""
-        return _error("demo", f"--model {args.model}: needs an optional package that cannot be imported{hint}: "
-                              f"{e}", 1)
+    except ImportError as e:
+        return _error("demo", f"--model {args.model}: needs a package that cannot be imported: {e}", 1)
     try:
         os.makedirs(args.output, exist_ok=True)
     except OSError as e:
         return _error("demo", f"--output: cannot create the directory {args.output!r} ({e.strerror})", 1)
-    print(model.summary())
-    rng = np.random.default_rng(0)
-    q = sd.random_configuration(model, rng)
-    v = rng.normal(size=model.nv)
-    tau = np.zeros(model.nv)
-    np.set_printoptions(precision=4, suppress=True, linewidth=110)
     closed = model.has_constraints
-    if closed:
-        # a closed chain: close the loops (a consistent state from random independent
-        # coordinates), then the closed-chain functions; the tree functions refuse the model
-        y, yd = random_independent_state(model, rng)
-        q, v = sd.spanning_state(model, y, yd)
-        print(f"\nState on the constraint manifold (loops closed from random independent coordinates):"
-              f"\n       q = {q}\n       v = {v}")
-        print(f"Mass matrix of the independent coordinates H(y) = GᵀMG:\n{sd.cluster_mass_matrix(model, y)}")
-        res = sd.constrained_forward_dynamics(model, q, v, tau)
-        print(f"Constraints: {res.n_constraints} rows of G_c, constraint_rank {res.constraint_rank}, "
-              f"degrees_of_freedom {res.degrees_of_freedom}")
-        print(f"Constrained forward dynamics ({res.method} method), tau = 0: qdd = {res.qdd}")
-        ydd = sd.cluster_aba(model, y, yd, np.zeros(yd.size))
-        print(f"Constraint embedding check: |C-ABA - {res.method}| = "
-              f"{np.abs(sd.independent_state(model, q, res.qdd)[1] - ydd).max():.2e}")
-    else:
-        print(f"\nState: q = {q}\n       v = {v}")
-        print(f"Mass matrix M(q) (CRBA):\n{sd.mass_matrix(model, q)}")
-        print(f"Bias forces C(q, v) = {sd.bias_forces(model, q, v)}")
-        a = sd.aba(model, q, v, tau)
-        print(f"Forward dynamics (ABA), tau = 0: qdd = {a}")
-        print(f"Inverse dynamics check: |rnea(qdd) - tau| = {np.abs(sd.rnea(model, q, v, a) - tau).max():.2e}")
-    print(f"Energy: kinetic {sd.kinetic_energy(model, q, v):.6f} J, potential {sd.potential_energy(model, q):.6f} J")
-    print(f"(compile/cache load and evaluation: {time.perf_counter() - t0:.2f} s)")
+    print(model.summary() if args.verbose else model.summary().splitlines()[0])
+    rng = np.random.default_rng(0)
+    np.set_printoptions(precision=4, suppress=True, linewidth=110)
+    q, v = (_demo_closed if closed else _demo_tree)(model, rng, args.verbose)
+    _print_quantity("energy", f"kinetic {sd.kinetic_energy(model, q, v):.6g} J, "
+                              f"potential {sd.potential_energy(model, q):.6g} J")
+    _print_quantity("compile or cache load, evaluation", f"{time.perf_counter() - t0:.2f} s")
 
     if closed:
         res = simulate(model, q, v, args.duration, dt=args.dt, progress=True, stabilization="baumgarte",
                        baumgarte=DEMO_BAUMGARTE)
         alpha, beta = DEMO_BAUMGARTE
-        how = (f"constrained forward dynamics ({res.info['constraint_method']} method) with Baumgarte "
+        how = (f"constrained forward dynamics ({res.info['constraint_method']} method), Baumgarte "
                f"stabilization (alpha = {alpha:g}/s, beta = {beta:g}/s)")
     else:
         res = simulate(model, q, v, args.duration, dt=args.dt, progress=True)
         how = "forward dynamics (ABA)"
-    print(f"\nSimulated {args.duration:g} s with RK4 (dt = {args.dt:g} s, no torque), {how}:")
-    print(f"  energy {'of the closed system ' if closed else ''}E(0) = {res.energy[0]:.6f} J, "
-          f"energy drift max |E(t) - E(0)| = {res.energy_drift:.3e} J")
+    print(f"\nSimulated {args.duration:g} s of free motion with RK4 (dt = {args.dt:g} s), {how}:")
+    _print_quantity("energy drift max |E(t) - E(0)|", f"{res.energy_drift:.3e} J of E(0) = {res.energy[0]:.6g} J")
     if closed:
-        print(f"  constraint residuals: position max |d(q)| = {res.constraint_drift:.3e}, "
-              f"velocity max |G_c v - U| = {float(np.max(res.velocity_residual)):.3e}")
+        _print_quantity("constraint drift max |d(q)|", f"{res.constraint_drift:.3e}")
+        _print_quantity("velocity drift max |G_c v - U|", f"{float(np.max(res.velocity_residual)):.3e}")
     path = os.path.join(args.output, f"{model.name}_energy.png")
     try:
         import matplotlib  # optional (extra 'plot'): imported only to draw
@@ -167,7 +203,7 @@ def _view(args):
         return model
     print(model.summary())
     try:
-        sd.viewer.show(model, host=args.host, port=args.port, block=True)
+        sd.viewer.show(model, host=args.host, port=args.port, block=True, collisions=args.collisions)
     except ImportError as e:
         return _error("view", str(e).splitlines()[0], 1)
     return 0
@@ -240,6 +276,7 @@ def parser():
     d.add_argument("--duration", type=_positive_seconds, default=5.0, help="simulated time [s] (default 5)")
     d.add_argument("--dt", type=_positive_seconds, default=1e-3, help="RK4 step [s] (default 0.001)")
     d.add_argument("--output", default="demo_output", help="directory for the plot (default demo_output)")
+    d.add_argument("--verbose", action="store_true", help="also print the body tree and the full arrays")
     d.set_defaults(func=_demo)
     m = sub.add_parser("models", help="list the built-in models, one line each",
                        description="The built-in models: name, size, tree or closed chain, description.")
@@ -258,6 +295,7 @@ def parser():
     w.add_argument("--floating", action="store_true", help="add a floating base")
     w.add_argument("--host", default="127.0.0.1", help="address to serve on (default 127.0.0.1)")
     w.add_argument("--port", type=int, default=8080, help="port (default 8080; the next free one if busy)")
+    w.add_argument("--collisions", action="store_true", help="also draw the collision shapes (a GUI box toggles them)")
     w.set_defaults(func=_view)
     sub.add_parser("precompile", help="compile every kernel into the on-disk cache")
     sub.add_parser("bench", help="benchmarks against peer libraries (from a source checkout)")

@@ -19,6 +19,7 @@ import numpy as np
 
 import soadyn as sd
 from soadyn.dynamics import innovations, oscm, spo
+from soadyn.dynamics.rollout import exponential_coordinate_rate
 
 
 def _tree_kernels():
@@ -56,12 +57,12 @@ def _tree_kernels():
     sd.frame_velocity(m, q, v, m.frames[-1].name)
     sd.frame_acceleration(m, q, v, a, m.frames[-1].name)
     sd.kinetic_energy(m, q, v)
-    sd.center_of_mass(m, q, v)
     sd.integrate(m, q, v, 0.1)
     sd.difference(m, q, q)
     sd.configuration_rate(m, q, v)
     sd.normalize(m, q)
     sd.rollout(m, q, v, a[None], 0.01)  # one kernel for every integrator
+    exponential_coordinate_rate(m, v, a, 0.01)  # simulate's RK4 stages
 
 
 def _tree_batches():
@@ -109,6 +110,21 @@ def _operator_kernels():
     innovations.apply_innovations_factor(m, q, x)
     spo.spo_product(m, q, np.ones((m.nbodies, 6)))
     spo.influence_product(m, np.ones((m.nbodies, 6, 6)), np.ones((m.nbodies, 6)))
+
+
+def _control_kernels():
+    """Centroidal dynamics, the Coriolis matrix and the dynamic-parameter regressors (single
+    states and batches: their kernels take both)."""
+    m = sd.models.random_tree(8, 2, floating_base=True)
+    rng = np.random.default_rng(0)
+    q = sd.random_configuration(m, rng)
+    v, a = rng.normal(size=(2, m.nv))
+    sd.centroidal_momentum_matrix(m, q)
+    sd.center_of_mass_jacobian(m, q)
+    sd.center_of_mass(m, q, v, a)  # one kernel for the centre of mass, h_G, its rate and I_G
+    sd.coriolis_matrix(m, q, v)
+    sd.joint_torque_regressor(m, q, v, a)
+    sd.kinetic_energy_regressor(m, q, v)  # one kernel for both energy regressors
 
 
 def _closed_chain_methods():
@@ -179,6 +195,25 @@ def _collision_kernels():
     sd.collision_distances(m, q)
 
 
+def _contact_kernels():
+    """The contact dynamics: the Delassus operator (tree and cluster paths), the contact
+    Jacobian products and the NCP solvers."""
+    m = sd.models.random_tree(6, 0, floating_base=True)
+    q = sd.random_configuration(m, 0)
+    contacts = sd.Contacts.from_points(m, [("world", 5), (2, 4)], [[0.0, 0.0, 0.0], [0.1, 0.0, 0.2]],
+                                       [[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]])
+    for _ in range(2):  # the validated call, then the fast path
+        G = sd.delassus(m, q, contacts)
+    sd.contact.contact_velocities(m, q, np.zeros(m.nv), contacts)
+    sd.contact.impulse_response(m, q, contacts, np.ones((2, 3)))
+    for method in ("admm", "pgs"):
+        sd.solve_contacts(G + np.eye(6), np.ones(6), [0.5, 0.5], method=method, warn=False)
+    robot = sd.models.mini_cheetah()
+    qc = sd.neutral(robot)
+    foot = robot.frame(robot.frames[-1].name)
+    sd.delassus(robot, qc, sd.Contacts.from_points(robot, [("world", foot.body)], [[0.0, 0.0, 0.0]], [[0.0, 0.0, 1.0]]))
+
+
 #: kernel groups in the order the pool starts them. With two processes the first runs the
 #: longest group, "implicit", alone; the second runs the rest in this order, each group
 #: loading from the on-disk cache what an earlier one compiled: the tree kernels that the
@@ -190,8 +225,8 @@ def _collision_kernels():
 #: and 127.7 s in CI's clean clone (2026-11-27; its later groups compiled again what they
 #: usually load from the cache): not kept.
 GROUPS = {"implicit": _implicit_clusters, "tree": _tree_kernels, "operators": _operator_kernels,
-          "batches": _tree_batches, "closed": _closed_chain_methods, "clusters": _cluster_kernels,
-          "collision": _collision_kernels}
+          "control": _control_kernels, "batches": _tree_batches, "closed": _closed_chain_methods,
+          "clusters": _cluster_kernels, "contact": _contact_kernels, "collision": _collision_kernels}
 
 
 def _quiet():

@@ -1,10 +1,23 @@
 """Time integration of the equations of motion.
 
-:func:`simulate` integrates ``q̇ = v`` (on the configuration manifold: through
-:func:`soadyn.integrate` for RK4, through the quaternion kinematics and
-renormalisation for the adaptive methods) and ``v̇`` from the forward dynamics with
-fixed-step RK4 or an adaptive ``scipy.integrate.solve_ivp`` method, recording time,
-states and energy.
+:func:`simulate` integrates ``q̇ = v`` (on the configuration manifold) and ``v̇`` from
+the forward dynamics with fixed-step RK4 or an adaptive ``scipy.integrate.solve_ivp``
+method, recording time, states and energy.
+
+RK4 is the Runge–Kutta–Munthe-Kaas form of classical RK4 ([MuntheKaas99]; the scheme
+of :mod:`soadyn.kernels.rollout`, which :func:`soadyn.rollout` compiles): its stages are
+points q_k ⊕ u_i of one chart around q_k (:func:`soadyn.integrate`) and it sums the rates
+of those exponential coordinates, dexp⁻¹_{−u_i}(v_i)
+(:func:`soadyn.dynamics.rollout.exponential_coordinate_rate`), so that it is of fourth
+order in q and v on spherical and free joints too (summing the stage velocities
+themselves is of second order in q there). The adaptive methods integrate the quaternion
+kinematics q̇ = ½ q ⊗ ω (:func:`soadyn.configuration_rate`) and renormalise.
+
+The time grid: ``t_final`` is reached exactly. The steps are dt long but the last, which
+is shortened to end at ``t_final`` when dt does not divide it (a remainder below 1e-9 dt,
+the rounding of t_final/dt, is absorbed into the last step instead). A run is bounded:
+more than ``max_steps`` steps (default :data:`MAX_STEPS`) raise ValueError before any
+work; ``record_every`` keeps the record of a long run small.
 
 Tree models use ``aba``. Closed-chain models (loop joints, couplings, user
 constraints) use :func:`soadyn.constrained_forward_dynamics`; the DAE then drifts off
@@ -25,6 +38,7 @@ the previous step's configuration (the mechanism keeps its assembly branch).
 """
 from __future__ import annotations
 
+import math
 import sys
 from dataclasses import dataclass, field
 
@@ -36,12 +50,25 @@ from .closed.embedding.algorithms import cluster_aba, spanning_state
 from .closed.embedding.clusters import cluster_tree
 from .closed.forward import METHODS, solve_constrained
 from .closed.kinematics import check_residuals, evaluate_constraints
+from .core import validation as val
 from .core.constraints import ConstraintError
 from .core.configuration import configuration_rate, integrate, normalize
 from .dynamics.aba import aba
 from .dynamics.energy import kinetic_energy, potential_energy
+from .dynamics.rollout import exponential_coordinate_rate
 
-__all__ = ["simulate", "SimulationResult"]
+__all__ = ["simulate", "SimulationResult", "MAX_STEPS"]
+
+#: the default cap of :func:`simulate` on the number of steps (RK4) or output intervals
+#: (adaptive methods) of one call: 10⁶, 1000 s at dt = 1 ms. It bounds the run time (four
+#: evaluations of the dynamics per RK4 step) and the memory of the record (at most
+#: max_steps/record_every + 2 states), so that a mistyped t_final (1e12 s) is an error,
+#: not a run that ends when the memory does. A cap on the memory alone would not bound
+#: the time of a run with a large ``record_every``.
+MAX_STEPS = 1_000_000
+
+#: a remainder of t_final/dt below this fraction of a step is rounding: no extra step
+_GRID_TOLERANCE = 1e-9
 
 
 @dataclass
@@ -123,6 +150,115 @@ def _indices(index, n, name):
     return idx.astype(int)
 
 
+def _count(x, name):
+    """``x`` as a positive int; a bool, a float or text raises TypeError, zero or a
+    negative number ValueError."""
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
+        raise TypeError(f"{name}: expected a positive integer, got {type(x).__name__} {x!r}")
+    if x < 1:
+        raise ValueError(f"{name}: expected a positive integer, got {x}")
+    return int(x)
+
+
+@dataclass(frozen=True)
+class _TimeGrid:
+    """The steps of a simulation over [0, t_final]: ``n`` steps, each ``dt`` long but the
+    last, which ends at ``t_final`` exactly (shortened when dt does not divide t_final).
+    ``every``: the steps recorded are the multiples of it, and the last."""
+
+    n: int
+    dt: float
+    t_final: float
+    every: int
+
+    def time(self, k):
+        """t_k [s], the end of step k (t_0 = 0, t_n = t_final)."""
+        return self.t_final if k == self.n else k * self.dt
+
+    def step(self, k):
+        """The length [s] of step k = 1..n (from t_{k−1} to t_k)."""
+        return self.t_final - (self.n - 1) * self.dt if k == self.n else self.dt
+
+    def recorded(self, k):
+        """Whether the state at the end of step k is recorded."""
+        return k % self.every == 0 or k == self.n
+
+    @property
+    def samples(self):
+        """The number of recorded states, t_0 included."""
+        return 1 + self.n // self.every + (self.n % self.every != 0)
+
+    def row(self, k):
+        """The row of the record that holds the state at the end of step k, or None."""
+        if k % self.every == 0:
+            return k // self.every
+        return self.samples - 1 if k == self.n else None
+
+    def new_record(self, q, v):
+        """(Q (samples, nq), V (samples, nv)), the record of a run, row 0 the state (q, v)."""
+        Q, V = np.empty((self.samples, q.shape[0])), np.empty((self.samples, v.shape[0]))
+        Q[0], V[0] = q, v
+        return Q, V
+
+    def recorded_times(self):
+        """(samples,) the times [s] of the recorded states."""
+        ks = np.arange(0, self.n + 1, self.every)
+        if ks[-1] != self.n:
+            ks = np.append(ks, self.n)
+        t = ks * self.dt
+        t[-1] = self.t_final
+        return t
+
+
+def _time_grid(t_final, dt, max_steps, record_every, what):
+    """The :class:`_TimeGrid` of [0, t_final] in steps of dt (module docstring), or a
+    ValueError before any work when it has more than ``max_steps`` steps."""
+    steps = t_final / dt
+    if not steps <= max_steps + _GRID_TOLERANCE:
+        raise ValueError(
+            f"t_final, dt: {t_final:g} s at dt = {dt:g} s is {steps:.4g} {what}, more than max_steps = {max_steps} (the "
+            "cap on a call's run time and record, checked before any work); pass max_steps=N to allow more (and "
+            "record_every=k to keep every k-th state only), or a larger dt")
+    n = max(1, math.ceil(steps - _GRID_TOLERANCE))
+    return _TimeGrid(n, dt, t_final, record_every)
+
+
+def _finite(x, what, t):
+    """``x``, or OverflowError when an entry is not finite (the dynamics left the finite
+    numbers at time t: too large a step, state or force)."""
+    if not np.isfinite(x).all():
+        raise OverflowError(f"{what} at t = {t:g} s is not finite (inf or NaN): the simulation diverged, from a time "
+                            "step too large for these dynamics or a state or force too large")
+    return x
+
+
+def _rk4_step(t, q, v, h, accel, advance, rate):
+    """One RK4 step of length h from (t, q, v) in the Runge–Kutta–Munthe-Kaas form (the
+    scheme of :mod:`soadyn.kernels.rollout`, [MuntheKaas99]): ``accel(t, q, v)`` the
+    forward dynamics, ``advance(q, u, h)`` = q ⊕ u·h and ``rate(u, w, h)`` =
+    dexp⁻¹_{−u h}(w), the rate of the exponential coordinates. Returns (q, v) at t + h."""
+    a = accel(t, q, v)
+    k = v  # K̃1 = v: dexp⁻¹ at u = 0 is the identity
+    ksum, asum = v.copy(), a.copy()
+    for c, weight in ((0.5, 2.0), (0.5, 2.0), (1.0, 1.0)):  # the nodes and weights of stages 2, 3, 4
+        ch = c * h
+        vs = v + ch * a
+        a = accel(t + ch, advance(q, k, ch), vs)  # at q ⊕ u_i, u_i = c h K̃_{i−1}
+        k = rate(k, vs, ch)  # K̃_i = dexp⁻¹_{−u_i}(v_i)
+        ksum += weight * k
+        asum += weight * a
+    return advance(q, ksum, h / 6.0), v + h / 6.0 * asum
+
+
+def _step(grid, k, q, v, accel, advance, rate):
+    """Step k of ``grid`` by :func:`_rk4_step`; an overflow names the time of the step."""
+    t = grid.time(k - 1)
+    try:
+        return _rk4_step(t, q, v, grid.step(k), accel, advance, rate)
+    except OverflowError as e:
+        raise OverflowError(f"simulate, the step from t = {t:g} s: {e}") from None
+
+
 def _torque(tau, t, q, v, nv):
     if tau is None:
         return np.zeros(nv)
@@ -156,12 +292,14 @@ def _closed_chain_parts(model, stabilization, baumgarte, constraint_method):
                          "exactly and takes no Baumgarte terms; use stabilization='projection' (or 'none')")
     gains = None
     if stabilization == "baumgarte":
-        gains = tuple(float(x) for x in baumgarte)
-        if len(gains) != 2 or min(gains) < 0 or not all(np.isfinite(gains)):
-            raise ValueError(f"baumgarte: expected two non-negative gains (alpha, beta) [1/s], got {baumgarte!r}")
+        gains = val.baumgarte_gains(baumgarte)
+        if gains is None:
+            raise ValueError("baumgarte: stabilization='baumgarte' needs two finite non-negative gains (alpha, beta) "
+                             "[1/s], got None")
 
     def accel(t, q, v, tau):
-        return solve_constrained(model, q, v, tau, constraint_method, t=t, baumgarte=gains).qdd
+        return _finite(solve_constrained(model, q, v, tau, constraint_method, t=t, baumgarte=gains).qdd,
+                       "the acceleration", t)
 
     def project(t, q, v):
         return close_loops(model, q, v, independent=(), t=t, tol=1e-12)
@@ -175,7 +313,7 @@ def _closed_chain_parts(model, stabilization, baumgarte, constraint_method):
     return accel, project if stabilization == "projection" else None, residuals
 
 
-def _simulate_independent(model, q, v, t_final, dt, tau, record_every, progress, check, residual_tol):
+def _simulate_independent(model, q, v, grid, tau, progress, check, residual_tol):
     """:func:`simulate` with ``coordinates="independent"`` (the module docstring)."""
     tree = cluster_tree(model)
     if any(cl.joint._locked_v.size for cl in tree.clusters):
@@ -192,55 +330,54 @@ def _simulate_independent(model, q, v, t_final, dt, tau, record_every, progress,
     iq, iv = tree.independent_q_index, tree.independent_v_index
     y, yd = q[iq], v[iv]
 
-    def advance(y, yd, h):
-        """y ⊕ ẏ h on the joints' configuration manifolds (the joints of y are whole
-        joints: their coordinates and velocities move as in the spanning tree)."""
-        x = q.copy()  # the dependent entries do not move (zero velocity there)
-        x[iq] = y
-        w = np.zeros(nv)
-        w[iv] = yd
-        return integrate(model, x, w, h)[iq]
+    def spanning_velocity(w):
+        full = np.zeros(nv)  # the dependent entries do not move (zero velocity there)
+        full[iv] = w
+        return full
 
-    def accel(t, y, yd, q_guess):
+    def advance(y, w, h):
+        """y ⊕ w h on the joints' configuration manifolds (the joints of y are whole
+        joints: their coordinates and velocities move as in the spanning tree)."""
+        x = q.copy()
+        x[iq] = y
+        return integrate(model, x, spanning_velocity(w), h)[iq]
+
+    def rate(u, w, h):
+        """dexp⁻¹_{−u h}(w) of the independent joints (whole joints, as in ``advance``)."""
+        return exponential_coordinate_rate(model, spanning_velocity(u), spanning_velocity(w), h)[iv]
+
+    guess = q.copy()
+
+    def accel(t, y, yd):
         # γ(y) from the trajectory's previous configuration: the mechanism stays on its
         # assembly branch (a solve from the clusters' references could change branch)
-        qs, vs = spanning_state(model, y, yd, q_guess)
+        qs, vs = spanning_state(model, y, yd, guess)
         if tau is None:
-            return cluster_aba(model, y, yd, np.zeros(tree.nyv), q=qs)
+            return _finite(cluster_aba(model, y, yd, np.zeros(tree.nyv), q=qs), "the acceleration", t)
         G = tree.explicit_jacobian(qs)
-        return cluster_aba(model, y, yd, G.T @ _torque(tau, t, qs, vs, nv), q=qs)
+        return _finite(cluster_aba(model, y, yd, G.T @ _torque(tau, t, qs, vs, nv), q=qs), "the acceleration", t)
 
-    n = int(round(t_final / dt))
-    ts, qs, vs = [0.0], [q.copy()], [v.copy()]
-    t, guess = 0.0, q.copy()
-    for k in range(1, n + 1):
-        a1 = accel(t, y, yd, guess)
-        y2, yd2 = advance(y, yd, dt / 2), yd + a1 * dt / 2
-        a2 = accel(t + dt / 2, y2, yd2, guess)
-        y3, yd3 = advance(y, yd2, dt / 2), yd + a2 * dt / 2
-        a3 = accel(t + dt / 2, y3, yd3, guess)
-        y4, yd4 = advance(y, yd3, dt), yd + a3 * dt
-        a4 = accel(t + dt, y4, yd4, guess)
-        y = advance(y, (yd + 2 * yd2 + 2 * yd3 + yd4) / 6, dt)
-        yd = yd + (a1 + 2 * a2 + 2 * a3 + a4) * dt / 6
-        t = k * dt
+    T = grid.recorded_times()
+    Q, Vv = grid.new_record(q, v)
+    for k in range(1, grid.n + 1):
+        y, yd = _step(grid, k, y, yd, accel, advance, rate)
         guess, vk = spanning_state(model, y, yd, guess)
-        if k % record_every == 0 or k == n:
-            ts.append(t)
-            qs.append(guess.copy())
-            vs.append(vk)
-        _progress(progress, k, n)
-    T, Q, Vv = np.array(ts), np.array(qs), np.array(vs)
+        r = grid.row(k)
+        if r is not None:
+            Q[r], Vv[r] = guess, vk
+        _progress(progress, k, grid.n)
     E = np.array([kinetic_energy(model, qq, vv) + potential_energy(model, qq) for qq, vv in zip(Q, Vv)])
-    res = SimulationResult(T, Q, Vv, E, {"method": "rk4", "dt": dt, "steps": n, "coordinates": "independent"})
+    res = SimulationResult(T, Q, Vv, E, {"method": "rk4", "dt": grid.dt, "steps": grid.n,
+                                         "coordinates": "independent"})
     hist = np.array([residuals(tt, qq, vv) for tt, qq, vv in zip(T, Q, Vv)])
     res.constraint_residual, res.velocity_residual = hist[:, 0], hist[:, 1]
     return res
 
 
 def simulate(model, q0, v0, t_final, dt=1e-3, tau=None, *, method="rk4", rtol=1e-9, atol=1e-9,
-             record_every=1, progress=False, stabilization="baumgarte", baumgarte=(10.0, 10.0),
-             constraint_method="augmented", check=True, residual_tol=1e-6, coordinates="spanning"):
+             record_every=1, max_steps=MAX_STEPS, progress=False, stabilization="baumgarte",
+             baumgarte=(10.0, 10.0), constraint_method="augmented", check=True, residual_tol=1e-6,
+             coordinates="spanning"):
     """Integrate the dynamics from ``(q0, v0)`` over [0, ``t_final``] seconds.
 
     Parameters
@@ -248,11 +385,26 @@ def simulate(model, q0, v0, t_final, dt=1e-3, tau=None, *, method="rk4", rtol=1e
     model : Model (a tree, or a closed chain with constraints).
     q0 : (nq,), v0 : (nv,) initial state (consistent with the constraints, see
         :func:`soadyn.close_loops`); v0 None means zero.
-    t_final : float [s]; dt : float, step [s] (RK4) or output spacing (adaptive).
+    t_final : float [s], the end of the run, reached exactly; dt : float, step [s] (RK4)
+        or output spacing (adaptive). Both finite positive real numbers. The times are
+        0, dt, 2 dt, ..., and t_final: when dt does not divide t_final the last step is
+        shortened to end there (``simulate(model, q, v, 0.0105, 1e-3)`` takes ten steps of
+        1 ms and one of 0.5 ms; ``dt`` larger than ``t_final`` gives one step of
+        ``t_final``); a remainder below 1e-9 dt (the rounding of t_final/dt) lengthens the
+        last step instead of adding one.
     tau : None (zero), an (nv,) array, or a function ``tau(t, q, v) -> (nv,)``.
-    method : ``"rk4"`` (fixed step) or a ``scipy.integrate.solve_ivp`` method name
-        (``"RK45"``, ``"DOP853"``, ``"Radau"``, ...), tolerances ``rtol``/``atol``.
-    record_every : keep every k-th RK4 step.
+    method : ``"rk4"`` (fixed step; the Runge–Kutta–Munthe-Kaas form of classical RK4,
+        fourth order in q and v on every joint, see the module docstring) or a
+        ``scipy.integrate.solve_ivp`` method name (``"RK45"``, ``"DOP853"``, ``"Radau"``,
+        ...), tolerances ``rtol``/``atol``.
+    record_every : a positive integer k: keep the state of every k-th step (RK4) or output
+        time (adaptive), and the last; the record of a long run is then ~n/k states.
+    max_steps : a positive integer, the most steps (RK4) or output intervals (adaptive;
+        ``solve_ivp`` chooses its own steps between them) a call may take, default
+        :data:`MAX_STEPS` = 10⁶: a bound on the run time and on the memory of the record
+        (at most max_steps/record_every + 2 states of nq + nv + 2 numbers). A request for
+        more (t_final/dt above it) raises ValueError before any work; pass a larger
+        ``max_steps`` (and a ``record_every``) for longer runs.
     progress : show a progress bar on stderr.
     stabilization : closed chains only: ``"baumgarte"`` (default), ``"projection"`` or
         ``"none"``; ``baumgarte`` = (α, β) [1/s], the gains of 𝔡̈ + 2α𝔡̇ + β²𝔡 = 0.
@@ -276,12 +428,19 @@ def simulate(model, q0, v0, t_final, dt=1e-3, tau=None, *, method="rk4", rtol=1e
     Returns
     -------
     SimulationResult (closed chains: with ``constraint_residual`` and
-    ``velocity_residual`` histories).
+    ``velocity_residual`` histories); ``t[-1] == t_final``. Raises OverflowError when the
+    state or the acceleration leaves the finite numbers (a diverging run: too large a
+    step, state or force), naming the time.
     """
-    if not (np.isfinite(t_final) and t_final > 0):
-        raise ValueError(f"t_final: expected a positive duration, got {t_final!r}")
-    if not (np.isfinite(dt) and dt > 0):
-        raise ValueError(f"dt: expected a positive step, got {dt!r}")
+    t_final = val.finite_scalar(t_final, "t_final")
+    if not t_final > 0:
+        raise ValueError(f"t_final: expected a positive duration [s], got {t_final!r}")
+    dt = val.finite_scalar(dt, "dt")
+    if not dt > 0:
+        raise ValueError(f"dt: expected a positive step [s], got {dt!r}")
+    record_every = _count(record_every, "record_every")
+    max_steps = _count(max_steps, "max_steps")
+    grid = _time_grid(t_final, dt, max_steps, record_every, "steps" if method == "rk4" else "output intervals")
     q = np.array(q0, dtype=float)
     v = np.zeros(model.nv) if v0 is None else np.array(v0, dtype=float)
     if q.shape != (model.nq,) or v.shape != (model.nv,):
@@ -296,7 +455,7 @@ def simulate(model, q0, v0, t_final, dt=1e-3, tau=None, *, method="rk4", rtol=1e
                              f"{model.name!r} has no constraints (its coordinates are all independent already)")
         if method != "rk4":
             raise ValueError(f"method: coordinates='independent' integrates with fixed-step 'rk4', got {method!r}")
-        return _simulate_independent(model, q, v, t_final, dt, tau, record_every, progress, check, residual_tol)
+        return _simulate_independent(model, q, v, grid, tau, progress, check, residual_tol)
     if closed:
         constrained_accel, project, residuals = _closed_chain_parts(model, stabilization, baumgarte,
                                                                     constraint_method)
@@ -312,39 +471,33 @@ def simulate(model, q0, v0, t_final, dt=1e-3, tau=None, *, method="rk4", rtol=1e
         project = residuals = None
 
         def accel(t, q, v):
-            return aba(model, q, v, _torque(tau, t, q, v, nv))
+            return _finite(aba(model, q, v, _torque(tau, t, q, v, nv)), "the acceleration", t)
 
     def energy(q, v):
         return kinetic_energy(model, q, v) + potential_energy(model, q)
 
+    def advance(q, u, h):
+        return integrate(model, q, u, h)
+
+    def rate(u, w, h):
+        return exponential_coordinate_rate(model, u, w, h)
+
+    T = grid.recorded_times()
     if method == "rk4":
-        n = int(round(t_final / dt))
-        ts, qs, vs = [0.0], [q.copy()], [v.copy()]
-        t = 0.0
-        for k in range(1, n + 1):
-            # RK4 on the manifold: stages move q by integrate(q, v_stage, h)
-            a1 = accel(t, q, v)
-            q2, v2 = integrate(model, q, v, dt / 2), v + a1 * dt / 2
-            a2 = accel(t + dt / 2, q2, v2)
-            q3, v3 = integrate(model, q, v2, dt / 2), v + a2 * dt / 2
-            a3 = accel(t + dt / 2, q3, v3)
-            q4, v4 = integrate(model, q, v3, dt), v + a3 * dt
-            a4 = accel(t + dt, q4, v4)
-            q = integrate(model, q, (v + 2 * v2 + 2 * v3 + v4) / 6, dt)
-            v = v + (a1 + 2 * a2 + 2 * a3 + a4) * dt / 6
-            t = k * dt
+        Q, Vv = grid.new_record(q, v)
+        for k in range(1, grid.n + 1):
+            q, v = _step(grid, k, q, v, accel, advance, rate)
+            t = grid.time(k)
             if project is not None:
                 q, v = project(t, q, v)
-            if k % record_every == 0 or k == n:
-                ts.append(t)
-                qs.append(q.copy())
-                vs.append(v.copy())
-            _progress(progress, k, n)
-        T, Q, Vv = np.array(ts), np.array(qs), np.array(vs)
-        info = {"method": "rk4", "dt": dt, "steps": n}
+            _finite(v, "the velocity", t)
+            r = grid.row(k)
+            if r is not None:
+                Q[r], Vv[r] = q, v
+            _progress(progress, k, grid.n)
+        info = {"method": "rk4", "dt": dt, "steps": grid.n}
     else:
-        nq = model.nq
-        n_out = int(round(t_final / dt))
+        nq, n_out = model.nq, grid.n
 
         def rhs(t, y):
             qq, vv = normalize(model, y[:nq]), y[nq:]
@@ -358,19 +511,21 @@ def simulate(model, q0, v0, t_final, dt=1e-3, tau=None, *, method="rk4", rtol=1e
                 raise RuntimeError(f"solve_ivp ({method}) failed: {sol.message}")
             return sol
 
-        t_eval = np.linspace(0.0, t_final, n_out + 1)
         if project is None:
-            sol = solve(0.0, t_final, np.concatenate([q, v]), t_eval)
-            T, Y, nfev = sol.t, sol.y.T, sol.nfev
+            sol = solve(0.0, t_final, np.concatenate([q, v]), T)
+            Y, nfev = sol.y.T, sol.nfev
         else:
             # restart the integrator on every output interval from the projected state
-            Y, nfev = [np.concatenate([q, v])], 0
-            for k in range(n_out):
-                sol = solve(t_eval[k], t_eval[k + 1], Y[-1], None)
+            Y, nfev, y = [np.concatenate([q, v])], 0, np.concatenate([q, v])
+            for k in range(1, n_out + 1):
+                t0, t1 = grid.time(k - 1), grid.time(k)
+                sol = solve(t0, t1, y, None)
                 nfev += sol.nfev
-                qq, vv = project(t_eval[k + 1], normalize(model, sol.y[:nq, -1]), sol.y[nq:, -1])
-                Y.append(np.concatenate([qq, vv]))
-            T, Y = t_eval, np.array(Y)
+                qq, vv = project(t1, normalize(model, sol.y[:nq, -1]), sol.y[nq:, -1])
+                y = np.concatenate([qq, vv])
+                if grid.recorded(k):
+                    Y.append(y)
+            Y = np.array(Y)
         if progress:
             _progress(True, n_out, n_out)
         Q = np.array([normalize(model, x) for x in Y[:, :nq]])

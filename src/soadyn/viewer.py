@@ -201,9 +201,7 @@ def scene(model, *, frames=True, skeleton=None, collisions=False, contacts=None)
             nodes.append(Node(f"/soadyn/couplings/{c.name}/link{i}", "segment", None, np.eye(4), (0.3 * r,),
                               COLORS["coupling"], ends=(bodies[i], bodies[i + 1])))
     if collisions:
-        frames_by_name = set(model.frame_names)
-        nodes += [_collision_node(o, o.frame if o.frame in frames_by_name else None, 20.0 * L)
-                  for o in model.collisions]
+        nodes += [_collision_node(o, None if o.frame == "world" else o.frame, 20.0 * L) for o in model.collisions]
     if contacts is not None:
         for k in range(len(contacts)):
             p, n = contacts.point[k], contacts.normal[k]
@@ -276,7 +274,7 @@ def segment_points(model, scn, q):
 
 
 def trajectory_frames(model, trajectory, times=None):
-    """``(t (K,), q (K, nq))`` of a trajectory given as a :func:`soadyn.simulate.simulate` result
+    """``(t (K,), q (K, nq))`` of a trajectory given as a :func:`soadyn.simulate` result
     (``.t``, ``.q``), a ``(t, q)`` pair, :func:`soadyn.rollout`'s ``(qs, vs)``, or a
     (K, nq) array of configurations. ``times``: (K,) increasing times [s], or a time
     step [s]; default the result's times, else the step numbers 0, 1, ..., K − 1."""
@@ -481,7 +479,7 @@ def show(model, q=None, trajectory=None, *, times=None, frames=True, skeleton=No
     model : Model
     q : (nq,) configuration (default: the trajectory's first, else the neutral
         configuration, with the loops of a closed chain closed when they can be).
-    trajectory : a :func:`soadyn.simulate.simulate` result, a ``(t, q)`` pair, the ``(qs, vs)`` of
+    trajectory : a :func:`soadyn.simulate` result, a ``(t, q)`` pair, the ``(qs, vs)`` of
         :func:`soadyn.rollout`, or a (K, nq) array (see :func:`trajectory_frames`).
     times : the trajectory's times (K,) or time step [s] (see :func:`trajectory_frames`).
     frames, skeleton : what to draw (see :func:`scene`).

@@ -8,7 +8,7 @@ import soadyn as sd
 from soadyn import models
 from soadyn.closed.direct import (NOT_THE_DEFAULT, compiled_constraints, direct_fast, direct_outputs, direct_solve,
                                   direct_tables)
-from soadyn.kernels.direct import independent_rows, pivoted_cholesky, pivoted_solve
+from soadyn.kernels.direct import ROW_TOL, independent_rows, pivoted_cholesky, pivoted_solve
 
 from conftest import CLOSED_CHAINS
 
@@ -47,13 +47,27 @@ def test_independent_rows_span_the_row_space():
             G[2] = 0.0
             r = np.linalg.matrix_rank(G)
         rows = np.empty(m, dtype=np.int64)
-        n = independent_rows(G, rows, np.empty((m, nv)))
+        n = independent_rows(G, rows, np.empty((m, nv)), np.zeros(0), ROW_TOL)
         kept = G[rows[:n]]
         assert n == r == np.linalg.matrix_rank(kept)
         # every row of G is a combination of the kept ones
         if n:
             coef = np.linalg.lstsq(kept.T, G.T, rcond=None)[0]
             assert np.allclose(kept.T @ coef, G.T, atol=1e-10 * np.abs(G).max())
+
+
+def test_independent_rows_never_keep_rows_at_rounding_of_their_scale():
+    """Rows whose norm is rounding of their scale (a loop that constrains nothing) are not
+    kept, even when every row is such rounding; the others are ranked among themselves."""
+    rng = np.random.default_rng(5)
+    G = rng.normal(size=(5, 6))
+    scale = np.abs(G).sum(axis=1)
+    G[[1, 3]] *= 1e-16  # at rounding level of their scale
+    rows = np.empty(5, dtype=np.int64)
+    n = independent_rows(G, rows, np.empty((5, 6)), scale, ROW_TOL)
+    assert n == 3 and sorted(rows[:n]) == [0, 2, 4]
+    n = independent_rows(G[[1, 3]].copy(), rows, np.empty((2, 6)), scale[[1, 3]], ROW_TOL)
+    assert n == 0
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -232,7 +246,7 @@ def test_rows_selected_once_per_model_or_found_per_state_give_the_same_motion(ca
     for selection in (np.zeros(0, dtype=np.int64), np.array([0]), np.arange(cs.m)):
         ints, floats = pack_direct_tables(cs.loop_int, cs.loop_float, cs.coupling_v, cs.coupling_q,
                                           np.asarray(cs.coupling_offset, dtype=float), cs.m_loop, selection, True,
-                                          0.0, 0.0, 1e-12)
+                                          0.0, 0.0, 1e-12, ROW_TOL)
         out = _DIRECT(model, (q, v, tau, None), (ints, floats), np.empty(tables.output_size))
         o = direct_outputs(out, model.nv, tables)
         assert np.allclose(o.qdd, expected, rtol=0, atol=1e-8 * (1 + np.abs(expected).max())), selection

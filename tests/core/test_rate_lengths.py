@@ -34,6 +34,11 @@ TREE_CALLS = {
     "aba_derivatives": (lambda q, v, a: sd.aba_derivatives(TREE, q, v, a), (1, 2)),
     "frame_velocity": (lambda q, v, a: sd.frame_velocity(TREE, q, v, FRAME), (1,)),
     "frame_acceleration": (lambda q, v, a: sd.frame_acceleration(TREE, q, v, a, FRAME), (1, 2)),
+    "center_of_mass v a": (lambda q, v, a: sd.center_of_mass(TREE, q, v, a), (1, 2)),
+    "centroidal_momentum_rate": (lambda q, v, a: sd.centroidal_momentum_rate(TREE, q, v, a), (1, 2)),
+    "coriolis_matrix": (lambda q, v, a: sd.coriolis_matrix(TREE, q, v), (1,)),
+    "joint_torque_regressor": (lambda q, v, a: sd.joint_torque_regressor(TREE, q, v, a), (1, 2)),
+    "kinetic_energy_regressor": (lambda q, v, a: sd.kinetic_energy_regressor(TREE, q, v), (1,)),
 }
 @pytest.mark.parametrize("name", sorted(TREE_CALLS))
 @pytest.mark.parametrize("length", ["empty", "long"])

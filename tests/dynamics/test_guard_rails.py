@@ -39,6 +39,8 @@ GUARDED = {
     "operational_space_inertia": lambda m, q, v, t: sd.operational_space_inertia(m, q, m.frames[-1].name),
     "eoscm_diagonal": lambda m, q, v, t: eoscm_diagonal(m, q),
     "aba batch": lambda m, q, v, t: sd.aba(m, np.stack([q, q]), np.stack([v, v]), np.stack([t, t])),
+    "coriolis_matrix": lambda m, q, v, t: sd.coriolis_matrix(m, q, v),
+    "joint_torque_regressor": lambda m, q, v, t: sd.joint_torque_regressor(m, q, v, t),
 }
 
 MODELS = {
@@ -97,7 +99,9 @@ def test_kinematics_jacobians_and_energies_stay_allowed():
     for f in (lambda m: sd.frame_jacobian(m, q, frame), lambda m: sd.frame_placement(m, q, frame),
               lambda m: sd.frame_velocity(m, q, v, frame), lambda m: sd.forward_kinematics(m, q, v).positions,
               lambda m: sd.kinetic_energy(m, q, v), lambda m: sd.potential_energy(m, q),
-              lambda m: sd.center_of_mass(m, q)):
+              lambda m: sd.center_of_mass(m, q), lambda m: sd.center_of_mass_jacobian(m, q),
+              lambda m: sd.centroidal_momentum_matrix(m, q), lambda m: sd.centroidal_momentum(m, q, v),
+              lambda m: sd.kinetic_energy_regressor(m, q, v), lambda m: sd.potential_energy_regressor(m, q)):
         assert np.array_equal(f(model), f(tree))
     # ½ vᵀ M v of the spanning tree's mass matrix
     assert np.isclose(sd.kinetic_energy(model, q, v), 0.5 * v @ sd.mass_matrix(tree, q) @ v, rtol=1e-12)

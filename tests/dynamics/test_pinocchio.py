@@ -1,4 +1,5 @@
-"""Cross-check against Pinocchio on example-robot-data robots, fixed and floating base.
+"""Cross-check against Pinocchio on example-robot-data robots, fixed and floating base (also the centroidal
+dynamics, the Coriolis matrix and the dynamic-parameter regressors).
 
 Pinocchio is linear-first and its free-flyer velocity is [v; ω]; states, forces and Jacobians are converted with
 soadyn.interop.pinocchio (through the benchmark peers' PinPair, benchmarks/peers.py), joints matched by name.
@@ -112,3 +113,69 @@ def test_energy_and_center_of_mass(pair):
         assert np.isclose(sd.potential_energy(m, q), pin.computePotentialEnergy(pm, pd, qp), rtol=TOL, atol=TOL)
         c = sd.center_of_mass(m, q)
         assert rel(c, pin.centerOfMass(pm, pd, qp)) < TOL
+
+
+# --------------------------------------------------------------------------- centroidal dynamics, the Coriolis
+# matrix and the dynamic-parameter regressors (issue 42). Pinocchio's momenta are [l; k] and its Ag has the
+# linear rows first: mapped by soadyn.interop.pinocchio. Its dynamic parameters are per joint
+# (pin.Inertia.toDynamicParameters of model.inertias): its regressors' columns are matched to soadyn's bodies
+# by joint name.
+def pin_states(pair, count=3, seed=0):
+    """(q, v, a) and their Pinocchio counterparts."""
+    for q, v, a, _ in states(pair, count, seed):
+        yield q, v, a, pair.q_to_pin(q), pair.v_to_pin(v), pair.v_to_pin(a)
+
+
+def test_dynamic_parameters_are_pinocchios(pair):
+    m, pm = pair.sd, pair.pm
+    ref = np.concatenate([pm.inertias[j].toDynamicParameters() for j in range(1, pm.njoints)])
+    assert rel(sd.dynamic_parameters(m), ref[pair.parameter_columns()]) < TOL
+
+
+def test_centroidal_momentum_matrix_momentum_and_inertia(pair):
+    m, pm, pd = pair.sd, pair.pm, pair.pd
+    for q, v, a, qp, vp, ap in pin_states(pair):
+        Ag = pin.computeCentroidalMap(pm, pd, qp).copy()
+        A = sd.centroidal_momentum_matrix(m, q)
+        assert rel(A, sdpin.jacobian_from_pinocchio(m, Ag, pm)) < TOL
+        pin.ccrba(pm, pd, qp, vp)
+        assert rel(A, sdpin.jacobian_from_pinocchio(m, pd.Ag, pm)) < TOL
+        assert rel(sd.centroidal_inertia(m, q), swap_lin_ang(swap_lin_ang(pd.Ig.matrix(), 0), 1)) < TOL
+        pin.computeCentroidalMomentum(pm, pd, qp, vp)
+        assert rel(sd.centroidal_momentum(m, q, v), sdpin.force_from_pinocchio(pd.hg.vector)) < TOL
+        pin.computeCentroidalMomentumTimeVariation(pm, pd, qp, vp, ap)
+        assert rel(sd.centroidal_momentum_rate(m, q, v, a), sdpin.force_from_pinocchio(pd.dhg.vector)) < TOL
+
+
+def test_center_of_mass_jacobian_and_rates(pair):
+    m, pm, pd = pair.sd, pair.pm, pair.pd
+    for q, v, a, qp, vp, ap in pin_states(pair, seed=1):
+        Jp = pin.jacobianCenterOfMass(pm, pd, qp)
+        assert rel(sd.center_of_mass_jacobian(m, q), sdpin.v_from_pinocchio(m, Jp, pm)) < TOL
+        pin.centerOfMass(pm, pd, qp, vp, ap)
+        for ours, ref in zip(sd.center_of_mass(m, q, v=v, a=a), (pd.com[0], pd.vcom[0], pd.acom[0])):
+            assert rel(ours, ref) < TOL
+
+
+def test_coriolis_matrix(pair):
+    m, pm, pd = pair.sd, pair.pm, pair.pd
+    T = pair.v_permutation()  # v_pin = T v
+    for q, v, _, qp, vp, _ in pin_states(pair, seed=2):
+        Cp = pin.computeCoriolisMatrix(pm, pd, qp, vp)
+        assert rel(sd.coriolis_matrix(m, q, v), T.T @ Cp @ T) < TOL
+
+
+def test_joint_torque_regressor(pair):
+    m, pm, pd = pair.sd, pair.pm, pair.pd
+    T, cols = pair.v_permutation(), pair.parameter_columns()
+    for q, v, a, qp, vp, ap in pin_states(pair, seed=3):
+        Yp = pin.computeJointTorqueRegressor(pm, pd, qp, vp, ap)
+        assert rel(sd.joint_torque_regressor(m, q, v, a), T.T @ Yp[:, cols]) < TOL
+
+
+def test_energy_regressors(pair):
+    m, pm, pd = pair.sd, pair.pm, pair.pd
+    cols = pair.parameter_columns()
+    for q, v, _, qp, vp, _ in pin_states(pair, seed=4):
+        assert rel(sd.kinetic_energy_regressor(m, q, v), pin.computeKineticEnergyRegressor(pm, pd, qp, vp)[cols]) < TOL
+        assert rel(sd.potential_energy_regressor(m, q), pin.computePotentialEnergyRegressor(pm, pd, qp)[cols]) < TOL

@@ -45,19 +45,43 @@ def test_one_euler_step_is_aba_then_integrate():
     assert np.array_equal(qs[0], q) and np.array_equal(vs[0], v)
 
 
-def test_one_rk4_step_is_the_classical_scheme_on_the_manifold():
+def _dexp_inverse(model, x, w):
+    """dexp⁻¹_{−x}(w) = w + ½[x, w] + 1/12 [x, [x, w]] joint by joint, the brackets of
+    so(3) (spherical) and se(3) (free, [ω; v]: [x_ω × w_ω; x_ω × w_v + x_v × w_ω])."""
+    def bracket(kind, a, b):
+        if kind == "spherical":
+            return np.cross(a, b)
+        return np.concatenate([np.cross(a[:3], b[:3]), np.cross(a[:3], b[3:]) + np.cross(a[3:], b[:3])])
+
+    out = w.copy()
+    for j in model.joints:
+        if j.kind in ("free", "spherical"):
+            s = slice(j.v_index, j.v_index + j.nv)
+            c = bracket(j.kind, x[s], w[s])
+            out[s] = w[s] + c / 2 + bracket(j.kind, x[s], c) / 12
+    return out
+
+
+def test_one_rk4_step_is_the_munthe_kaas_scheme():
+    """Classical RK4 in the Runge–Kutta–Munthe-Kaas form: stages at q ⊕ u_i, the rates of
+    the exponential coordinates dexp⁻¹_{−u_i}(v_i) summed (not the stage velocities)."""
     model, q, v, tau = _floating_tree()
+    assert {"free", "spherical"} <= {j.kind for j in model.joints}
     dt, u = 0.02, tau[0]
     a1 = sd.aba(model, q, v, u)
-    q2, v2 = sd.integrate(model, q, v, dt / 2), v + dt / 2 * a1
-    a2 = sd.aba(model, q2, v2, u)
-    q3, v3 = sd.integrate(model, q, v2, dt / 2), v + dt / 2 * a2
-    a3 = sd.aba(model, q3, v3, u)
-    q4, v4 = sd.integrate(model, q, v3, dt), v + dt * a3
-    a4 = sd.aba(model, q4, v4, u)
+    k1 = v
+    v2 = v + dt / 2 * a1
+    a2 = sd.aba(model, sd.integrate(model, q, dt / 2 * k1), v2, u)
+    k2 = _dexp_inverse(model, dt / 2 * k1, v2)
+    v3 = v + dt / 2 * a2
+    a3 = sd.aba(model, sd.integrate(model, q, dt / 2 * k2), v3, u)
+    k3 = _dexp_inverse(model, dt / 2 * k2, v3)
+    v4 = v + dt * a3
+    a4 = sd.aba(model, sd.integrate(model, q, dt * k3), v4, u)
+    k4 = _dexp_inverse(model, dt * k3, v4)
     qs, vs = sd.rollout(model, q, v, tau[:1], dt, "rk4")
     assert np.allclose(vs[1], v + dt / 6 * (a1 + 2 * a2 + 2 * a3 + a4), rtol=1e-12, atol=1e-12)
-    assert np.allclose(qs[1], sd.integrate(model, q, (v + 2 * v2 + 2 * v3 + v4) / 6, dt), rtol=1e-12, atol=1e-12)
+    assert np.allclose(qs[1], sd.integrate(model, q, dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)), rtol=1e-12, atol=1e-12)
 
 
 def test_rk4_matches_simulate_under_a_constant_torque():
@@ -103,11 +127,33 @@ def test_a_batch_equals_its_single_rollouts():
             assert np.array_equal(qs[b], q1) and np.array_equal(vs[b], v1)
 
 
-def test_a_diverging_trajectory_continues_as_nan():
+def test_a_diverging_trajectory_raises_or_continues_as_nan_on_request():
     model = _pendulum()
-    qs, vs = sd.rollout(model, [0.1], [1e300], np.zeros((5, 1)), 1e10)
+    with pytest.raises(OverflowError, match=r"q0, v0, tau, dt: the trajectory left the finite numbers \(its row 1"):
+        sd.rollout(model, [0.1], [1e300], np.zeros((5, 1)), 1e10)
+    qs, vs = sd.rollout(model, [0.1], [1e300], np.zeros((5, 1)), 1e10, on_divergence="nan")
     assert qs[0, 0] == 0.1 and vs[0, 0] == 1e300
-    assert np.isnan(qs[2:]).all() and np.isnan(vs[2:]).all()
+    assert np.isnan(qs[1:]).all() and np.isnan(vs[1:]).all()
+
+
+@pytest.mark.parametrize("integrator", ["rk4", "semi-implicit-euler"])
+def test_an_overflow_in_one_rollout_of_a_batch_is_named(integrator):
+    """A velocity of 1e300 (finite) squares to inf in the dynamics: the rollout that
+    starts there raises, naming its batch entry; with on_divergence='nan' the others are
+    their single rollouts."""
+    model = sd.models.random_tree(4, 1, floating_base=True)
+    rng = np.random.default_rng(5)
+    B = 20
+    q0 = np.stack([sd.random_configuration(model, rng) for _ in range(B)])
+    v0, tau = rng.normal(size=(B, model.nv)), np.zeros((B, 3, model.nv))
+    v0[13, 0] = 1e300
+    with pytest.raises(OverflowError, match="trajectory of batch entry 13 left the finite numbers"):
+        sd.rollout(model, q0, v0, tau, 0.01, integrator)
+    qs, vs = sd.rollout(model, q0, v0, tau, 0.01, integrator, on_divergence="nan")
+    assert np.isnan(qs[13, 1:]).all() and np.isnan(vs[13, 1:]).all()
+    for b in (0, 12, 14):
+        q1, v1 = sd.rollout(model, q0[b], v0[b], tau[b], 0.01, integrator)
+        assert np.array_equal(qs[b], q1) and np.array_equal(vs[b], v1)
 
 
 def test_closed_chains_and_bad_arguments_are_refused():
@@ -124,6 +170,10 @@ def test_closed_chains_and_bad_arguments_are_refused():
         sd.rollout(model, q, None, tau, 0.0)
     with pytest.raises(ValueError, match="integrator: expected one of"):
         sd.rollout(model, q, None, tau, 0.01, "euler")
+    with pytest.raises(TypeError, match=r"dt: expected a real number, got '0.01' \(a str\)"):
+        sd.rollout(model, q, None, tau, "0.01")
+    with pytest.raises(ValueError, match="on_divergence: expected one of"):
+        sd.rollout(model, q, None, tau, 0.01, on_divergence="ignore")
     with pytest.raises(ValueError, match="tau: expected finite values"):
         sd.rollout(model, q, None, np.full((4, 3), np.nan), 0.01)
     with pytest.raises(ValueError, match="q0: expected finite values"):

@@ -135,6 +135,15 @@ def test_ground_height_and_names():
     np.testing.assert_array_equal(g.body_placement, g.placement)
 
 
+def test_world_means_the_world_even_when_a_frame_shares_its_name():
+    m = _tree()
+    m.add_frame("world", "B", (np.eye(3), [0, 0, 5.0]))
+    k = m.add_collision("world", Sphere(0.1))
+    assert (m.collisions[k].frame, m.collisions[k].body) == ("world", -1)
+    q = sd.random_configuration(m, np.random.default_rng(2))
+    np.testing.assert_array_equal(sd.collision_placements(m, q)[k], np.eye(4))  # B's frame "world" moves; it does not
+
+
 def test_every_edit_bumps_the_version_and_rebuilds_the_tables():
     m = _tree()
     t = collision_tables(m)

@@ -180,6 +180,16 @@ def test_floating_base_over_a_massless_root_warns_when_M_would_be_singular():
         sd.aba(m, sd.neutral(m), None, np.zeros(m.nv))
 
 
+
+@pytest.mark.parametrize("keyword", ["floating_base", "strict_inertia"])
+@pytest.mark.parametrize("value", ["yes", "no", None, 2])
+def test_the_flags_of_load_urdf_are_booleans(keyword, value):
+    """``floating_base="no"`` would float the robot by its truth value (before: "yes"
+    loaded a free joint): anything but True/False is a TypeError naming the keyword."""
+    with pytest.raises(TypeError, match=f"{keyword}: expected True or False, got {value!r}"):
+        sd.load_urdf(SIMPLE, **{keyword: value})
+    assert sd.load_urdf(SIMPLE, **{keyword: False}).nq == sd.load_urdf(SIMPLE).nq
+
 @needs_urdfplus
 @pytest.mark.filterwarnings("ignore:body .* violate the triangle inequality")
 @pytest.mark.parametrize("name, joint", [("mini_cheetah.urdf", "base_to_floating_base"),
@@ -239,3 +249,62 @@ def test_romeo_loads_and_everything_but_the_inverse_of_M_works(name):
     assert np.allclose(sd.rnea(m, q, v, v) - sd.rnea(m, q, v, None), M @ v)
     with pytest.raises(np.linalg.LinAlgError, match="singular or indefinite"):
         sd.aba(m, q, v, np.zeros(m.nv))
+
+
+def _edited_copy(tmp_path, name, old, new):
+    """A copy of the URDF+ file ``name`` in ``tmp_path`` with the first ``old`` replaced by ``new``."""
+    with open(os.path.join(URDFPLUS, name)) as f:
+        text = f.read()
+    assert old in text, (name, old)
+    path = tmp_path / name
+    path.write_text(text.replace(old, new, 1))
+    return str(path)
+
+
+@needs_urdfplus
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+def test_urdfplus_coupling_ratio_must_be_finite(tmp_path, value):
+    """A ratio of NaN or inf used to load and give a finite, wrong q̈; the loader refuses it,
+    naming the coupling, the attribute, what it expects and what it read."""
+    path = _edited_copy(tmp_path, "revolute_rotor_chain.urdf", '<ratio value="6.0"/>', f'<ratio value="{value}"/>')
+    with pytest.raises(sd.URDFError, match=rf"<coupling name='transmission1'>/ratio@value: expected a finite "
+                                           rf"number, got '{value}'"):
+        sd.load_urdf(path)
+
+
+@needs_urdfplus
+def test_urdfplus_unknown_coupling_type_is_refused(tmp_path):
+    """``<coupling type="bogus">`` used to be read as a rolling transmission without a word."""
+    path = _edited_copy(tmp_path, "revolute_rotor_chain.urdf", '<coupling name="transmission2" type="rolling">',
+                        '<coupling name="transmission2" type="bogus">')
+    with pytest.raises(sd.URDFError, match=r"<coupling name='transmission2'>@type: expected one of \['rolling'\].*"
+                                           r"got 'bogus'"):
+        sd.load_urdf(path)
+
+
+@pytest.mark.parametrize("old, new, match", [
+    ('<origin xyz="1.0 0.0 0.0"/>\n        </predecessor>', '<origin xyz="1.0 nan 0.0"/>\n        </predecessor>',
+     r"<loop name='loop1'>/predecessor/origin@xyz: expected 3 finite numbers, got '1.0 nan 0.0'"),
+    ('<origin xyz="0.5 0.0 0.0"/>\n        </successor>', '<origin xyz="0.5 0.0 0.0" rpy="0 inf 0"/>\n        </successor>',
+     r"<loop name='loop1'>/successor/origin@rpy: expected 3 finite numbers, got '0 inf 0'"),
+    ('<axis xyz="0 0 1"/>\n    </loop>', '<axis xyz="0 0 nan"/>\n    </loop>',
+     r"<loop name='loop1'>/axis@xyz: expected 3 finite numbers, got '0 0 nan'"),
+])
+@needs_urdfplus
+def test_urdfplus_loop_numbers_must_be_finite(tmp_path, old, new, match):
+    """Every number of a ``<loop>`` (placements, axis) is checked for finiteness."""
+    with pytest.raises(sd.URDFError, match=match):
+        sd.load_urdf(_edited_copy(tmp_path, "four_bar.urdf", old, new))
+
+
+@pytest.mark.parametrize("old, new, match", [
+    ('lower="-10"', 'lower="nan"', r"<joint name='joint1'>/limit@lower: expected a finite number, got 'nan'"),
+    ('<mass value="1"/>', '<mass value="inf"/>',
+     r"<link name='link-0'>/inertial/mass@value: expected a finite number, got 'inf'"),
+])
+@needs_urdfplus
+def test_urdf_scalars_must_be_finite(tmp_path, old, new, match):
+    """The scalar attributes (limits, masses, inertias, mimic terms, visual sizes) share the
+    ratio's check: NaN limits used to load (``nan > upper`` is False)."""
+    with pytest.raises(sd.URDFError, match=match):
+        sd.load_urdf(_edited_copy(tmp_path, "revolute_rotor_chain.urdf", old, new))

@@ -28,6 +28,11 @@ class LoopClosureError(ConstraintError):
     coordinates (the message names the worst constraint and its residual)."""
 
 
+#: a direct step δ = −J⁻¹r must solve J δ = −r to this relative accuracy, else J is singular
+#: to rounding and the least-norm least-squares step is taken
+_SOLVE_CHECK = 1e-10
+
+
 def gauss_newton(evaluate, x, move, *, tol, max_iter):
     """Solve r(x) = 0 by Gauss–Newton steps with a backtracking line search.
 
@@ -39,8 +44,10 @@ def gauss_newton(evaluate, x, move, *, tol, max_iter):
     move : callable (x, δ (k,), α) -> the point reached from x along α·δ.
     tol : max-norm tolerance on r; max_iter : iteration limit.
 
-    Each step δ solves J δ = −r (directly when J is square and regular, else in the
-    least-norm least-squares sense: redundant rows and surplus freedom are normal); the
+    Each step δ solves J δ = −r (directly when J is square and regular — checked by the
+    step's own residual, since an LU factorization does not refuse a J singular to
+    rounding —, else in the least-norm least-squares sense: redundant rows and surplus
+    freedom are normal); the
     step length halves until ‖r‖ decreases (Armijo), since full steps can overshoot far
     from the solution.
 
@@ -63,6 +70,11 @@ def gauss_newton(evaluate, x, move, *, tol, max_iter):
                 step = -np.linalg.solve(J, r)
             except np.linalg.LinAlgError:
                 pass
+            # a square J that is singular only to rounding (a loop's rows of rank 2 on a
+            # spherical joint's three columns) is not refused by the LU factorization: its
+            # step is huge and misses J δ = −r; the line search then stalls far from φ = 0
+            if step is not None and not np.abs(J @ step + r).max() <= _SOLVE_CHECK * (1.0 + np.abs(r).max()):
+                step = None
         if step is None or not np.all(np.isfinite(step)):
             step = -np.linalg.lstsq(J, r, rcond=1e-12)[0]
         alpha = 1.0

@@ -33,7 +33,13 @@ returns (θ̈, λ), λ possibly as a callable evaluated on first read (the proto
 Redundant constraints. G_c may have dependent rows (a planar loop closed by a spatial
 joint, two loops sharing a constraint, ...). Every method works on the row space of
 G_c = U_r Σ_r V_r* (SVD, rank r = number of singular values above ``rank_tol`` times the
-largest): the independent constraints are U_r*G_c θ̈ = U_r*𝔘̊ and the multipliers are
+largest), after the rows that constrain nothing are set to zero: a row whose norm is at
+most ``rank_tol`` times its scale (the size of its terms before they cancel,
+``ConstraintState.row_scale``) is rounding — a spherical loop at the centre of a
+spherical joint has G_c ≈ 1e-17, and without this test the relative rank would count it
+as three constraints. A vacuous loop thus gives the tree's accelerations, and a partly
+vacuous one the constraints it does make. The independent constraints are
+U_r*G_c θ̈ = U_r*𝔘̊ and the multipliers are
 the least-norm ones, λ ∈ range(G_c) = span U_r. The generalized constraint force G_c*λ
 is unique in any case; the least-norm choice makes λ itself unique, so all methods
 report the same λ (statically indeterminate components, e.g. the out-of-plane forces of
@@ -55,12 +61,22 @@ __all__ = ["RowSpace", "CUT_JOINT_METHODS", "constraint_forces", "node_body_forc
 class RowSpace:
     """Rank-revealing SVD of G_c (m, nv): G_c = U_r diag(s) V_r*, rank r.
 
+    ``rank_tol``: the relative singular-value threshold (checked by the caller);
+    ``row_scale`` (m,) optional, the rows' scales (``ConstraintState.row_scale``): rows
+    whose norm is at most ``rank_tol`` times their scale constrain nothing and are taken as
+    zero (see the module docstring).
+
     Attributes: ``rank``, ``U`` (m, r), ``s`` (r,), ``Vt`` (r, nv) and ``null`` (nv, nv − r),
     an orthonormal basis X_c of the null space of G_c.
     """
 
-    def __init__(self, G, rank_tol=1e-9):
+    def __init__(self, G, rank_tol=1e-9, row_scale=None):
         m, nv = G.shape
+        if row_scale is not None and m:
+            vacuous = np.sqrt(np.einsum("ij,ij->i", G, G)) <= rank_tol * row_scale  # (NaN rows stay)
+            if vacuous.any():
+                G = G.copy()
+                G[vacuous] = 0.0
         if m == 0:
             self.rank = 0
             self.U, self.s, self.Vt = np.zeros((0, 0)), np.zeros(0), np.zeros((0, nv))

@@ -19,11 +19,11 @@ from ..core.call import ABSENT, NO_FORCES, Arg, CompiledFunction, ExactCall, Gen
 from ..core.compile import derived
 from ..core.configuration import random_configuration
 from ..core.layout import pack_tables
-from ..kernels.direct import (FLOAT_HEADER, INT_HEADER, DirectOutputs, direct_kernel,
+from ..kernels.direct import (FLOAT_HEADER, INT_HEADER, ROW_TOL, DirectOutputs, direct_kernel,
                               direct_output_size, direct_plain_kernel, direct_work_size, independent_rows,
                               pack_direct_tables)
 from .constraint_set import constraint_set
-from .kinematics import ConstraintState, constraint_jacobian
+from .kinematics import ConstraintState, evaluate_constraints
 
 __all__ = ["DirectTables", "direct_tables", "compiled_constraints", "direct_solve", "direct_fast", "direct_outputs",
            "output_state", "PIVOT_TOL", "NOT_THE_DEFAULT"]
@@ -55,7 +55,7 @@ def _build_tables(model):
         return None
     ints, floats = pack_direct_tables(cs.loop_int, cs.loop_float, cs.coupling_v, cs.coupling_q,
                                       np.asarray(cs.coupling_offset, dtype=float), cs.m_loop, _generic_rows(model),
-                                      True, 0.0, 0.0, PIVOT_TOL)
+                                      True, 0.0, 0.0, PIVOT_TOL, ROW_TOL)
     c = derived(model).compiled
     return DirectTables(ints, floats, np.concatenate([c.mi, ints]), np.concatenate([c.mf, floats]), cs.m, cs.m_loop,
                         int(direct_output_size(model.nv, cs.m, cs.m_loop)), model.nv + cs.m + 1)
@@ -65,9 +65,10 @@ def _generic_rows(model):
     """The rows of G_c that span its row space at a generic configuration (a random one,
     the same for every build of the model): the kernel solves on these first and checks
     that the result satisfies every row (see :mod:`soadyn.kernels.direct`, step 3)."""
-    G = constraint_jacobian(model, random_configuration(model, np.random.default_rng(0)))
+    st = evaluate_constraints(model, random_configuration(model, np.random.default_rng(0)), bias=False)
+    G = np.ascontiguousarray(st.G)
     rows = np.empty(G.shape[0], dtype=np.int64)
-    n = independent_rows(np.ascontiguousarray(G), rows, np.empty_like(G))
+    n = independent_rows(G, rows, np.empty_like(G), st.row_scale, ROW_TOL)
     return np.sort(rows[:n])
 
 
@@ -100,7 +101,7 @@ def direct_outputs(out, nv, tables):
     o = 0
     views = []
     for n, shape in ((nv, (nv,)), (m, (m,)), (1, (1,)), (2, (2,)), (m * nv, (m, nv)), (m, (m,)), (m, (m,)),
-                     (12 * m_loop, (m_loop, 12))):
+                     (m, (m,)), (12 * m_loop, (m_loop, 12))):
         views.append(out[o:o + n].reshape(shape))
         o += n
     return DirectOutputs(*views)
@@ -110,7 +111,7 @@ def output_state(model, views, t=0.0):
     """The :class:`~soadyn.closed.kinematics.ConstraintState` of one state from the kernel's
     output views (:func:`direct_outputs`); loop and coupling rows have 𝔘 = 0."""
     return ConstraintState(constraint_set(model), views.G, np.zeros(views.G.shape[0]), views.ubias, views.resid,
-                           views.sel, t)
+                           views.sel, t, views.scale)
 
 
 def direct_fast(model, q, v, tau, residual_tol, by_default):
@@ -222,9 +223,12 @@ def _with_default(model, plain):
 
 
 def direct_solve(model, q, v, tau, f_ext=None, *, gravity=True, baumgarte=None, pivot_tol=PIVOT_TOL,
-                 tables=None):
+                 rank_tol=ROW_TOL, tables=None):
     """Run the compiled direct method; returns the raw output array, (size,) or (B, size)
     for a batch (read it with :func:`direct_outputs`). ``v``, ``f_ext`` may be None (zero);
+    ``baumgarte`` None or checked gains (α, β) [1/s]; ``rank_tol``: the relative tolerance
+    of the rows kept (:func:`~soadyn.kernels.direct.independent_rows`), ``pivot_tol`` the
+    relative pivot threshold of the factorization of A (both checked by the caller);
     ``tables``: :func:`direct_tables` (looked up when None)."""
     t = direct_tables(model) if tables is None else tables
     if t is None:
@@ -233,10 +237,10 @@ def direct_solve(model, q, v, tau, f_ext=None, *, gravity=True, baumgarte=None, 
                          f"transmissions; the user constraints {names} need a Python method "
                          "(method='augmented', 'projection')")
     floats = t.floats
-    if not (gravity is True and baumgarte is None and pivot_tol == PIVOT_TOL):  # other settings: a copy
-        alpha, beta = (0.0, 0.0) if baumgarte is None else np.array(baumgarte, dtype=float).reshape(2)
+    if not (gravity is True and baumgarte is None and pivot_tol == PIVOT_TOL and rank_tol == ROW_TOL):
+        alpha, beta = (0.0, 0.0) if baumgarte is None else baumgarte  # other settings: a copy
         floats = floats.copy()
-        floats[:FLOAT_HEADER] = (1.0 if val.GRAVITY(gravity) else 0.0, alpha, beta, float(pivot_tol))
+        floats[:FLOAT_HEADER] = (1.0 if val.GRAVITY(gravity) else 0.0, alpha, beta, float(pivot_tol), float(rank_tol))
     if type(q) is np.ndarray and q.ndim == 1:
         out = np.empty(t.output_size)
     else:

@@ -39,7 +39,7 @@ from ..dynamics.crba import mass_matrix
 from ..dynamics.rnea import rnea
 from .constraint_set import constraint_set
 from .cut_joint import CUT_JOINT_METHODS, RowSpace, constraint_forces, stabilized_bias
-from .direct import NOT_THE_DEFAULT, direct_fast, direct_outputs, direct_solve, direct_tables, output_state
+from .direct import NOT_THE_DEFAULT, PIVOT_TOL, direct_fast, direct_outputs, direct_solve, direct_tables, output_state
 from .embedding.algorithms import embedding_accelerations, embedding_fast, embedding_solve, input_copies
 from .embedding.clusters import cluster_tree
 from .embedding.compiled import packed_clusters
@@ -73,7 +73,7 @@ class ConstrainedProblem:
 
     @cached_property
     def row_space(self):
-        return RowSpace(self.state.G, self.rank_tol)
+        return RowSpace(self.state.G, self.rank_tol, self.state.row_scale)
 
 
 def _embedding(p):
@@ -220,7 +220,7 @@ class CompiledDirectResult(ConstrainedDynamicsResult):
         lam = []
         for row in self._rows():
             o = self._views(row)
-            lam.append(RowSpace(o.G, self._rank_tol).least_norm_multipliers(o.G.T @ o.lam))
+            lam.append(RowSpace(o.G, self._rank_tol, o.scale).least_norm_multipliers(o.G.T @ o.lam))
         return lam[0] if self._out.ndim == 1 else np.array(lam).reshape(len(lam), -1)
 
     @cached_property
@@ -276,7 +276,7 @@ class EmbeddingResult(ConstrainedDynamicsResult):
     @cached_property
     def _row_spaces(self):
         states = self.state if self._batch else [self.state]
-        return [RowSpace(st.G, self._rank_tol) for st in states]
+        return [RowSpace(st.G, self._rank_tol, st.row_scale) for st in states]
 
     @cached_property
     def multipliers(self):
@@ -386,11 +386,16 @@ def _own(x):
 
 def _embedding_state_by_state(model, q, v, tau, f_ext, t, rank_tol, residual_tol):
     """A batch the kernel refused a state of: every state through the single-state call
-    (the first bad one raises the error that names it)."""
+    (the first bad one raises the error that names it, and its batch entry)."""
     B = len(q)
-    qdd = np.array([constrained_forward_dynamics(model, q[b], v[b], tau[b], "embedding",
-                                                 f_ext=None if f_ext is None else f_ext[b], t=t, rank_tol=rank_tol,
-                                                 residual_tol=residual_tol).qdd for b in range(B)])
+    qdd = np.empty((B, model.nv))
+    for b in range(B):
+        try:
+            qdd[b] = constrained_forward_dynamics(model, q[b], v[b], tau[b], "embedding",
+                                                  f_ext=None if f_ext is None else f_ext[b], t=t, rank_tol=rank_tol,
+                                                  residual_tol=residual_tol).qdd
+        except (ConstraintError, ValueError, TypeError) as e:
+            raise type(e)(f"(batch entry {b}) {e}") from None
     result = EmbeddingResult(model, _own(q), _own(v), _own(tau), _own(f_ext), t, rank_tol, qdd)
     result.__dict__["_qdd"] = qdd.copy()  # (the batched kernel refused a state: no recomputation by it)
     return result
@@ -457,7 +462,10 @@ def _choose_method(model):
 
 
 def _compiled_direct(model, tables, q, v, tau, f_ext, t, rank_tol, baumgarte, check, residual_tol):
-    out = direct_solve(model, q, v, tau, f_ext, baumgarte=baumgarte, tables=tables)
+    # rank_tol: the relative tolerance of the rows kept, and, squared, of the pivots of
+    # A = G_c M⁻¹ G_c* (squares of singular values; never below PIVOT_TOL, the rounding of A)
+    out = direct_solve(model, q, v, tau, f_ext, baumgarte=baumgarte, rank_tol=rank_tol,
+                       pivot_tol=max(PIVOT_TOL, rank_tol * rank_tol), tables=tables)
     if check:
         k = model.nv + tables.m + 1  # the kernel's worst residuals: max |𝔡|, max |G_c v|
         if out.ndim == 1:
@@ -492,6 +500,9 @@ def solve_constrained(model, q, v, tau, method="augmented", *, f_ext=None, t=0.0
         solver = METHODS[method]
     except (KeyError, TypeError):
         raise ValueError(f"method: expected one of {sorted(METHODS)}, got {method!r}") from None
+    if type(rank_tol) is not float or not val.MACHINE_EPSILON <= rank_tol < 1.0:
+        rank_tol = val.relative_tolerance(rank_tol, "rank_tol")
+    baumgarte = val.baumgarte_gains(baumgarte)
     if state is None:
         state = evaluate_constraints(model, q, v, t)
     p = ConstrainedProblem(model, q, v, tau, f_ext, t, state, stabilized_bias(state, v, baumgarte), rank_tol,
@@ -513,6 +524,9 @@ def _spanning_forces(model, tau, tau_ind):
 
 
 _INF = float("inf")  # (a module constant: one look-up less on the fast path than np.inf)
+#: the default ``rank_tol``: the compiled direct method's rows selected once per model were
+#: chosen with it (:data:`soadyn.kernels.direct.ROW_TOL`), so its plain call takes it only
+_RANK_TOL = 1e-9
 
 
 def _copy(x, given):
@@ -551,9 +565,19 @@ def constrained_forward_dynamics(model, q, v, tau=None, method=None, *, tau_ind=
         otherwise); the result equals ``soadyn.cluster_aba(model, y, ẏ, tau_ind)``.
     f_ext : optional (nbodies, 6) external spatial forces, body frames.
     t : time [s] for time-varying constraints.
-    rank_tol : relative singular-value threshold for the rank of G_c.
-    baumgarte : optional (α, β) [1/s]: solve G_c θ̈ = 𝔘̊ − 2α𝔡̇ − β²𝔡 instead (drift
-        stabilization when integrating).
+    rank_tol : relative singular-value threshold for the rank of G_c, a number in [ε, 1)
+        (ε the machine epsilon; default 1e-9), honoured by every method: singular values
+        of G_c below ``rank_tol`` times the largest count as zero (the compiled direct
+        method: rows whose component orthogonal to the rows kept is below ``rank_tol``
+        times the largest row norm are dropped, and pivots of G_c M⁻¹ G_c* below
+        max(1e-12, rank_tol²) times the largest). A row at most ``rank_tol`` times its own
+        scale (the size of its terms before they cancel) constrains nothing and is dropped
+        first, so a loop that adds no constraint gives the tree's accelerations. NaN, inf,
+        values outside [ε, 1) and non-numbers raise naming ``rank_tol``.
+    baumgarte : optional (α, β) [1/s], two finite non-negative gains: solve
+        G_c θ̈ = 𝔘̊ − 2α𝔡̇ − β²𝔡 instead (drift stabilization when integrating); anything
+        else raises naming ``baumgarte`` (:func:`soadyn.core.validation.baumgarte_gains`,
+        the check ``simulate`` uses too).
     check : check that (q, v) satisfies the constraints (default True): raise
         ConstraintError naming the constraint and its residual when a position residual
         |𝔡| (holonomic rows) or a velocity residual |G_c v − 𝔘| exceeds ``residual_tol``
@@ -576,8 +600,8 @@ def constrained_forward_dynamics(model, q, v, tau=None, method=None, *, tau_ind=
     # the common calls — one state, default options, the compiled direct or embedding
     # method (by default or by name) — go straight into their kernels; anything else, or
     # any doubt, takes the validated paths below
-    if tau_ind is None and f_ext is None and baumgarte is None and type(residual_tol) is float \
-            and 0.0 < residual_tol < _INF:
+    if tau_ind is None and f_ext is None and baumgarte is None and type(rank_tol) is float \
+            and rank_tol == _RANK_TOL and type(residual_tol) is float and 0.0 < residual_tol < _INF:
         if method is None or method == "direct":
             fast = direct_fast(model, q, v, tau, residual_tol if check else _INF, method is None)
             if fast:  # (out, plain); None and NOT_THE_DEFAULT are false
@@ -592,6 +616,8 @@ def constrained_forward_dynamics(model, q, v, tau=None, method=None, *, tau_ind=
             result = _embedding_fast(model, q, v, tau, t, rank_tol, residual_tol)
             if result is not None:
                 return result
+    rank_tol = val.relative_tolerance(rank_tol, "rank_tol")
+    baumgarte = val.baumgarte_gains(baumgarte)
     if method is None:
         method = default_method(model)
         if method == "embedding" and baumgarte is not None:  # Baumgarte terms: a cut-joint method

@@ -105,7 +105,7 @@ def constrained_forward_dynamics_derivatives(model, q, v, tau, *, check=True, re
         _check_user_constraint(blk.source)
     a = constrained_forward_dynamics(model, q, v, tau, method="direct", check=check, residual_tol=residual_tol).qdd
     st = evaluate_constraint_set(cs, q, v, 0.0, True)
-    rows = RowSpace(st.G)
+    rows = RowSpace(st.G, row_scale=st.row_scale)
     tree = model.spanning_tree()
     dID_dq, dID_dv, M = rnea_derivatives(tree, q, v, a)  # eq. KD-1, at the KKT θ̈
     # the least-norm λ with G_c*λ = ID(θ, θ̇, θ̈) − T, as constrained_forward_dynamics's (any λ

@@ -78,6 +78,8 @@ def constrained_inverse_dynamics(model, q, v, qdd=None, *, qdd_independent=None,
         independent coordinates, or every joint when none is marked).
     weights : optional (n_A,) positive weights w: minimise Σ w τ_A² for redundant actuation.
     f_ext : optional (nbodies, 6) external forces; t : time [s].
+    rank_tol : relative singular-value threshold for the rank of G_c, in [ε, 1) (as
+        :func:`~soadyn.closed.forward.constrained_forward_dynamics`'s).
     tol : relative tolerance of the consistency checks of the accelerations and torques.
     check : check that (q, v) satisfies the constraints (default True): ConstraintError
         naming the constraint and its residual when a position residual |𝔡| or a velocity
@@ -89,6 +91,7 @@ def constrained_inverse_dynamics(model, q, v, qdd=None, *, qdd_independent=None,
     ConstrainedInverseDynamicsResult
     """
     c = val.model_argument(model).compiled
+    rank_tol = val.relative_tolerance(rank_tol, "rank_tol")
     q = val.vector(q, c.nq, "q", batch_ok=False)
     v = np.zeros(c.nv) if v is None else val.vector(v, c.nv, "v", batch_ok=False)
     f_ext = val.external_forces(f_ext, c.nb, None)
@@ -96,7 +99,7 @@ def constrained_inverse_dynamics(model, q, v, qdd=None, *, qdd_independent=None,
     if check:
         check_residuals(state, v, residual_tol)
     G, ub = state.G, state.acceleration_bias
-    rs = RowSpace(G, rank_tol)
+    rs = RowSpace(G, rank_tol, state.row_scale)
     if (qdd is None) == (qdd_independent is None):
         raise ValueError("qdd, qdd_independent: give exactly one of them")
     if qdd is None:

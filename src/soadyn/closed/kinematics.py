@@ -29,11 +29,19 @@ class ConstraintState:
         [V_P; V_S] (local node frames, angular first), see ``ConstraintSet.node_frames``:
         the loop rows of G are Q_P J_P + Q_S J_S.
     constraints : the :class:`~soadyn.closed.constraints.ConstraintSet`.
+    row_scale : (m,) the size of each row of G before its terms cancel: for a loop row the
+        sum of the magnitudes of the products that make up its entries
+        (:func:`~soadyn.kernels.loops.loop_rows`), for other rows the sum of their
+        |entries|. A row at rounding level of its scale constrains nothing (a loop placed
+        where it adds no constraint); the rank decisions compare each row with it
+        (:class:`~soadyn.closed.cut_joint.RowSpace`). Default (None): the |entries| sums.
     """
 
-    def __init__(self, constraints, G, velocity_rhs, acceleration_bias, residual, node_selection, t):
+    def __init__(self, constraints, G, velocity_rhs, acceleration_bias, residual, node_selection, t,
+                 row_scale=None):
         self.constraints = constraints
         self.G = G
+        self.row_scale = np.abs(G).sum(axis=1) if row_scale is None else row_scale
         self.velocity_rhs = velocity_rhs
         self.acceleration_bias = acceleration_bias
         self.residual = residual
@@ -85,8 +93,10 @@ def evaluate_constraint_set(cs, q, v, t, bias, workspace=None):
     ub = np.zeros(m)  # the loop kernel fills it in any case
     res = np.zeros(m)
     sel = np.zeros((cs.m_loop, 12))
+    scale = np.zeros(m)
     if cs.m_loop:
-        _LOOPS(model, (q, ABSENT if v is None else v), (cs.loop_int, cs.loop_float), (G, ub, res, sel), workspace)
+        _LOOPS(model, (q, ABSENT if v is None else v), (cs.loop_int, cs.loop_float), (G, ub, res, sel, scale),
+               workspace)
     if cs.m_coupling:
         r = slice(cs.m_loop, cs.m_loop + cs.m_coupling)
         G[r] = cs.coupling_v
@@ -102,7 +112,9 @@ def evaluate_constraint_set(cs, q, v, t, bias, workspace=None):
             G[blk.rows], U[blk.rows], res[blk.rows] = Gu, Uu, du
             if bias:
                 ub[blk.rows] = bu
-    return ConstraintState(cs, G, U, ub if bias else None, res, sel, t)
+    if cs.m_loop < m:  # constant and user rows: no cancellation known, their |entries|
+        scale[cs.m_loop:] = np.abs(G[cs.m_loop:]).sum(axis=1)
+    return ConstraintState(cs, G, U, ub if bias else None, res, sel, t, scale)
 
 
 def constraint_jacobian(model, q, t=0.0):

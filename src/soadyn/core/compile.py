@@ -35,13 +35,16 @@ __all__ = ["CompiledModel", "Derived", "derived", "compiled", "Workspace"]
 class CompiledModel:
     """The flat array form of a model for the kernels (see :mod:`soadyn.core.layout`):
     ``mi``, ``mf`` and the sizes ``nb``, ``nq``, ``nv``; ``parents`` (nb,) body parents; the
-    output shapes ``q_shape`` (nq,), ``v_shape`` (nv,), ``vv_shape`` (nv, nv) and
+    output shapes ``q_shape`` (nq,), ``v_shape`` (nv,), ``vv_shape`` (nv, nv),
     ``jacobian_shape`` (6, nv), ``rotations_shape`` (nb, 3, 3), ``positions_shape``
-    (nb, 3), ``pose_shape`` (4, 4) and ``motion_shape`` (6,); ``closed``: the model has loops, couplings or user
-    constraints (the tree-dynamics functions refuse it, see :class:`soadyn.core.call.CompiledFunction`)."""
+    (nb, 3), ``pose_shape`` (4, 4), ``motion_shape`` (6,), ``com_jacobian_shape`` (3, nv) and
+    ``regressor_shape`` (nv, 10 nb);
+    ``closed``: the model has loops, couplings or user constraints (the tree-dynamics
+    functions refuse it, see :class:`soadyn.core.call.CompiledFunction`)."""
 
     __slots__ = ("nb", "nq", "nv", "mi", "mf", "parents", "q_shape", "v_shape", "vv_shape", "jacobian_shape",
-                 "rotations_shape", "positions_shape", "pose_shape", "motion_shape", "closed")
+                 "rotations_shape", "positions_shape", "pose_shape", "motion_shape", "com_jacobian_shape",
+                 "regressor_shape", "closed")
 
     def __init__(self, model):
         bodies = model.bodies
@@ -51,6 +54,7 @@ class CompiledModel:
             (6, self.nv)
         self.rotations_shape, self.positions_shape = (self.nb, 3, 3), (self.nb, 3)
         self.pose_shape, self.motion_shape = (4, 4), (6,)
+        self.com_jacobian_shape, self.regressor_shape = (3, self.nv), (self.nv, 10 * self.nb)
         self.parents = np.array([b.parent for b in bodies], dtype=np.int64)
         self.closed = bool(model.has_constraints)
         # left writable although nothing writes them after packing: Numba compiles separate

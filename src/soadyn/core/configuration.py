@@ -15,9 +15,9 @@ import numpy as np
 from .jit import njit
 from . import validation as val
 from .call import Arg, CompiledFunction
-from .joints import FREE, SPHERICAL, quaternion_rotation
+from .joints import FREE, SPHERICAL, quaternion_rotation, unit_quaternion
 from .layout import model_tables
-from .status import BAD_FIRST, BAD_QUATERNION, BAD_SECOND, BAD_SHAPE, OK
+from .status import BAD_FIRST, BAD_QUATERNION, BAD_SECOND, BAD_SHAPE, OK, OVERFLOW
 
 __all__ = ["neutral", "random_configuration", "integrate", "difference", "configuration_rate", "normalize"]
 
@@ -70,9 +70,8 @@ def _quat_exp(wx, wy, wz):
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _quat_log(x, y, z, w):
-    """Rotation vector (|w| ≤ π) of a quaternion (normalised here)."""
-    n = math.sqrt(x * x + y * y + z * z + w * w)
-    x, y, z, w = x / n, y / n, z / n, w / n
+    """Rotation vector (|w| ≤ π) of a nonzero quaternion (normalised here, at any scale)."""
+    x, y, z, w = unit_quaternion(x, y, z, w)
     if w < 0.0:
         x, y, z, w = -x, -y, -z, -w
     s = math.sqrt(x * x + y * y + z * z)
@@ -107,12 +106,18 @@ def _apply_V(wx, wy, wz, b, c, ux, uy, uz):
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _unit_quaternion(q, o):
-    """The quaternion q[o:o+4] normalised; all zeros when it is zero."""
-    x, y, z, w = q[o], q[o + 1], q[o + 2], q[o + 3]
-    n = math.sqrt(x * x + y * y + z * z + w * w)
-    if n == 0.0:
-        return 0.0, 0.0, 0.0, 0.0
-    return x / n, y / n, z / n, w / n
+    """The quaternion q[o:o+4] normalised (at any scale); all zeros when it is zero."""
+    return unit_quaternion(q[o], q[o + 1], q[o + 2], q[o + 3])
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _result_status(out):
+    """OK, or OVERFLOW when a result computed from finite arguments is not finite (an
+    overflow: the arguments are too large for float64, e.g. v·dt beyond 1e154 rad)."""
+    for k in range(out.shape[0]):
+        if not math.isfinite(out[k]):
+            return OVERFLOW
+    return OK
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -172,12 +177,11 @@ def integrate_kernel(mi, mf, ws, q, v, dt, out):
                 out[qi + 2] = q[qi + 2] + r[6] * dx + r[7] * dy + r[8] * dz
             ex, ey, ez, ew = _quat_exp(wx, wy, wz)
             x, y, z, w = _quat_mul(x, y, z, w, ex, ey, ez, ew)
-            n = math.sqrt(x * x + y * y + z * z + w * w)
-            out[qi + o], out[qi + o + 1], out[qi + o + 2], out[qi + o + 3] = x / n, y / n, z / n, w / n
+            out[qi + o], out[qi + o + 1], out[qi + o + 2], out[qi + o + 3] = unit_quaternion(x, y, z, w)
         else:
             for k in range(m.joint_nq[i]):
                 out[qi + k] = q[qi + k] + v[vi + k] * dt
-    return OK
+    return _result_status(out)
 
 
 @njit(cache=True)
@@ -200,7 +204,7 @@ def difference_kernel(mi, mf, ws, q0, q1, out):
         if jtype == SPHERICAL or jtype == FREE:
             o = 3 if jtype == FREE else 0
             ax, ay, az, aw = _unit_quaternion(q0, qi + o)
-            bx, by, bz, bw = q1[qi + o], q1[qi + o + 1], q1[qi + o + 2], q1[qi + o + 3]
+            bx, by, bz, bw = _unit_quaternion(q1, qi + o)
             x, y, z, w = _quat_mul(-ax, -ay, -az, aw, bx, by, bz, bw)
             wx, wy, wz = _quat_log(x, y, z, w)
             out[vi], out[vi + 1], out[vi + 2] = wx, wy, wz
@@ -221,7 +225,7 @@ def difference_kernel(mi, mf, ws, q0, q1, out):
         else:
             for k in range(m.joint_nq[i]):
                 out[vi + k] = q1[qi + k] - q0[qi + k]
-    return OK
+    return _result_status(out)
 
 
 @njit(cache=True)
@@ -248,7 +252,7 @@ def configuration_rate_kernel(mi, mf, ws, q, v, out):
         else:
             for k in range(m.joint_nq[i]):
                 out[qi + k] = v[vi + k]
-    return OK
+    return _result_status(out)
 
 
 @njit(cache=True)
@@ -278,7 +282,7 @@ def _time_step(dt):
 
 
 _INTEGRATE = CompiledFunction(integrate_kernel, "loop", (Arg("q", "nq"), Arg("v", "nv")), "q_shape",
-                              params=(_time_step,))
+                              params=(_time_step,), names=("q", "v", "dt"))
 _DIFFERENCE = CompiledFunction(difference_kernel, "loop", (Arg("q0", "nq"), Arg("q1", "nq")), "v_shape")
 _RATE = CompiledFunction(configuration_rate_kernel, "loop", (Arg("q", "nq"), Arg("v", "nv")), "q_shape")
 _NORMALIZE = CompiledFunction(normalize_kernel, "loop", (Arg("q", "nq"),), "q_shape")
@@ -289,10 +293,12 @@ def integrate(model, q, v, dt=1.0, *, out=None):
 
     Vector joints add ``v·dt``; spherical joints rotate by exp(ω dt) in the child frame;
     free joints follow the body-frame screw motion exp([ω; v] dt) (SE(3)), the same
-    convention as Pinocchio. Quaternions are renormalised.
+    convention as Pinocchio. Quaternions are renormalised (a nonzero quaternion of any
+    scale is a rotation; a zero one raises ValueError naming its joint).
 
     Parameters: q (nq,) or (B, nq); v (nv,) or (B, nv), required (not None); dt a finite
-    number [s]. Returns (nq,) or (B, nq).
+    real number [s] (not a string). Returns (nq,) or (B, nq). Raises OverflowError when
+    v·dt is too large for the result to be finite (it would be inf or NaN).
     """
     if type(dt) is not float or not math.isfinite(dt):  # the fast path takes any float, NaN too
         dt = _time_step(dt)

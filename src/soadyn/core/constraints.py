@@ -476,7 +476,7 @@ def symbolic_constraint(name, joints, expressions, symbols):
     try:
         import sympy  # optional (extra 'symbolic'): imported only for symbolic input
     except ImportError:  # pragma: no cover - sympy is part of the test environment
-        raise ImportError("symbolic_constraint needs sympy (pip install soadyn[symbolic])") from None
+        raise ImportError("symbolic_constraint needs sympy, a dependency of soadyn: pip install sympy") from None
     q = sympy.Matrix(list(symbols))
     if len(q) != len(joints):
         raise ValueError(f"symbols: expected one symbol per joint ({len(joints)}), got {len(q)}")

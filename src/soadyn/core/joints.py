@@ -448,10 +448,37 @@ def axis_rotation(ax, ay, az, angle):
             t * ax * az - s * ay, t * ay * az + s * ax, c + t * az * az)
 
 
+#: the range of |quaternion|² in which the sum of the squares neither underflows nor
+#: overflows to a wrong norm; outside it the components are scaled first (:func:`unit_quaternion`)
+_SAFE_NORM2 = (1e-150, 1e150)
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def unit_quaternion(x, y, z, w):
+    """The quaternion (x, y, z, w) divided by its norm; all zeros for the zero quaternion.
+
+    A quaternion is a rotation at any scale: one of norm 1e-200 or 1e155 (whose squares
+    underflow to 0 or overflow to inf) is divided by its largest component before the
+    squares are summed, so its norm is exact to rounding."""
+    n2 = x * x + y * y + z * z + w * w
+    if not (_SAFE_NORM2[0] < n2 < _SAFE_NORM2[1]):
+        s = max(abs(x), abs(y), abs(z), abs(w))
+        if s == 0.0:
+            return 0.0, 0.0, 0.0, 0.0
+        x, y, z, w = x / s, y / s, z / s, w / s
+        n2 = x * x + y * y + z * z + w * w
+    n = math.sqrt(n2)
+    return x / n, y / n, z / n, w / n
+
+
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def quaternion_rotation(x, y, z, w):
-    """Rotation matrix (row-major 9-tuple) of the quaternion (x, y, z, w), normalised."""
+    """Rotation matrix (row-major 9-tuple) of the quaternion (x, y, z, w), normalised
+    (at any scale, :func:`unit_quaternion`; the callers refuse the zero quaternion)."""
     n2 = x * x + y * y + z * z + w * w
+    if not (_SAFE_NORM2[0] < n2 < _SAFE_NORM2[1]):
+        x, y, z, w = unit_quaternion(x, y, z, w)
+        n2 = 1.0
     s = 2.0 / n2
     return (1.0 - s * (y * y + z * z), s * (x * y - z * w), s * (x * z + y * w),
             s * (x * y + z * w), 1.0 - s * (x * x + z * z), s * (y * z - x * w),

@@ -336,11 +336,11 @@ def workspace_size(nb, nv):
     # (sincos: 2 nq ≤ 2 (nb + nv) entries, a joint having at most one more coordinate than
     # velocities.) ``aux`` is the rest after ``scratch``, at least the last term: the most any
     # of its users takes — the RNEA derivatives' buffer (42 nv + 44 nb,
-    # soadyn.kernels.derivatives.derivative_size), a rollout's five stage vectors
-    # (5 max(nq, nv) ≤ 5 (nb + nv)), the partitioned inertias' and the operational-space
+    # soadyn.kernels.derivatives.derivative_size), a rollout's six stage vectors
+    # (6 max(nq, nv) ≤ 6 (nb + nv)), the partitioned inertias' and the operational-space
     # diagonal's small blocks (60 and 36)
     return (nb * (6 * 9 + 5 * 6 + 2 * 36 + 10 + 2) + nv * (4 * 6 + 1 + 2) + 6 * 36
-            + max(42 * nv + 44 * nb, 5 * (nb + nv), 64))
+            + max(42 * nv + 44 * nb, 6 * (nb + nv), 64))
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)

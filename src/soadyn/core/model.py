@@ -21,9 +21,11 @@ import numpy as np
 
 from . import joints as jt
 from . import spatial as sp
+from . import validation as val
 from .collisions import CollisionObject, collision_tables
 from .compile import compiled, derived
 from .constraints import Coupling, LinearCoupling, Loop, Transmission, UserConstraint
+from .parameters import body_inertia, check_dynamic_parameters
 from .shapes import Plane, Shape
 from .visuals import Visual
 
@@ -413,6 +415,26 @@ class Model:
         b = self.bodies[self._resolve_body(body, "body")]
         b.mass, b.com, b.inertia_com = check_rigid_inertia(mass, com, inertia, f"body {b.name!r}", strict_inertia)
 
+    def set_dynamic_parameters(self, parameters, strict_inertia=True):
+        """Replace every body's inertial parameters by the dynamic parameters ``parameters``
+        (10 nb,): per body, in body order, (m, m c_x, m c_y, m c_z, I_xx, I_xy, I_yy, I_xz,
+        I_yz, I_zz) — mass [kg], first moment [kg m], rotational inertia about the body origin
+        [kg m²], body frame; Pinocchio's order (:func:`soadyn.dynamic_parameters` gives a
+        model's, :mod:`soadyn.core.parameters`).
+
+        Checked first (:func:`soadyn.check_dynamic_parameters`): a wrong shape or non-finite
+        entries raise ValueError naming the argument; a body whose parameters are physically
+        inconsistent (pseudo-inertia not positive semi-definite: a negative mass, a first
+        moment without mass, a rotational inertia that is not positive semi-definite or
+        violates the triangle inequality) raises ValueError naming the body and the reason,
+        or, with ``strict_inertia=False``, only warns when the parameters still have a
+        rigid-body form (mass ≥ 0, no first moment without mass). Nothing is changed when
+        the check fails."""
+        values = check_dynamic_parameters(self, parameters, strict_inertia)
+        for b, p in zip(self.bodies, values):
+            mass, com, inertia_com = body_inertia(p)
+            b.mass, b.com, b.inertia_com = float(mass), _frozen(com), _frozen(inertia_com)
+
     # ----------------------------------------------------------------- constraints
     def add_loop(self, name, kind, predecessor, successor, axis=(0.0, 0.0, 1.0), *,
                  predecessor_placement=None, successor_placement=None, axis2=None):
@@ -674,7 +696,7 @@ class Model:
         Parameters
         ----------
         frame : the name of a model frame (a body, a merged link, a site, ...) or
-            ``"world"`` (a :class:`Frame` or frame index also accepted).
+            ``"world"``, the world frame (a :class:`Frame` or frame index also accepted).
         shape : a :mod:`soadyn.geometry` shape (``Sphere``, ``Capsule``, ``Cylinder``,
             ``Box``, ``Ellipsoid``, ``ConvexMesh``, ``Mesh``, ``Plane``).
         placement : (R, p) or 4×4, the pose of the shape frame in ``frame`` [m] (default
@@ -701,12 +723,7 @@ class Model:
         """Add the ground: a :class:`~soadyn.geometry.Plane` on the world whose surface is
         the horizontal plane z = ``height`` [m] (world frame), outward normal +z, named
         ``"ground"`` (``"ground_2"``, ... when taken). Returns the object's index."""
-        try:
-            z = float(height)
-        except (TypeError, ValueError):
-            raise TypeError(f"height: expected a number [m], got {height!r}") from None
-        if not np.isfinite(z):
-            raise ValueError(f"height: expected a finite height [m], got {height!r}")
+        z = val.finite_scalar(height, "height")
         name = "ground"
         names = {o.name for o in self._collisions}
         k = 2
@@ -718,7 +735,7 @@ class Model:
 
     def _collision_frame(self, frame):
         """(frame name, body, R, p) of ``add_collision``'s ``frame``: the frame's pose on its body."""
-        if isinstance(frame, str) and frame == "world" and frame not in self._frame_by_name:
+        if isinstance(frame, str) and frame == "world":  # the world itself, whatever frame shares its name
             return "world", -1, np.eye(3), np.zeros(3)
         f = self.frame(frame)
         if sp.is_symbolic(f.rotation, f.translation):
@@ -736,12 +753,9 @@ class Model:
             raise ValueError(f"name: expected a non-empty string, got {name!r}")
         elif name in names:
             raise ValueError(f"name: a collision object named {name!r} already exists")
-        try:
-            mu = float(friction)
-        except (TypeError, ValueError):
-            raise TypeError(f"friction: expected a number ≥ 0, got {friction!r}") from None
-        if not np.isfinite(mu) or mu < 0:
-            raise ValueError(f"friction: expected a finite coefficient ≥ 0, got {friction!r}")
+        mu = val.finite_scalar(friction, "friction")
+        if mu < 0:
+            raise ValueError(f"friction: expected a coefficient ≥ 0, got {friction!r}")
         masks = []
         for arg, value in (("contype", contype), ("conaffinity", conaffinity)):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value < 2**31:

@@ -21,6 +21,8 @@ functions are taken from sympy when an argument is symbolic.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 __all__ = [
@@ -154,7 +156,7 @@ def quaternion_to_matrix(quat):
     sym = is_symbolic(quat)
     x, y, z, w = quat
     if not sym:
-        n = float(np.sqrt(x * x + y * y + z * z + w * w))
+        n = math.hypot(x, y, z, w)  # without overflow or underflow: a quaternion of norm 1e-200 is a rotation
         if not n > 0:
             raise ValueError("quat: the zero quaternion is not a rotation")
         x, y, z, w = x / n, y / n, z / n, w / n
@@ -217,7 +219,7 @@ def quaternion_from_rotation_vector(w):
 def quaternion_to_rotation_vector(q):
     """Rotation vector (|w| ≤ π) of a quaternion ``(x, y, z, w)``; inverse of the exp map."""
     q = np.asarray(q, dtype=float)
-    q = q / np.linalg.norm(q)
+    q = q / math.hypot(*q)  # (np.linalg.norm squares first: 1e-200 would underflow to 0)
     if q[3] < 0:
         q = -q
     v = q[:3]

@@ -16,16 +16,35 @@ class Unsolved(Exception):
     spanning configuration that fails its checks. Internal: the cluster functions catch
     it and take the Python path, which tries further starts and names the cause."""
 
-OK, BAD_FIRST, BAD_SECOND, BAD_THIRD, BAD_FEXT, BAD_QUATERNION, SINGULAR, BAD_SHAPE, UNSOLVED, OFF_MANIFOLD = range(10)
+OK, BAD_FIRST, BAD_SECOND, BAD_THIRD, BAD_FEXT, BAD_QUATERNION, SINGULAR, BAD_SHAPE, UNSOLVED, OFF_MANIFOLD, \
+    OVERFLOW, NO_MASS = range(12)
 
 
-def raise_status(status, names, batch_index=None, model=None):
+def _zero_quaternion(model, names, state, batch_index=None):
+    """``"name[a:b], the quaternion of the <kind> joint 'j'"`` for the first configuration
+    argument of ``state`` (named by ``names``) that holds a zero quaternion (in the row
+    ``batch_index`` of a batch), or None when none does."""
+    for name, x in zip(names, state):
+        if not isinstance(x, np.ndarray) or x.ndim not in (1, 2) or x.shape[-1] != model.nq:
+            continue
+        row = x if x.ndim == 1 else x[batch_index or 0]
+        for joint in model.joints:
+            if joint.kind in ("free", "spherical"):
+                o = joint.q_index + (3 if joint.kind == "free" else 0)
+                if not np.any(row[o:o + 4]):
+                    return f"{name}[{o}:{o + 4}], the quaternion of the {joint.kind} joint {joint.name!r}"
+    return None
+
+
+def raise_status(status, names, batch_index=None, model=None, state=()):
     """Raise the error a kernel reported.
 
     ``names`` are the kernel's state arguments in order (``BAD_FIRST`` names
     ``names[0]``, ...); ``model``, when given, lets a ``SINGULAR`` status name the
     cause (:meth:`~soadyn.Model.singular_mass_matrix_causes`: an inertia that is not positive
-    semi-definite, joints that move no inertia, redundant joints on an inertia-free body).
+    semi-definite, joints that move no inertia, redundant joints on an inertia-free body),
+    and with ``state`` (the arguments named by ``names``) a ``BAD_QUATERNION`` status the
+    joint whose quaternion is zero.
     """
     where = "" if batch_index is None else f" (batch entry {batch_index})"
     if status == UNSOLVED:
@@ -35,11 +54,20 @@ def raise_status(status, names, batch_index=None, model=None):
     if status == BAD_FEXT:
         raise ValueError(f"f_ext: expected finite values, got NaN or inf{where}")
     if status == BAD_QUATERNION:
-        raise ValueError(f"q: a quaternion of a free or spherical joint is zero{where}")
+        which = None if model is None else _zero_quaternion(model, names, state, batch_index)
+        raise ValueError(f"{which or 'q: a quaternion of a free or spherical joint'}: expected a nonzero quaternion "
+                         f"(x, y, z, w) (any nonzero scale is a rotation), got zero{where}")
+    if status == OVERFLOW:
+        raise OverflowError(f"{', '.join(names)}: finite values whose result is beyond the floating-point range "
+                            f"(it would be inf or NaN){where}: too large a velocity, time step or displacement")
     if status == BAD_SHAPE:
         raise ValueError(f"workspace: it was built for a different model{where}")
     if status == OFF_MANIFOLD:
         raise ValueError(f"q, v: the state violates the constraints beyond the residual tolerance{where}")
+    if status == NO_MASS:
+        name = "" if model is None else f" {model.name!r}"
+        raise ValueError(f"model:{name} has no mass, so its centre of mass (and what is taken about it) is "
+                         f"undefined{where}")
     if status == SINGULAR:
         causes = [] if model is None else model.singular_mass_matrix_causes()
         if causes:
@@ -56,11 +84,11 @@ def raise_status(status, names, batch_index=None, model=None):
     raise RuntimeError(f"kernel status {status}{where}")
 
 
-def check_batch_status(status, names, model=None):
+def check_batch_status(status, names, model=None, state=()):
     """Raise for the first nonzero entry of a batched call's status array."""
     bad = np.flatnonzero(status)
     if bad.size:
-        raise_status(int(status[bad[0]]), names, int(bad[0]), model)
+        raise_status(int(status[bad[0]]), names, int(bad[0]), model, state)
 
 
 class ClosedChainError(ValueError):

@@ -145,7 +145,11 @@ def model_argument(model):
 
 
 def finite_scalar(x, name):
-    """``x`` as a finite float."""
+    """``x`` as a finite float: a real number (Python's or numpy's, or a 0-d array of
+    one); text (``"0.1"``), booleans and None raise TypeError — ``float()`` would read
+    the first two as numbers."""
+    if isinstance(x, (str, bytes, bool, np.bool_)) or (isinstance(x, np.ndarray) and x.dtype.kind not in "iuf"):
+        raise TypeError(f"{name}: expected a real number, got {x!r} (a {type(x).__name__})")
     try:
         value = float(x)
     except (TypeError, ValueError):
@@ -153,3 +157,41 @@ def finite_scalar(x, name):
     if not np.isfinite(value):
         raise ValueError(f"{name}: expected a finite number, got {value}")
     return value
+
+
+#: the smallest relative tolerance that means something: below the machine epsilon a
+#: rank decision counts rounding errors as independent rows
+MACHINE_EPSILON = float(np.finfo(float).eps)
+
+
+def relative_tolerance(x, name):
+    """``x`` as a float in [ε, 1), ε the machine epsilon: a relative threshold (singular
+    values below x times the largest count as zero). From 1 on it would drop every row,
+    below ε it counts rounding errors; NaN, inf, booleans and non-numbers are refused."""
+    expected = f"a relative tolerance, a real number in [{MACHINE_EPSILON:.3g}, 1)"
+    if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name}: expected {expected}, got {x!r}")
+    if not MACHINE_EPSILON <= x < 1.0:  # (False for NaN)
+        raise ValueError(f"{name}: expected {expected}, got {x!r}")
+    return float(x)
+
+
+def baumgarte_gains(baumgarte):
+    """``baumgarte`` (the ``baumgarte=`` argument of the closed-chain functions) checked:
+    None, or (α, β) as two finite non-negative floats [1/s] — the gains of
+    𝔡̈ + 2α𝔡̇ + β²𝔡 = 0. Strings, booleans, other lengths, NaN, inf and negative gains are
+    refused naming the argument."""
+    if baumgarte is None:
+        return None
+    expected = "two finite non-negative gains (alpha, beta) [1/s]"
+    if isinstance(baumgarte, (str, bytes)) or not np.iterable(baumgarte):
+        raise TypeError(f"baumgarte: expected {expected}, got {baumgarte!r}")
+    gains = list(baumgarte)
+    if len(gains) != 2:
+        raise ValueError(f"baumgarte: expected {expected}, got {len(gains)} values {baumgarte!r}")
+    if any(isinstance(g, bool) or not isinstance(g, (int, float, np.integer, np.floating)) for g in gains):
+        raise TypeError(f"baumgarte: expected {expected}, got {baumgarte!r}")
+    alpha, beta = float(gains[0]), float(gains[1])
+    if not (0.0 <= alpha < np.inf and 0.0 <= beta < np.inf):  # (False for NaN)
+        raise ValueError(f"baumgarte: expected {expected}, got {baumgarte!r}")
+    return alpha, beta

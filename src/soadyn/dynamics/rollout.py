@@ -10,12 +10,37 @@ import numpy as np
 from ..core import status as st
 from ..core import validation as val
 from ..core.call import Arg, CompiledFunction, run_blocks, stacked_block, thread_tables
-from ..kernels.rollout import RK4, SEMI_IMPLICIT_EULER, rollout_kernel
+from ..kernels.rollout import RK4, SEMI_IMPLICIT_EULER, exponential_coordinate_rate_kernel, rollout_kernel
 
-__all__ = ["rollout", "INTEGRATORS"]
+__all__ = ["rollout", "INTEGRATORS", "DIVERGENCE", "exponential_coordinate_rate"]
 
 #: the integrators of :func:`rollout`
 INTEGRATORS = {"semi-implicit-euler": SEMI_IMPLICIT_EULER, "rk4": RK4}
+
+#: what :func:`rollout` does with a trajectory that leaves the finite numbers
+DIVERGENCE = ("raise", "nan")
+
+
+def _scale(dt):
+    return val.finite_scalar(dt, "dt")
+
+
+_RATE = CompiledFunction(exponential_coordinate_rate_kernel, "loop", (Arg("u", "nv"), Arg("w", "nv")), "v_shape",
+                         params=(_scale,))
+
+
+def exponential_coordinate_rate(model, u, w, dt=1.0, *, out=None):
+    """dexp⁻¹_{−u dt}(w) (nv,): the rate of the exponential coordinates x = u·dt of
+    q = q₀ ⊕ x (:func:`soadyn.integrate`) when q moves with the velocity ``w``, to the
+    order a fourth-order Lie-group Runge–Kutta method needs ([MuntheKaas99]: the series
+    w + ½[x, w] + 1/12 [x, [x, w]], exact to O(|x|⁴|w|);
+    :func:`soadyn.kernels.rollout.exponential_coordinate_rate`). Equal to ``w`` for vector
+    joints; the so(3) and se(3) brackets for spherical and free joints. The RK4 of
+    :func:`rollout` and :func:`soadyn.simulate` sums these rates, not the stage velocities.
+
+    Parameters: u, w (nv,) or (B, nv); dt a finite real number (the scale of u).
+    """
+    return _RATE(model, (u, w), (dt,), out)
 
 
 def _trajectory_shapes(c, state, params):
@@ -56,7 +81,7 @@ def _initial(x, n, name, batch, tau_shape):
     return x
 
 
-def rollout(model, q0, v0, tau, dt, integrator="semi-implicit-euler", *, out=None):
+def rollout(model, q0, v0, tau, dt, integrator="semi-implicit-euler", *, on_divergence="raise", out=None):
     """Integrate the equations of motion under a control sequence, in one compiled call.
 
     Each step holds τ_k over [t_k, t_k + dt], evaluates q̈ = f(q, v, τ_k) by the
@@ -65,20 +90,28 @@ def rollout(model, q0, v0, tau, dt, integrator="semi-implicit-euler", *, out=Non
 
     * ``"semi-implicit-euler"`` (default; MuJoCo's ``Euler``): v_{k+1} = v_k + dt f(q_k, v_k, τ_k),
       q_{k+1} = q_k ⊕ dt v_{k+1}; first order, symplectic.
-    * ``"rk4"``: classical Runge–Kutta, stages moved on the manifold from q_k (the same
-      scheme as ``soadyn.simulate.simulate(method="rk4")``); fourth order.
+    * ``"rk4"``: classical Runge–Kutta in the Runge–Kutta–Munthe-Kaas form ([MuntheKaas99]:
+      the stages are points q_k ⊕ u_i of one chart, their slopes the rates of the
+      exponential coordinates, :func:`exponential_coordinate_rate`; the scheme of
+      :func:`soadyn.simulate` with ``method="rk4"``, :mod:`soadyn.kernels.rollout`); fourth
+      order in q and v, on free and spherical joints too.
 
     Parameters
     ----------
     model : Model, a tree. A model with loops, couplings or user constraints raises
-        :class:`~soadyn.ClosedChainError`: integrate it with :func:`soadyn.simulate.simulate`
+        :class:`~soadyn.ClosedChainError`: integrate it with :func:`soadyn.simulate`
         (constraint stabilization) or the closed-chain functions.
     q0 : (nq,) or (B, nq) initial configuration(s).
     v0 : (nv,) or (B, nv) initial velocity [rad/s, m/s]; None means zero.
     tau : (T, nv) controls [N m, N], one row per step; or (B, T, nv), one sequence per
         initial state.
-    dt : time step [s], finite and positive.
+    dt : time step [s], a finite positive real number (not a string).
     integrator : ``"semi-implicit-euler"`` or ``"rk4"``.
+    on_divergence : what becomes of a trajectory that leaves the finite numbers (an
+        overflow: a step far too large for the dynamics, or a state or control too large):
+        ``"raise"`` (default) raises OverflowError naming the batch entry and the step;
+        ``"nan"`` returns it as NaN rows from the step where it diverged (the other rollouts
+        of a batch are unaffected: a sampling planner can score it as a failure).
     out : optional preallocated ``(q, v)`` of the shapes returned.
 
     Returns
@@ -86,18 +119,20 @@ def rollout(model, q0, v0, tau, dt, integrator="semi-implicit-euler", *, out=Non
     q : (T + 1, nq) or (B, T + 1, nq), the configurations at t_0 = 0, dt, ..., T dt
         (row 0 is q0); v : (T + 1, nv) or (B, T + 1, nv) the velocities. A batch of B
         rollouts is split among ``NUMBA_NUM_THREADS`` threads in blocks of at least 16
-        rollouts (:func:`soadyn.core.call.run_blocks`). A trajectory that overflows (a step
-        far too large for the dynamics) continues as NaN rows from the step where it left
-        the finite numbers. Raises ``numpy.linalg.LinAlgError`` when M is singular at a
-        visited state, as :func:`soadyn.aba` does.
+        rollouts (:func:`soadyn.core.call.run_blocks`). The length of the run is that of
+        ``tau``, whose T rows the caller holds already, so no cap on it is needed (unlike
+        :func:`soadyn.simulate`'s ``max_steps``). Raises ``numpy.linalg.LinAlgError`` when M
+        is singular at a visited state, as :func:`soadyn.aba` does.
     """
     val.model_argument(model)
     if model.has_constraints:
         e = st.closed_chain_error(model, "rollout")
-        raise st.ClosedChainError(f"{e} To integrate the closed system use soadyn.simulate.simulate(model, q0, v0, "
+        raise st.ClosedChainError(f"{e} To integrate the closed system use soadyn.simulate(model, q0, v0, "
                                   "t_final, dt, tau) (constraint stabilization by Baumgarte terms or projection).")
     if integrator not in INTEGRATORS:
         raise ValueError(f"integrator: expected one of {list(INTEGRATORS)}, got {integrator!r}")
+    if not (isinstance(on_divergence, str) and on_divergence in DIVERGENCE):
+        raise ValueError(f"on_divergence: expected one of {list(DIVERGENCE)}, got {on_divergence!r}")
     dt = val.finite_scalar(dt, "dt")
     if not dt > 0.0:
         raise ValueError(f"dt: expected a positive time step [s], got {dt}")
@@ -112,5 +147,25 @@ def rollout(model, q0, v0, tau, dt, integrator="semi-implicit-euler", *, out=Non
         out = (np.empty(lead + (steps, nq)), np.empty(lead + (steps, nv)))
     elif not isinstance(out, tuple):
         raise TypeError(f"out: expected a tuple (q, v) of two arrays, got {type(out).__name__}")
-    return _ROLLOUT(model, (q0, v0), (tau, dt, INTEGRATORS[integrator]), out)
+    qs, vs = _ROLLOUT(model, (q0, v0), (tau, dt, INTEGRATORS[integrator]), out)
+    if on_divergence == "raise":
+        _raise_divergence(qs, vs, dt)
+    return qs, vs
+
+
+def _raise_divergence(qs, vs, dt):
+    """OverflowError for the first trajectory of (qs, vs) that left the finite numbers (the
+    kernel fills it with NaN from the step where it did, so its last row tells)."""
+    last = np.concatenate([qs[..., -1, :], vs[..., -1, :]], axis=-1)
+    if np.isfinite(last).all():
+        return
+    batch = qs.ndim == 3
+    b = int(np.flatnonzero(~np.isfinite(last).all(axis=-1))[0]) if batch else None
+    rows = np.concatenate([qs[b], vs[b]] if batch else [qs, vs], axis=-1)
+    k = int(np.flatnonzero(~np.isfinite(rows).all(axis=-1))[0])
+    entry = f" of batch entry {b}" if batch else ""
+    raise OverflowError(
+        f"q0, v0, tau, dt: the trajectory{entry} left the finite numbers (its row {k}, t = {k * dt:g} s): an overflow, "
+        f"from a time step dt = {dt:g} s too large for these dynamics or a state or control too large; "
+        "on_divergence='nan' returns such a trajectory as NaN rows from that step instead")
 

@@ -107,7 +107,7 @@ class Contacts:
                       else friction, (k,), "friction", "")
         if np.any(mu < 0):
             raise ValueError(f"friction: expected coefficients ≥ 0, got {mu[mu < 0][0]:g}")
-        return cls(_frozen(np.full((k, 2), -1), np.int64), _frozen(np.array(pairs, dtype=np.int64).reshape(k, 2)),
+        return cls(_frozen(np.full((k, 2), -1), np.int64), _frozen(np.array(pairs, dtype=np.int64).reshape(k, 2), np.int64),
                    _frozen(point), _frozen(normal), _frozen(depth), _frozen(mu), _frozen(contact_frames(normal)),
                    model.version, weakref.ref(model))
 

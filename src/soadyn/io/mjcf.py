@@ -41,8 +41,10 @@ What a MuJoCo model becomes
   pairs of the two bodies' geoms, and MuJoCo's parent filter is kept where soadyn's own
   (parent–child bodies) differs from it: the geoms of a MuJoCo body with several joints
   (whose soadyn parent is a mass-less joint body) and those of its MuJoCo parent are
-  disabled as pairs, so that :meth:`~soadyn.Model.collision_pairs` are the geom pairs
-  MuJoCo's filters allow. ``model.mjcf.geom_collisions`` maps MuJoCo's geom ids to indices
+  disabled as pairs (and so are those of a base fixed by ``floating_base=False`` and its
+  children), so that :meth:`~soadyn.Model.collision_pairs` are the geom pairs MuJoCo's
+  filters allow — but for such a fixed base, which is one rigid body with the world and
+  touches none of its geoms. ``model.mjcf.geom_collisions`` maps MuJoCo's geom ids to indices
   into ``model.collisions``. ``collisions=False`` skips them all.
 * **Gravity.** ``opt.gravity`` (zero when the gravity flag is disabled) unless ``gravity=``
   is given.

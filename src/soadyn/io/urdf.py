@@ -10,7 +10,12 @@ floating and planar) plus the URDF+ extensions used for closed chains:
   ``model.loops``; its two end frames are added to the model as
   ``"<loop>_predecessor"`` and ``"<loop>_successor"``;
 * ``<coupling name type>`` with ``<predecessor link/>``, ``<successor link/>`` and
-  ``<ratio value/>``: a gear or belt transmission, kept in ``model.couplings``.
+  ``<ratio value/>``: a gear or belt transmission (``type="rolling"``, the default; other
+  types are refused), kept in ``model.couplings``.
+
+Every number the reader takes (origins, axes, inertias, limits, ratios, mimic multipliers
+and offsets, visual sizes) must be finite: ``nan`` and ``inf``, which Python's ``float``
+reads, are refused with a :class:`URDFError` naming the element and the attribute.
 
 Standard ``<mimic joint multiplier offset/>`` (q_follower = multiplier · q_joint + offset)
 becomes a :class:`~soadyn.core.constraints.Transmission` per master joint (``mimic="couple"``,
@@ -63,6 +68,7 @@ import numpy as np
 
 from ..core import joints as jt
 from ..core import spatial as sp
+from ..core import validation as val
 from ..core.constraints import Coupling, Loop
 from ..core.model import Model
 from ..core.shapes import Box, Capsule, Cylinder, Mesh, Sphere
@@ -106,9 +112,12 @@ def _scalar(elem, attr, where, default=None):
             raise URDFError(f"{where}: missing attribute {attr!r}")
         return default
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
         raise URDFError(f"{where}@{attr}: expected a number, got {text!r}") from None
+    if not np.isfinite(value):  # float() reads "nan" and "inf": no URDF quantity takes them
+        raise URDFError(f"{where}@{attr}: expected a finite number, got {text!r}")
+    return value
 
 
 def _link_inertia(link):
@@ -174,7 +183,7 @@ def load_urdf(path, floating_base=False, gravity=(0.0, 0.0, -9.81), name=None, s
     ----------
     path : str, bytes or os.PathLike
         File path, or the XML text itself (text that starts with ``<``).
-    floating_base : bool
+    floating_base : bool (True or False; text such as ``"yes"`` raises TypeError)
         Connect the root link to the world with a free joint (q = [p; quaternion]).
         Refused (:class:`URDFError`) when the root link has no mass or inertia and
         already has a ``floating`` joint to a child (the URDF floats by itself: load it
@@ -182,7 +191,7 @@ def load_urdf(path, floating_base=False, gravity=(0.0, 0.0, -9.81), name=None, s
         mass matrix singular otherwise.
     gravity : (3,) world-frame gravity [m/s²].
     name : model name (default: the robot's name).
-    strict_inertia : raise on physically impossible link inertias (default: warn, as
+    strict_inertia : bool, raise on physically impossible link inertias (default: warn, as
         placeholder inertias are common in published files).
     mimic : ``"couple"`` (default) or ``"ignore"``: what becomes of ``<mimic joint=i
         multiplier=m offset=c/>`` on a joint j, the relation q_j = m·q_i + c (m
@@ -214,6 +223,8 @@ def load_urdf(path, floating_base=False, gravity=(0.0, 0.0, -9.81), name=None, s
     """
     if not (isinstance(mimic, str) and mimic in MIMIC_MODES):
         raise ValueError(f"mimic: expected one of {list(MIMIC_MODES)}, got {mimic!r}")
+    floating_base = val.flag("floating_base")(floating_base)  # bool("no") would be True
+    strict_inertia = val.flag("strict_inertia")(strict_inertia)
     try:
         text = os.fspath(path)
     except TypeError:
@@ -449,6 +460,11 @@ def _parse_loop(lp, model, where_is):
         raise URDFError(f"{where}@type: {e}") from None
 
 
+#: the URDF+ ``<coupling type>`` values: ``rolling``, a gear or belt (ratio × the predecessor's
+#: rates = the successor's; the default when ``type`` is absent)
+COUPLING_TYPES = ("rolling",)
+
+
 def _parse_coupling(cp, links):
     name = cp.get("name")
     where = f"<coupling name={name!r}>"
@@ -460,7 +476,11 @@ def _parse_coupling(cp, links):
     if r is None:
         raise URDFError(f"{where}: missing <ratio value=...>")
     ratio = _scalar(r, "value", f"{where}/ratio")
-    return Coupling(name, pred, succ, ratio, cp.get("type") or "rolling")
+    kind = cp.get("type", "rolling")
+    if kind not in COUPLING_TYPES:
+        raise URDFError(f"{where}@type: expected one of {list(COUPLING_TYPES)} (a gear or belt transmission), "
+                        f"got {kind!r}")
+    return Coupling(name, pred, succ, ratio, kind)
 
 
 def _parse_mimic(j):

@@ -41,7 +41,9 @@ The kernel runs, from (θ, θ̇):
    configuration) and every call checks that its θ̈ satisfies all m rows; a state where
    it does not (a singular configuration) repeats steps 4–6 on the rows that span G_c at
    that state (:func:`independent_rows`, a Gram–Schmidt pass with pivoting over G_c's
-   rows, O(m n nv));
+   rows, O(m n nv), relative tolerance ``rank_tol``; a row that is rounding of its own
+   scale — a loop that constrains nothing — is never kept, so that a vacuous loop gives
+   the tree's θ̈);
 4. W on those rows by the walks above (a coupling row, whose column of G_c* is any
    vector, by :func:`~soadyn.kernels.innovations.factor_gather`), and A = W* D⁻¹ W on
    the coordinates of the bodies W reaches;
@@ -136,31 +138,39 @@ def pivoted_solve(A, perm, r, b, x, y):
         x[perm[i]] = y[i]
 
 
-#: rows of G_c whose component orthogonal to the rows kept is below this fraction of the
-#: largest row norm are redundant (:func:`independent_rows`)
+#: the default relative tolerance of :func:`independent_rows` (``rank_tol`` of
+#: ``constrained_forward_dynamics``): rows of G_c whose component orthogonal to the rows
+#: kept is below this fraction of the largest row norm are redundant
 ROW_TOL = 1e-9
 
 
 @njit(cache=True)
-def independent_rows(G, rows, work):
+def independent_rows(G, rows, work, scale, tol):
     """Rows of G (m, nv) that span its row space: Gram–Schmidt with pivoting (the QR
     factorization of G* with column pivoting), each step keeping the row with the largest
-    component orthogonal to the rows kept so far, until that component is below
-    ``ROW_TOL`` times the largest row norm. Returns the number n kept, their indices in
-    ``rows[:n]``; ``work`` (m, nv) scratch. O(m n nv)."""
+    component orthogonal to the rows kept so far, until that component is below ``tol``
+    times the largest row norm. Rows whose norm is at most ``tol`` times their ``scale``
+    (m,) — the size of their terms before these cancel
+    (:func:`~soadyn.kernels.loops.loop_rows`) — constrain nothing and are never kept
+    (all of them: n = 0); an empty ``scale`` skips that test. Returns the number n kept,
+    their indices in ``rows[:n]``; ``work`` (m, nv) scratch. O(m n nv)."""
     m, nv = G.shape
     top2 = 0.0
+    live = 0  # rows[:live]: the candidates, the rows that are not rounding of their scale
     for i in range(m):
         norm2 = 0.0
         for k in range(nv):
             work[i, k] = G[i, k]
             norm2 += G[i, k] * G[i, k]
+        if scale.shape[0] > 0 and norm2 <= tol * tol * scale[i] * scale[i]:  # (NaN rows stay)
+            continue
         top2 = max(top2, norm2)
-        rows[i] = i
-    threshold2 = ROW_TOL * ROW_TOL * top2
-    for n in range(m):
+        rows[live] = i
+        live += 1
+    threshold2 = tol * tol * top2
+    for n in range(live):
         best, best2 = n, -1.0
-        for i in range(n, m):  # rows[n:] are the candidates; work[rows[i]] their residuals
+        for i in range(n, live):  # rows[n:live] are the candidates; work[rows[i]] their residuals
             r2 = 0.0
             for k in range(nv):
                 r2 += work[rows[i], k] * work[rows[i], k]
@@ -170,17 +180,17 @@ def independent_rows(G, rows, work):
             return n
         rows[n], rows[best] = rows[best], rows[n]
         e = work[rows[n]]
-        scale = 1.0 / math.sqrt(best2)
+        unit = 1.0 / math.sqrt(best2)
         for k in range(nv):
-            e[k] *= scale
-        for i in range(n + 1, m):
+            e[k] *= unit
+        for i in range(n + 1, live):
             x = work[rows[i]]
             d = 0.0
             for k in range(nv):
                 d += e[k] * x[k]
             for k in range(nv):
                 x[k] -= d * e[k]
-    return m
+    return live
 
 
 # --------------------------------------------------------------------------- the tables
@@ -190,26 +200,29 @@ def independent_rows(G, rows, work):
 #: ``li``, ``lf`` (:func:`~soadyn.kernels.loops.loop_tables`), the constant coupling rows
 #: ``coupling_v`` (nc, nv), ``coupling_q`` (nc, nq), ``coupling_offset`` (nc,), the row
 #: counts ``m_loop`` and ``m``, the rows ``selected`` that span G_c's row space at a
-#: generic configuration (found once per model; empty: unknown), and the settings: ``gravity`` (1.0 or 0.0), the Baumgarte
-#: gains ``alpha``, ``beta`` [1/s] (zero: the plain 𝔘̊) and the relative ``pivot_tol`` of
-#: the pivoted Cholesky factorization of A.
+#: generic configuration (found once per model with the tolerance ``ROW_TOL``; empty:
+#: unknown), and the settings: ``gravity`` (1.0 or 0.0), the Baumgarte
+#: gains ``alpha``, ``beta`` [1/s] (zero: the plain 𝔘̊), the relative ``pivot_tol`` of
+#: the pivoted Cholesky factorization of A and the relative ``rank_tol`` of
+#: :func:`independent_rows` (``ROW_TOL`` by default; with another, the kernel finds the
+#: rows of each state with it instead of starting from ``selected``).
 DirectTables = namedtuple("DirectTables", ["li", "lf", "coupling_v", "coupling_q", "coupling_offset", "m_loop", "m",
-                                           "selected", "gravity", "alpha", "beta", "pivot_tol"])
+                                           "selected", "gravity", "alpha", "beta", "pivot_tol", "rank_tol"])
 
 #: int header: len(li), nc, nq, m_loop, m, the number of rows in ``selected``; float
-#: header: gravity, alpha, beta, pivot_tol
+#: header: gravity, alpha, beta, pivot_tol, rank_tol
 INT_HEADER = 6
-FLOAT_HEADER = 4
+FLOAT_HEADER = 5
 
 
 def pack_direct_tables(li, lf, coupling_v, coupling_q, coupling_offset, m_loop, selected, gravity, alpha, beta,
-                       pivot_tol):
+                       pivot_tol, rank_tol):
     """The (ints, floats) arrays that :func:`direct_tables` reads (Python, at build time);
     ``selected``: the rows that span G_c's row space at a generic configuration (empty:
     none known, every call finds them)."""
     nc, nq = coupling_q.shape
     ints = np.concatenate([[li.size, nc, nq, m_loop, m_loop + nc, len(selected)], li, selected]).astype(np.int64)
-    floats = np.concatenate([[1.0 if gravity else 0.0, alpha, beta, pivot_tol], lf, np.ravel(coupling_v),
+    floats = np.concatenate([[1.0 if gravity else 0.0, alpha, beta, pivot_tol, rank_tol], lf, np.ravel(coupling_v),
                              np.ravel(coupling_q), np.ravel(coupling_offset)]).astype(float)
     return ints, floats
 
@@ -229,22 +242,24 @@ def direct_tables(ti, tf, nv):
     coupling_q = carve(tf, o, (nc, nq)); o += nc * nq
     coupling_offset = carve(tf, o, nc)
     return DirectTables(li, lf, coupling_v, coupling_q, coupling_offset, m_loop, m, selected, tf[0] != 0.0, tf[1],
-                        tf[2], tf[3])
+                        tf[2], tf[3], tf[4])
 
 
 # --------------------------------------------------------------------------- the kernel
 #: Named views of the kernel's one output array (:func:`direct_outputs`): θ̈ (nv,), a
 #: particular λ (m,), the rank of G_c (stored as a float), the largest position and
 #: velocity residuals (max |𝔡|, max |G_c θ̇|) for the caller's consistency check, and the
-#: constraint evaluation G_c (m, nv), 𝔘̊ (m,), 𝔡 (m,) and the loop rows' node selections
-#: (m_loop, 12).
-DirectOutputs = namedtuple("DirectOutputs", ["qdd", "lam", "rank", "worst_residuals", "G", "ubias", "resid", "sel"])
+#: constraint evaluation G_c (m, nv), 𝔘̊ (m,), 𝔡 (m,), the rows' scales (m,, see
+#: :func:`~soadyn.kernels.loops.loop_rows`; a coupling row's: the sum of its |entries|)
+#: and the loop rows' node selections (m_loop, 12).
+DirectOutputs = namedtuple("DirectOutputs", ["qdd", "lam", "rank", "worst_residuals", "G", "ubias", "resid", "scale",
+                                             "sel"])
 
 
 @njit(cache=True)
 def direct_output_size(nv, m, m_loop):
     """Length of the kernel's output array for nv coordinates, m rows, m_loop loop rows."""
-    return nv + m + 3 + m * nv + 2 * m + 12 * m_loop
+    return nv + m + 3 + m * nv + 3 * m + 12 * m_loop
 
 
 # compiled with reference counting (_nrt=True, soadyn.core.jit) for its calls from Python,
@@ -260,8 +275,9 @@ def direct_outputs(out, nv, m, m_loop):
     G = carve(out, o, (m, nv)); o += m * nv
     ubias = carve(out, o, m); o += m
     resid = carve(out, o, m); o += m
+    scale = carve(out, o, m); o += m
     sel = carve(out, o, (m_loop, 12))
-    return DirectOutputs(qdd, lam, rank, worst_residuals, G, ubias, resid, sel)
+    return DirectOutputs(qdd, lam, rank, worst_residuals, G, ubias, resid, scale, sel)
 
 
 #: Named views of the kernel's scratch (one float and one int allocation per call, carved
@@ -364,7 +380,7 @@ def _direct_state(mi, mf, ws, q, v, tau, fext, ti, tf, out):
     The settings come with the tables: ``gravity``; ``alpha``, ``beta`` [1/s]: solve
     G_c θ̈ = 𝔘̊ − 2α G_c θ̇ − β²𝔡 (Baumgarte; zeros for the plain 𝔘̊); ``pivot_tol``: the
     relative pivot threshold of the pivoted Cholesky factorization of A (rows below it
-    are redundant).
+    are redundant); ``rank_tol``: the relative tolerance of :func:`independent_rows`.
     """
     # borrowed views: the passes below then pass them on without reference counting
     mi, mf, ws, q, v, tau = borrow(mi), borrow(mf), borrow(ws), borrow(q), borrow(v), borrow(tau)
@@ -396,7 +412,7 @@ def _direct_state(mi, mf, ws, q, v, tau, fext, ti, tf, out):
     # 1. constraint rows: loops from the kinematics, then the constant couplings
     loop_kinematics_upto(mi, mf, ws, q, v, loop_extent(t.li, t.lf))
     if m_loop > 0:
-        loop_rows_pass(mi, mf, ws, t.li, t.lf, has_v, G, o.ubias, o.resid, o.sel)
+        loop_rows_pass(mi, mf, ws, t.li, t.lf, has_v, G, o.ubias, o.resid, o.sel, o.scale)
     for c in range(nc):
         r = m_loop + c
         acc = -t.coupling_offset[c]
@@ -404,8 +420,11 @@ def _direct_state(mi, mf, ws, q, v, tau, fext, ti, tf, out):
             acc += t.coupling_q[c, k] * q[k]
         o.resid[r] = acc
         o.ubias[r] = 0.0
+        size = 0.0
         for k in range(nv):
             G[r, k] = t.coupling_v[c, k]
+            size += abs(t.coupling_v[c, k])
+        o.scale[r] = size
     # the largest residuals (loop and coupling rows are holonomic, with 𝔘 = 0) and each
     # row's right-hand side 𝔘̊ − 2α G_c θ̇ − β²𝔡 (Baumgarte terms when α, β are nonzero)
     worst_q = 0.0
@@ -439,7 +458,7 @@ def _direct_state(mi, mf, ws, q, v, tau, fext, ti, tf, out):
     eps = workspace_views(ws, mt).eps
     for k in range(nv):  # ε of the tree, which step 6 offsets by W μ
         s.eps0[k] = eps[k]
-    n = t.selected.shape[0]
+    n = t.selected.shape[0] if t.rank_tol == ROW_TOL else 0  # (selected with the default tolerance)
     if n > 0:
         for j in range(n):
             s.rows[j] = t.selected[j]
@@ -447,7 +466,7 @@ def _direct_state(mi, mf, ws, q, v, tau, fext, ti, tf, out):
             return OK
         for k in range(nv):
             eps[k] = s.eps0[k]
-    n = independent_rows(G, s.rows, s.basis)
+    n = independent_rows(G, s.rows, s.basis, o.scale, t.rank_tol)
     constrained_accelerations(mi, mf, ws, ti, tf, out, s.target, buf, ibuf, n, x, has_v)
     return OK
 

@@ -1,21 +1,21 @@
-"""Kinetic and potential energy, centre of mass.
+"""Kinetic and potential energy.
 
 T = ½ Σ_k V(k)ᵀ M(k) V(k) = ½ θ̇ᵀ M θ̇ [CDI18, eq. 10–13]; U = −Σ_k m_k gᵀ c_k with c_k
-the world position of body k's centre of mass.
+the world position of body k's centre of mass. (The centre of mass itself and its rates:
+:mod:`.centroidal_momentum`.)
 """
 from __future__ import annotations
 
 
 from ..core.jit import njit
 from ..core.layout import borrow, model_tables, state_count, state_of, workspace_views
-from ..core.status import BAD_SECOND, BAD_SHAPE, OK
-from .kinematics import body_velocities, configuration_status, joint_placements, nonfinite, world_poses
+from ..core.status import BAD_SHAPE, OK
+from .kinematics import absent, checked_motion
 
 
 @njit(nogil=True, cache=True)
 def energy_kernel(mi, mf, ws, q, v, out):
-    """out = [T, U, total mass, com (3), com velocity (3)] per state
-    (:func:`_energy_state`), for B = len(q) / nq states stored one after another
+    """out = [T, U] per state (:func:`_energy_state`), for B = len(q) / nq states stored one after another
     (:func:`~soadyn.core.layout.state_of`: one state for a call, a block of a batch's rows).
     Returns the first status other than OK."""
     B = state_count(q.shape[0], model_tables(mi, mf).nq)
@@ -28,26 +28,20 @@ def energy_kernel(mi, mf, ws, q, v, out):
 
 @njit(inline="always", cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _energy_state(mi, mf, ws, q, v, out):
-    """out = [T, U, total mass, com (3), com velocity (3)] (velocity terms need v; an empty
-    v means zero velocity)."""
+    """out = [T, U] (T needs v; an empty v means zero velocity)."""
     # borrowed views: the passes below then pass them on without reference counting
     mi, mf, ws, q, v = borrow(mi), borrow(mf), borrow(ws), borrow(q), borrow(v)
-    m = model_tables(mi, mf)
-    st = configuration_status(m, q, ws)
+    st = checked_motion(mi, mf, ws, q, v, absent(ws), False, False)
     if st != OK:
         return st
-    if out.shape[0] != 9 or not (v.shape[0] == m.nv or v.shape[0] == 0):
+    if out.shape[0] != 2:
         return BAD_SHAPE
-    if nonfinite(v):
-        return BAD_SECOND
+    m = model_tables(mi, mf)
     w = workspace_views(ws, m)
-    joint_placements(mi, mf, ws, q)
-    world_poses(mi, mf, ws)
     has_v = v.shape[0] > 0
-    if has_v:
-        body_velocities(mi, mf, ws, v)
     Rw, pw, V, com, g = w.Rw, w.pw, w.V, m.com, m.gravity
-    out[:] = 0.0
+    out[0] = 0.0
+    out[1] = 0.0
     for i in range(m.nb):
         mass = m.mass[i]
         for a in range(3):
@@ -55,8 +49,6 @@ def _energy_state(mi, mf, ws, q, v, out):
             for k in range(3):
                 c += Rw[i, a, k] * com[i, k]
             out[1] -= mass * g[a] * c
-            out[3 + a] += mass * c
-        out[2] += mass
         if has_v:
             e = 0.0
             for a in range(6):
@@ -65,16 +57,4 @@ def _energy_state(mi, mf, ws, q, v, out):
                     acc += m.inertia[i, a, b] * V[i, b]
                 e += V[i, a] * acc
             out[0] += 0.5 * e
-            # velocity of the centre of mass: v + ω × c, in world axes
-            w0, w1, w2 = V[i, 0], V[i, 1], V[i, 2]
-            c0, c1, c2 = com[i, 0], com[i, 1], com[i, 2]
-            l0 = V[i, 3] + w1 * c2 - w2 * c1
-            l1 = V[i, 4] + w2 * c0 - w0 * c2
-            l2 = V[i, 5] + w0 * c1 - w1 * c0
-            for a in range(3):
-                out[6 + a] += mass * (Rw[i, a, 0] * l0 + Rw[i, a, 1] * l1 + Rw[i, a, 2] * l2)
-    if out[2] > 0.0:
-        for a in range(3):
-            out[3 + a] /= out[2]
-            out[6 + a] /= out[2]
     return OK

@@ -400,6 +400,39 @@ def acceleration_step(m, w, i, qdd, gravity, has_v):
             A[i, k] += w.coriolis[i, k]
 
 
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def checked_motion(mi, mf, ws, q, v, a, accelerations, gravity):
+    """The checks of a state (q: :func:`configuration_status`; v, a: nv entries or empty,
+    finite) and the kinematics the body-by-body sums and regressors read: the placements
+    (``w.R, w.t``, ``w.S``), the world poses (``w.Rw, w.pw``), the body velocities
+    (``w.V``, ``w.coriolis``: :func:`body_velocities`; ``w.V`` zero for an empty v) and,
+    with ``accelerations``, the accelerations ``w.alpha`` (:func:`body_accelerations`,
+    α(world) = −g when ``gravity``). Returns a status."""
+    m = model_tables(mi, mf)
+    st = configuration_status(m, q, ws)
+    if st != OK:
+        return st
+    if not rates_shape_ok(m, v) or not rates_shape_ok(m, a):
+        return BAD_SHAPE
+    if nonfinite(v):
+        return BAD_SECOND
+    if nonfinite(a):
+        return BAD_THIRD
+    joint_placements(mi, mf, ws, q)
+    world_poses(mi, mf, ws)
+    has_v = v.shape[0] > 0
+    if has_v:
+        body_velocities(mi, mf, ws, v)
+    else:
+        V = workspace_views(ws, m).V
+        for i in range(m.nb):
+            for k in range(6):
+                V[i, k] = 0.0
+    if accelerations:
+        body_accelerations(mi, mf, ws, a, gravity, has_v)
+    return OK
+
+
 # --------------------------------------------------------------------------- kernels
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def poses_into(mi, mf, ws, q, R_out, p_out):

@@ -216,12 +216,14 @@ def next_on_paths(parent, a, b):
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _node_rows(m, w, bP, bS, FP, FS, nr, G, r0):
+def _node_rows(m, w, bP, bS, FP, FS, nr, G, r0, scale):
     """G[r0 + j, cols(k)] += (H(k) φ(k, P) fP_j + H(k) φ(k, S) fS_j)ᵀ on the joints of
     the nodes' paths up to where they meet, fP_j = FP[j], fS_j = FS[j] (nr, 6) the node
     forces in world axes about the world origin: each entry is the force times the
     joint-map column in world axes at the world origin (frame-independent; c·J_node =
-    (J_node* c)* with J_node* = H φ(·, node)).
+    (J_node* c)* with J_node* = H φ(·, node)). With a nonempty ``scale`` (m,), also
+    scale[r0 + j] += the sum of the magnitudes of the products that make up the row's
+    entries (:func:`loop_rows`).
 
     The walk stops at the nodes' common ancestor: a loop row measures the relative
     motion of its two nodes, which a motion common to both leaves unchanged, so
@@ -237,8 +239,11 @@ def _node_rows(m, w, bP, bS, FP, FS, nr, G, r0):
         for col in range(m.v_index[k], m.v_index[k] + m.joint_nv[k]):
             s0, s1, s2, s3, s4, s5 = joint_column_to_world(code, k, w.S, col, w.Rw, w.pw)
             for j in range(nr):
-                G[r0 + j, col] += (s0 * F[j, 0] + s1 * F[j, 1] + s2 * F[j, 2] + s3 * F[j, 3] + s4 * F[j, 4]
-                                   + s5 * F[j, 5])
+                p0, p1, p2 = s0 * F[j, 0], s1 * F[j, 1], s2 * F[j, 2]
+                p3, p4, p5 = s3 * F[j, 3], s4 * F[j, 4], s5 * F[j, 5]
+                G[r0 + j, col] += p0 + p1 + p2 + p3 + p4 + p5
+                if scale.shape[0] > 0:
+                    scale[r0 + j] += abs(p0) + abs(p1) + abs(p2) + abs(p3) + abs(p4) + abs(p5)
         if on_a:
             a = m.parent[a]
         else:
@@ -258,9 +263,10 @@ def _emit_rotation(r, n, extra, res, Rrel, cP, cS, tmp, AP, AS, ubias, resid, se
 
 
 @njit(cache=True)
-def loop_constraints_kernel(mi, mf, ws, q, v, li, lf, G, ubias, resid, sel):
-    """Rows of all loop joints: G (m_loop, nv), 𝔘̊, residuals and node selections Q (the
-    rows come from walks of the node forces, :func:`_node_rows`).
+def loop_constraints_kernel(mi, mf, ws, q, v, li, lf, G, ubias, resid, sel, scale):
+    """Rows of all loop joints: G (m_loop, nv), 𝔘̊, residuals, node selections Q and the
+    rows' scales (the rows come from walks of the node forces, :func:`_node_rows`; the
+    scales: :func:`loop_rows`).
 
     An empty ``v``: positions only (𝔘̊ is then its value at v = 0).
     """
@@ -269,7 +275,7 @@ def loop_constraints_kernel(mi, mf, ws, q, v, li, lf, G, ubias, resid, sel):
     if st != OK:
         return st
     nv = m.nv
-    if G.shape[1] != nv or G.shape[0] < sel.shape[0]:
+    if G.shape[1] != nv or G.shape[0] < sel.shape[0] or scale.shape[0] < sel.shape[0]:
         return BAD_SHAPE
     has_v = v.shape[0] > 0
     if has_v:
@@ -278,7 +284,7 @@ def loop_constraints_kernel(mi, mf, ws, q, v, li, lf, G, ubias, resid, sel):
         if nonfinite(v):
             return BAD_SECOND
     loop_kinematics(mi, mf, ws, q, v)
-    loop_rows_pass(mi, mf, ws, li, lf, has_v, G, ubias, resid, sel)
+    loop_rows_pass(mi, mf, ws, li, lf, has_v, G, ubias, resid, sel, scale)
     return OK
 
 
@@ -329,19 +335,29 @@ def loop_kinematics_upto(mi, mf, ws, q, v, extent):
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def loop_rows_pass(mi, mf, ws, li, lf, has_v, G, ubias, resid, sel):
-    """The rows of every loop joint into G, 𝔘̊ (``ubias``), the residuals and the node
-    selections, from the state :func:`loop_kinematics` left in the workspace."""
+def loop_rows_pass(mi, mf, ws, li, lf, has_v, G, ubias, resid, sel, scale):
+    """The rows of every loop joint into G, 𝔘̊ (``ubias``), the residuals, the node
+    selections and (a nonempty ``scale``) the rows' scales, from the state
+    :func:`loop_kinematics` left in the workspace."""
     for l in range(loop_tables(li, lf).n):
-        loop_rows(mi, mf, ws, li, lf, l, has_v, G, ubias, resid, sel, True)
+        loop_rows(mi, mf, ws, li, lf, l, has_v, G, ubias, resid, sel, scale, True)
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def loop_rows(mi, mf, ws, li, lf, l, has_v, G, ubias, resid, sel, with_G):
+def loop_rows(mi, mf, ws, li, lf, l, has_v, G, ubias, resid, sel, scale, with_G):
     """The rows of loop joint ``l`` (at its ``first_row``), as :func:`loop_rows_pass`.
     Without ``with_G`` its rows of G_c are left as they are (a second call at the same q
     for the bias 𝔘̊ at the rates: G_c does not depend on them, and its walk over the
-    nodes' paths is half of the call)."""
+    nodes' paths is half of the call).
+
+    With ``with_G`` and a nonempty ``scale`` (m,), scale[r] is the size of row r before
+    its terms cancel: the sum of |joint-column entry × node-force entry| over the products
+    whose sums are the row's entries. A row that constrains nothing (a spherical loop at
+    the centre of a spherical joint: the terms cancel exactly) comes out as rounding, a
+    few machine epsilons of its scale, whatever the scale is; rank decisions compare a row
+    with its scale (:func:`~soadyn.kernels.direct.independent_rows`,
+    :class:`~soadyn.closed.cut_joint.RowSpace`), not with the other rows, which may all be
+    such rounding."""
     m = model_tables(mi, mf)
     L = loop_tables(li, lf)
     w = workspace_views(ws, m)
@@ -478,9 +494,11 @@ def loop_rows(mi, mf, ws, li, lf, l, has_v, G, ubias, resid, sel, with_G):
     for r in range(r0, row):
         for k in range(G.shape[1]):
             G[r, k] = 0.0
+        if scale.shape[0] > 0:
+            scale[r] = 0.0
         node_force_to_world(RP, oP, sel[r, 0:6], FP[r - r0])
         node_force_to_world(RS, oS, sel[r, 6:12], FS[r - r0])
-    _node_rows(m, w, bP, bS, FP, FS, row - r0, G, r0)
+    _node_rows(m, w, bP, bS, FP, FS, row - r0, G, r0, scale)
 
 
 @njit(cache=True)

@@ -107,72 +107,101 @@ def _copy6(dst, src, transpose=False):
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _transfer_group(head, nxt, T, X, tmp):
-    """X_f ← T X_f for every frame f of the list starting at ``head``."""
+    """X_f ← T X_f for every frame f of the list starting at ``head`` (X_f: 6 × w)."""
+    w = X.shape[2]
     f = head
     while f >= 0:
-        _mul6(T, X[f], tmp)
-        _copy6(X[f], tmp)
+        Xf = X[f]
+        for a in range(6):
+            for b in range(w):
+                acc = 0.0
+                for k in range(6):
+                    acc += T[a, k] * Xf[k, b]
+                tmp[a, b] = acc
+        for a in range(6):
+            for b in range(w):
+                Xf[a, b] = tmp[a, b]
         f = nxt[f]
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _set_pair(Lam, f, g, Xf, Wg):
-    """Λ(f, g) = X_fᵀ W_g and Λ(g, f) = its transpose."""
-    for a in range(6):
-        for b in range(6):
+def _add_pair(Lam, of, og, same, Xf, Wg):
+    """Λ(f, g) = X_fᵀ W_g added to the block (of, og) of ``Lam`` and its transpose to the
+    block (og, of) — once only for a frame with itself (``same``). Blocks of w = X.shape[1]
+    rows: frames with one owner (the two sides of a contact) sum into its block."""
+    w = Xf.shape[1]
+    for a in range(w):
+        # a frame with itself: the upper triangle, mirrored, so that the block is exactly
+        # symmetric (X_fᵀ Υ X_f evaluated at (a, b) and (b, a) rounds differently)
+        for b in range(a if same else 0, w):
             acc = 0.0
             for k in range(6):
                 acc += Xf[k, a] * Wg[k, b]
-            Lam[6 * f + a, 6 * g + b] = acc
-            Lam[6 * g + b, 6 * f + a] = acc
+            Lam[w * of + a, w * og + b] += acc
+            if not same:
+                Lam[w * og + b, w * of + a] += acc
+            elif b != a:
+                Lam[w * of + b, w * og + a] += acc
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _meet(Lam, Ups, head, nxt, X, W, new, among_new):
+def _meet(Lam, owner, Ups, head, nxt, X, W, new, among_new):
     """Λ(f, g) = X_f* Υ X_g for every frame g of the list ``new`` and f of the list ``head``
     (both anchored at the body of Υ) and, with ``among_new``, for every pair within ``new``."""
+    w = X.shape[2]
     g = new
     while g >= 0:
-        _mul6(Ups, X[g], W[g])
+        Xg, Wg = X[g], W[g]
+        for a in range(6):
+            for b in range(w):
+                acc = 0.0
+                for k in range(6):
+                    acc += Ups[a, k] * Xg[k, b]
+                Wg[a, b] = acc
         f = head
         while f >= 0:
-            _set_pair(Lam, f, g, X[f], W[g])
+            _add_pair(Lam, owner[f], owner[g], False, X[f], Wg)
             f = nxt[f]
         if among_new:
             f = new
             while f != nxt[g]:
-                _set_pair(Lam, f, g, X[f], W[g])
+                _add_pair(Lam, owner[f], owner[g], f == g, X[f], Wg)
                 f = nxt[f]
         g = nxt[g]
 
 
-#: The OSCM kernel's scratch for m frames: per body, ``A`` = ψ*(℘(k), k), ``Ups`` = Υ(k)
-#: and ``T`` the pending transfer of the body's frame group; per frame, ``X`` its transfer
-#: to the group's anchor and ``W`` = Υ X; ``tmp`` (2, 6, 6). Frame groups are linked lists:
-#: ``head``/``tail`` of each body's group, ``pending`` (1: the group's X still await the
-#: transfer T(k)), ``own``/``own_tail`` the frames fixed to each body, ``nxt`` the links.
+#: The scratch of the frame-pair sweep for m frames of w columns each (w = 6 for frames,
+#: 3 for contact points): per body, ``A`` = ψ*(℘(k), k), ``Ups`` = Υ(k) and ``T`` the
+#: pending transfer of the body's frame group; per frame, ``X`` (6, w) its pick-off carried
+#: to the group's anchor and ``W`` = Υ X; ``tmp`` (2, 6, 6). Per frame also ``body`` (the
+#: body it is fixed to, −1: none) and ``owner`` (its block of the result). Frame groups are
+#: linked lists: ``head``/``tail`` of each body's group, ``pending`` (1: the group's X still
+#: await the transfer T(k)), ``own``/``own_tail`` the frames fixed to each body, ``nxt``
+#: the links.
 OscmScratch = namedtuple("OscmScratch", ["A", "Ups", "T", "X", "W", "tmp", "head", "tail", "pending", "own",
-                                         "own_tail", "nxt"])
+                                         "own_tail", "nxt", "body", "owner"])
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def buffer_sizes(nb, m):
-    """Lengths of the float and integer scratch of :func:`oscm_kernel` for m frames."""
-    return 3 * nb * 36 + 2 * m * 36 + 2 * 36, 5 * nb + m
+def buffer_sizes(nb, m, w=6):
+    """Lengths of the float and integer scratch of the frame-pair sweep for m frames of
+    w columns."""
+    return 3 * nb * 36 + 2 * m * 6 * w + 2 * 36, 5 * nb + 3 * m
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def oscm_scratch(fbuf, ibuf, nb, m):
+def oscm_scratch(fbuf, ibuf, nb, m, w=6):
     """Named views (:class:`OscmScratch`) of the float and integer scratch."""
     o = 0
     A = carve(fbuf, o, (nb, 6, 6)); o += nb * 36
     Ups = carve(fbuf, o, (nb, 6, 6)); o += nb * 36
     T = carve(fbuf, o, (nb, 6, 6)); o += nb * 36
-    X = carve(fbuf, o, (m, 6, 6)); o += m * 36
-    W = carve(fbuf, o, (m, 6, 6)); o += m * 36
+    X = carve(fbuf, o, (m, 6, w)); o += m * 6 * w
+    W = carve(fbuf, o, (m, 6, w)); o += m * 6 * w
     tmp = carve(fbuf, o, (2, 6, 6))
     return OscmScratch(A, Ups, T, X, W, tmp, carve(ibuf, 0, nb), carve(ibuf, nb, nb), carve(ibuf, 2 * nb, nb),
-                       carve(ibuf, 3 * nb, nb), carve(ibuf, 4 * nb, nb), carve(ibuf, 5 * nb, m))
+                       carve(ibuf, 3 * nb, nb), carve(ibuf, 4 * nb, nb), carve(ibuf, 5 * nb, m),
+                       carve(ibuf, 5 * nb + m, m), carve(ibuf, 5 * nb + 2 * m, m))
 
 
 @njit(nogil=True, cache=True)
@@ -203,17 +232,33 @@ def _oscm_state(mi, mf, ws, q, fbody, Bf, fbuf, ibuf, Lam):
     if Lam.shape[0] != 6 * m or Lam.shape[1] != 6 * m or fbuf.shape[0] < nf or ibuf.shape[0] < ni:
         return BAD_SHAPE
     s = oscm_scratch(fbuf, ibuf, nb, m)
-    A, Ups, T, X, W, tmp = s.A, s.Ups, s.T, s.X, s.W, s.tmp
-    head, tail, pending, own, own_tail, nxt = s.head, s.tail, s.pending, s.own, s.own_tail, s.nxt
-    spo_adjoint_blocks(mi, mf, ws, True, A)
-    upsilon_pass(mi, mf, ws, A, Ups, tmp[0])
+    spo_adjoint_blocks(mi, mf, ws, True, s.A)
+    upsilon_pass(mi, mf, ws, s.A, s.Ups, s.tmp[0])
+    for f in range(m):
+        s.body[f] = fbody[f]
+        s.owner[f] = f
+        _copy6(s.X[f], Bf[f])
+    Lam[:] = 0.0
+    frame_pair_sweep(parent, s, Lam)
+    return OK
 
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def frame_pair_sweep(parent, s, Lam):
+    """Λ(f, g) = X_f* Ω(b_f, b_g) X_g added into ``Lam`` for every pair of the frames of the
+    scratch ``s`` (:class:`OscmScratch`: ``body``, ``owner`` and the pick-offs ``X`` set,
+    ``A`` and ``Ups`` from :func:`upsilon_pass`), by the tips-to-base sweep of the module
+    docstring: block (owner[f], owner[g]) of w × w, w = X.shape[2]. Frames with
+    ``body`` −1 (on the world) are left out. The pick-offs ``X`` are overwritten."""
+    A, Ups, T, X, W, tmp = s.A, s.Ups, s.T, s.X, s.W, s.tmp
+    head, tail, pending, own, own_tail, nxt, owner = s.head, s.tail, s.pending, s.own, s.own_tail, s.nxt, s.owner
+    nb = parent.shape[0]
     head[:] = -1
     tail[:] = -1
     pending[:] = 0
     own[:] = -1
-    for f in range(m):
-        b = fbody[f]
+    for f in range(X.shape[0]):
+        b = s.body[f]
         nxt[f] = -1
         if b >= 0:
             if own[b] < 0:
@@ -221,15 +266,13 @@ def _oscm_state(mi, mf, ws, q, fbody, Bf, fbuf, ibuf, Lam):
             else:
                 nxt[own_tail[b]] = f
             own_tail[b] = f
-            _copy6(X[f], Bf[f])
-    Lam[:] = 0.0
     for k in range(nb - 1, -1, -1):
         if own[k] >= 0:
             # frames fixed to k meet everything below k here: anchor the group at k
             if pending[k]:
                 _transfer_group(head[k], nxt, T[k], X, tmp[0])
                 pending[k] = 0
-            _meet(Lam, Ups[k], head[k], nxt, X, W, own[k], True)
+            _meet(Lam, owner, Ups[k], head[k], nxt, X, W, own[k], True)
             if head[k] < 0:
                 head[k] = own[k]
             else:
@@ -254,7 +297,6 @@ def _oscm_state(mi, mf, ws, q, fbody, Bf, fbuf, ibuf, Lam):
             _transfer_group(head[p], nxt, T[p], X, tmp[0])
             pending[p] = 0
         _transfer_group(head[k], nxt, tmp[1], X, tmp[0])
-        _meet(Lam, Ups[p], head[p], nxt, X, W, head[k], False)
+        _meet(Lam, owner, Ups[p], head[p], nxt, X, W, head[k], False)
         nxt[tail[p]] = head[k]
         tail[p] = tail[k]
-    return OK

@@ -1,7 +1,9 @@
 """The plain-call kernels: the common call of the tree functions with the most arguments —
 ``rnea(model, q, v, a)`` and ``aba(model, q, v, tau)``: one state, gravity on, no
-external forces, no workspace given — with the model's tables and the calling thread's
-workspace in one array argument.
+external forces, no workspace given — and of the cheap functions whose call would be
+mostly dispatch on a small robot (``centroidal_momentum_matrix``,
+``center_of_mass_jacobian``), with the model's tables and the calling thread's workspace
+in one array argument.
 
 Why a second entry point: Numba's dispatcher types and unboxes every argument of a call
 from Python, and on a small robot that is a large part of the call. A compiled function
@@ -31,6 +33,7 @@ from ..core.jit import njit
 from ..core.layout import split_tables
 from ..core.status import BAD_SHAPE
 from .aba import aba_kernel
+from .centroidal_map import centroidal_map_kernel
 from .kinematics import absent, no_forces
 from .rnea import rnea_kernel
 
@@ -78,3 +81,13 @@ def aba_plain_kernel(tables, q, v, tau, qdd):
     if not ok or given_empty(v):
         return BAD_SHAPE
     return aba_kernel(mi, mf, ws, q, rate_or_zero(v, absent(mf)), tau, no_forces(mf), True, qdd)
+
+
+@njit(cache=True)
+def centroidal_map_plain_kernel(tables, q, A):
+    """:func:`~soadyn.kernels.centroidal_map.centroidal_map_kernel` (A_G into ``A`` (6, nv),
+    J_c into ``A`` (3, nv)) from the packed tables."""
+    ok, mi, mf, ws = split_tables(tables)
+    if not ok:
+        return BAD_SHAPE
+    return centroidal_map_kernel(mi, mf, ws, q, A)

@@ -550,6 +550,36 @@ def rigid_inertia_times(src, i, w0, w1, w2, l0, l1, l2):
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def inertia_rate(Y, Yd, i, w0, w1, w2, l0, l1, l2):
+    """Yd[i] = Ẏ = V ×* Y − Y V× for the world inertia Y[i] (m, h, I_o) moving with
+    V = [ω; v]: ṁ = 0, ḣ = ω × h + m v, İ_o = [ω]×I_o − I_o[ω]× + 2(h·v)1 − (v hᵀ + h vᵀ)
+    (the rigid body's points move with ẋ = v + ω × x)."""
+    m, h0, h1, h2 = Y[i, 0], Y[i, 1], Y[i, 2], Y[i, 3]
+    i00, i01, i02, i11, i12, i22 = Y[i, 4], Y[i, 5], Y[i, 6], Y[i, 7], Y[i, 8], Y[i, 9]
+    # W = [ω]× I_o (columns ω × I[:, b]); [ω]×I_o − I_o[ω]× = W + Wᵀ
+    x00 = w1 * i02 - w2 * i01
+    x10 = w2 * i00 - w0 * i02
+    x20 = w0 * i01 - w1 * i00
+    x01 = w1 * i12 - w2 * i11
+    x11 = w2 * i01 - w0 * i12
+    x21 = w0 * i11 - w1 * i01
+    x02 = w1 * i22 - w2 * i12
+    x12 = w2 * i02 - w0 * i22
+    x22 = w0 * i12 - w1 * i02
+    hv = 2.0 * (h0 * l0 + h1 * l1 + h2 * l2)
+    Yd[i, 0] = 0.0
+    Yd[i, 1] = w1 * h2 - w2 * h1 + m * l0
+    Yd[i, 2] = w2 * h0 - w0 * h2 + m * l1
+    Yd[i, 3] = w0 * h1 - w1 * h0 + m * l2
+    Yd[i, 4] = 2.0 * x00 + hv - 2.0 * l0 * h0
+    Yd[i, 5] = x01 + x10 - (l0 * h1 + h0 * l1)
+    Yd[i, 6] = x02 + x20 - (l0 * h2 + h0 * l2)
+    Yd[i, 7] = 2.0 * x11 + hv - 2.0 * l1 * h1
+    Yd[i, 8] = x12 + x21 - (l1 * h2 + h1 * l2)
+    Yd[i, 9] = 2.0 * x22 + hv - 2.0 * l2 * h2
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def rigid_inertia_times_joint_column(code, i, src, S, col):
     """src[i] H*(i)[:, col] (6 scalars) for a rigid inertia in 10-parameter form; for a
     unit-column joint (``code`` = its ``axis_code`` ≠ 0) the entries are read, not

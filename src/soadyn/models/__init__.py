@@ -1,5 +1,6 @@
 """Built-in models written in code: [CDI18]'s four examples, generated trees and closed chains."""
-from .closed_chains import four_bar_chain, four_bar_linkage, planar_leg_linkage, rolling_disk, rssr_linkage
+from .closed_chains import (four_bar_chain, four_bar_linkage, planar_leg_linkage, random_closed_chain, rolling_disk,
+                            rssr_linkage)
 from .examples import double_pendulum, pendulum_on_cart, satellite_with_arrays, three_link_arm
 from .trees import branched_tree, random_rigid_inertia, random_tree, serial_chain
 
@@ -25,7 +26,8 @@ def get(name):
 
 __all__ = ["double_pendulum", "pendulum_on_cart", "satellite_with_arrays", "three_link_arm",
            "serial_chain", "branched_tree", "random_tree", "random_rigid_inertia", "get", "BUILTIN", "DESCRIPTIONS", "listing",
-           "four_bar_linkage", "four_bar_chain", "planar_leg_linkage", "rssr_linkage", "rolling_disk"]
+           "four_bar_linkage", "four_bar_chain", "planar_leg_linkage", "rssr_linkage", "rolling_disk",
+           "random_closed_chain"]
 from .loop_robots import belt_chain, geared_chain, jvrc1_humanoid, mini_cheetah, mit_humanoid, mit_humanoid_leg, tello
 
 BUILTIN.update({
@@ -70,7 +72,7 @@ def listing():
     for name, factory in BUILTIN.items():
         try:
             m = factory()
-        except ImportError as e:  # an optional dependency (tello needs sympy)
+        except ImportError as e:  # a dependency missing from a broken install
             size = f"(needs {e.name or 'an optional package'}, not installed)"
         else:
             kind = "closed chain" if m.has_constraints else "tree"

@@ -1,15 +1,19 @@
 """Closed-chain models written in code: four-bar linkages, chains of four-bar loops, an
-RSSR spatial linkage and a disk rolling without slipping."""
+RSSR spatial linkage, a disk rolling without slipping and random closed chains."""
 from __future__ import annotations
 
 import numpy as np
 
 from ..core import joints as jt
 from ..core import spatial as sp
-from ..core.constraints import HolonomicConstraint, NonholonomicConstraint
+from ..core.configuration import random_configuration
+from ..core.constraints import LOOP_KINDS, HolonomicConstraint, NonholonomicConstraint
 from ..core.model import Model
+from ..dynamics.kinematics import forward_kinematics
+from .trees import random_tree
 
-__all__ = ["four_bar_linkage", "four_bar_chain", "planar_leg_linkage", "rssr_linkage", "rolling_disk"]
+__all__ = ["four_bar_linkage", "four_bar_chain", "planar_leg_linkage", "rssr_linkage", "rolling_disk",
+           "random_closed_chain"]
 
 
 def _rod(mass, length, radius=0.02):
@@ -189,3 +193,43 @@ def rolling_disk(radius=0.3, mass=2.0, *, gravity=(0.0, 0.0, -9.81)):
         jacobian=lambda q, t: contact_velocity_rows(q)[2:3]))
     m.add_constraint(NonholonomicConstraint("rolling", lambda q, t: contact_velocity_rows(q)[:2]))
     return m
+
+
+#: the tree joints of :func:`random_closed_chain` by default: those that loops close
+#: (a free joint under a loop only adds six coordinates the loop removes again)
+CLOSED_CHAIN_JOINTS = ("revolute", "prismatic", "helical", "spherical", "universal", "planar")
+
+
+def random_closed_chain(n, rng=None, *, loops=1, kinds=CLOSED_CHAIN_JOINTS, loop_kinds=LOOP_KINDS,
+                        gravity=(0.0, 0.0, -9.81)):
+    """A random closed chain and a configuration at which it is closed: ``(model, q)``.
+
+    The tree is :func:`~soadyn.models.random_tree` of ``n`` bodies with joints drawn from
+    ``kinds``; ``loops`` loop joints, each of a kind drawn from ``loop_kinds``, join two
+    distinct random bodies (or a body and the world) with the loop frames placed at one
+    random world pose at the random configuration q (nq,): every loop is closed at q
+    (position residuals at rounding level). Velocities consistent with the loops follow
+    from ``soadyn.close_loops(model, q, v)``. ``rng``: numpy Generator or seed. Used to
+    test the closed-chain methods on arbitrary topologies and loop kinds."""
+    rng = np.random.default_rng(rng)
+    model = random_tree(n, rng, kinds=kinds, gravity=gravity)
+    model.name = f"random_closed{n}"
+    q = random_configuration(model, rng)
+    kin = forward_kinematics(model, q)
+    for k in range(loops):
+        a, b = sorted(int(i) for i in rng.choice(np.arange(-1, n), 2, replace=False))
+        kind = loop_kinds[int(rng.integers(len(loop_kinds)))]
+        R, p = sp.exp3(rng.normal(size=3)), rng.normal(size=3) * 0.3  # the loop joint's world pose at q
+
+        def placement(body):
+            if body < 0:
+                return R, p
+            Rb, pb = kin.rotations[body], kin.positions[body]
+            return Rb.T @ R, Rb.T @ (p - pb)
+
+        axis = rng.normal(size=3)
+        # the loop frames coincide at q: a universal loop's second axis (successor frame) ⊥ its first
+        axis2 = np.cross(axis, rng.normal(size=3)) if kind == "universal" else None
+        model.add_loop(f"loop{k}", kind, "world" if a < 0 else f"b{a}", f"b{b}", axis,
+                       predecessor_placement=placement(a), successor_placement=placement(b), axis2=axis2)
+    return model, q

@@ -764,10 +764,16 @@ def efpa_with(model, packed, y, frames, q=None, q_guess=None):
     for name, body in zip(fs.names, fs.body):
         if body < 0:
             raise ValueError(f"frames: frame {name!r} is fixed to the world; it has no operational-space inertia")
+    return efpa_at_poses(model, packed, y, fs.body, fs.rotation, fs.translation, q, q_guess)
 
+
+def efpa_at_poses(model, packed, y, fbody, fR, fp, q=None, q_guess=None):
+    """:func:`cluster_efpa` for m frames given by their bodies ``fbody`` (m,) (int64, none
+    the world) and poses there, rotations ``fR`` (m, 3, 3) and translations ``fp`` (m, 3)
+    (contact points, which are no model frames); ``packed`` as :func:`efpa_with`."""
     def call(packed, cws):
-        Z = np.empty((2 * len(fs.names), packed.tree.nyv, 6))
-        return _CEFPA(model, (y,), (fs.body, fs.rotation, fs.translation, Z, packed.ci, packed.cf, cws))
+        Z = np.empty((2 * len(fbody), packed.tree.nyv, 6))
+        return _CEFPA(model, (y,), (fbody, fR, fp, Z, packed.ci, packed.cf, cws))
 
     return _run(model, y, None, False, packed, q, q_guess, call)
 

@@ -47,7 +47,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import lapack, qr
 
-from ...core.configuration import difference, integrate, neutral
+from ...core.configuration import difference, integrate, neutral, random_configuration
 from ...core.constraints import ConstraintError
 from ..assembly import gauss_newton
 from ..constraint_set import ConstraintSet
@@ -61,6 +61,9 @@ REFERENCE_MARGIN = 1e-3
 #: ∂φ/∂q_d counts as singular below this relative singular value (or above the inverse
 #: of it in ‖K_d‖·‖K_d⁻¹‖ for square K_d): γ and G are then not defined
 SINGULAR_TOL = 1e-9
+#: random configurations of a cluster's joints from which its reference assembly is tried
+#: when the starts near the guess lead Gauss–Newton to local minima of |φ| only
+RANDOM_STARTS = 24
 
 
 def off_manifold_message(constraint, cluster, residual, tol):
@@ -70,11 +73,22 @@ def off_manifold_message(constraint, cluster, residual, tol):
             "first (soadyn.close_loops or soadyn.spanning_state)")
 
 
-def _rank(A, tol=1e-9):
+def _rank(A, tol=1e-9, row_scale=None):
+    """The rank of A: singular values above ``tol`` times the largest (at least 1), or, with
+    the rows' scales ``row_scale`` (``ConstraintState.row_scale``), above ``tol`` times the
+    largest once the rows at rounding level of their scale (rows that constrain nothing:
+    a loop placed where it adds no constraint) are set to zero."""
     if A.size == 0:
         return 0
+    floor = 1.0
+    if row_scale is not None:
+        vacuous = np.linalg.norm(A, axis=1) <= tol * row_scale
+        if vacuous.any():
+            A = A.copy()
+            A[vacuous] = 0.0
+        floor = 0.0
     s = np.linalg.svd(A, compute_uv=False)
-    return int(np.sum(s > tol * max(1.0, s[0])))
+    return int(np.sum(s > tol * max(floor, s[0]))) if s[0] > 0 else 0
 
 
 class ClusterJoint:
@@ -175,12 +189,10 @@ class ClusterJoint:
         rng = np.random.default_rng(n)
         # K where the constraints hold: away from closure, rows can depend on directions
         # that leave the constraints unchanged on the manifold (a coupler's spin about its axis)
-        if self.linear:
-            K = self._K(q)
-        else:
-            qa = self._assemble(q, rng, exact_first=hinted)
-            K = self._K(qa)
-        nd = _rank(K)
+        qa = q if self.linear else self._assemble(q, rng, exact_first=hinted)
+        st = self._rows(*self._local(qa))
+        K = st.G[:, self.v_index]
+        nd = _rank(K, row_scale=st.row_scale)
         names = [self._joint_of_column(c).name for c in range(n)]
         if independent is not None:
             unknown = set(independent) - set(names)
@@ -208,8 +220,11 @@ class ClusterJoint:
         self._periodic = self._periodic_angles(qa)
         start = qa  # an assembled configuration: the start of the reference solve below
         error = None
-        for attempt in range(6):  # a regular assembled reference configuration
-            qp = self._perturbed(q, rng, 0.3 * attempt)  # attempt 0: q itself
+        # a regular assembled reference configuration, at the independent coordinates of the
+        # guess or near them, else (a mechanism that does not close there) of the assembly
+        attempts = [(q, a) for a in range(6)] + ([] if self.linear or qa is q else [(qa, a) for a in range(6)])
+        for base, attempt in attempts:
+            qp = self._perturbed(base, rng, 0.3 * attempt)  # attempt 0: the base itself
             try:
                 qc = self._solve(qp[self.q_index][self.independent_q], qp, start)
                 self._explicit(self._K(qc), check=True)
@@ -250,9 +265,11 @@ class ClusterJoint:
 
     def _regularity(self, K):
         """σ_min / σ_max of ∂φ/∂q_d (K's dependent columns): 0 at a singular configuration."""
-        sv = np.linalg.svd(K[:, self.dependent_v], compute_uv=False)
         nd = len(self.dependent_v)
-        return float(sv[nd - 1] / sv[0]) if nd and sv[0] > 0 else (1.0 if not nd else 0.0)
+        if not nd:
+            return 1.0
+        sv = np.linalg.svd(K[:, self.dependent_v], compute_uv=False)
+        return float(sv[nd - 1] / sv[0]) if sv[0] > 0 else 0.0
 
     def _periodic_angles(self, q):
         """The dependent revolute angles (model q indices) in which the constraints are
@@ -284,15 +301,33 @@ class ClusterJoint:
             v[cols] = step
             return integrate(self.model, x, v, alpha)
 
-        r = None
-        for attempt in range(6):
-            x0 = q if (exact_first and attempt == 0) else self._perturbed(q, rng, 0.5 + 0.3 * attempt)
+        best = None
+        for attempt in range(6 + RANDOM_STARTS):
+            if attempt < 6:
+                x0 = q if (exact_first and attempt == 0) else self._perturbed(q, rng, 0.5 + 0.3 * attempt)
+            else:  # Gauss–Newton found only local minima of |φ| near q: anywhere in the joints' ranges
+                x0 = q.copy()
+                x0[self.q_index] = random_configuration(self.model, rng)[self.q_index]
             x, r, _, failure = gauss_newton(rows, x0, move, tol=1e-12, max_iter=100)
             if failure is None or np.abs(r).max() < 1e-9:
                 return x
-        raise ConstraintError(f"{self.name}: cannot solve the constraints {self.constraint_names} near any "
-                              f"tried configuration (residual {np.abs(r).max():.3g}); the mechanism may not "
-                              "assemble")
+            if np.all(np.isfinite(r)) and (best is None or np.abs(r).max() < np.abs(best[1]).max()):
+                best = (x, r)
+        worst = "" if best is None else self._worst_constraint(best[1])
+        origin = "the joints' assembly_guess" if exact_first else "the neutral configuration"
+        raise ConstraintError(
+            f"{self.name}: no configuration where the constraints {self.constraint_names} hold was found, from "
+            f"{origin} moved by up to 2 "
+            f"[rad, m] or from {RANDOM_STARTS} random configurations{worst}; constraint embedding needs one "
+            "assembled configuration of each cluster (to choose its independent coordinates and to start "
+            "γ(y)): give the cluster's joints an assembly_guess near one, or use a cut-joint method "
+            "(method='direct', 'augmented' or 'projection'), which need none")
+
+    def _worst_constraint(self, r):
+        """", smallest residual max |φ| = … on <constraint>" for the residual vector ``r``."""
+        k = int(np.argmax(np.abs(r)))
+        block = next(b for b in self.constraint_set.blocks if b.rows.start <= k < b.rows.stop)
+        return f" (smallest residual max |φ| = {abs(r[k]):.3g} [m, rad], on {block.kind} {block.name!r})"
 
     def _partly_dependent(self, marked, K, nd):
         """The marked columns of 1-dof joints and, among those of multi-dof joints, the ones
@@ -367,6 +402,8 @@ class ClusterJoint:
             else:  # ‖K_d‖·‖K_d⁻¹‖ (max norms) bounds the condition number: near-singular → SVD below
                 if np.abs(Kd).max(initial=0.0) * np.abs(Kd_inv).max(initial=0.0) > 1.0 / SINGULAR_TOL:
                     Kd_inv = None
+        if Kd_inv is None and nd == 0:  # nothing dependent (the rows constrain nothing): G = 1
+            Kd_inv = np.zeros((0, Kd.shape[0]))
         if Kd_inv is None:
             U, sv, Vt, info = lapack.dgesdd(Kd, full_matrices=0)  # LAPACK directly: small matrices
             if info:

@@ -276,7 +276,7 @@ def constraint_rows(mi, mf, ws, ci, cf, cws, i, q, v, what):
             loop_kinematics(mi, mf, ws, q, v if has_v else absent(ws))
         for a in range(n_loops):
             loop_rows(mi, mf, ws, x.li, x.lf, a if every else x.loops[x.loops_start[i] + a], has_v, iw.G, iw.ubias,
-                      iw.resid, iw.sel, with_G)
+                      iw.resid, iw.sel, absent(ws), with_G)
     if with_G:  # constant rows: their bias is 0, written with them
         for a in range(x.n_coupling if every else x.n_couplings[i]):
             _coupling_row(x, a if every else x.couplings[x.couplings_start[i] + a], q, iw)

@@ -1,0 +1,155 @@
+"""The Coulomb NCP by ADMM on the proximal form of the contact problem [Carpentier24].
+
+The splitting of [Carpentier24]: an unprojected primal x, its projection y = λ onto the
+friction cones and the dual z = σ̂ (the corrected velocity), with
+
+    x ← (G + R + (η + ρ) I)⁻¹ (ρ y + η x + z − g − Γ(z)),
+    y ← P_K(x − z/ρ),      z ← z − ρ (x − y),
+
+a proximal term η and the penalty ρ = √(L m) (L/m)^p, L the largest eigenvalue of G + R
+(power iteration), m = η + min R, the exponent p raised or lowered by a step when the
+primal residual ‖x − y‖ and the dual ‖ρ Δy + η Δx‖ are more than a ratio apart (the
+"spectral" rule of [Carpentier24]); each change of ρ refactors the matrix (pivoted
+Cholesky, :func:`~soadyn.kernels.direct.pivoted_cholesky`). At a fixed point x = y = λ,
+σ̂ = (G + R)λ + g + Γ = z ∈ K*, λ ∈ K and λ ⊥ σ̂: the NCP of :mod:`.cones`, whose
+residuals at y are the stopping test.
+"""
+from __future__ import annotations
+
+import math
+
+from ...core.jit import njit
+from ..direct import pivoted_cholesky, pivoted_solve
+from .cones import compliant_product, de_saxce, ncp_residuals, project_cone, project_dual_cone
+
+#: the proximal weight η (as Pinocchio's default ``mu_prox``)
+PROXIMAL = 1e-6
+#: the spectral rule: the initial exponent p, its step, the primal/dual ratio that moves it
+RHO_POWER, RHO_POWER_STEP, PRIMAL_DUAL_RATIO = 0.2, 0.05, 10.0
+#: power iterations for the largest eigenvalue L of G + R
+POWER_ITERATIONS = 30
+#: relative pivot threshold of the factorization (G + R + (η + ρ) I is positive definite)
+PIVOT_TOL = 1e-15
+
+#: rows of the ``info`` output of the solver kernels
+ITERATIONS, CONVERGED, PRIMAL, DUAL, COMPLEMENTARITY, RHO = range(6)
+INFO_SIZE = 6
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def write_info(info, iterations, converged, res, rho):
+    """The ``info`` output of a solver kernel: iterations, converged, the residuals ``res``
+    (primal, dual, complementarity) and the final ρ (0 for PGS)."""
+    info[ITERATIONS] = iterations
+    info[CONVERGED] = 1.0 if converged else 0.0
+    info[PRIMAL], info[DUAL], info[COMPLEMENTARITY] = res[0], res[1], res[2]
+    info[RHO] = rho
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def largest_eigenvalue(G, R, v, w):
+    """The largest eigenvalue of the symmetric positive semidefinite G + diag R by power
+    iteration from the vector of ones; ``v``, ``w`` (n,) scratch."""
+    n = v.shape[0]
+    for r in range(n):
+        v[r] = 1.0 / math.sqrt(n)
+    L = 0.0
+    for _ in range(POWER_ITERATIONS):
+        norm = 0.0
+        for r in range(n):
+            acc = R[r] * v[r]
+            for c in range(n):
+                acc += G[r, c] * v[c]
+            w[r] = acc
+            norm += acc * acc
+        norm = math.sqrt(norm)
+        if not norm > 0.0:
+            return 0.0
+        L = norm
+        for r in range(n):
+            v[r] = w[r] / norm
+    return L
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _factor(G, R, shift, A, perm):
+    """A ← the pivoted Cholesky factor of G + diag R + shift I; returns its rank."""
+    n = G.shape[0]
+    for r in range(n):
+        for c in range(n):
+            A[r, c] = G[r, c]
+        A[r, r] += R[r] + shift
+    return pivoted_cholesky(A, perm, PIVOT_TOL)
+
+
+@njit(nogil=True, cache=True)
+def admm_kernel(G, g, mu, R, tol, max_iter, warm, lam, sigma, info, A, V, perm):
+    """Solve the NCP of (G (n, n), g (n,), μ (k,), R (n,)), n = 3k, into λ = ``lam`` (n,)
+    (on entry the warm start when ``warm``), σ = (G + R)λ + g into ``sigma`` and
+    (iterations, converged, primal, dual, complementarity, ρ) into ``info``
+    (:data:`INFO_SIZE`). Scratch: ``A`` (n, n), ``V`` (8, n), ``perm`` (n,) int64. Stops
+    when the three residuals are at most ``tol`` or after ``max_iter`` iterations.
+    Returns 0, or 1 when the factorization failed (G + R not positive semidefinite)."""
+    n = g.shape[0]
+    k = mu.shape[0]
+    x, z, rhs, y_prev, x_prev, tmp, p, res = V[0], V[1], V[2], V[3], V[4], V[5], V[6], V[7]
+    y = lam
+    L = largest_eigenvalue(G, R, tmp, p)
+    r_min = R[0]
+    for r in range(n):
+        r_min = min(r_min, R[r])
+    m = PROXIMAL + r_min
+    L = max(L, m)
+    power = RHO_POWER
+    rho = math.sqrt(L * m) * (L / m) ** power
+    if _factor(G, R, PROXIMAL + rho, A, perm) < n:
+        return 1
+    for i in range(k):
+        if warm:
+            project_cone(mu[i], y, i, y)
+        else:
+            y[3 * i] = y[3 * i + 1] = y[3 * i + 2] = 0.0
+    for r in range(n):
+        x[r] = y[r]
+    compliant_product(G, R, g, y, sigma)
+    for i in range(k):
+        z[3 * i], z[3 * i + 1] = sigma[3 * i], sigma[3 * i + 1]
+        z[3 * i + 2] = sigma[3 * i + 2] + de_saxce(mu[i], sigma, i)
+        project_dual_cone(mu[i], z, i, z)
+    ncp_residuals(mu, y, sigma, p, res)
+    it = 0
+    converged = max(res[0], max(res[1], res[2])) <= tol
+    while not converged and it < max_iter:
+        it += 1
+        for r in range(n):
+            x_prev[r] = x[r]
+            y_prev[r] = y[r]
+            rhs[r] = rho * y[r] + PROXIMAL * x[r] + z[r] - g[r]
+        for i in range(k):
+            rhs[3 * i + 2] -= de_saxce(mu[i], z, i)
+        pivoted_solve(A, perm, n, rhs, x, tmp)
+        for r in range(n):
+            tmp[r] = x[r] - z[r] / rho
+        for i in range(k):
+            project_cone(mu[i], tmp, i, y)
+        primal = dual = 0.0
+        for r in range(n):
+            z[r] -= rho * (x[r] - y[r])
+            primal = max(primal, abs(x[r] - y[r]))
+            dual = max(dual, abs(rho * (y[r] - y_prev[r]) + PROXIMAL * (x[r] - x_prev[r])))
+        compliant_product(G, R, g, y, sigma)
+        ncp_residuals(mu, y, sigma, p, res)
+        converged = max(res[0], max(res[1], res[2])) <= tol
+        if converged:
+            break
+        if primal > PRIMAL_DUAL_RATIO * dual:
+            power += RHO_POWER_STEP
+        elif dual > PRIMAL_DUAL_RATIO * primal:
+            power -= RHO_POWER_STEP
+        else:
+            continue
+        rho = math.sqrt(L * m) * (L / m) ** power
+        if _factor(G, R, PROXIMAL + rho, A, perm) < n:
+            return 1
+    write_info(info, it, converged, res, rho)
+    return 0
