@@ -129,7 +129,8 @@ def detect_contacts(model, q, margin=0.0):
     """
     m = margin if margin == 0.0 and type(margin) is float else _margin(margin)
     d, detection, scratch = _prepared(model)
-    if not (type(q) is np.ndarray and q.dtype == np.float64 and q.ndim == 1 and q.flags.c_contiguous):
+    if not (type(q) is np.ndarray and q.dtype == np.float64 and q.ndim == 1 and q.flags.c_contiguous
+            and q.shape[0] == model.nq):
         q = val.vector(q, model.nq, "q")
         if q.ndim == 2:
             return [_detect_one(model, d, detection, scratch, row, m) for row in q]

@@ -11,7 +11,7 @@ are inflated at the end.
 
 1. **GJK** [GJK88] finds the point v of the Minkowski difference D = A − B nearest the
    origin, over simplices of support points, with the signed-volume sub-algorithm of
-   [Montanari17, §3] (the sub-simplex nearest the origin from signed volumes of
+   [Montanari17] (the sub-simplex nearest the origin from signed volumes of
    projections, without Johnson's determinants that lose accuracy on flat simplices).
    Separated shapes: d = |v|, n = −v/|v|.
 2. **EPA** [vandenBergen01]: when the origin is inside D (or within rounding of its
@@ -130,7 +130,7 @@ def _same_sign(a, b):
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _s2d(s1, s2, s3):
     """Barycentric weights of the point of triangle s1 s2 s3 nearest the origin
-    [Montanari17, Alg. 3]: the origin projected onto the plane, its signed areas in the
+    [Montanari17]: the origin projected onto the plane, its signed areas in the
     coordinate plane of the triangle's largest projection; else the nearest of the edges
     that the signs exclude."""
     n = cross(sub(s2, s1), sub(s3, s1))
@@ -181,7 +181,7 @@ def _det(a, b, c):
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _s3d(s1, s2, s3, s4):
     """Barycentric weights of the point of tetrahedron s1..s4 nearest the origin
-    [Montanari17, Alg. 2]: all four cofactors of the signed volume with its sign means
+    [Montanari17]: all four cofactors of the signed volume with its sign means
     the origin is inside; else the nearest of the faces that the signs exclude."""
     c1 = -_det(s2, s3, s4)
     c2 = _det(s1, s3, s4)
@@ -363,7 +363,7 @@ def _initial_polytope(A, B, hulls, sx, k, PV, PI, FD, FI, tol):
     the touching case), from GJK's last simplex of k points whose affine hull holds the
     origin: a point is extended along the axes to a segment, a segment by support points
     around it to a triangle, a triangle by the support point farthest from its plane on
-    either side [vandenBergen01, §4]. Support points within ``tol`` of the hull so far add no
+    either side [vandenBergen01]. Support points within ``tol`` of the hull so far add no
     dimension and are passed over. Returns (vertices, faces), faces 0 when D has no volume
     around the origin."""
     nv = 0
