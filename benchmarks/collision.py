@@ -33,7 +33,7 @@ import warnings
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from peers import robot_path  # noqa: E402
+from peers import coal_geometry, robot_path  # noqa: E402
 from timing import machine_description, time_interleaved  # noqa: E402
 
 import soadyn as sd  # noqa: E402
@@ -79,26 +79,6 @@ def primitive_scene(count=20, seed=0):
 
 
 # --------------------------------------------------------------------------- peers
-def _geometry(coal, shape):
-    k = shape.kind
-    if k == PLANE:
-        return coal.Halfspace(np.array([0.0, 0.0, 1.0]), 0.0)
-    if k == SPHERE:
-        return coal.Sphere(shape.radius)
-    if k == CAPSULE:
-        return coal.Capsule(shape.radius, shape.length)
-    if k == CYLINDER:
-        return coal.Cylinder(shape.radius, shape.length)
-    if k == BOX:
-        return coal.Box(*shape.size)
-    if k == ELLIPSOID:
-        return coal.Ellipsoid(*shape.radii)
-    points = coal.StdVec_Vec3s()
-    for v in shape.vertices:
-        points.append(np.array(v, dtype=float))
-    return coal.Convex.convexHull(points, False, None)
-
-
 def pinocchio_twin(model, pm):
     """(geometry model, geometry data): soadyn's collision objects as Pinocchio geometry
     objects on the joints of the matching bodies, soadyn's allowed pairs as its pairs,
@@ -109,7 +89,7 @@ def pinocchio_twin(model, pm):
     for o in model.collisions:
         joint = 0 if o.body < 0 else pm.getJointId(model.bodies[o.body].joint.name)
         placement = pin.SE3(np.array(o.body_placement[:3, :3]), np.array(o.body_placement[:3, 3]))
-        gm.addGeometryObject(pin.GeometryObject(o.name, joint, placement, _geometry(coal, o.shape)))
+        gm.addGeometryObject(pin.GeometryObject(o.name, joint, placement, coal_geometry(coal, o.shape)))
     for i, j in model.collision_pairs():
         gm.addCollisionPair(pin.CollisionPair(int(i), int(j)))
     gd = gm.createData()

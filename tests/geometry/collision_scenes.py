@@ -10,6 +10,7 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 import soadyn as sd
+from conftest import peers
 from soadyn.core import joints as jt
 from soadyn.core.shapes import BOX, CAPSULE, CONVEX, CYLINDER, ELLIPSOID, PLANE, SPHERE
 from soadyn.geometry import Box, Capsule, ConvexMesh, Cylinder, Ellipsoid, Plane, Sphere
@@ -67,26 +68,6 @@ def random_pose(rng, spread):
 
 
 # --------------------------------------------------------------------------- coal
-def coal_shape(coal, shape):
-    k = shape.kind
-    if k == PLANE:
-        return coal.Halfspace(np.array([0.0, 0.0, 1.0]), 0.0)
-    if k == SPHERE:
-        return coal.Sphere(shape.radius)
-    if k == CAPSULE:
-        return coal.Capsule(shape.radius, shape.length)
-    if k == CYLINDER:
-        return coal.Cylinder(shape.radius, shape.length)
-    if k == BOX:
-        return coal.Box(*shape.size)
-    if k == ELLIPSOID:
-        return coal.Ellipsoid(*shape.radii)
-    points = coal.StdVec_Vec3s()
-    for v in shape.vertices:
-        points.append(np.array(v, dtype=float))
-    return coal.Convex.convexHull(points, False, None)
-
-
 _COAL_SHAPES = {}
 
 
@@ -94,7 +75,7 @@ def _coal_shape_of(coal, shape):
     """coal's shape for a soadyn shape, made once per shape (a convex mesh's hull is qhull's)."""
     key = id(shape)
     if key not in _COAL_SHAPES:
-        _COAL_SHAPES[key] = (shape, coal_shape(coal, shape))  # the shape kept: its id stays its own
+        _COAL_SHAPES[key] = (shape, peers.coal_geometry(coal, shape))  # the shape kept: its id stays its own
     return _COAL_SHAPES[key][1]
 
 

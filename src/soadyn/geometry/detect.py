@@ -64,12 +64,9 @@ class _Scratch:
 
 
 def _margin(margin):
-    try:
-        m = float(margin)
-    except (TypeError, ValueError):
-        raise TypeError(f"margin: expected a distance [m], got {margin!r}") from None
-    if not np.isfinite(m) or m < 0.0:
-        raise ValueError(f"margin: expected a finite distance ≥ 0 [m], got {margin!r}")
+    m = val.finite_scalar(margin, "margin")
+    if m < 0.0:
+        raise ValueError(f"margin: expected a distance ≥ 0 [m], got {margin!r}")
     return m
 
 

@@ -27,6 +27,7 @@ from ...core.layout import carve, model_tables
 from ...core.shapes import CONVEX, PLANE
 from ...core.status import BAD_SHAPE, OK
 from ..kinematics import configuration_status, poses_into
+from ..primitives import compose_pose
 from .broad import candidate_pairs, world_boxes
 from .convex import CONVEX_FLOATS, CONVEX_INTS
 from .frame import contact_frame
@@ -67,10 +68,7 @@ def place_objects(t, Rb, pb, Rw, pw):
                 for c in range(3):
                     Rw[i, a, c] = R[i, a, c]
             continue
-        for a in range(3):
-            pw[i, a] = pb[b, a] + Rb[b, a, 0] * p[i, 0] + Rb[b, a, 1] * p[i, 1] + Rb[b, a, 2] * p[i, 2]
-            for c in range(3):
-                Rw[i, a, c] = Rb[b, a, 0] * R[i, 0, c] + Rb[b, a, 1] * R[i, 1, c] + Rb[b, a, 2] * R[i, 2, c]
+        compose_pose(Rb, pb, b, R, p, i, Rw, pw, i)
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
