@@ -193,6 +193,15 @@ def _collision_kernels():
     q = sd.neutral(m)
     sd.detect_contacts(m, q)
     sd.collision_distances(m, q)
+    # the kernel for compiled callers (body poses in, separate output arrays)
+    from soadyn.geometry.detect import _prepared
+    from soadyn.kernels.collision.detect import detect_contacts_kernel
+    _, detection, scratch = _prepared(m)
+    R, p = sd.body_placements(m, q)
+    k = 4
+    detect_contacts_kernel(detection.ci, detection.cf, R, p, 0.0, scratch.fs, scratch.js, np.zeros((k, 2), np.int64),
+                           np.zeros((k, 2), np.int64), np.zeros((k, 3)), np.zeros((k, 3)), np.zeros(k), np.zeros(k),
+                           np.zeros((k, 3, 3)))
 
 
 def _contact_kernels():

@@ -108,3 +108,24 @@ def test_a_model_without_pairs_has_no_contacts_and_no_distances():
     assert len(sd.detect_contacts(model, q)) == 0
     d = sd.collision_distances(model, q)
     assert d.distance.shape == (0,) and d.points.shape == (0, 2, 3) and d.objects.shape == (0, 2)
+
+
+def test_the_kernel_for_compiled_callers_gives_the_public_contacts():
+    """detect_contacts_kernel (body poses and separate output arrays, for compiled code such
+    as a rollout with contacts) against detect_contacts; a short capacity is reported by a
+    count above it, nothing written past it."""
+    from soadyn.geometry.detect import _prepared
+    from soadyn.kernels.collision.detect import detect_contacts_kernel
+    model, q = _boxes_on_the_ground(3)
+    q[3:7] = [0.05, 0.0, 0.0, 1.0]
+    q[3:7] /= np.linalg.norm(q[3:7])
+    c = sd.detect_contacts(model, q, margin=0.01)
+    _, detection, scratch = _prepared(model)
+    R, p = sd.body_placements(model, q)
+    for capacity in (len(c), len(c) - 3):
+        out = (np.zeros((capacity, 2), dtype=np.int64), np.zeros((capacity, 2), dtype=np.int64), np.zeros((capacity, 3)),
+               np.zeros((capacity, 3)), np.zeros(capacity), np.zeros(capacity), np.zeros((capacity, 3, 3)))
+        count = detect_contacts_kernel(detection.ci, detection.cf, R, p, 0.01, scratch.fs, scratch.js, *out)
+        assert count == len(c)
+        for got, want in zip(out, (c.objects, c.bodies, c.point, c.normal, c.depth, c.friction, c.frame)):
+            np.testing.assert_array_equal(got, want[:capacity])
