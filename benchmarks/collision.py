@@ -38,7 +38,7 @@ from timing import machine_description, time_interleaved  # noqa: E402
 
 import soadyn as sd  # noqa: E402
 from soadyn.core import joints as jt  # noqa: E402
-from soadyn.core.shapes import BOX, CAPSULE, CONVEX, CYLINDER, ELLIPSOID, PLANE, SPHERE  # noqa: E402
+from soadyn.core.shapes import BOX, CAPSULE, CYLINDER, ELLIPSOID, PLANE, SPHERE  # noqa: E402
 from soadyn.geometry import Box, Capsule, Cylinder, Ellipsoid, Sphere  # noqa: E402
 from soadyn.interop import pinocchio as sdpin  # noqa: E402
 
@@ -178,7 +178,8 @@ def run(rounds, sample_seconds, seed):
                   for k, o in enumerate(model.collisions) if o.body == b]
         geom_object[:] = order
         theirs_mj = {tuple(sorted((int(geom_object[c.geom1]), int(geom_object[c.geom2])))) for c in d.contact[:d.ncon]}
-        cases = {"soadyn": ("detect_contacts(model, q)", {"detect_contacts": sd.detect_contacts, "model": model, "q": q}),
+        cases = {"soadyn": ("detect_contacts(model, q)",
+                            {"detect_contacts": sd.detect_contacts, "model": model, "q": q}),
                  "pinocchio": ("computeCollisions(pm, pd, gm, gd, qp, False)",
                                {"computeCollisions": pin.computeCollisions, "pm": pm, "pd": pd, "gm": gm, "gd": gd,
                                 "qp": qp}),

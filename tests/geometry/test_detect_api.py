@@ -55,8 +55,9 @@ def test_frames_are_orthonormal_with_the_normal_last():
 
 def test_batches_equal_single_calls():
     rng = np.random.default_rng(0)
-    model, q = build([Plane(), Sphere(0.3), Box((0.4, 0.5, 0.6))],
-                     [(np.eye(3), np.zeros(3)), (np.eye(3), np.array([0, 0, 0.29])), (np.eye(3), np.array([0.5, 0, 0.3]))])
+    model, q = build([Plane(), Sphere(0.3), Box((0.4, 0.5, 0.6))], [(np.eye(3), np.zeros(3)),
+                                                                   (np.eye(3), np.array([0, 0, 0.29])),
+                                                                   (np.eye(3), np.array([0.5, 0, 0.3]))])
     Q = np.stack([q + 0.05 * np.concatenate([rng.normal(size=3), np.zeros(4), rng.normal(size=3), np.zeros(4)])
                   for _ in range(4)])
     batch = sd.detect_contacts(model, Q, margin=0.01)
@@ -123,8 +124,9 @@ def test_the_kernel_for_compiled_callers_gives_the_public_contacts():
     _, detection, scratch = _prepared(model)
     R, p = sd.body_placements(model, q)
     for capacity in (len(c), len(c) - 3):
-        out = (np.zeros((capacity, 2), dtype=np.int64), np.zeros((capacity, 2), dtype=np.int64), np.zeros((capacity, 3)),
-               np.zeros((capacity, 3)), np.zeros(capacity), np.zeros(capacity), np.zeros((capacity, 3, 3)))
+        out = (np.zeros((capacity, 2), dtype=np.int64), np.zeros((capacity, 2), dtype=np.int64),
+               np.zeros((capacity, 3)), np.zeros((capacity, 3)), np.zeros(capacity), np.zeros(capacity),
+               np.zeros((capacity, 3, 3)))
         count = detect_contacts_kernel(detection.ci, detection.cf, R, p, 0.01, scratch.fs, scratch.js, *out)
         assert count == len(c)
         for got, want in zip(out, (c.objects, c.bodies, c.point, c.normal, c.depth, c.friction, c.frame)):

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import soadyn as sd
-from soadyn.core.shapes import CONVEX, CYLINDER
+from soadyn.core.shapes import CYLINDER
 from soadyn.interop import pinocchio as sdpin
 
 from collision_scenes import certify, coal_distance

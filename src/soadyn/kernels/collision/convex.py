@@ -31,9 +31,11 @@ are inflated at the end.
    support Hessians (:func:`~.support.support_hessian`). Where a polytope's feature
    (vertex, edge, face; a cylinder's cap or side line) carries the contact, f is not smooth
    and the feature is held fixed instead: a face fixes n, an edge keeps n orthogonal to it.
-   The features come from the ids of GJK's or EPA's last simplex; several readings are
-   tried and the largest f(n), evaluated with the true support functions, is kept — every
-   f(n) is a valid bound, so a wrong reading can only lose.
+   The features come from the ids of GJK's or EPA's last simplex (and a box's or a mesh's
+   faces nearest the normal); the readings are tried likeliest first, until one satisfies
+   the optimality conditions (witness points inside both shapes, on their support planes,
+   y − x = f n), else the largest f(n), evaluated with the true support functions, is kept —
+   every f(n) is a valid bound, so a wrong reading can only lose.
 """
 from __future__ import annotations
 
@@ -42,7 +44,7 @@ import math
 from ...core.jit import njit
 from ...core.layout import carve
 from ...core.shapes import BOX, CAPSULE, CONVEX, CYLINDER, ELLIPSOID, SPHERE
-from .support import NO_ID, core_radius, curved, local_support, support, support_hessian
+from .support import core_radius, curved, support, support_hessian
 from .vector import TINY, add, axpy, column, cross, dot, norm, perpendicular, rotate, scale, sub, unit_or, unrotate
 
 __all__ = ["convex_distance", "CONVEX_FLOATS", "CONVEX_INTS", "gjk", "epa", "polish"]
@@ -843,7 +845,8 @@ def polish(A, B, hulls, n0, ida, na, idb, nb, fs, scale_length):
             if f > best_f + tie or (f >= best_f - tie and flat > best_flat):
                 best_n, best_f, best_flat, bi, bj = m, max(f, best_f) if flat > best_flat else f, flat, i, j
                 x, y = _polished_witness(A, B, hulls, m, f, ta, pa, da, tb, pb, db, axpy(B.p, 0.0, m))
-                if (norm(sub(sub(y, x), scale(m, f))) <= exact and _contains(A, hulls, x, exact) and _contains(B, hulls, y, exact)
+                if (norm(sub(sub(y, x), scale(m, f))) <= exact and _contains(A, hulls, x, exact)
+                        and _contains(B, hulls, y, exact)
                         and abs(dot(m, x) - dot(m, support(A, hulls, m, -1)[0])) <= exact
                         and abs(dot(m, y) - dot(m, support(B, hulls, scale(m, -1.0), -1)[0])) <= exact):
                     return m, f, ta, pa, da, tb, pb, db

@@ -70,8 +70,8 @@ def collision_views(ci, cf):
     vertices = carve(cf, o, (nverts, 3)); o += 3 * nverts
     planes = carve(cf, o, (nfaces, 4))
     return CollisionViews(n, npairs, nverts, maxv, kind, body, vstart, vcount, fstart, fcount, extremes, pairs,
-                          pair_index, adj_start, adj, params, rotation, translation, friction, radius, hull_box, vertices,
-                          planes)
+                          pair_index, adj_start, adj, params, rotation, translation, friction, radius, hull_box,
+                          vertices, planes)
 
 
 def pack_collision_tables(tables):

@@ -23,7 +23,7 @@ import math
 from collections import namedtuple
 
 from ...core.jit import njit
-from ...core.shapes import BOX, CAPSULE, CONVEX, CYLINDER, ELLIPSOID, PLANE, SPHERE
+from ...core.shapes import BOX, CAPSULE, CYLINDER, ELLIPSOID, PLANE, SPHERE
 from .vector import add, dot, rotate, unrotate
 
 __all__ = ["Solid", "Hulls", "CLIMB", "solid", "core_radius", "support", "local_support", "support_hessian", "curved",
