@@ -198,15 +198,21 @@ def run(rounds, sample_seconds, seed):
     return out
 
 
+def _peer_versions():
+    import coal
+    import mujoco
+    return f"peers: mujoco {mujoco.__version__}, coal {coal.__version__}"
+
+
 def write(out, rounds, sample_seconds):
     os.makedirs(RESULTS, exist_ok=True)
     with open(os.path.join(RESULTS, "collision.json"), "w") as f:
-        json.dump({"machine": machine_description(), "rounds": rounds, "sample_seconds": sample_seconds,
+        json.dump({"machine": machine_description(), "peers": _peer_versions(), "rounds": rounds, "sample_seconds": sample_seconds,
                    "scenes": out}, f, indent=1)
     lines = ["# Contact detection: sd.detect_contacts against pin.computeCollisions and mujoco.mj_collision", "",
              "`python benchmarks/collision.py` (the module docstring says what each call does). Medians of "
              f"{rounds} interleaved rounds of {sample_seconds} s samples, µs per call; ratio = soadyn / peer "
-             "(target ≤ 1.0).", "", "```", machine_description().rstrip(), "```", "",
+             "(target ≤ 1.0).", "", "```", machine_description().rstrip(), _peer_versions(), "```", "",
              "| scene | objects | pairs | contacts | soadyn µs | pinocchio µs | mujoco µs | ratio vs pinocchio | "
              "ratio vs mujoco | pairs in contact (soadyn / pinocchio / mujoco) |",
              "|---|---|---|---|---|---|---|---|---|---|"]
