@@ -16,7 +16,7 @@ import numpy as np
 
 from soadyn.interop import pinocchio as sdpin
 
-__all__ = ["ROBOTS", "robots_dir", "robot_path", "swap_lin_ang", "PinPair", "load_pair",
+__all__ = ["ROBOTS", "robots_dir", "robot_path", "swap_lin_ang", "coal_geometry", "PinPair", "load_pair",
            "pinocchio_model"]
 
 #: example-robot-data models used for cross-checks: (path under robots/, floating base)
@@ -49,6 +49,30 @@ def robot_path(name):
 def swap_lin_ang(x, axis=0):
     """Reorder 6-vectors (or 6-row blocks) between linear-first and angular-first."""
     return np.take(np.asarray(x), [3, 4, 5, 0, 1, 2], axis=axis)
+
+
+def coal_geometry(coal, shape):
+    """coal's geometry of a soadyn shape (:mod:`soadyn.core.shapes`): the same sizes (coal's
+    are full lengths too), a plane as the half-space z ≤ 0, a convex mesh as coal's convex
+    hull of the hull vertices soadyn made."""
+    from soadyn.core.shapes import BOX, CAPSULE, CYLINDER, ELLIPSOID, PLANE, SPHERE
+    k = shape.kind
+    if k == PLANE:
+        return coal.Halfspace(np.array([0.0, 0.0, 1.0]), 0.0)
+    if k == SPHERE:
+        return coal.Sphere(shape.radius)
+    if k == CAPSULE:
+        return coal.Capsule(shape.radius, shape.length)
+    if k == CYLINDER:
+        return coal.Cylinder(shape.radius, shape.length)
+    if k == BOX:
+        return coal.Box(*shape.size)
+    if k == ELLIPSOID:
+        return coal.Ellipsoid(*shape.radii)
+    points = coal.StdVec_Vec3s()
+    for v in shape.vertices:
+        points.append(np.array(v, dtype=float))
+    return coal.Convex.convexHull(points, False, None)
 
 
 class PinPair:

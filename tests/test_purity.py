@@ -8,6 +8,7 @@ import pytest
 
 import soadyn as sd
 from conftest import mechanism
+from soadyn.core import joints as jt
 
 
 def _cases():
@@ -17,6 +18,7 @@ def _cases():
     tree = sd.models.random_tree(12, 3, floating_base=True)
     four_bar = mechanism("crank_rocker")
     cheetah = mechanism("mini_cheetah")
+    heap = _heap()
     cases = []
     for k in range(3):
         q = sd.random_configuration(tree, rng)
@@ -42,7 +44,27 @@ def _cases():
         tau_c = rng.normal(size=len(ydc))
         cases.append((f"cluster_aba_cheetah{k}", lambda yc=yc, ydc=ydc, t=tau_c: sd.cluster_aba(cheetah, yc, ydc, t)))
         cases.append((f"cluster_regressor{k}", lambda y=y, yd=yd: sd.cluster_torque_regressor(four_bar, y, yd, yd)))
+        qs = sd.random_configuration(heap, rng)
+        qs[0::7] *= 0.2  # the bodies within 0.2 m of each other, touching each other and the ground
+        qs[1::7] *= 0.2
+        qs[2::7] = 0.15 * rng.random(len(qs[2::7]))
+        cases.append((f"detect_contacts{k}", lambda q=qs: np.concatenate(
+            [(c := sd.detect_contacts(heap, q, margin=0.02)).point.ravel(), c.depth, c.objects.ravel()])))
+        cases.append((f"collision_distances{k}", lambda q=qs: sd.collision_distances(heap, q).points))
     return cases
+
+
+def _heap():
+    """Eight shapes of every kind on free bodies over the ground."""
+    from soadyn.geometry import Box, Capsule, ConvexMesh, Cylinder, Ellipsoid, Sphere
+    model = sd.Model("heap")
+    shapes = (Sphere(0.1), Capsule(0.05, 0.2), Cylinder(0.08, 0.2), Box((0.2, 0.1, 0.15)), Ellipsoid((0.1, 0.05, 0.08)),
+              ConvexMesh(np.random.default_rng(1).normal(size=(30, 3)) * 0.1), Box((0.1, 0.1, 0.1)), Sphere(0.05))
+    for k, shape in enumerate(shapes):
+        model.add_body(f"b{k}", jt.Free(), None, mass=1.0, inertia=np.eye(3))
+        model.add_collision(f"b{k}", shape)
+    model.add_ground()
+    return model
 
 
 def test_results_do_not_depend_on_the_order_of_calls():

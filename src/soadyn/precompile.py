@@ -178,6 +178,32 @@ def _implicit_clusters():
     sd.constrained_forward_dynamics(m, q[None], v[None], tau[None], method="embedding")
 
 
+def _collision_kernels():
+    """Contact detection and collision distances (one kernel each, every pair family)."""
+    from soadyn.core import joints
+    from soadyn.geometry import Box, Capsule, ConvexMesh, Cylinder, Ellipsoid, Sphere
+
+    m = sd.Model("collision kernels")
+    shapes = (Sphere(0.1), Capsule(0.1, 0.3), Cylinder(0.1, 0.3), Box((0.2, 0.3, 0.4)), Ellipsoid((0.1, 0.2, 0.3)),
+              ConvexMesh(np.eye(4, 3)))
+    for k, shape in enumerate(shapes):
+        m.add_body(f"b{k}", joints.Free(), None, mass=1.0, inertia=np.eye(3))
+        m.add_collision(f"b{k}", shape)
+    m.add_ground()
+    q = sd.neutral(m)
+    sd.detect_contacts(m, q)
+    sd.collision_distances(m, q)
+    # the kernel for compiled callers (body poses in, separate output arrays)
+    from soadyn.geometry.detect import _prepared
+    from soadyn.kernels.collision.detect import detect_contacts_kernel
+    _, detection, scratch = _prepared(m)
+    R, p = sd.body_placements(m, q)
+    k = 4
+    detect_contacts_kernel(detection.ci, detection.cf, R, p, 0.0, scratch.fs, scratch.js, np.zeros((k, 2), np.int64),
+                           np.zeros((k, 2), np.int64), np.zeros((k, 3)), np.zeros((k, 3)), np.zeros(k), np.zeros(k),
+                           np.zeros((k, 3, 3)))
+
+
 def _contact_kernels():
     """The contact dynamics: the Delassus operator (tree and cluster paths), the contact
     Jacobian products and the NCP solvers."""
@@ -209,7 +235,7 @@ def _contact_kernels():
 #: usually load from the cache): not kept.
 GROUPS = {"implicit": _implicit_clusters, "tree": _tree_kernels, "operators": _operator_kernels,
           "control": _control_kernels, "batches": _tree_batches, "closed": _closed_chain_methods,
-          "clusters": _cluster_kernels, "contact": _contact_kernels}
+          "clusters": _cluster_kernels, "contact": _contact_kernels, "collision": _collision_kernels}
 
 
 def _quiet():

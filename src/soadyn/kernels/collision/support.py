@@ -1,0 +1,218 @@
+"""Shapes posed in the world, their support functions and the curvature of their surfaces.
+
+A :class:`Solid` is one collision object as the narrow phase reads it: its kind code and
+three numbers (:mod:`soadyn.core.shapes`), its world rotation ``R`` (row-major 9-tuple,
+:mod:`.vector`) and position ``p``, and its range of hull vertices in the shared vertex
+array (convex meshes).
+
+The support function of a convex set K in direction u, s_K(u) = argmax_{x ∈ K} u·x, and
+its value h_K(u) = u·s_K(u), are what GJK and EPA query [GJK88]. Spheres and capsules
+enter them as their *cores*, a point and a segment, inflated afterwards by the radius
+(:func:`core_radius`): a capsule is its segment ⊕ a ball, so its signed distance to any
+convex set is the segment's minus the radius, with the same normal and the witness point
+moved by the radius along it. The cores and boxes and convex meshes are polytopes: their
+support points carry an integer id (the vertex), which tells GJK and EPA when they
+revisit a vertex, and the polish of :mod:`.convex` which feature (vertex, edge, face)
+two or three ids span. Ellipsoids and cylinders are curved; :func:`support_hessian` gives
+the derivative ∂s/∂u of their support point, the matrix of radii of curvature that
+Newton's method needs.
+"""
+from __future__ import annotations
+
+import math
+from collections import namedtuple
+
+from ...core.jit import njit
+from ...core.shapes import BOX, CAPSULE, CYLINDER, ELLIPSOID, PLANE, SPHERE
+from .vector import add, dot, rotate, unrotate
+
+__all__ = ["Solid", "Hulls", "CLIMB", "solid", "core_radius", "support", "local_support", "support_hessian", "curved",
+           "NO_ID"]
+
+Solid = namedtuple("Solid", ("kind", "a", "b", "c", "R", "p", "vstart", "vcount", "fstart", "fcount", "index"))
+
+#: the hull vertices of every convex mesh (V, 3) in their shape frames, their edge graph (the
+#: neighbours of vertex g, a global row of ``vertices``, are the local ids
+#: ``adj[adj_start[g]:adj_start[g + 1]]``) and their faces' planes (F, 4): outward unit
+#: normal and offset, n·x ≤ offset inside (a mesh's rows ``fstart:fstart + fcount``), and
+#: per object the local ids of its hull's extreme vertices along ±x, ±y, ±z (n, 6): the starts
+#: of the hill climbing
+Hulls = namedtuple("Hulls", ("vertices", "adj_start", "adj", "planes", "extremes"))
+
+#: convex meshes with more vertices are searched by hill climbing, smaller ones vertex by vertex
+CLIMB = 16
+
+#: the id of a support point on a curved surface (no vertex)
+NO_ID = -1
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def solid(t, Rw, pw, i):
+    """Object i as a :class:`Solid`, from the tables ``t`` (:func:`~.layout.collision_views`)
+    and its world pose (``Rw`` (n, 3, 3), ``pw`` (n, 3))."""
+    R = (Rw[i, 0, 0], Rw[i, 0, 1], Rw[i, 0, 2], Rw[i, 1, 0], Rw[i, 1, 1], Rw[i, 1, 2], Rw[i, 2, 0], Rw[i, 2, 1],
+         Rw[i, 2, 2])
+    return Solid(t.kind[i], t.params[i, 0], t.params[i, 1], t.params[i, 2], R, (pw[i, 0], pw[i, 1], pw[i, 2]),
+                 t.vstart[i], t.vcount[i], t.fstart[i], t.fcount[i], i)
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def core_radius(S):
+    """The radius that inflates the core of a sphere or a capsule into the shape (0 for the
+    other kinds)."""
+    if S.kind == SPHERE or S.kind == CAPSULE:
+        return S.a
+    return 0.0
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def curved(S):
+    """True for the kinds whose support point moves continuously with the direction."""
+    return S.kind == ELLIPSOID or S.kind == CYLINDER
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _sign(x):
+    return 1.0 if x >= 0.0 else -1.0
+
+
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def local_support(S, hulls, u, hint):
+    """(s, id): the support point of S's core in the direction u (both in S's axes; u need
+    not be unit, and may be zero: a point of the shape then) and its vertex id (:data:`NO_ID`
+    on a curved surface). Ties (u orthogonal to a face or an edge) go to the + side. A
+    convex mesh of more than :data:`CLIMB` vertices is searched along its hull's edges from
+    the vertex ``hint`` (a local id: the previous support point of a sequence of queries,
+    GJK's or EPA's) or, for −1, from the highest of its six extreme vertices."""
+    k = S.kind
+    if k == SPHERE or k == PLANE:
+        return (0.0, 0.0, 0.0), 0
+    if k == CAPSULE:
+        h = 0.5 * S.b
+        if u[2] >= 0.0:
+            return (0.0, 0.0, h), 0
+        return (0.0, 0.0, -h), 1
+    if k == BOX:
+        hx, hy, hz = 0.5 * S.a, 0.5 * S.b, 0.5 * S.c
+        ident = 0
+        if u[0] < 0.0:
+            hx = -hx
+            ident += 1
+        if u[1] < 0.0:
+            hy = -hy
+            ident += 2
+        if u[2] < 0.0:
+            hz = -hz
+            ident += 4
+        return (hx, hy, hz), ident
+    if k == CYLINDER:
+        rho = math.sqrt(u[0] * u[0] + u[1] * u[1])
+        z = 0.5 * S.b * _sign(u[2])
+        if rho > 0.0:
+            s = S.a / rho
+            return (u[0] * s, u[1] * s, z), NO_ID
+        return (0.0, 0.0, z), NO_ID  # a cap's centre: a point of the supporting face
+    if k == ELLIPSOID:
+        a2u0, a2u1, a2u2 = S.a * S.a * u[0], S.b * S.b * u[1], S.c * S.c * u[2]
+        length = math.sqrt(a2u0 * u[0] + a2u1 * u[1] + a2u2 * u[2])  # |A u|, A = diag(a, b, c)
+        if length > 0.0:
+            return (a2u0 / length, a2u1 / length, a2u2 / length), NO_ID
+        return (S.a, 0.0, 0.0), NO_ID
+    # convex mesh: the hull vertex of largest projection
+    V = hulls.vertices
+    if S.vcount > CLIMB and hulls.adj_start[S.vstart + S.vcount] > hulls.adj_start[S.vstart]:
+        # hill climbing on the hull's edge graph from the hint, or from the highest of the
+        # hull's six extreme vertices: a vertex with no neighbour higher along u is the
+        # highest (a convex polytope has no other local maximum)
+        if hint >= 0:
+            v = S.vstart + hint
+            best = V[v, 0] * u[0] + V[v, 1] * u[1] + V[v, 2] * u[2]
+        else:
+            best, v = -math.inf, S.vstart
+            for c in range(6):
+                w = S.vstart + hulls.extremes[S.index, c]
+                x = V[w, 0] * u[0] + V[w, 1] * u[1] + V[w, 2] * u[2]
+                if x > best:
+                    best, v = x, w
+        moved = True
+        while moved:
+            moved = False
+            for e in range(hulls.adj_start[v], hulls.adj_start[v + 1]):
+                w = S.vstart + hulls.adj[e]
+                x = V[w, 0] * u[0] + V[w, 1] * u[1] + V[w, 2] * u[2]
+                if x > best:
+                    best, v, moved = x, w, True
+        return (V[v, 0], V[v, 1], V[v, 2]), v - S.vstart
+    best, bi = -math.inf, S.vstart  # every vertex (the first on a tie)
+    for v in range(S.vstart, S.vstart + S.vcount):
+        x = V[v, 0] * u[0] + V[v, 1] * u[1] + V[v, 2] * u[2]
+        if x > best:
+            best, bi = x, v
+    return (V[bi, 0], V[bi, 1], V[bi, 2]), bi - S.vstart
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def support(S, hulls, u, hint):
+    """(s, id): :func:`local_support` in world coordinates (u and s world vectors)."""
+    s, ident = local_support(S, hulls, unrotate(S.R, u), hint)
+    return add(S.p, rotate(S.R, s)), ident
+
+
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def support_hessian(S, u):
+    """∂s/∂u at the unit world direction u, a symmetric world 3×3 matrix (row-major
+    9-tuple) with u in its null space: the Hessian of h_S. Its eigenvalues on the plane
+    orthogonal to u are the principal radii of curvature of S's surface at s(u). Zero for
+    the polytopes (their support is piecewise constant); for a cylinder, the rim's
+    curvature (zero when u is along or across the axis, where the support is a face or a
+    side line); for an ellipsoid with A = diag(a, b, c): A²/|Au| − A²u uᵀA²/|Au|³."""
+    w = unrotate(S.R, u)
+    H = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    if S.kind == ELLIPSOID:
+        d = (S.a * S.a, S.b * S.b, S.c * S.c)
+        g = (d[0] * w[0], d[1] * w[1], d[2] * w[2])  # A² u
+        n2 = g[0] * w[0] + g[1] * w[1] + g[2] * w[2]
+        if n2 <= 0.0:
+            return H
+        inv = 1.0 / math.sqrt(n2)
+        inv3 = inv / n2
+        H = (d[0] * inv - g[0] * g[0] * inv3, -g[0] * g[1] * inv3, -g[0] * g[2] * inv3,
+             -g[1] * g[0] * inv3, d[1] * inv - g[1] * g[1] * inv3, -g[1] * g[2] * inv3,
+             -g[2] * g[0] * inv3, -g[2] * g[1] * inv3, d[2] * inv - g[2] * g[2] * inv3)
+    elif S.kind == CYLINDER:
+        rho2 = w[0] * w[0] + w[1] * w[1]
+        if rho2 <= 0.0:
+            return H
+        rho = math.sqrt(rho2)
+        s = S.a / rho
+        # s_xy = r w_xy / |w_xy|: (r / ρ) (I₂ − w_xy w_xyᵀ / ρ²) on the xy block
+        H = (s * (1.0 - w[0] * w[0] / rho2), -s * w[0] * w[1] / rho2, 0.0,
+             -s * w[0] * w[1] / rho2, s * (1.0 - w[1] * w[1] / rho2), 0.0, 0.0, 0.0, 0.0)
+    else:
+        return H
+    return _rotate_symmetric(S.R, H)
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _rotate_symmetric(R, H):
+    """R H Rᵀ (row-major 9-tuples)."""
+    # M = R H, then M Rᵀ
+    m = (R[0] * H[0] + R[1] * H[3] + R[2] * H[6], R[0] * H[1] + R[1] * H[4] + R[2] * H[7],
+         R[0] * H[2] + R[1] * H[5] + R[2] * H[8],
+         R[3] * H[0] + R[4] * H[3] + R[5] * H[6], R[3] * H[1] + R[4] * H[4] + R[5] * H[7],
+         R[3] * H[2] + R[4] * H[5] + R[5] * H[8],
+         R[6] * H[0] + R[7] * H[3] + R[8] * H[6], R[6] * H[1] + R[7] * H[4] + R[8] * H[7],
+         R[6] * H[2] + R[7] * H[5] + R[8] * H[8])
+    return (m[0] * R[0] + m[1] * R[1] + m[2] * R[2], m[0] * R[3] + m[1] * R[4] + m[2] * R[5],
+            m[0] * R[6] + m[1] * R[7] + m[2] * R[8],
+            m[3] * R[0] + m[4] * R[1] + m[5] * R[2], m[3] * R[3] + m[4] * R[4] + m[5] * R[5],
+            m[3] * R[6] + m[4] * R[7] + m[5] * R[8],
+            m[6] * R[0] + m[7] * R[1] + m[8] * R[2], m[6] * R[3] + m[7] * R[4] + m[8] * R[5],
+            m[6] * R[6] + m[7] * R[7] + m[8] * R[8])
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def support_value(S, hulls, u):
+    """h_S(u) = u·s_S(u) for the core (world u)."""
+    s, _ = support(S, hulls, u, -1)
+    return dot(u, s)
