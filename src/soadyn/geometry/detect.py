@@ -72,8 +72,8 @@ def _margin(margin):
 
 def _prepared(model):
     d = derived(model)
-    detection = d.memo("collision_detection", lambda: _Detection(model))
-    scratch = d.per_thread("collision_scratch", lambda: _Scratch(detection))
+    detection = d.memo("collision_detection", _Detection)
+    scratch = d.per_thread("collision_scratch", lambda snapshot: _Scratch(detection))
     return d, detection, scratch
 
 
@@ -95,7 +95,7 @@ def _detect_one(model, d, detection, scratch, q, margin):
     il.flags.writeable = False
     return Contacts(il[:2 * k].reshape(k, 2), il[2 * K:2 * K + 2 * k].reshape(k, 2), fl[:3 * k].reshape(k, 3),
                     fl[3 * K:3 * K + 3 * k].reshape(k, 3), fl[6 * K:6 * K + k], fl[7 * K:7 * K + k],
-                    fl[8 * K:8 * K + 9 * k].reshape(k, 3, 3), model.version, weakref.ref(model))
+                    fl[8 * K:8 * K + 9 * k].reshape(k, 3, 3), d.version, weakref.ref(model))
 
 
 def detect_contacts(model, q, margin=0.0):
