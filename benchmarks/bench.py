@@ -913,6 +913,8 @@ def main(argv=None):
                 "see the load column of their CSV files.)\n\n" + text)
     with open(os.path.join(args.output, "summary.md"), "w") as f:
         f.write(f"# soadyn benchmarks{' (quick)' if quick else ''}\n\n```\n{machine}```\n\n{text}\n")
+    import results_json
+    results_json.write_bench_twin(args.output)  # bench.json: the CSV files and machine.txt, for the report
     print(text)
     print(f"Written to {os.path.abspath(args.output)} ({', '.join(os.path.basename(p) for p in paths) or 'no plots'}); "
           f"{time.perf_counter() - t0:.0f} s")
