@@ -131,6 +131,7 @@ def _benchmark_pages(app):
     path = os.path.join(ROOT, "benchmarks", "report.py")
     spec = importlib.util.spec_from_file_location("soadyn_benchmark_report", path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # (its dataclasses look their module up)
     spec.loader.exec_module(module)
     module.build(os.path.join(ROOT, "benchmarks", "results"), os.path.join(HERE, "benchmarks"))
 
