@@ -138,12 +138,18 @@ class Page:
         plt.close(fig)
         self.lines += [f"![{caption}](figures/{name}.png)", "", f"*{caption}*", ""]
 
-    def twin_tables(self, data, skip_first_heading=True):
-        """The tables of a Markdown twin, under their own headings (as subsections)."""
-        for heading, table in md_tables(data):
-            if heading and not (skip_first_heading and heading == data.get("title")):
+    def twin_tables(self, data):
+        """The prose and tables of a Markdown twin, each section under its own heading (as a
+        subsection; the result's title is the page section's)."""
+        for section in data.get("sections", []):
+            heading = section["heading"]
+            if heading and heading != data.get("title"):
                 self.lines += [f"### {heading}", ""]
-            self.table(table["columns"], table["rows"])
+            paragraphs = section.get("paragraphs", [])
+            for k, table in enumerate(section["tables"] + [None]):
+                self.lines += [p["text"] + "\n" for p in paragraphs if p["after_tables"] == k]
+                if table is not None:
+                    self.table(table["columns"], table["rows"])
 
     def write(self):
         with open(os.path.join(self.out, f"{self.name}.md"), "w", encoding="utf-8") as f:
@@ -317,7 +323,7 @@ def page_trees(out, res):
         ax.set_ylabel("µs per call")
         ax.legend(fontsize=8)
         page.figure(fig, "mass_matrix_scaling", "Mass matrix by CRBA and by JᵀMJ against the number of bodies")
-        page.table(table["columns"], table["rows"])
+        page.twin_tables(mm)
     return page
 
 
@@ -465,7 +471,7 @@ def page_closed(out, res):
         ax.set_ylabel("µs per call")
         ax.legend(fontsize=8)
         page.figure(fig, "oscm_scaling", "Operational-space compliance: the O(N) recursion against the dense forms")
-        page.table(table["columns"], table["rows"])
+        page.twin_tables(osc)
     return page
 
 
@@ -529,11 +535,8 @@ def page_simulation(out, res):
     roll = res.get("rollout.json")
     if roll:
         page.heading("Rollout throughput")
-        page.text("Steps per second (B rollouts × T steps over the median time of interleaved rounds). One thread: "
-                  "MuJoCo's `Rollout(nthread=0)` against a loop of single `sd.rollout` calls; two threads: "
-                  "`Rollout(nthread=2)` against one batched `sd.rollout` call. The trajectories agree to rounding "
-                  "after one step; over the horizon the difference grows as the motion's own sensitivity to its "
-                  "initial state does (the second table compares it with soadyn against itself from q0 + 1e-12).")
+        page.text("The same torques from the same initial states in both libraries; the first table is the "
+                  "throughput, the second how far the trajectories drift apart.")
         page.source("rollout.json", roll)
         _, table = next(md_tables(roll))
         labels = [f"{r} {i}" for r, i in zip(_column(table, "robot"), _column(table, "integrator"))]
@@ -677,11 +680,16 @@ def page_compile(out, res):
                 "of time (`make test` runs it first); after it a fresh process has every public function ready "
                 "in about a second. The first compilation in a process prints one line on stderr "
                 "(`SOADYN_COMPILE_NOTICE=0` silences it).")
+    page.text("Why a first call takes seconds: Numba compiles a kernel with everything it calls, for this "
+              "machine's processor. soadyn keeps that short by compiling its kernels without Numba's reference "
+              "counting (they hold only their callers' arrays and allocate nothing), by compiling its helpers "
+              "only for linking into the kernels that call them, and by lighter LLVM pipelines where a kernel "
+              "optimizes its helpers again anyway (`soadyn.numba_patches`). `benchmarks/compile_profile.py NAME` "
+              "shows where one first call's time goes, per compiled function.")
     cc = res.get("cold_compile.json")
     if cc:
         page.heading("Cold compile per function")
-        page.text("First call of each public function in a fresh process with an empty Numba cache (wall time; "
-                  "the target is 20 s per function).")
+        page.text("What a user waits for once per environment (and never again after `soadyn precompile`).")
         page.source("cold_compile.json", cc)
         _, table = next(md_tables(cc))
         names = _column(table, "function")
@@ -718,6 +726,41 @@ def page_compile(out, res):
 PAGES = (page_trees, page_closed, page_simulation, page_contacts, page_compile)
 
 
+def _span(values):
+    return f"{min(values):.2f}–{max(values):.2f}"
+
+
+def _at_a_glance(res):
+    """One line per headline comparison, each computed from its result file."""
+    out = []
+    bench = res.get("bench/bench.json")
+    if bench:
+        rows = bench["sections"].get("per_call", [])
+        for alg in ("aba", "rnea", "mass_matrix", "aba_derivatives"):
+            ratios = [r["soadyn_ratio"] for r in rows if r["algorithm"] == alg]
+            if ratios:
+                out.append(f"`{alg}`: {_span(ratios)} × the time of Pinocchio's call on {len(ratios)} robots "
+                           f"([trees](trees.md), `bench/bench.json`)")
+    roll = res.get("rollout.json")
+    if roll:
+        _, table = next(md_tables(roll))
+        out.append(f"`sd.rollout`: {_span(_column(table, 'ratio 1 thr') + _column(table, 'ratio 2 thr'))} × "
+                   "MuJoCo's steps per second (above 1: faster; [simulation](simulation.md), `rollout.json`)")
+    scaling = res.get("closed_chain_scaling.json")
+    if scaling:
+        last = scaling["rows"][-1]
+        out.append(f"closed chains, {last['bodies']} links in {last['loops']} loops: the embedding method "
+                   f"{last['embedding_us'] / last['pin_lcaba_us']:.2f} × the time of Pinocchio's `lcaba` "
+                   f"([closed chains](closed_chains.md), `closed_chain_scaling.json`)")
+    col = res.get("collision.json")
+    if col:
+        vp = [s["ratio vs pinocchio"] for s in col["scenes"].values()]
+        vm = [s["ratio vs mujoco"] for s in col["scenes"].values()]
+        out.append(f"`sd.detect_contacts`: {_span(vp)} × the time of `pin.computeCollisions`, {_span(vm)} × "
+                   "`mujoco.mj_collision` ([contacts](contacts.md), `collision.json`)")
+    return out
+
+
 def build(results_dir=RESULTS, output=OUTPUT):
     """Write the benchmark pages for the results under ``results_dir`` into ``output``;
     return ``{page name: [result files it shows]}`` (the index included)."""
@@ -732,6 +775,10 @@ def build(results_dir=RESULTS, output=OUTPUT):
                  "drawn from the results committed in `benchmarks/results/`. Every number on these pages was "
                  "measured by a script in `benchmarks/`; each section names its result file and the machine, "
                  "date and commit of the run.")
+    glance = _at_a_glance(res)
+    if glance:
+        index.heading("At a glance")
+        index.text("\n".join(f"- {line}" for line in glance))
     index.heading("How the numbers are measured")
     index.text("A ratio is always soadyn's time over the peer's measured in the same run, interleaved: the cases "
                "take turns in a shuffled order for many short rounds and each time is the median over rounds. The "

@@ -60,21 +60,26 @@ def _cell(text):
 
 
 def markdown_tables(md):
-    """The sections of a Markdown text with their tables: a list of ``{"heading",
-    "tables": [{"columns": [...], "rows": [[...], ...]}]}``, headings in document order (the
-    text before the first heading is the section ``""``); cells as ``_cell`` reads them."""
+    """The sections of a Markdown text with their prose and tables: a list of ``{"heading",
+    "paragraphs": [{"text", "after_tables"}, ...], "tables": [{"columns": [...], "rows": [[...],
+    ...]}]}``, headings in document order (the text before the first heading is the section
+    ``""``); a paragraph as written (inline Markdown kept) with the number of the section's
+    tables before it; cells as ``_cell`` reads them."""
     try:
         from markdown_it import MarkdownIt
     except ImportError as e:  # a dependency of the test extra (and of myst-parser, rich)
         raise SystemExit("results_json: markdown-it-py is needed to read the tables (pip install markdown-it-py)") from e
     tokens = MarkdownIt("commonmark").enable("table").parse(md)
-    sections = [{"heading": "", "tables": []}]
+    sections = [{"heading": "", "paragraphs": [], "tables": []}]
     table = row = None
     i = 0
     while i < len(tokens):
         tok = tokens[i]
         if tok.type == "heading_open":
-            sections.append({"heading": tokens[i + 1].content, "tables": []})
+            sections.append({"heading": tokens[i + 1].content, "paragraphs": [], "tables": []})
+        elif tok.type == "paragraph_open" and table is None:
+            sections[-1]["paragraphs"].append({"text": tokens[i + 1].content,
+                                               "after_tables": len(sections[-1]["tables"])})
         elif tok.type == "table_open":
             table = {"columns": [], "rows": []}
         elif tok.type == "tr_open":
@@ -91,7 +96,7 @@ def markdown_tables(md):
             sections[-1]["tables"].append(table)
             table = None
         i += 1
-    return [s for s in sections if s["tables"] or s["heading"]]
+    return [s for s in sections if s["tables"] or s["heading"] or s["paragraphs"]]
 
 
 def _machine_block(md):

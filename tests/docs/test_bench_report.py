@@ -154,7 +154,8 @@ def test_markdown_twins_are_their_conversion():
 def test_table_cells_become_numbers():
     pytest.importorskip("markdown_it")
     results_json = _module("results_json")
-    sections = results_json.markdown_tables("# T\n\n| a | b | c |\n|---|---|---|\n| x | 1,234 | **3.20** |\n"
-                                            "| y | - | 1e-3 |\n")
-    assert sections == [{"heading": "T", "tables": [{"columns": ["a", "b", "c"],
-                                                     "rows": [["x", 1234, 3.2], ["y", None, 0.001]]}]}]
+    sections = results_json.markdown_tables("# T\n\nBefore.\n\n| a | b | c |\n|---|---|---|\n"
+                                            "| x | 1,234 | **3.20** |\n| y | - | 1e-3 |\n\nAfter `it`.\n")
+    assert sections == [{"heading": "T",
+                         "paragraphs": [{"text": "Before.", "after_tables": 0}, {"text": "After `it`.", "after_tables": 1}],
+                         "tables": [{"columns": ["a", "b", "c"], "rows": [["x", 1234, 3.2], ["y", None, 0.001]]}]}]
