@@ -123,6 +123,15 @@ def test_a_result_on_no_page_is_reported(tmp_path):
     assert report.main(["--results", str(results), "--output", str(tmp_path / "pages")]) == 1
 
 
+def test_soadyn_bench_report_writes_the_pages(tmp_path):
+    """The command of the issue: ``soadyn bench --report --output DIR``."""
+    from soadyn import cli
+    assert cli.main(["bench", "--report", "--output", str(tmp_path)]) == 0
+    assert {"index.md", "trees.md", "closed_chains.md", "figures"} <= set(os.listdir(tmp_path))
+    with pytest.raises(SystemExit, match="--results is an option of --report"):
+        cli.main(["bench", "--results", str(tmp_path)])
+
+
 def test_fitted_exponent_of_a_power_law():
     report = _module("report")
     n = [8, 16, 32, 64]
