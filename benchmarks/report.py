@@ -20,6 +20,7 @@ import argparse
 import json
 import math
 import os
+import shutil
 import sys
 from dataclasses import dataclass
 
@@ -179,7 +180,7 @@ def _column(table, name):
 
 
 # ---------------------------------------------------------------- tree algorithms
-def page_trees(out, res):
+def page_trees(out, res, results_dir=RESULTS):
     plt = _plt()
     import numpy as np
     page = Page(out, "trees", "Tree algorithms against Pinocchio",
@@ -271,8 +272,9 @@ def page_trees(out, res):
                     "with fitted exponents")
         page.heading("Batches of states")
         page.text("One call on a batch of B states runs the kernel over the states on the batch threads "
-                  "(`soadyn.core.call.batch_threads`); Pinocchio is called in a Python loop and, where it has one, "
-                  "through its parallel batch entry point (`pinocchio.aba` over a pool of OpenMP threads).")
+                  "(`soadyn.core.call.batch_threads`); Pinocchio is called in a Python loop and through its "
+                  "parallel entry points `pin.abaInParallel` and `pin.rneaInParallel` on a `pin.ModelPool` of as "
+                  "many threads.")
         batch = sec.get("batch", [])
         fig, ax = plt.subplots(figsize=(10, 3.8))
         labels = [f"{r['robot']} {r['algorithm']}" for r in batch]
@@ -306,6 +308,13 @@ def page_trees(out, res):
     _twin_section(page, res, "sparsity.json", "Mass-matrix sparsity of the bench robots",
                   "Entries of M that the topology allows to be nonzero ([Jain12]) and those that vanish by the "
                   "geometry at every sampled configuration.")
+    picture = os.path.join(results_dir, "sparsity_talos.png")
+    if "sparsity.json" in res and os.path.isfile(picture):
+        os.makedirs(os.path.join(out, "figures"), exist_ok=True)
+        shutil.copyfile(picture, os.path.join(out, "figures", "sparsity_talos.png"))
+        page.lines += ["![Mass-matrix sparsity of talos](figures/sparsity_talos.png)", "",
+                       "*Mass-matrix sparsity of talos (`soadyn info FILE --sparsity`; "
+                       "`benchmarks/results/sparsity_talos.png`)*", ""]
     mm = res.get("mass_matrix_scaling.json")
     if mm:
         page.heading("Mass matrix: CRBA and JᵀMJ")
@@ -338,7 +347,7 @@ def _twin_section(page, res, key, title, intro):
 
 
 # ---------------------------------------------------------------- closed chains
-def page_closed(out, res):
+def page_closed(out, res, results_dir=RESULTS):
     plt = _plt()
     page = Page(out, "closed_chains", "Closed chains and transmissions",
                 "Forward dynamics of systems with kinematic loops and transmissions (gears, belts, rotors): "
@@ -524,7 +533,7 @@ def _generic(page, data):
 
 
 # ---------------------------------------------------------------- simulation
-def page_simulation(out, res):
+def page_simulation(out, res, results_dir=RESULTS):
     plt = _plt()
     import numpy as np
     page = Page(out, "simulation", "Simulation against MuJoCo",
@@ -577,7 +586,7 @@ def page_simulation(out, res):
 
 
 # ---------------------------------------------------------------- contacts
-def page_contacts(out, res):
+def page_contacts(out, res, results_dir=RESULTS):
     plt = _plt()
     import numpy as np
     page = Page(out, "contacts", "Contacts, collisions, centroidal dynamics and identification",
@@ -671,7 +680,7 @@ def page_contacts(out, res):
 
 
 # ---------------------------------------------------------------- compile time
-def page_compile(out, res):
+def page_compile(out, res, results_dir=RESULTS):
     plt = _plt()
     page = Page(out, "compile", "Compile time and start-up",
                 "soadyn's kernels are compiled by Numba on first use and cached on disk (beside the installed "
@@ -766,7 +775,7 @@ def build(results_dir=RESULTS, output=OUTPUT):
     return ``{page name: [result files it shows]}`` (the index included)."""
     res = load_results(results_dir)
     os.makedirs(output, exist_ok=True)
-    pages = [make(output, res) for make in PAGES]
+    pages = [make(output, res, results_dir) for make in PAGES]
     for p in pages:
         p.write()
     shown = {key: [p.name for p in pages if key in p.sources] for key in res}
