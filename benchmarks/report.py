@@ -551,9 +551,13 @@ def page_simulation(out, res, results_dir=RESULTS):
         labels = [f"{r} {i}" for r, i in zip(_column(table, "robot"), _column(table, "integrator"))]
         fig, ax = plt.subplots(figsize=(8, 3.8))
         x = np.arange(len(labels))
-        for k, (col, label) in enumerate((("MuJoCo 1 thr [steps/s]", "MuJoCo, 1 thread"), ("soadyn 1 thr", "soadyn, 1 thread"),
-                                          ("MuJoCo 2 thr", "MuJoCo, 2 threads"), ("soadyn 2 thr", "soadyn, 2 threads"))):
-            ax.bar(x + (k - 1.5) * 0.2, _column(table, col), 0.2, label=label)
+        bars = (("MuJoCo 1 thr [steps/s]", "MuJoCo, 1 thread", "tab:orange", ""),
+                ("soadyn 1 thr", "soadyn, 1 thread", "tab:blue", ""),
+                ("MuJoCo 2 thr", "MuJoCo, 2 threads", "tab:orange", "//"),
+                ("soadyn 2 thr", "soadyn, 2 threads", "tab:blue", "//"))
+        for k, (col, label, color, hatch) in enumerate(bars):
+            ax.bar(x + (k - 1.5) * 0.2, _column(table, col), 0.2, label=label, color=color, hatch=hatch,
+                   edgecolor="white")
         ax.set_xticks(x, labels, fontsize=8)
         ax.set_ylabel("steps per second")
         ax.legend(fontsize=8)
