@@ -363,7 +363,9 @@ def page_closed(out, res, results_dir=RESULTS):
                   "explicit constraint map G) and by Lagrange multipliers, with the approximate ABA ([Chignoli23, "
                   "§II]: the loops replaced by a constant reflected rotor inertia, not exact) for scale; and the inverse operational-space inertia of the PBT "
                   "chain by C-EFPA against the projected form, as in [Chignoli23, Fig. 13]. Log-log axes; p is "
-                  "the exponent of t ∝ n^p fitted over n ≥ 8.")
+                  "the exponent of t ∝ n^p fitted over n ≥ 8. Pinocchio has no transmissions (its loop "
+                  "solvers take loop-closure constraints only), so its `lcaba` is compared on chains of "
+                  "kinematic loops in the next section.")
         page.source("chignoli23_sweeps.json", sweeps)
         fig, axes = plt.subplots(1, 3, figsize=(13, 4))
         panels = [("GT", ("C-ABA", "projection method", "Lagrange multiplier", "approximate ABA"),
