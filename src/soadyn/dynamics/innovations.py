@@ -9,7 +9,7 @@ import numpy as np
 from ..core import validation as val
 from ..core.call import Arg, CompiledFunction
 from ..core.compile import snapshot
-from ..core.layout import INT_FIELDS, MODEL_HEADER
+from ..core.layout import numpy_model_tables
 from ..core.partition import partitioned_body_names
 from ..kernels.innovations import articulated_inertias_kernel, factor_product_kernel, log_det_kernel
 from ..kernels.ltdl import mass_matrix_inverse_ltdl_batch, mass_matrix_inverse_ltdl_kernel
@@ -61,8 +61,7 @@ _ARTICULATED = CompiledFunction(articulated_inertias_kernel, "stacked", (Arg("q"
 
 def _subbody_count(c):
     """Bodies of the partitioned model (one per sub-hinge, one per fixed-joint body)."""
-    o = MODEL_HEADER + INT_FIELDS.index("joint_nv") * c.nb
-    return int(np.maximum(c.mi[o:o + c.nb], 1).sum())
+    return int(np.maximum(numpy_model_tables(c.mi, c.mf).joint_nv, 1).sum())
 
 
 def _partitioned_outputs(c, state, params):

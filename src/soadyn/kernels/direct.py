@@ -66,7 +66,7 @@ import numpy as np
 
 from ..core.jit import njit
 from ..core.layout import (borrow, carve, model_tables, split_model_tables, split_tables, state_count, state_of,
-                           workspace_size, workspace_views)
+                           workspace_length, workspace_size, workspace_views)
 from ..core.status import BAD_SHAPE, OFF_MANIFOLD, OK, SINGULAR
 from .aba import acceleration_pass, articulated_body_pass
 from .innovations import factor_gather
@@ -349,7 +349,7 @@ def _scratch(ws, nb, nv, m, nc):
 def direct_work_size(nb, nv, m, nc):
     """Length of a workspace with the kernel's scratch after it (see :func:`_scratch`;
     Python's own functions of the sizes: they have no compiled entry point to call)."""
-    return workspace_size.py_func(nb, nv) + scratch_size.py_func(nb, nv, m, nc) + int_scratch_size.py_func(nb, nv, m)
+    return workspace_length(nb, nv) + scratch_size.py_func(nb, nv, m, nc) + int_scratch_size.py_func(nb, nv, m)
 
 
 # compiled with reference counting (_nrt=True; the kernels are not, soadyn.core.jit): given a
