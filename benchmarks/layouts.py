@@ -5,12 +5,13 @@ robot in the same process.
 
     PYTHONPATH=src python benchmarks/layouts.py --before /tmp/base/src [--rounds 40] [--output benchmarks/results]
 
-One worker process per code tree, both alive for the whole run: the driver asks them in
-turn, case by case in a shuffled order per round, for one sample (a ``timeit`` burst of
-about ``--sample`` seconds), so that the two trees see the same load (the machine is
-shared). Reported per case: the median over rounds of the per-call time [µs], of the
-after/before ratio of the round, and of the ratio to Pinocchio's call sampled by the same
-worker in the same round. ``--output DIR`` writes ``layouts.md`` and ``layouts.json``.
+One worker process per code tree, both alive for the whole run: the driver asks them for
+one sample each (a ``timeit`` burst of about ``--sample`` seconds) of one case right after
+the other (in a random order), case after case in a shuffled order per round, so that the
+two trees see the same load (the machine is shared). Reported per case: the median and the
+minimum over rounds of the per-call time [µs], the median of the after/before ratio of the
+pairs, and the median of the ratio to Pinocchio's call sampled by the same worker in the
+same round. ``--output DIR`` writes ``layouts.md`` and ``layouts.json``.
 """
 from __future__ import annotations
 
@@ -92,13 +93,15 @@ def main():
         assert p.stdout.readline().strip() == "ready"
     samples = {name: {key: [] for key in CASES} for name in trees}
     rng = np.random.default_rng(0)
-    order = [(name, key) for name in trees for key in CASES]
+    keys, names = list(CASES), list(trees)
     for _ in range(args.rounds):
-        rng.shuffle(order)
-        for name, key in order:
-            procs[name].stdin.write(key + "\n")
-            procs[name].stdin.flush()
-            samples[name][key].append(json.loads(procs[name].stdout.readline()))
+        rng.shuffle(keys)
+        for key in keys:
+            rng.shuffle(names)
+            for name in names:
+                procs[name].stdin.write(key + "\n")
+                procs[name].stdin.flush()
+                samples[name][key].append(json.loads(procs[name].stdout.readline()))
     for p in procs.values():
         p.stdin.close()
         p.wait()
@@ -106,17 +109,19 @@ def main():
     for key, (_, peer) in CASES.items():
         t = {n: np.array(samples[n][key]) for n in trees}
         row = {"before_us": float(np.median(t["before"]) * 1e6), "after_us": float(np.median(t["after"]) * 1e6),
+               "before_min_us": float(t["before"].min() * 1e6), "after_min_us": float(t["after"].min() * 1e6),
                "after_over_before": float(np.median(t["after"] / t["before"]))}
         if peer is not None:
             for n in trees:
                 row[f"{n}_over_pinocchio"] = float(np.median(t[n] / np.array(samples[n][peer])))
         rows[key] = row
-    lines = ["| case | before [µs] | after [µs] | after / before | before / Pinocchio | after / Pinocchio |",
-             "| --- | --- | --- | --- | --- | --- |"]
+    lines = ["| case | before [µs] | after [µs] | before, min [µs] | after, min [µs] | after / before "
+             "| before / Pinocchio | after / Pinocchio |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for key, r in rows.items():
         peer = (f"{r['before_over_pinocchio']:.3f} | {r['after_over_pinocchio']:.3f}" if "after_over_pinocchio" in r
                 else "— | —")
-        lines.append(f"| {key} | {r['before_us']:.3f} | {r['after_us']:.3f} | {r['after_over_before']:.3f} | {peer} |")
+        lines.append(f"| {key} | {r['before_us']:.3f} | {r['after_us']:.3f} | {r['before_min_us']:.3f} | "
+                     f"{r['after_min_us']:.3f} | {r['after_over_before']:.3f} | {peer} |")
     sys.path.insert(0, HERE)
     import numba
     import pinocchio
@@ -125,8 +130,9 @@ def main():
     machine = machine_description()
     text = "\n".join(["# Layouts from one field list: the cost", "",
                       f"Two worker processes (the code before: `{args.before}`; after: this tree), sampled in turn, "
-                      f"{args.rounds} rounds of the cases in a shuffled order, {args.sample * 1e3:.0f} ms per sample; "
-                      "medians over rounds (after / before and the ratios to Pinocchio: of the per-round ratios; "
+                      f"{args.rounds} rounds of the cases in a shuffled order, the two trees one right after the other, "
+                      f"{args.sample * 1e3:.0f} ms per sample; medians (and minima) over rounds (after / before and "
+                      "the ratios to Pinocchio: medians of the per-round ratios; "
                       "Pinocchio's own rows are the same library in both workers, a measure of the noise).", "",
                       *lines, "", f"Pinocchio {pinocchio.__version__}, Numba {numba.__version__}.", "",
                       "```", machine, "```", ""])

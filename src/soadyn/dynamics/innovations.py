@@ -142,8 +142,8 @@ def mass_matrix_inverse(model, q, *, method="innovations", out=None, workspace=N
       factoring M: the ATBI recursion in world axes, then per column of the identity one
       walk from its body to the root (the gather) and one pass over the bodies before it
       (the scatter, the upper triangle) (:mod:`soadyn.kernels.minverse`; with ``out=``
-      and a ``Workspace``, 7–10 % faster than ``"ltdl"`` on ur5, panda and hyq, 25 % on
-      talos: 6.9 against 9.3 µs, best of 5 × 20 000 calls, 2026-11-27).
+      and a ``Workspace``, faster than ``"ltdl"`` on the arms and quadrupeds measured and
+      most on the humanoid: ``benchmarks/results/design_notes.md``).
     * ``"ltdl"``: M by composite rigid bodies, its sparse factorization M = LᵀDL with the
       tree's branch-induced sparsity (no fill-in) and the inverse from the factors
       ([Featherstone05]), O(N d²) for depth d.

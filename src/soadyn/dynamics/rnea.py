@@ -37,7 +37,7 @@ def rnea(model, q, v, a, f_ext=None, *, gravity=True, out=None, workspace=None):
     """
     if gravity is not True and gravity is not False:  # the fast path would read its truth value
         gravity = val.GRAVITY(gravity)
-    # (out, workspace) passed by position: keywords cost ~0.2 µs of a ~2 µs call
+    # (out, workspace) passed by position: keywords cost the generated call a tenth of it
     # (absent arguments as None: the call takes them so, see soadyn.core.call)
     return _RNEA.call(model, q, v, a, f_ext, gravity, out, workspace)
 

@@ -196,7 +196,7 @@ def independent_rows(G, rows, work, scale, tol):
 # --------------------------------------------------------------------------- the tables
 #: Named views of the constraint tables the kernel reads (:func:`direct_tables`), packed
 #: into one int and one float array by :func:`pack_direct_tables` (two arguments instead
-#: of eight: the dispatcher costs ~0.1 µs per argument of every call): the packed loops
+#: of eight: every argument costs the dispatcher on every call): the packed loops
 #: ``li``, ``lf`` (:func:`~soadyn.kernels.loops.loop_tables`), the constant coupling rows
 #: ``coupling_v`` (nc, nv), ``coupling_q`` (nc, nq), ``coupling_offset`` (nc,), the row
 #: counts ``m_loop`` and ``m``, the rows ``selected`` that span G_c's row space at a
@@ -354,8 +354,8 @@ def direct_work_size(nb, nv, m, nc):
 
 # compiled with reference counting (_nrt=True; the kernels are not, soadyn.core.jit): given a
 # plain workspace (the validated and batched calls) it allocates its scratch; the plain
-# kernel's array holds it (the two allocations took the four-bar's kernel from 1.23 to
-# 1.35 µs in a compiled loop). Safe beside the kernels without reference counting: every
+# kernel's array holds it (the two allocations are a measurable part of the four-bar's
+# kernel, benchmarks/results/design_notes.md). Safe beside the kernels without reference counting: every
 # array it hands on is a borrowed view or its own allocation, which no pass returns.
 @njit(nogil=True, cache=True, _nrt=True)
 def direct_kernel(mi, mf, ws, q, v, tau, fext, ti, tf, out):
@@ -476,7 +476,7 @@ def direct_plain_kernel(tables, q, v, tau, residual_tol, out):
     """:func:`direct_kernel` for the common call (the plain call of
     ``constrained_forward_dynamics``): the model's tables, the constraint tables and a
     thread's workspace in one array (:func:`~soadyn.core.layout.pack_tables` of
-    [mi | ti], [mf | tf] and ws: the dispatcher costs ~0.15 µs per argument, a sizeable
+    [mi | ti], [mf | tf] and ws: every argument costs the dispatcher, a sizeable
     part of a four-bar's call), no external forces, and the consistency check of the
     state: returns ``OFF_MANIFOLD`` when a position residual max |𝔡| or a velocity residual
     max |G_c θ̇| exceeds ``residual_tol`` (or is NaN) — the caller then takes the validated
