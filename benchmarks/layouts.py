@@ -8,7 +8,10 @@ robot in the same process.
 One worker process per code tree, both alive for the whole run: the driver asks them for
 one sample each (a ``timeit`` burst of about ``--sample`` seconds) of one case right after
 the other (in a random order), case after case in a shuffled order per round, so that the
-two trees see the same load (the machine is shared). Reported per case: the median and the
+two trees see the same load (the machine is shared). Times are the worker thread's CPU
+time (``time.thread_time``), not wall time: on a machine shared by more runnable processes
+than cores, wall-clock samples mostly measure how often the worker was descheduled. Reported
+per case: the median and the
 minimum over rounds of the per-call time [µs], the median of the after/before ratio of the
 pairs, and the median of the ratio to Pinocchio's call sampled by the same worker in the
 same round. ``--output DIR`` writes ``layouts.md`` and ``layouts.json``.
@@ -20,6 +23,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import timeit
 
 import numpy as np
@@ -59,7 +63,7 @@ def worker(sample):
     ns = dict(sd=sd, pin=pin, P=P, q=q, v=v, Q=Q, V=V, T=T)
     timers, numbers = {}, {}
     for key, (stmt, _) in CASES.items():
-        timers[key] = timeit.Timer(stmt, globals=ns)
+        timers[key] = timeit.Timer(stmt, timer=time.thread_time, globals=ns)
         timers[key].timeit(number=100)  # warm-up (first calls: tables, plain-call versions)
         n = 100
         while timers[key].timeit(number=n) < sample / 4:
@@ -131,7 +135,7 @@ def main():
     text = "\n".join(["# Layouts from one field list: the cost", "",
                       f"Two worker processes (the code before: `{args.before}`; after: this tree), sampled in turn, "
                       f"{args.rounds} rounds of the cases in a shuffled order, the two trees one right after the other, "
-                      f"{args.sample * 1e3:.0f} ms per sample; medians (and minima) over rounds (after / before and "
+                      f"{args.sample * 1e3:.0f} ms of CPU time per sample (the worker thread's CPU time, not wall time); medians (and minima) over rounds (after / before and "
                       "the ratios to Pinocchio: medians of the per-round ratios; "
                       "Pinocchio's own rows are the same library in both workers, a measure of the noise).", "",
                       *lines, "", f"Pinocchio {pinocchio.__version__}, Numba {numba.__version__}.", "",

@@ -147,14 +147,14 @@ def check(model, status, function="rnea"):
 
 @njit(forceinline=True, cache=True)
 def rnea(k, q, v, a, tau):
-    """τ = M(q)a + C(q, v) − g terms into ``tau`` (nv,) [N m, N] (:func:`soadyn.rnea`);
+    """τ = M(q)a + C(q, v)v + g(q) into ``tau`` (nv,) [N m, N] (:func:`soadyn.rnea`);
     ``k.absent`` for a zero ``v`` or ``a``. Returns a status."""
     return rnea_kernel(k.mi, k.mf, k.ws, q, v, a, k.no_forces, True, tau)
 
 
 @njit(forceinline=True, cache=True)
 def aba(k, q, v, tau, qdd):
-    """q̈ = M⁻¹(τ − C(q, v) − g terms) into ``qdd`` (nv,) [rad/s², m/s²] (:func:`soadyn.aba`);
+    """q̈ = M⁻¹(τ − C(q, v)v − g(q)) into ``qdd`` (nv,) [rad/s², m/s²] (:func:`soadyn.aba`);
     ``k.absent`` for a zero ``v``. Returns a status."""
     return aba_kernel(k.mi, k.mf, k.ws, q, v, tau, k.no_forces, True, qdd)
 
