@@ -141,20 +141,20 @@ def test_documented_shapes():
 
 def test_layout_arithmetic():
     """A layout's offsets and length from its declaration, by hand."""
-    lay = Layout("example", ("n", "k"), (("a", ("n", 3)), ("b", (2, ("n", "k"))), ("c", (4,))))
-    assert lay.spans((5, 2)) == (("a", 0, (5, 3)), ("b", 15, (2, 7)), ("c", 29, (4,)))
-    assert lay.length((5, 2)) == 33
+    lay = Layout("example", ("n", "k"), (("a", ("n", 3)), ("b", (2, ("n", "k"))), ("c", (4,)), ("d", (("k", 1),))))
+    assert lay.spans((5, 2)) == (("a", 0, (5, 3)), ("b", 15, (2, 7)), ("c", 29, (4,)), ("d", 33, (3,)))
+    assert lay.length((5, 2)) == 36
     with pytest.raises(ValueError, match="dims"):
         lay.length((5,))
-    with pytest.raises(ValueError, match="at least 33"):
-        lay.numpy_views(np.zeros(32), (5, 2))
+    with pytest.raises(ValueError, match="at least 36"):
+        lay.numpy_views(np.zeros(35), (5, 2))
     with pytest.raises(ValueError, match="neither an int nor one of the dims"):
         Layout("bad", ("n",), (("a", ("m",)),))
     with pytest.raises(ValueError, match="distinct"):
         Layout("bad", ("n",), (("a", ("n",)), ("a", (2,))))
 
 
-_EXAMPLE = Layout("example", ("n", "k"), (("a", ("n", 3)), ("b", (2, ("n", "k"))), ("c", (4,))))
+_EXAMPLE = Layout("example", ("n", "k"), (("a", ("n", 3)), ("b", (2, ("n", "k"))), ("c", (4,)), ("d", (("k", 1),))))
 _example_views, _example_size = _EXAMPLE.views, _EXAMPLE.size
 
 
@@ -170,14 +170,14 @@ def _checked_rows(x, first, n):
 
 @numba.njit(boundscheck=True)
 def _checked_views(buf, n, k):
-    a, b, c = _example_views(buf, (n, k))
-    return a.shape[0], b.shape[1], c.shape[0], _example_size((n, k))
+    a, b, c, d = _example_views(buf, (n, k))
+    return a.shape[0], b.shape[1], c.shape[0], d.shape[0], _example_size((n, k))
 
 
 @numba.njit
 def _unchecked_views(buf, n, k):
-    a, b, c = _example_views(buf, (n, k))
-    return c.shape[0]
+    a, b, c, d = _example_views(buf, (n, k))
+    return d.shape[0]
 
 
 def test_bounds_checked_where_numba_checks_bounds():
@@ -191,8 +191,8 @@ def test_bounds_checked_where_numba_checks_bounds():
     assert _checked_rows(x, 4, 2) == x[4:].sum()
     with pytest.raises(IndexError, match="rows"):
         _checked_rows(x, 5, 2)
-    assert _checked_views(np.zeros(33), 5, 2) == (5, 7, 4, 33)
+    assert _checked_views(np.zeros(36), 5, 2) == (5, 7, 4, 3, 36)
     with pytest.raises(IndexError, match="layout example"):
-        _checked_views(np.zeros(32), 5, 2)
+        _checked_views(np.zeros(35), 5, 2)
     # without bounds checking the views are built unchecked (the kernels check lengths at entry)
-    assert _unchecked_views(np.zeros(40), 5, 2) == 4
+    assert _unchecked_views(np.zeros(40), 5, 2) == 3

@@ -157,7 +157,8 @@ class Layout:
 
     ``dims`` names the sizes the layout depends on (``("nb",)``, ``("nb", "nv", "n_aux")``);
     ``fields`` is a tuple of ``(name, shape)``, a shape being a tuple of terms, each an
-    int, the name of one of ``dims`` or a tuple of such names (their sum). Field k starts
+    int, the name of one of ``dims`` or a tuple of such names and ints (their sum: ``("nb",
+    "nv")``, ``("n", 1)``). Field k starts
     where field k − 1 ends; the array's length is where the last one ends.
 
     Compiled code calls :attr:`size` ``(dims)`` → the length (an int) and :attr:`views`
@@ -188,7 +189,7 @@ class Layout:
             return term
         if isinstance(term, str):
             return int(dims[self.dims.index(term)])
-        return sum(int(dims[self.dims.index(t)]) for t in term)
+        return sum(self._term(t, dims) for t in term)
 
     def shapes(self, dims):
         """The fields' shapes (tuples of ints) for the sizes ``dims``."""
@@ -233,9 +234,9 @@ class Layout:
                 return intp(t)
             if isinstance(t, str):
                 return d[t]
-            total = d[t[0]]
-            for name in t[1:]:
-                total = builder.add(total, d[name])
+            total = term(t[0])
+            for part in t[1:]:
+                total = builder.add(total, term(part))
             return total
 
         return [[term(t) for t in shape] for _, shape in self.fields]
