@@ -1,8 +1,8 @@
 """soadyn's tree algorithms called from your own Numba code: no dispatcher, no Python per call.
 
-A public function such as :func:`soadyn.rnea` costs a fixed ~0.9 µs on top of its kernel
-(Numba's dispatch of the arrays 0.28, the Python front 0.5, the output allocation 0.11 on
-ur5, ``benchmarks/results/bench/summary.md``): on a 6-joint arm that is more than the
+A public function such as :func:`soadyn.rnea` costs a fixed overhead on top of its kernel
+(Numba's dispatch of the arrays, the Python front, the output allocation:
+``benchmarks/results/bench/summary.md``): on a 6-joint arm that is more than the
 dynamics. A loop written with ``numba.njit`` — a controller, an
 integrator, a sampler — can call the kernels directly instead, at the kernel's speed::
 
@@ -39,8 +39,8 @@ Closed chains (loops, couplings, transmissions): :func:`constrained_arguments` a
 :func:`soadyn.constrained_forward_dynamics`.
 
 Your function's first compilation links the kernel's code into it and optimizes the whole
-(measured 2026-11-28, CPU time, the kernels already cached: 0.5 s with :func:`rnea`, 2.4 s
-with :func:`constrained_forward_dynamics`); ``numba.njit(cache=True)`` keeps it on disk.
+(seconds of CPU time even with the kernels cached, ``benchmarks/results/design_notes.md``);
+``numba.njit(cache=True)`` keeps it on disk.
 Per state from such a loop, against Pinocchio's Python call on one state:
 ``benchmarks/results/compiled_api.md``.
 """
@@ -147,14 +147,14 @@ def check(model, status, function="rnea"):
 
 @njit(forceinline=True, cache=True)
 def rnea(k, q, v, a, tau):
-    """τ = M(q)a + C(q, v) − g terms into ``tau`` (nv,) [N m, N] (:func:`soadyn.rnea`);
+    """τ = M(q)a + C(q, v)v + g(q) into ``tau`` (nv,) [N m, N] (:func:`soadyn.rnea`);
     ``k.absent`` for a zero ``v`` or ``a``. Returns a status."""
     return rnea_kernel(k.mi, k.mf, k.ws, q, v, a, k.no_forces, True, tau)
 
 
 @njit(forceinline=True, cache=True)
 def aba(k, q, v, tau, qdd):
-    """q̈ = M⁻¹(τ − C(q, v) − g terms) into ``qdd`` (nv,) [rad/s², m/s²] (:func:`soadyn.aba`);
+    """q̈ = M⁻¹(τ − C(q, v)v − g(q)) into ``qdd`` (nv,) [rad/s², m/s²] (:func:`soadyn.aba`);
     ``k.absent`` for a zero ``v``. Returns a status."""
     return aba_kernel(k.mi, k.mf, k.ws, q, v, tau, k.no_forces, True, qdd)
 

@@ -229,10 +229,10 @@ def _contact_kernels():
 #: cut-joint methods of "closed" call (``aba_kernel``, ``rnea_kernel``, ...), and by the
 #: time it reaches "closed" and "clusters" the loop-constraint kernel and the cluster
 #: passes that "implicit" compiled first. (Started the other way round, the two processes
-#: compiled ~35 s of the same kernels each.) Splitting "batches" into three small groups,
-#: so that the last would go to the first process after "implicit", gave 89.4 s here once
-#: and 127.7 s in CI's clean clone (2026-11-27; its later groups compiled again what they
-#: usually load from the cache): not kept.
+#: compiled many of the same kernels each.) Splitting "batches" into three small groups,
+#: so that the last would go to the first process after "implicit", was slower here and in
+#: CI's clean clone (its later groups compiled again what they usually load from the cache;
+#: ``benchmarks/results/design_notes.md``): not kept.
 GROUPS = {"implicit": _implicit_clusters, "tree": _tree_kernels, "operators": _operator_kernels,
           "control": _control_kernels, "batches": _tree_batches, "closed": _closed_chain_methods,
           "clusters": _cluster_kernels, "contact": _contact_kernels, "collision": _collision_kernels}

@@ -127,10 +127,8 @@ def direct_fast(model, q, v, tau, residual_tol, by_default):
     what was wrong.
 
     One look-up finds all the call needs (:class:`PlainCall`), then one allocation and
-    the kernel. On a four-bar the public call took 3.0–3.1 µs so, with the kernel's scratch
-    in the thread's array, against 3.2–3.3 µs with three look-ups and two allocations in
-    the kernel (best of 9 × 50 000 calls, 2026-11-27); the kernel call alone, dispatch
-    included, 1.8–1.9 µs."""
+    the kernel, its scratch in the thread's array: on a four-bar, look-ups and allocations
+    are a measurable part of the call (``benchmarks/results/design_notes.md``)."""
     try:  # the common case first: no exception costs nothing (Python 3.11)
         plain = model._derived.threads.objects["direct_plain"]
     except (AttributeError, KeyError):  # an outdated or missing compiled form, or this thread's first plain call

@@ -401,17 +401,13 @@ def _embedding_state_by_state(model, q, v, tau, f_ext, t, rank_tol, residual_tol
     return result
 
 
-#: where the embedding method overtakes the direct one, both compiled (public calls,
-#: interleaved medians or best of 7, 2026-11-27 18:5x, after both plain calls' trims of
-#: that day): the direct method pays per loop row for its walks and its factorization of
-#: A, and per coupling row a gather over the whole tree, the embedding method nothing per
-#: coupling row (constant G) and a fixed cost per implicit cluster. On chains of four-bar
-#: loops (5 rows each) embedding/direct is 1.26–1.29 at 1 loop, 1.19–1.23 at 2, 1.03–1.05
-#: at 4, 0.86–0.88 at 6, 0.71–0.72 at 8 (three runs of
-#: ``benchmarks/closed_chain_methods.py``): ``EMBEDDING_LOOP_ROWS`` = 25. With couplings
-#: only (geared chains of k stages, k coupling rows on 2k bodies) it is 1.13 at 2·4
-#: (rows·bodies), 1.03 at 3·6 (and on the URDF+ rotor chain, 3·6), 0.94–0.97 at 4·8, 0.88
-#: at 5·10, 0.80–0.84 at 6·12, 0.69 at 8·16, 0.48 on the Mini Cheetah (12·25):
+#: where the embedding method overtakes the direct one, both compiled: the direct method
+#: pays per loop row for its walks and its factorization of A, and per coupling row a
+#: gather over the whole tree, the embedding method nothing per coupling row (constant G)
+#: and a fixed cost per implicit cluster. The crossovers that
+#: ``benchmarks/closed_chain_methods.py`` measured (chains of four-bar loops of 5 rows
+#: each; geared chains of k stages, k coupling rows on 2k bodies; quoted in
+#: ``benchmarks/results/design_notes.md``) give ``EMBEDDING_LOOP_ROWS`` = 25 loop rows and
 #: ``EMBEDDING_COUPLING_WORK`` = 25 coupling rows × bodies.
 EMBEDDING_LOOP_ROWS = 25
 EMBEDDING_COUPLING_WORK = 25

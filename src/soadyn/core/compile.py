@@ -39,7 +39,7 @@ import threading
 import numpy as np
 
 from . import validation as val
-from .layout import pack_model, pack_tables, workspace_size
+from .layout import pack_model, pack_tables, workspace_length
 
 __all__ = ["CompiledModel", "Derived", "derived", "snapshot", "compiled", "Workspace", "check_workspace"]
 
@@ -85,7 +85,7 @@ class Derived:
         self.version = version
         self.model = model._snapshot(self)
         self.compiled = CompiledModel(self.model)
-        self.workspace_size = int(workspace_size.py_func(self.compiled.nb, self.compiled.nv))
+        self.workspace_size = workspace_length(self.compiled.nb, self.compiled.nv)
         self.threads = threading.local()
         self._memo = {}
         self._lock = threading.RLock()

@@ -442,10 +442,10 @@ def axis_rotation(ax, ay, az, angle):
     """Rodrigues: rotation matrix (row-major 9-tuple) of ``angle`` about unit (ax, ay, az)."""
     c = math.cos(angle)
     s = math.sin(angle)
-    t = 1.0 - c
-    return (c + t * ax * ax, t * ax * ay - s * az, t * ax * az + s * ay,
-            t * ax * ay + s * az, c + t * ay * ay, t * ay * az - s * ax,
-            t * ax * az - s * ay, t * ay * az + s * ax, c + t * az * az)
+    vers = 1.0 - c  # the versine
+    return (c + vers * ax * ax, vers * ax * ay - s * az, vers * ax * az + s * ay,
+            vers * ax * ay + s * az, c + vers * ay * ay, vers * ay * az - s * ax,
+            vers * ax * az - s * ay, vers * ay * az + s * ax, c + vers * az * az)
 
 
 #: the range of |quaternion|² in which the sum of the squares neither underflows nor

@@ -218,7 +218,7 @@ class Frame(_Owned):
 
     ``kernel_rotation`` and ``kernel_translation`` are writeable copies of the (read-only)
     pose that the compiled frame functions pass to their kernels: Numba's dispatcher
-    types a read-only array on its slow path, ~0.15 µs per array and call. They follow
+    types a read-only array on its slow path, a cost per array and call. They follow
     every assignment of ``rotation`` or ``translation``; never edit them (None for a
     symbolic pose)."""
 

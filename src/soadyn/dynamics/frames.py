@@ -24,8 +24,8 @@ operator ℬ of [Jain24]; zero for frames on the world). Shared by every call: n
 
 def model_frame(model, frame):
     """``model.frame(frame)``, or the TypeError for a ``model`` that is not a Model. (A
-    name is looked up in the model's table first: ``model.frame`` costs ~1 µs more, as
-    much as a frame placement's kernel.)"""
+    name is looked up in the model's table first: ``model.frame`` costs as much again as a
+    frame placement's kernel.)"""
     if type(frame) is str:
         f = getattr(model, "_frame_by_name", _NO_FRAMES).get(frame)
         if f is not None:

@@ -9,7 +9,7 @@ import numpy as np
 from ..core import validation as val
 from ..core.call import Arg, CompiledFunction
 from ..core.compile import snapshot
-from ..core.layout import INT_FIELDS, MODEL_HEADER
+from ..core.layout import numpy_model_tables
 from ..core.partition import partitioned_body_names
 from ..kernels.innovations import articulated_inertias_kernel, factor_product_kernel, log_det_kernel
 from ..kernels.ltdl import mass_matrix_inverse_ltdl_batch, mass_matrix_inverse_ltdl_kernel
@@ -61,8 +61,7 @@ _ARTICULATED = CompiledFunction(articulated_inertias_kernel, "stacked", (Arg("q"
 
 def _subbody_count(c):
     """Bodies of the partitioned model (one per sub-hinge, one per fixed-joint body)."""
-    o = MODEL_HEADER + INT_FIELDS.index("joint_nv") * c.nb
-    return int(np.maximum(c.mi[o:o + c.nb], 1).sum())
+    return int(np.maximum(numpy_model_tables(c.mi, c.mf).joint_nv, 1).sum())
 
 
 def _partitioned_outputs(c, state, params):
@@ -143,8 +142,8 @@ def mass_matrix_inverse(model, q, *, method="innovations", out=None, workspace=N
       factoring M: the ATBI recursion in world axes, then per column of the identity one
       walk from its body to the root (the gather) and one pass over the bodies before it
       (the scatter, the upper triangle) (:mod:`soadyn.kernels.minverse`; with ``out=``
-      and a ``Workspace``, 7–10 % faster than ``"ltdl"`` on ur5, panda and hyq, 25 % on
-      talos: 6.9 against 9.3 µs, best of 5 × 20 000 calls, 2026-11-27).
+      and a ``Workspace``, faster than ``"ltdl"`` on the arms and quadrupeds measured and
+      most on the humanoid: ``benchmarks/results/design_notes.md``).
     * ``"ltdl"``: M by composite rigid bodies, its sparse factorization M = LᵀDL with the
       tree's branch-induced sparsity (no fill-in) and the inverse from the factors
       ([Featherstone05]), O(N d²) for depth d.

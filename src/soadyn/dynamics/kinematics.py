@@ -50,8 +50,8 @@ def _kinematics_outputs(c, state, params):
 
 
 #: the output of an absent rate: nothing is written to it and forward_kinematics returns
-#: None in its place, so one shared empty array serves every call (a NumPy allocation costs
-#: ~0.5 µs here; ur5's forward_kinematics went from 8.0 to 6.7 µs)
+#: None in its place, so one shared empty array serves every call (a NumPy allocation per
+#: call was a measurable part of ur5's forward_kinematics: benchmarks/results/design_notes.md)
 _NO_MOTIONS = np.empty((0, 6))
 
 

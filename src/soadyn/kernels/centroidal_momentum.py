@@ -57,7 +57,7 @@ def _centroidal_momentum_state(mi, mf, ws, q, v, a, rate, out):
     m = model_tables(mi, mf)
     w = workspace_views(ws, m)
     has_v = v.shape[0] > 0
-    total = carve(w.scratch_vector, 0, (1, 10))  # the system's inertia, world axes about O
+    total = carve(w.scratch, 0, (1, 10))  # the system's inertia, world axes about O
     for k in range(10):
         total[0, k] = 0.0
     for k in range(SIZE):

@@ -66,7 +66,7 @@ import numpy as np
 
 from ..core.jit import njit
 from ..core.layout import (borrow, carve, model_tables, split_model_tables, split_tables, state_count, state_of,
-                           workspace_size, workspace_views)
+                           workspace_length, workspace_size, workspace_views)
 from ..core.status import BAD_SHAPE, OFF_MANIFOLD, OK, SINGULAR
 from .aba import acceleration_pass, articulated_body_pass
 from .innovations import factor_gather
@@ -196,7 +196,7 @@ def independent_rows(G, rows, work, scale, tol):
 # --------------------------------------------------------------------------- the tables
 #: Named views of the constraint tables the kernel reads (:func:`direct_tables`), packed
 #: into one int and one float array by :func:`pack_direct_tables` (two arguments instead
-#: of eight: the dispatcher costs ~0.1 µs per argument of every call): the packed loops
+#: of eight: every argument costs the dispatcher on every call): the packed loops
 #: ``li``, ``lf`` (:func:`~soadyn.kernels.loops.loop_tables`), the constant coupling rows
 #: ``coupling_v`` (nc, nv), ``coupling_q`` (nc, nq), ``coupling_offset`` (nc,), the row
 #: counts ``m_loop`` and ``m``, the rows ``selected`` that span G_c's row space at a
@@ -349,13 +349,13 @@ def _scratch(ws, nb, nv, m, nc):
 def direct_work_size(nb, nv, m, nc):
     """Length of a workspace with the kernel's scratch after it (see :func:`_scratch`;
     Python's own functions of the sizes: they have no compiled entry point to call)."""
-    return workspace_size.py_func(nb, nv) + scratch_size.py_func(nb, nv, m, nc) + int_scratch_size.py_func(nb, nv, m)
+    return workspace_length(nb, nv) + scratch_size.py_func(nb, nv, m, nc) + int_scratch_size.py_func(nb, nv, m)
 
 
 # compiled with reference counting (_nrt=True; the kernels are not, soadyn.core.jit): given a
 # plain workspace (the validated and batched calls) it allocates its scratch; the plain
-# kernel's array holds it (the two allocations took the four-bar's kernel from 1.23 to
-# 1.35 µs in a compiled loop). Safe beside the kernels without reference counting: every
+# kernel's array holds it (the two allocations are a measurable part of the four-bar's
+# kernel, benchmarks/results/design_notes.md). Safe beside the kernels without reference counting: every
 # array it hands on is a borrowed view or its own allocation, which no pass returns.
 @njit(nogil=True, cache=True, _nrt=True)
 def direct_kernel(mi, mf, ws, q, v, tau, fext, ti, tf, out):
@@ -392,10 +392,10 @@ def _direct_state(mi, mf, ws, q, v, tau, fext, ti, tf, out):
     if (ti.shape[0] < INT_HEADER or ti.shape[0] != INT_HEADER + ti[0] + ti[5] or tf.shape[0] < FLOAT_HEADER
             or ti[2] != q.shape[0] or tf.shape[0] < FLOAT_HEADER + ti[1] * (nv + ti[2] + 1)):
         return BAD_SHAPE
-    t = direct_tables(ti, tf, nv)
-    m, m_loop, nc = t.m, t.m_loop, t.coupling_v.shape[0]
+    ct = direct_tables(ti, tf, nv)
+    m, m_loop, nc = ct.m, ct.m_loop, ct.coupling_v.shape[0]
     if (tau.shape[0] != nv or not rates_shape_ok(mt, v) or not forces_shape_ok(mt, fext)
-            or out.shape[0] != direct_output_size(nv, m, m_loop) or loop_row_count(t.li, t.lf) != m_loop):
+            or out.shape[0] != direct_output_size(nv, m, m_loop) or loop_row_count(ct.li, ct.lf) != m_loop):
         return BAD_SHAPE
     st = state_status(q, v, tau, fext)
     if st != OK:
@@ -410,20 +410,20 @@ def _direct_state(mi, mf, ws, q, v, tau, fext, ti, tf, out):
     has_v = v.shape[0] > 0
 
     # 1. constraint rows: loops from the kinematics, then the constant couplings
-    loop_kinematics_upto(mi, mf, ws, q, v, loop_extent(t.li, t.lf))
+    loop_kinematics_upto(mi, mf, ws, q, v, loop_extent(ct.li, ct.lf))
     if m_loop > 0:
-        loop_rows_pass(mi, mf, ws, t.li, t.lf, has_v, G, o.ubias, o.resid, o.sel, o.scale)
+        loop_rows_pass(mi, mf, ws, ct.li, ct.lf, has_v, G, o.ubias, o.resid, o.sel, o.scale)
     for c in range(nc):
         r = m_loop + c
-        acc = -t.coupling_offset[c]
+        acc = -ct.coupling_offset[c]
         for k in range(q.shape[0]):
-            acc += t.coupling_q[c, k] * q[k]
+            acc += ct.coupling_q[c, k] * q[k]
         o.resid[r] = acc
         o.ubias[r] = 0.0
         size = 0.0
         for k in range(nv):
-            G[r, k] = t.coupling_v[c, k]
-            size += abs(t.coupling_v[c, k])
+            G[r, k] = ct.coupling_v[c, k]
+            size += abs(ct.coupling_v[c, k])
         o.scale[r] = size
     # the largest residuals (loop and coupling rows are holonomic, with 𝔘 = 0) and each
     # row's right-hand side 𝔘̊ − 2α G_c θ̇ − β²𝔡 (Baumgarte terms when α, β are nonzero)
@@ -432,13 +432,13 @@ def _direct_state(mi, mf, ws, q, v, tau, fext, ti, tf, out):
     target = s.target
     for r in range(m):
         worst_q = max(worst_q, abs(o.resid[r]))
-        target[r] = o.ubias[r] - t.beta * t.beta * o.resid[r]
+        target[r] = o.ubias[r] - ct.beta * ct.beta * o.resid[r]
         if has_v:
             acc = 0.0
             for k in range(nv):
                 acc += G[r, k] * v[k]
             worst_v = max(worst_v, abs(acc))
-            target[r] -= 2.0 * t.alpha * acc
+            target[r] -= 2.0 * ct.alpha * acc
     o.worst_residuals[0] = worst_q
     o.worst_residuals[1] = worst_v
     # 2. the free accelerations θ̈_f = M⁻¹(T − C) by the ABA, which leaves the innovations
@@ -446,7 +446,7 @@ def _direct_state(mi, mf, ws, q, v, tau, fext, ti, tf, out):
     if not articulated_body_pass(mi, mf, ws, tau, fext, has_v):
         return SINGULAR
     x = s.x
-    acceleration_pass(mi, mf, ws, t.gravity, has_v, x)
+    acceleration_pass(mi, mf, ws, ct.gravity, has_v, x)
     o.rank[0] = 0.0
     qdd = o.qdd
     if m == 0:
@@ -458,15 +458,15 @@ def _direct_state(mi, mf, ws, q, v, tau, fext, ti, tf, out):
     eps = workspace_views(ws, mt).eps
     for k in range(nv):  # ε of the tree, which step 6 offsets by W μ
         s.eps0[k] = eps[k]
-    n = t.selected.shape[0] if t.rank_tol == ROW_TOL else 0  # (selected with the default tolerance)
+    n = ct.selected.shape[0] if ct.rank_tol == ROW_TOL else 0  # (selected with the default tolerance)
     if n > 0:
         for j in range(n):
-            s.rows[j] = t.selected[j]
+            s.rows[j] = ct.selected[j]
         if constrained_accelerations(mi, mf, ws, ti, tf, out, s.target, buf, ibuf, n, x, has_v) == OK:
             return OK
         for k in range(nv):
             eps[k] = s.eps0[k]
-    n = independent_rows(G, s.rows, s.basis, o.scale, t.rank_tol)
+    n = independent_rows(G, s.rows, s.basis, o.scale, ct.rank_tol)
     constrained_accelerations(mi, mf, ws, ti, tf, out, s.target, buf, ibuf, n, x, has_v)
     return OK
 
@@ -476,7 +476,7 @@ def direct_plain_kernel(tables, q, v, tau, residual_tol, out):
     """:func:`direct_kernel` for the common call (the plain call of
     ``constrained_forward_dynamics``): the model's tables, the constraint tables and a
     thread's workspace in one array (:func:`~soadyn.core.layout.pack_tables` of
-    [mi | ti], [mf | tf] and ws: the dispatcher costs ~0.15 µs per argument, a sizeable
+    [mi | ti], [mf | tf] and ws: every argument costs the dispatcher, a sizeable
     part of a four-bar's call), no external forces, and the consistency check of the
     state: returns ``OFF_MANIFOLD`` when a position residual max |𝔡| or a velocity residual
     max |G_c θ̇| exceeds ``residual_tol`` (or is NaN) — the caller then takes the validated
@@ -518,9 +518,9 @@ def constrained_accelerations(mi, mf, ws, ti, tf, out, target, buf, ibuf, n, x, 
     M⁻¹(T + Ĝ*μ − C) = θ̈_f + M⁻¹Ĝ*μ."""
     mt = model_tables(mi, mf)
     w = workspace_views(ws, mt)
-    t = direct_tables(ti, tf, mt.nv)
-    L = loop_tables(t.li, t.lf)
-    nv, nb, m, m_loop = mt.nv, mt.nb, t.m, t.m_loop
+    ct = direct_tables(ti, tf, mt.nv)
+    L = loop_tables(ct.li, ct.lf)
+    nv, nb, m, m_loop = mt.nv, mt.nb, ct.m, ct.m_loop
     o = direct_outputs(out, nv, m, m_loop)
     rows = carve(ibuf, 0, n)
     n_coupling = 0  # (a name of its own: the walks below use k for a body)
@@ -639,7 +639,7 @@ def constrained_accelerations(mi, mf, ws, ti, tf, out, target, buf, ibuf, n, x, 
         s.rhs[j] = target[rows[j]] - _row_times(o.G, rows[j], x)
     # 5. μ on the independent rows (the pivoted factorization also drops rows that are
     #    independent in G_c but nearly dependent through M⁻¹), zero on the others
-    rank = pivoted_cholesky(A, s.perm, t.pivot_tol)
+    rank = pivoted_cholesky(A, s.perm, ct.pivot_tol)
     o.rank[0] = rank
     mu = s.mu
     pivoted_solve(A, s.perm, rank, s.rhs, mu, s.y)
@@ -654,7 +654,7 @@ def constrained_accelerations(mi, mf, ws, ti, tf, out, target, buf, ibuf, n, x, 
         for j in range(n):
             acc += Wt[j, col] * mu[j]
         w.eps[col] += acc
-    acceleration_pass(mi, mf, ws, t.gravity, has_v, o.qdd)
+    acceleration_pass(mi, mf, ws, ct.gravity, has_v, o.qdd)
     # every row, the ones left out included, must hold: G_c θ̈ = target
     return OK if rows_hold(o.G, target, o.qdd) else SINGULAR
 

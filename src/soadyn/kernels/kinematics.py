@@ -131,9 +131,8 @@ def joint_sincos(w, q):
     """``w.sincos``: sin and cos of every entry of q, in one vectorized pass
     (:func:`~.trig.sincos_into`; an entry that is not a revolute joint's angle is computed
     and left unread), for the body loops that place every body (:func:`place_body`,
-    :func:`world_pose_step`): with the sines and cosines evaluated one joint at a time
-    inside the loop, the joint placements of a 30-body humanoid (g1) took 0.60 µs, with
-    this pass 0.47 µs (compiled loops, 2026-11-27). Returns the (2, nq) view."""
+    :func:`world_pose_step`): faster than the sines and cosines evaluated one joint at a
+    time inside the loop (``benchmarks/results/design_notes.md``). Returns the (2, nb + nv) view, column k < nq for q[k]."""
     sincos_into(q, w.sincos)
     return w.sincos
 
@@ -456,7 +455,7 @@ def poses_into(mi, mf, ws, q, R_out, p_out):
 @njit(cache=True)
 def poses_kernel(mi, mf, ws, q, R_out, p_out):
     """World poses only (:func:`kinematics_kernel` without rates): five arguments fewer
-    through Numba's dispatcher (~0.1 µs each) for the most common kinematic call."""
+    through Numba's dispatcher (each costs the call) for the most common kinematic call."""
     # borrowed views: the passes below then pass them on without reference counting
     mi, mf, ws, q = borrow(mi), borrow(mf), borrow(ws), borrow(q)
     m = model_tables(mi, mf)

@@ -149,8 +149,7 @@ def mass_matrix_inverse_ltdl_kernel(mi, mf, ws, q, Minv):
     inverse from them (:func:`ltdl_inverse`); returns a status (SINGULAR when some
     D(k) ≤ 0). O(N d²) for a tree of depth d, against O(N²) for the innovations factors'
     recursion (:func:`~soadyn.kernels.minverse.mass_matrix_inverse_kernel`), the default,
-    which measured as fast on the small arms and faster on the humanoids (talos ~17 against
-    ~21 µs per kernel call)."""
+    which measured as fast on the small arms and faster on the humanoids (``benchmarks/results/design_notes.md``)."""
     # borrowed views: the passes below then pass them on without reference counting
     mi, mf, ws, q = borrow(mi), borrow(mf), borrow(ws), borrow(q)
     nv = Minv.shape[0]

@@ -39,9 +39,8 @@ and a scatter step on a chain (℘(k) = k − 1, most bodies) takes a(℘(k)) fr
 step rather than reading it back. A floating base's gather step is one product,
 (D⁻¹H)(root) y, with D⁻¹H kept in the root's rows of ``w.Gt``, which the scatter does not
 read; a free-floating root's D⁻¹ and D⁻¹H come from P⁻¹ and its world pose
-(:func:`free_root_step`). On talos (38 dofs) the column passes took 5.1 µs one walk after the
-other and 3.5–4.0 µs so; the whole kernel 7.7–7.8 → 5.6–6.0 µs (g1 7.1 → 5.1, hyq 2.5 → 2.0,
-solo12 2.5 → 1.9, ur5 0.66 → 0.59 µs; compiled loops, 2026-11-27).
+(:func:`free_root_step`). Walks in pairs made the whole kernel faster than one walk after the
+other on every robot measured, most on the humanoids (``benchmarks/results/design_notes.md``).
 """
 from __future__ import annotations
 
@@ -154,8 +153,8 @@ def free_root_step(m, w, k, vi):
     joint: S = 1 in body axes, so H*(k) = X, the map of body k's motions to world axes at
     the world origin). D = XᵀPX is not formed: D⁻¹H = X⁻¹P⁻¹, the root's map of
     :func:`root_gather` (into ``w.Gt``), and D⁻¹ = X⁻¹(X⁻¹P⁻¹)ᵀ, from P⁻¹ and two products
-    with the structured X⁻¹ (:func:`from_world_rows`) instead of U, D and D⁻¹H (hyq: the
-    ATBI factors 1.24 → 1.02 µs in a compiled loop). A root has no G* or P⁺. Returns False
+    with the structured X⁻¹ (:func:`from_world_rows`) instead of U, D and D⁻¹H (faster ATBI
+    factors on a floating-base robot, ``benchmarks/results/design_notes.md``). A root has no G* or P⁺. Returns False
     when P, so D, is not positive definite."""
     Sw, Dinv, Gt = w.Sw, w.Dinv, w.Gt
     for col in range(vi, vi + 6):  # H*(k): the columns of X (the scatter's a(k) = H*(k)x(k))
@@ -294,7 +293,7 @@ def column_gathers(m, w, b1, c1, row1, b2, c2, row2):
     c1 alone) into ``row1`` and ``row2``: the walks from b1 and from b2 to the root
     (module docstring), taken in step while both are on one-dof bodies. Each walk is a
     chain of dependent arithmetic (r(k) needs y, y needs r(k)): two in step overlap in
-    the processor (talos: the 38 walks took 2.1 µs one after the other). The entries of a
+    the processor (module docstring). The entries of a
     row up to its body's last dof that its walk does not reach (bodies off the path) are
     zeroed. Needs :func:`world_articulated_factors`."""
     Sw, U, Dinv = w.Sw, w.U, w.Dinv

@@ -178,8 +178,8 @@ def partitioned_articulated_pass(mi, mf, ws, tau, fext, has_v, P_sub, Pplus_sub)
             unit, sign = subhinge_map(jtype, code, s)
             if record:
                 copy_matrix6(P, i, P_sub, base + s)
-            t = tau[vi + s] if has_tau else 0.0
-            if not subhinge_gather(w, i, s, vi + s, unit, sign, t, record or s > 0 or p >= 0):
+            tau_s = tau[vi + s] if has_tau else 0.0
+            if not subhinge_gather(w, i, s, vi + s, unit, sign, tau_s, record or s > 0 or p >= 0):
                 return False
             if record:
                 copy_matrix6(P, i, Pplus_sub, base + s)

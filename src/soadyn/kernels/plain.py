@@ -6,21 +6,19 @@ mostly dispatch on a small robot (``centroidal_momentum_matrix``,
 in one array argument.
 
 Why a second entry point: Numba's dispatcher types and unboxes every argument of a call
-from Python, and on a small robot that is a large part of the call. A compiled function
-that does nothing costs 0.52 µs called with the nine arguments of
+from Python, and on a small robot that is a large part of the call: a compiled function
+that does nothing costs markedly more called with the nine arguments of
 :func:`~soadyn.kernels.rnea.rnea_kernel` (three table arrays, q, v, a, the external
-forces, the gravity flag, τ), 0.32 µs with five (2026-11-29, this machine kind); ur5's
-public ``rnea`` went from 1.34–1.39 to 1.12–1.20 µs, panda's from 1.46–1.49 to
-1.23–1.27 µs, ``aba`` by 0.2 µs likewise (three rounds alternating with the code before,
-with the generated call of :mod:`soadyn.core.call` reading the model by attribute). Each
+forces, the gravity flag, τ) than with five, and the public ``rnea`` and ``aba`` of the
+small arms got faster by this entry (``benchmarks/results/design_notes.md``). Each
 kernel here unpacks the array (:func:`~soadyn.core.layout.split_tables` of
 :func:`~soadyn.core.layout.pack_tables` [mi | mf | ws]) and calls the full kernel, compiled
 once and linked, not copied.
 
 An absent rate is passed as None: Numba compiles a version per combination of None and
 arrays on the first plain call of those types (a function's first call takes the validated
-path; ``soadyn precompile`` makes them all): from an empty cache 0.73 s for the first
-version of ``rnea`` (its helpers included), 0.31–0.41 s for each other (2026-11-29). An *empty* array given for a rate
+path; ``soadyn precompile`` makes them all), each a fraction of a second from an empty cache
+(``benchmarks/results/design_notes.md``). An *empty* array given for a rate
 returns ``BAD_SHAPE`` instead of being read as zero, so that the caller's validated path
 names it.
 """

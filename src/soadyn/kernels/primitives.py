@@ -678,8 +678,8 @@ def copy_matrix6(src, si, dst, di):
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def copy_lower_to_upper(M):
     """M[r, c] = M[c, r] for r < c: a square matrix made symmetric from its lower triangle.
-    Row by row of the source: contiguous loads, strided stores, which on this machine kind
-    took 206 ns on 38 × 38 against 512 ns column by column of the source."""
+    Row by row of the source: contiguous loads, strided stores, faster than column by
+    column of the source (``benchmarks/results/design_notes.md``)."""
     for c in range(M.shape[0]):
         for r in range(c):
             M[r, c] = M[c, r]

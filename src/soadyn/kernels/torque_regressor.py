@@ -61,7 +61,7 @@ def _torque_regressor_state(mi, mf, ws, q, v, a, gravity, Y):
             Sw[c, 0], Sw[c, 1], Sw[c, 2], Sw[c, 3], Sw[c, 4], Sw[c, 5] = joint_column_to_world(
                 m.axis_code[i], i, w.S, c, w.Rw, w.pw)
     Y[:, :] = 0.0  # entries of dofs that do not support a body stay zero
-    F = carve(w.scratch_vector, 0, (10, 6))
+    F = carve(w.scratch, 0, (10, 6))
     for k in range(m.nb):
         _body_columns(m, w, k, F)
         j = k

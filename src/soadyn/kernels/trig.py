@@ -1,8 +1,8 @@
 """Sine and cosine of a joint angle in one inlined evaluation.
 
 The body loops evaluate sin θ and cos θ of every revolute joint; Numba calls libm's
-``sincos`` for them, an opaque call of ~25 ns (about half of a world-pose step of a
-33-body humanoid). :func:`sincos` is the same computation inlined: the reduction
+``sincos`` for them, an opaque call that costs about half of a world-pose step of a
+humanoid (``benchmarks/results/design_notes.md``). :func:`sincos` is the same computation inlined: the reduction
 θ = nπ/2 + r (|r| ≤ π/4) with π/2 split into three parts (Cody–Waite), then the
 minimax polynomials of fdlibm's ``__kernel_sin`` and ``__kernel_cos`` (Sun
 Microsystems, k_sin.c and k_cos.c, error < 1 ulp on [−π/4, π/4]) with the reduction's
@@ -43,8 +43,8 @@ def sincos_into(x, out):
     """``out[0, k], out[1, k]`` = :func:`sincos` of ``x[k]`` for every k, bit for bit.
 
     The polynomial pass has no branch, so the compiler evaluates several angles per vector
-    instruction (on a 36-entry q: 117 ns against 528 ns for the same loop over
-    :func:`sincos`, whose branch to libm keeps it scalar); the angles beyond ±10⁵ rad (and
+    instruction (several times faster than the same loop over :func:`sincos`, whose branch
+    to libm keeps it scalar: ``benchmarks/results/design_notes.md``); the angles beyond ±10⁵ rad (and
     NaN) are redone by libm in a second pass."""
     for k in range(x.shape[0]):
         out[0, k], out[1, k] = reduced_sincos(x[k])

@@ -440,9 +440,9 @@ def _is_explicit_image(model, cws, q):
     computed from y in the cluster workspace ``cws`` (a model whose clusters are all
     explicit: γ is the explicit map, no solve). Then y equals q's independent coordinates
     and q satisfies the constraints, what :func:`check_spanning_configuration` checks (to
-    1e-9 (1 + |y|)) in ~0.2 ms of Python; any doubt (another branch of an angle, a wrong
+    1e-9 (1 + |y|)) at far greater cost in Python; any doubt (another branch of an angle, a wrong
     q) takes the validated path, which accepts q or raises the error that names the cause.
-    (count_nonzero: NumPy's reductions cost ~3 µs a call on short arrays.)"""
+    (count_nonzero: NumPy's other reductions cost more on short arrays, ``benchmarks/results/design_notes.md``.)"""
     if type(q) is not np.ndarray or q.shape != (model.nq,) or q.dtype != np.float64:
         return False
     return np.count_nonzero(np.abs(cws[:model.nq] - q) > 1e-9) == 0
@@ -466,8 +466,8 @@ def _explicit_call(model):
     to prepare per call), or an empty tuple (a nonlinear cluster; a model changed since it
     was compiled, or not compiled yet): then the general path. The fast path of
     :class:`~soadyn.core.call.CompiledFunction` with what the cluster call adds (its tables)
-    looked up once: that path and :func:`_call_tables` cost ~3 µs of a ~15 µs call on the
-    Mini Cheetah. The kernels check every length (and the dispatcher the types), so the
+    looked up once: that path and :func:`_call_tables` are a sizeable part of a Mini Cheetah
+    call (``benchmarks/results/design_notes.md``). The kernels check every length (and the dispatcher the types), so the
     arguments go in unchecked."""
     d = getattr(model, "_derived", None)
     if d is None:
@@ -492,7 +492,7 @@ def _plain_call(model):
     """This thread's (tables, nyv, solved) for the plain-call kernels — ``tables`` the
     model's, the clusters' and this thread's workspaces in one array
     (:func:`~soadyn.kernels.cluster.layout.pack_plain_tables`; one array instead of six:
-    Numba's dispatcher costs ~0.15 µs per array argument) — or an empty tuple (a cluster
+    each array argument costs Numba's dispatcher) — or an empty tuple (a cluster
     prepared in Python; a model changed since it was compiled, or not compiled yet): then
     the general path.
     ``solved`` (0 or 1) says which kernel of a ``_C*_PLAIN`` pair fits the model: 0 for
@@ -546,7 +546,7 @@ def _run_plain(kernels, model, y, x1, x2, gravity, out):
     path (no plain tables: :func:`_plain_call`; other argument types; a status other than
     OK), which then converts the arguments, runs the Python solve or raises the error
     that names the cause. The kernel checks every length, the dispatcher the types."""
-    try:  # _plain_call's common case, without its call (~0.07 µs)
+    try:  # _plain_call's common case, without the cost of its call
         fast = model._derived.threads.objects["cluster_plain_call"]
     except (AttributeError, KeyError):  # no compiled form, or this thread's first call
         fast = _plain_call(model)
@@ -680,7 +680,7 @@ def cluster_rnea(model, y, yd, ydd, f_ext=None, *, q=None, q_guess=None, gravity
 
 def _rnea_general(model, y, yd, ydd, f_ext, q, q_guess, gravity, out):
     """:func:`cluster_rnea` by the validated path. (Apart from it because its closures make
-    every variable they read a cell, which cost each plain call ~0.4 µs on the Mini Cheetah.)"""
+    every variable they read a cell, which slowed every plain call, ``benchmarks/results/design_notes.md``.)"""
     if gravity is not True and gravity is not False:  # the fast path would read its truth value
         gravity = val.GRAVITY(gravity)
     if yd is None or ydd is None:
@@ -836,9 +836,8 @@ def embedding_solve(model, q, v, tau, f_ext=None, gravity=True, copies=False):
     kernel's output (nv + 2,) or (B, nv + 2), q̈ then the worst position and velocity
     residuals (:func:`~soadyn.kernels.cluster.embedding.worst_residuals`); with
     ``copies``, followed by copies of q, q̇, τ (:func:`input_copies`), which the kernel
-    writes state by state in its threads (a batch's result keeps its inputs so: on 10 000
-    Mini Cheetah states three copies in the calling thread took 0.44 µs per state of a
-    2.97 µs batched call on two threads, 2026-11-27). Returns None when some cluster is
+    writes state by state in its threads (a batch's result keeps its inputs so: copies in
+    the calling thread were a sizeable part of a batched call, ``benchmarks/results/design_notes.md``). Returns None when some cluster is
     prepared in Python; raises :class:`~soadyn.core.status.Unsolved` when some state is
     off the constraint manifold (beyond ``MANIFOLD_TOL``) or singular: the caller then
     takes the Python path."""
@@ -866,10 +865,9 @@ def embedding_fast(model, q, v, tau):
     ``copies`` (q̈, the worst residuals, copies of q, v, τ: :func:`input_copies`), or None
     when it needs the validated path (this thread's first call, a model changed since,
     clusters prepared in Python, other argument types, a kernel status other than OK: the
-    validated path then names the cause). One look-up, one allocation, the kernel: on a
-    four-bar the public call took 3.6–3.7 µs so (with y, ẏ, τ_ind, ÿ in the cluster
-    workspace) against 4.2 µs with the kernel of thirteen arguments, five look-ups and four
-    allocations (best of 9 × 50 000 calls, 2026-11-27 18:1x–19:0x)."""
+    validated path then names the cause). One look-up, one allocation, the kernel (with y,
+    ẏ, τ_ind, ÿ in the cluster workspace): faster than a kernel of thirteen arguments with
+    five look-ups and four allocations (``benchmarks/results/design_notes.md``)."""
     try:  # the common case first: no exception costs nothing (Python 3.11)
         tables, size = model._derived.threads.objects["embedding_plain"]
     except (AttributeError, KeyError):  # an outdated or missing compiled form, or this thread's first call

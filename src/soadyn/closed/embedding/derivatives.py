@@ -188,8 +188,8 @@ class _SpanningForm:
 
     def __init__(self, model, tree, y, q):
         self.model, self.spanning = model, model.spanning_tree()
-        # (the compiled solve, also for explicit clusters: the Python closed form took
-        # ~20 µs of a Mini Cheetah call)
+        # (the compiled solve, also for explicit clusters: the Python closed form was a
+        # large part of a Mini Cheetah call, benchmarks/results/design_notes.md)
         self.q = spanning_state(model, y, None)[0] if q is None else np.asarray(q, dtype=float)
         self.G = _explicit_part(model, tree).copy()
         self.implicit = []

@@ -329,8 +329,7 @@ def cluster_aba_kernel(mi, mf, ws, y, yd, tau, fext, ci, cf, cws, gravity, ydd):
 # the algorithm without a Python entry, for the kernels that run it: an entry called from
 # compiled code is optimized and turned into machine code on its own as well (its whole
 # closure), a helper is linked into its callers only (soadyn.numba_patches.link_helpers_only):
-# the first cluster_aba call took 15.5 against 17.0-17.3 s, with q= on an implicit loop
-# 23.8 against 25.2 s (2026-11-28, side by side; per call unchanged)
+# a shorter first cluster_aba call, per call unchanged (benchmarks/results/design_notes.md)
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def cluster_aba_linked(mi, mf, ws, y, yd, tau, fext, ci, cf, cws, gravity, ydd):
     """:func:`cluster_aba_kernel`."""
@@ -354,8 +353,8 @@ def cluster_aba_linked(mi, mf, ws, y, yd, tau, fext, ci, cf, cws, gravity, ydd):
 @njit(cache=True)
 def cluster_aba_plain_kernel(tables, y, yd, tau, gravity, ydd):
     """:func:`cluster_aba_kernel` for the plain call (no external forces) with all its
-    tables in one array (:func:`~.layout.pack_plain_tables`: Numba's dispatcher costs
-    ~0.15 µs per array argument). Returns a status."""
+    tables in one array (:func:`~.layout.pack_plain_tables`: each array argument costs
+    Numba's dispatcher). Returns a status."""
     ok, mi, mf, ws, ci, cf, cws, no_forces = split_plain_tables(tables)
     if not ok:
         return BAD_SHAPE

@@ -75,7 +75,7 @@ def embedding_kernel(tables, q, v, tau, fext, gravity, mode, out):
     them (:func:`input_copies_size`: the result of the plain call keeps its inputs so,
     without three more allocations). ``tables``: the model's and the clusters' tables and
     a workspace of each in one array (:func:`~.layout.pack_plain_tables`: eight arguments
-    through Numba's dispatcher instead of thirteen, 0.42 against 0.68 µs; its workspaces
+    through Numba's dispatcher instead of thirteen, a measurably cheaper call; its workspaces
     are written per call). ``mode``: GIVEN (the implicit clusters are prepared at q, which
     must satisfy the constraints to MANIFOLD_TOL) or PREPARED (by the caller, in the
     cluster workspace of ``tables``). Returns a status.

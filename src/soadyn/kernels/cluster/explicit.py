@@ -48,9 +48,7 @@ def apply_explicit_map(mi, mf, ci, cf, cws, x, out, positions, with_bias):
 def _map_rows(G, g, rows, x, y0, out, with_bias):
     """out[rows[r]] = (G x_k)[r] (+ g[r]) for a cluster's independent entries x_k = x[y0:]
     (called in a branch per kind of G: see :func:`~.layout.constant_map`). Inlined: as a
-    call it cost ~45 ns per cluster, more than the product itself on a geared rotor's 2 × 1
-    G (the Mini Cheetah's two maps of a C-ABA call, q and q̇, took 1.2 µs in a compiled loop;
-    inlined 0.3 µs)."""
+    call it cost more than the product itself on a geared rotor's 2 × 1 G (``benchmarks/results/design_notes.md``)."""
     for r in range(G.shape[0]):
         acc = g[r] if with_bias else 0.0
         for j in range(G.shape[1]):

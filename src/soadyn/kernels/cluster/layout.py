@@ -134,8 +134,8 @@ def independent_vectors_size(nq, nv):
     """Length of the independent vectors y, ẏ, τ_ind, ÿ at the end of the workspace
     (sized by nq and nv, which bound nyq and nyv). At the end, so that the other parts
     keep their places: inserted after ``qdd`` they made Tello's C-ABA and C-RNEA calls
-    5 µs slower (15.3–15.7 → 20.8–21.8 µs, bit for bit the same results: the arrays'
-    relative placement in memory, not the arithmetic)."""
+    markedly slower with bit-for-bit the same results — the arrays' relative placement in
+    memory, not the arithmetic (``benchmarks/results/design_notes.md``)."""
     return nq + 3 * nv
 
 
@@ -233,8 +233,8 @@ def explicit_map(c, cf, w, k):
 def constant_map(c, cf, k):
     """(G_k, g_k = 0) of a rigid or linear cluster, constants in ``cf`` (see
     :func:`explicit_map`). Loops that run over many clusters call this in a branch of
-    their own: a view chosen between two buffers (``explicit_map``) costs ~20 ns per
-    cluster in the loop that reads it (measured on the Mini Cheetah's 13 clusters)."""
+    their own: a view chosen between two buffers (``explicit_map``) slows the loop that
+    reads it (``benchmarks/results/design_notes.md``)."""
     nc, ny = c.n_spanning[k], c.n_y[k]
     return carve(cf, c.G_offset[k], (nc, ny)), carve(cf, c.g_offset[k], nc)
 
@@ -315,9 +315,8 @@ def state_views(mi, ci, Y, YD, X, FEXT, Q, OUT, b):
 
 def pack_plain_tables(mi, ci, mf, cf, ws, cws):
     """The one array a plain-call cluster kernel takes (:func:`~soadyn.core.layout.pack_tables`
-    of [mi | ci], [mf | cf] and a thread's [ws | cws]; :func:`split_plain_tables`): with the
-    three arrays of the earlier form the Mini Cheetah's public C-RNEA call took 2.93–2.97 µs,
-    with this one 2.76–2.92 µs (three interleaved runs, 2026-11-27)."""
+    of [mi | ci], [mf | cf] and a thread's [ws | cws]; :func:`split_plain_tables`): one
+    array instead of three made the public C-RNEA call cheaper (``benchmarks/results/design_notes.md``)."""
     return pack_tables(np.concatenate([mi, ci]), np.concatenate([mf, cf]), np.concatenate([ws, cws]))
 
 

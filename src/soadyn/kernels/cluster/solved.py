@@ -2,7 +2,7 @@
 position solve q = γ(y) from the clusters' references and the explicit form G, g of the
 implicit clusters (:func:`~.implicit.prepare_implicit`, mode SOLVE) followed by the
 algorithm, in one kernel call with the tables in one array
-(:func:`~.layout.pack_plain_tables`: Numba's dispatcher costs ~0.15 µs per array argument).
+(:func:`~.layout.pack_plain_tables`: each array argument costs Numba's dispatcher).
 
 Every length is checked here, before the solve reads y and ẏ; any status other than OK
 (a wrong shape, a non-finite value, a solve that does not converge, a singular

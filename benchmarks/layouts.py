@@ -1,0 +1,154 @@
+"""What deriving the flat layouts from one field list costs (issue 44 item 7): ``sd.aba``
+and ``sd.rnea`` per call with this tree's code and with another tree's (``--before``,
+e.g. the source of the commit before), each against Pinocchio's same algorithm on the same
+robot in the same process.
+
+    PYTHONPATH=src python benchmarks/layouts.py --before /tmp/base/src [--rounds 40] [--output benchmarks/results]
+
+One worker process per code tree, both alive for the whole run: the driver asks them for
+one sample each (a ``timeit`` burst of about ``--sample`` seconds) of one case right after
+the other (in a random order), case after case in a shuffled order per round, so that the
+two trees see the same load (the machine is shared). Times are the worker thread's CPU
+time (``time.thread_time``), not wall time: on a machine shared by more runnable processes
+than cores, wall-clock samples mostly measure how often the worker was descheduled. Reported
+per case: the median and the
+minimum over rounds of the per-call time [µs], the median of the after/before ratio of the
+pairs, and the median of the ratio to Pinocchio's call sampled by the same worker in the
+same round. ``--output DIR`` writes ``layouts.md`` and ``layouts.json``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+import timeit
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC = os.path.join(os.path.dirname(HERE), "src")
+ROBOTS = ("ur5", "talos")
+#: case → (statement, the Pinocchio case it is divided by)
+CASES = {}
+for _robot in ROBOTS:
+    CASES[f"pinocchio aba ({_robot})"] = (f"pin.aba(P['{_robot}'].pm, P['{_robot}'].pd, Q['{_robot}'], V['{_robot}'], "
+                                          f"T['{_robot}'])", None)
+    CASES[f"pinocchio rnea ({_robot})"] = (f"pin.rnea(P['{_robot}'].pm, P['{_robot}'].pd, Q['{_robot}'], "
+                                           f"V['{_robot}'], T['{_robot}'])", None)
+    CASES[f"aba ({_robot})"] = (f"sd.aba(P['{_robot}'].sd, q['{_robot}'], v['{_robot}'], T['{_robot}'])",
+                                f"pinocchio aba ({_robot})")
+    CASES[f"rnea ({_robot})"] = (f"sd.rnea(P['{_robot}'].sd, q['{_robot}'], v['{_robot}'], T['{_robot}'])",
+                                 f"pinocchio rnea ({_robot})")
+
+
+def worker(sample):
+    """Answer "<case>" lines on stdin with the per-call seconds of one sample, on the
+    soadyn of ``sys.path``."""
+    sys.path.insert(0, HERE)
+    import pinocchio as pin
+
+    import soadyn as sd
+    from peers import load_pair
+
+    rng = np.random.default_rng(0)
+    P, q, v, Q, V, T = {}, {}, {}, {}, {}, {}
+    for robot in ROBOTS:
+        pair = P[robot] = load_pair(robot)
+        q[robot] = sd.random_configuration(pair.sd, rng)
+        v[robot], T[robot] = rng.normal(size=(2, pair.sd.nv))
+        Q[robot], V[robot] = pair.q_to_pin(q[robot]), pair.v_to_pin(v[robot])
+    ns = dict(sd=sd, pin=pin, P=P, q=q, v=v, Q=Q, V=V, T=T)
+    timers, numbers = {}, {}
+    for key, (stmt, _) in CASES.items():
+        timers[key] = timeit.Timer(stmt, timer=time.thread_time, globals=ns)
+        timers[key].timeit(number=100)  # warm-up (first calls: tables, plain-call versions)
+        n = 100
+        while timers[key].timeit(number=n) < sample / 4:
+            n *= 4
+        numbers[key] = max(1, int(n * sample / max(timers[key].timeit(number=n), 1e-9)))
+    print("ready", flush=True)
+    for line in sys.stdin:
+        key = line.strip()
+        print(json.dumps(timers[key].timeit(number=numbers[key]) / numbers[key]), flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--before", required=True, help="the src directory of the code to compare with")
+    parser.add_argument("--rounds", type=int, default=40)
+    parser.add_argument("--sample", type=float, default=0.02, help="seconds per sample")
+    parser.add_argument("--output", default=None)
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        worker(args.sample)
+        return
+    trees = {"before": os.path.abspath(args.before), "after": SRC}
+    procs = {}
+    for name, src in trees.items():
+        procs[name] = subprocess.Popen(
+            [sys.executable, os.path.abspath(__file__), "--before", args.before, "--sample", str(args.sample),
+             "--worker"], env=dict(os.environ, PYTHONPATH=src), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            text=True)
+    for p in procs.values():
+        assert p.stdout.readline().strip() == "ready"
+    samples = {name: {key: [] for key in CASES} for name in trees}
+    rng = np.random.default_rng(0)
+    keys, names = list(CASES), list(trees)
+    for _ in range(args.rounds):
+        rng.shuffle(keys)
+        for key in keys:
+            rng.shuffle(names)
+            for name in names:
+                procs[name].stdin.write(key + "\n")
+                procs[name].stdin.flush()
+                samples[name][key].append(json.loads(procs[name].stdout.readline()))
+    for p in procs.values():
+        p.stdin.close()
+        p.wait()
+    rows = {}
+    for key, (_, peer) in CASES.items():
+        t = {n: np.array(samples[n][key]) for n in trees}
+        row = {"before_us": float(np.median(t["before"]) * 1e6), "after_us": float(np.median(t["after"]) * 1e6),
+               "before_min_us": float(t["before"].min() * 1e6), "after_min_us": float(t["after"].min() * 1e6),
+               "after_over_before": float(np.median(t["after"] / t["before"]))}
+        if peer is not None:
+            for n in trees:
+                row[f"{n}_over_pinocchio"] = float(np.median(t[n] / np.array(samples[n][peer])))
+        rows[key] = row
+    lines = ["| case | before [µs] | after [µs] | before, min [µs] | after, min [µs] | after / before "
+             "| before / Pinocchio | after / Pinocchio |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for key, r in rows.items():
+        peer = (f"{r['before_over_pinocchio']:.3f} | {r['after_over_pinocchio']:.3f}" if "after_over_pinocchio" in r
+                else "— | —")
+        lines.append(f"| {key} | {r['before_us']:.3f} | {r['after_us']:.3f} | {r['before_min_us']:.3f} | "
+                     f"{r['after_min_us']:.3f} | {r['after_over_before']:.3f} | {peer} |")
+    sys.path.insert(0, HERE)
+    import numba
+    import pinocchio
+
+    from timing import machine_description
+    machine = machine_description()
+    text = "\n".join(["# Layouts from one field list: the cost", "",
+                      f"Two worker processes (the code before: `{args.before}`; after: this tree), sampled in turn, "
+                      f"{args.rounds} rounds of the cases in a shuffled order, the two trees one right after the other, "
+                      f"{args.sample * 1e3:.0f} ms of CPU time per sample (the worker thread's CPU time, not wall time); medians (and minima) over rounds (after / before and "
+                      "the ratios to Pinocchio: medians of the per-round ratios; "
+                      "Pinocchio's own rows are the same library in both workers, a measure of the noise).", "",
+                      *lines, "", f"Pinocchio {pinocchio.__version__}, Numba {numba.__version__}.", "",
+                      "```", machine, "```", ""])
+    print(text)
+    if args.output:
+        with open(os.path.join(args.output, "layouts.md"), "w") as f:
+            f.write(text)
+        with open(os.path.join(args.output, "layouts.json"), "w") as f:
+            json.dump({"before": args.before, "rounds": args.rounds, "sample_seconds": args.sample,
+                       "pinocchio": pinocchio.__version__, "numba": numba.__version__, "machine": machine,
+                       "cases": rows}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
