@@ -4,14 +4,19 @@ reference counts through the full module pipeline alone. A user's functions, and
 module that counts references, keep Numba's pipelines; what the lighter pipelines
 compile must compute the right values."""
 import numpy as np
+import pytest
 from numba import njit
 from numba.core import codegen
 
 from soadyn import numba_patches
 from soadyn.core.jit import njit as soadyn_njit
 
+pytestmark = pytest.mark.skipif(not numba_patches.applied("lighter_passes"),
+                                reason="the Numba patch lighter_passes is switched off (SOADYN_NUMBA_PATCHES)")
+
 SOURCE = """
 import numpy as np
+
 
 def scaled(x, out):
     for i in range(x.shape[0]):

@@ -317,13 +317,14 @@ def _serialize(self):
     return (self.name, _LINK_ONLY, self._get_module_for_linking().as_bitcode())
 
 
-def _unserialize(cls, codegen_, state):
+def _unserialize(cls, codegen, state):
+    """:meth:`CPUCodeLibrary._unserialize`, reading a link-only library's entry back."""
+    import llvmlite.binding as llvm
     name, kind, data = state
     if kind != _LINK_ONLY:
-        return _numba_unserialize(cls, codegen_, state)
-    self = codegen_.create_library(name)
+        return _numba_unserialize(cls, codegen, state)
+    self = codegen.create_library(name)
     self._soadyn_link_only = True
-    import llvmlite.binding as llvm
     self._shared_module = llvm.parse_bitcode(data)
     self._finalized = True
     return self
@@ -874,3 +875,32 @@ PATCHES = {p.name: p for p in (
           {"numba.core.typed_passes:BaseTypeInference.run_pass": "self, state"},
           uses=("numba.core.base:BaseContext.enable_nrt",)),
 )}
+
+#: not a patch but the same kind of reliance: the private hooks of Numba's dispatcher that
+#: the call path's non-compiling twin of each kernel sets (:class:`soadyn.core.call.ExactCall`);
+#: without them every call takes the validated path (the same results, ~0.5-2 µs slower)
+DISPATCHER_HOOKS = Patch(
+    "dispatcher_hooks", None,
+    {f"numba.core.dispatcher:Dispatcher.{n}": "self, *args, **kws"
+     for n in ("_compile_for_args", "_search_new_conversions", "_explain_matching_error", "_explain_ambiguous")}
+    | {"numba.core.dispatcher:Dispatcher.add_overload": "self, cres"},
+    uses=("numba.core.dispatcher:Dispatcher._can_compile", "numba.core.dispatcher:_DispatcherBase.__init__ overloads"))
+
+_hooks_usable = None
+
+
+def dispatcher_hooks_usable():
+    """Whether :data:`DISPATCHER_HOOKS` hold in this process (checked once; one
+    :class:`NumbaPatchWarning` when they do not). ``SOADYN_NUMBA_PATCH_DISPATCHER_HOOKS=0``
+    turns them off."""
+    global _hooks_usable
+    if _hooks_usable is None:
+        reason = DISPATCHER_HOOKS.ground()
+        if os.environ.get("SOADYN_NUMBA_PATCH_DISPATCHER_HOOKS", "1").strip() in ("0", "off", "false"):
+            reason = "switched off"
+        if reason is not None and reason != "switched off":
+            warnings.warn(f"soadyn: 'dispatcher_hooks' (the private hooks of Numba's dispatcher that the fast call "
+                          f"path sets) not used: {reason}; every call takes the validated path (the same results, "
+                          "slower calls)", NumbaPatchWarning, stacklevel=2)
+        _hooks_usable = reason is None
+    return _hooks_usable

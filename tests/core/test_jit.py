@@ -6,11 +6,13 @@ import importlib
 import math
 import pkgutil
 
+import pytest
 from numba.core.registry import CPUDispatcher
 
 import soadyn
 import soadyn.core
 import soadyn.kernels
+from soadyn import numba_patches
 from soadyn.core.jit import CONTRACT, njit
 
 UNFUSED = {"soadyn.kernels.tape", "soadyn.kernels.trig"}
@@ -76,6 +78,8 @@ def test_kernels_count_no_references_except_the_listed_few():
     assert counted == COUNTED
 
 
+@pytest.mark.skipif(not numba_patches.applied("return_views_from_helpers"),
+                    reason="the Numba patch return_views_from_helpers is switched off (SOADYN_NUMBA_PATCHES)")
 def test_a_function_python_calls_may_not_return_a_view_without_reference_counting(monkeypatch):
     """Without reference counting an array returned to Python is boxed as its parent: Numba
     refuses a returned view, and soadyn's patch (helpers may return views) keeps that
