@@ -27,7 +27,7 @@ it was written and tested for (:data:`TESTED`), and every internal it replaces o
 exists with the signature it was written for. Otherwise it stays out, with one
 :class:`NumbaPatchWarning` naming it and what was found; soadyn is then correct as on stock
 Numba (the one patch the kernels need to compile, :func:`return_views_from_helpers`, has its
-stock form: such helpers count references, :func:`needs_counting`).
+stock form: soadyn's helpers then count references, :func:`helpers_count_references`).
 
 **Soadyn's functions** are the ones its decorator :func:`soadyn.core.jit.njit` registered
 (:func:`register`), not the functions of modules whose name starts with ``soadyn.``.
@@ -205,13 +205,12 @@ def cache_format():
     return "; ".join(f"{n}: {PATCHES[n].form}" for n in _applied).encode() or b"stock"
 
 
-def needs_counting(options):
-    """True when a function compiled with Numba ``options`` must count references in
-    this process: it goes without (``_nrt=False``) and returns array views, which stock
-    Numba allows only with counting (:func:`return_views_from_helpers`); soadyn's decorator
-    asks (:func:`soadyn.core.jit.njit`)."""
-    return (options.get("_nrt") is False and options.get("returns_views", False)
-            and not applied("return_views_from_helpers"))
+def helpers_count_references():
+    """True when soadyn's helpers (no Python entry point) must be compiled with reference
+    counting in this process: :func:`return_views_from_helpers` is not applied, and stock
+    Numba refuses a function without counting that returns an array view (soadyn's
+    decorator asks, :func:`soadyn.core.jit.njit`)."""
+    return not applied("return_views_from_helpers")
 
 
 def _plain_types(args, kws):
@@ -817,7 +816,7 @@ def _type_inference(self, state):
 def return_views_from_helpers():
     """Let soadyn's helpers (no Python entry point) compiled without reference counting
     return array views (see the comment above). Call before any kernel is compiled.
-    Without it, the helpers that return views count references (:func:`needs_counting`)."""
+    Without it, soadyn's helpers count references (:func:`helpers_count_references`)."""
     global _numba_type_inference
     from numba.core import typed_passes
     _numba_type_inference = typed_passes.BaseTypeInference.run_pass

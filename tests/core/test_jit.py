@@ -74,7 +74,11 @@ def test_njit_keeps_an_explicit_choice_and_stays_ieee():
 
 
 def test_kernels_count_no_references_except_the_listed_few():
-    counted = {(module, name) for module, name, kernel in _kernels() if kernel.targetoptions.get("_nrt", True)}
+    # (on stock Numba, without soadyn's patch that lets them return views, the helpers
+    # without a Python entry point count too: soadyn.numba_patches.helpers_count_references)
+    stock = numba_patches.helpers_count_references()
+    counted = {(module, name) for module, name, kernel in _kernels() if kernel.targetoptions.get("_nrt", True)
+               and not (stock and kernel.targetoptions.get("no_cpython_wrapper"))}
     assert counted == COUNTED
 
 

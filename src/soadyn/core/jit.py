@@ -59,9 +59,17 @@ def njit(*args, **options):
     options.setdefault("fastmath", set(CONTRACT))
     options.setdefault("_nrt", False)
 
+    numba_options = options
+    if options["_nrt"] is False and options.get("no_cpython_wrapper") and numba_patches.helpers_count_references():
+        # stock Numba refuses a function without reference counting that returns an array
+        # view (soadyn.numba_patches.return_views_from_helpers is what allows it): the
+        # helpers count then, which is safe beside uncounted kernels (the kernels' arrays
+        # carry no runtime record: each count is a test of a null pointer)
+        numba_options = dict(options, _nrt=True)
+
     def compiled(py_func):
         numba_patches.register(py_func, options)
-        return numba.njit(py_func, **options)
+        return numba.njit(py_func, **numba_options)
 
     if args and callable(args[0]):  # @njit without parentheses, or njit(function)
         return compiled(args[0])
