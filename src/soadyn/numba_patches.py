@@ -58,6 +58,13 @@ class NumbaPatchWarning(UserWarning):
     internal that changed); soadyn runs without it, with the same results."""
 
 
+#: Numba's own versions of what the patches replace, kept when a patch applies (the
+#: replacements call them for everything that is not soadyn's)
+_numba_call_template = _numba_get_executable = _numba_finalize = _numba_serialize = _numba_unserialize = None
+_numba_referenced_environments = _numba_get_call_type = _get_local_target = _numba_optimize_functions = None
+_numba_declare_function = _numba_decode_arguments = _numba_call_function = _numba_type_inference = None
+
+
 # --- soadyn's compiled functions ---------------------------------------------------------
 
 #: (module, qualified name) of each function soadyn's decorator compiled → its options
