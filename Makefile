@@ -1,6 +1,8 @@
 # Two entry points on a fresh machine with only Python:
 #   make demo   create/refresh .venv, install soadyn, run the demo on a built-in model
 #   make test   install the test extras and run the whole suite
+#   make test-stock  the suite's fast part (not marked slow) on Numba as released: soadyn's
+#               patches of Numba off (SOADYN_NUMBA_PATCHES=0, soadyn.numba_patches)
 #   make docs   install the docs extra and build the documentation into docs/_build/html
 #   make bench-report   the benchmark pages of the documentation from the committed results
 PYTHON ?= python3
@@ -11,7 +13,7 @@ STAMP_BASE := $(VENV)/.installed-base
 STAMP_TEST := $(VENV)/.installed-test
 STAMP_DOCS := $(VENV)/.installed-docs
 
-.PHONY: demo test docs bench bench-report clean
+.PHONY: demo test test-stock docs bench bench-report clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +38,13 @@ demo: $(STAMP_BASE)
 test: $(STAMP_TEST)
 	$(BIN)/python -m soadyn precompile --jobs 2
 	$(BIN)/python -m pytest
+
+# stock Numba: the kernels compiled without soadyn's patches (a cache folder of their own,
+# beside the patched one), then every test not marked slow (the slow ones start processes
+# that compile cold; their patch-specific checks skip on stock anyway)
+test-stock: $(STAMP_TEST)
+	SOADYN_NUMBA_PATCHES=0 $(BIN)/python -m soadyn precompile --jobs 2
+	SOADYN_NUMBA_PATCHES=0 $(BIN)/python -m pytest -m "not slow"
 
 # warnings are errors (-E: every page re-read, so a second run reports them too); every gallery
 # example runs (sphinx-gallery; unchanged ones are not re-run), after the kernels are in

@@ -3,9 +3,14 @@ is resolved once and remembered (soadyn.numba_patches.remember_call_types). The 
 answers must be Numba's own, the functions compiled with them must compute the right
 values, and a user's functions must be typed as Numba types them."""
 import numpy as np
+import pytest
 from numba import njit
 
 from soadyn import numba_patches
+
+pytestmark = pytest.mark.skipif(not numba_patches.applied("remember_call_types"),
+                                reason="the Numba patch remember_call_types is switched off (SOADYN_NUMBA_PATCHES)")
+
 
 #: Numba's own resolution (the unpatched method)
 NUMBA_GET_CALL_TYPE = numba_patches._numba_get_call_type

@@ -4,14 +4,19 @@ reference counts through the full module pipeline alone. A user's functions, and
 module that counts references, keep Numba's pipelines; what the lighter pipelines
 compile must compute the right values."""
 import numpy as np
+import pytest
 from numba import njit
 from numba.core import codegen
 
 from soadyn import numba_patches
 from soadyn.core.jit import njit as soadyn_njit
 
+pytestmark = pytest.mark.skipif(not numba_patches.applied("lighter_passes"),
+                                reason="the Numba patch lighter_passes is switched off (SOADYN_NUMBA_PATCHES)")
+
 SOURCE = """
 import numpy as np
+
 
 def scaled(x, out):
     for i in range(x.shape[0]):
@@ -26,13 +31,13 @@ def fresh(n):
 """
 
 
-def _functions(module_name, jit):
-    """``scaled`` and ``fresh`` defined in a module of that name (soadyn's patches go by
-    the defining module), ``scaled`` compiled by ``jit``, ``fresh`` by Numba's njit (it
-    returns a new array: reference counting), both without a cache."""
+def _functions(module_name, jit, counting_jit=njit):
+    """``scaled`` and ``fresh`` defined in a module of that name, ``scaled`` compiled by
+    ``jit``, ``fresh`` by ``counting_jit`` (it returns a new array: reference counting;
+    default Numba's njit), both without a cache."""
     scope = {"__name__": module_name}
     exec(SOURCE, scope)
-    return jit(cache=False)(scope["scaled"]), njit(cache=False)(scope["fresh"])
+    return jit(cache=False)(scope["scaled"]), counting_jit(cache=False)(scope["fresh"])
 
 
 def _pipelines(monkeypatch):
@@ -98,7 +103,8 @@ def test_a_users_functions_take_numbas_pipelines(monkeypatch):
 
 def test_a_soadyn_module_that_counts_references_keeps_numbas_module_pipelines(monkeypatch):
     seen = _pipelines(monkeypatch)
-    _, fresh = _functions("soadyn._lighter_passes_check", soadyn_njit)
+    # one of soadyn's functions (its decorator registers it) that counts references
+    _, fresh = _functions("soadyn._lighter_passes_check", soadyn_njit, lambda **o: soadyn_njit(_nrt=True, **o))
     assert np.array_equal(fresh(4), [0.0, 2.0, 4.0, 6.0])
     assert numba_patches.counts_references(_library(fresh)._final_module)
     made = seen[_library(fresh)]

@@ -7,12 +7,17 @@ compiled as Numba compiles them."""
 from collections import namedtuple
 
 import numpy as np
+import pytest
 from numba import njit, typeof
 from numba.core import types
 from numba.core.registry import cpu_target
 
 from soadyn import numba_patches
 from soadyn.core.jit import njit as soadyn_njit
+
+pytestmark = pytest.mark.skipif(not numba_patches.applied("keep_struct_values"),
+                                reason="the Numba patch keep_struct_values is switched off (SOADYN_NUMBA_PATCHES)")
+
 
 Views = namedtuple("Views", ["n", "a", "b"])
 Flagged = namedtuple("Flagged", ["ok", "a"])

@@ -16,6 +16,11 @@ from numba import njit
 from soadyn import numba_patches
 from soadyn.core.jit import njit as soadyn_njit
 
+pytestmark = pytest.mark.skipif(
+    not (numba_patches.applied("pass_views_whole") and numba_patches.applied("internal_helpers")),
+    reason="the Numba patches pass_views_whole and internal_helpers are switched off (SOADYN_NUMBA_PATCHES)")
+
+
 Views = namedtuple("Views", ["n", "a", "b"])
 Flagged = namedtuple("Flagged", ["ok", "a"])
 

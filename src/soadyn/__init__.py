@@ -28,89 +28,170 @@ only the floors below it: ``core`` (model, joints, spatial algebra, configuratio
 constraint descriptions, the compiled form and its cache, the call path) < ``kernels``
 (Numba) < ``dynamics`` (tree functions) < ``closed`` (closed chains) < ``spec`` (the
 dense operators) < ``simulate``, ``io``, ``models``, ``cli``.
+
+``import soadyn`` imports none of them (nor Numba, scipy or sympy): each public name is
+imported on first use (PEP 562 ``__getattr__``, the table below), so that a program pays
+only for what it calls. Numba is prepared for soadyn's kernels (its cache directory and
+the patches of :mod:`soadyn.numba_patches`) when the first module with compiled code is
+imported (:func:`soadyn.numba_cache.setup`).
 """
-from . import numba_cache, numba_patches
+from __future__ import annotations
 
-numba_cache.configure()  # before any kernel is defined: see soadyn/numba_cache.py
-numba_cache.announce_compilations()  # one line on stderr when a kernel compiles (a cache miss)
-numba_patches.compile_for_plain_types()  # one version of a helper, whatever constants it is called with
-numba_patches.link_helpers_only()  # machine code for the kernels Python calls, not for each helper under them
-numba_patches.remember_call_types()  # each operation's type resolved once per argument types
-numba_patches.lighter_passes()  # soadyn's IR optimized in full once, inside the kernels that link it
-numba_patches.keep_struct_values()  # the named views returned whole, not rebuilt field by field
-numba_patches.pass_views_whole()  # the named views passed whole to the always-inlined helpers
-numba_patches.internal_helpers()  # a kernel's helpers internal to its module: inlined, trimmed
-numba_patches.return_views_from_helpers()  # helpers compiled without reference counting may return array views
-
-from . import geometry, graph, models  # noqa: E402
-from .graph import mass_matrix_sparsity  # noqa: E402
-from .closed import (LoopClosureError, close_loops, constrained_forward_dynamics,  # noqa: E402
-                     constrained_forward_dynamics_derivatives,
-                     constrained_inverse_dynamics, constraint_acceleration_bias, constraint_jacobian,
-                     constraint_residual)
-from .closed.embedding import (approximate_model, cluster_aba, cluster_aba_derivatives, cluster_efpa,  # noqa: E402
-                               cluster_mass_matrix, cluster_rnea, cluster_rnea_derivatives, cluster_tree, declare_cluster, independent_state,
-                               projected_efpa, projected_forward_dynamics, projected_rnea, spanning_state)
-from .core import joints, spatial  # noqa: E402
-from .core.compile import Workspace  # noqa: E402
-from .core.configuration import (configuration_rate, difference, integrate, neutral,  # noqa: E402
-                                 normalize, random_configuration)
-from .core.constraints import (ConstraintError, HolonomicConstraint, NonholonomicConstraint,  # noqa: E402
-                               symbolic_constraint)
-from .core.model import Model  # noqa: E402
-from .core.partition import merge_massless, partition_hinges, partitioned_state, unpartitioned_state  # noqa: E402
-from .core.status import ClosedChainError  # noqa: E402
-from .geometry import Contacts, Distances, collision_distances, collision_placements, detect_contacts  # noqa: E402
-from .contact import ContactSolution, delassus, solve_contacts  # noqa: E402
-from .dynamics.aba import aba  # noqa: E402
-from .dynamics.crba import mass_matrix  # noqa: E402
-from .dynamics.derivatives import aba_derivatives, rnea_derivatives  # noqa: E402
-from .dynamics.energy import kinetic_energy, potential_energy  # noqa: E402
-from .dynamics.innovations import articulated_inertias, log_det_mass_matrix, mass_matrix_inverse  # noqa: E402
-from .dynamics.jacobians import frame_jacobian  # noqa: E402
-from .dynamics.kinematics import (body_placements, forward_kinematics, frame_acceleration,  # noqa: E402
-                                  frame_placement, frame_velocity)
-from .dynamics.oscm import operational_space_compliance, operational_space_inertia  # noqa: E402
-# centroidal dynamics, the Coriolis matrix, dynamic parameters and regressors (issue 42)
-from .core.parameters import check_dynamic_parameters, dynamic_parameters  # noqa: E402
-from .dynamics.centroidal import (center_of_mass, center_of_mass_jacobian, centroidal_inertia,  # noqa: E402
-                                  centroidal_momentum, centroidal_momentum_matrix, centroidal_momentum_rate)
-from .dynamics.coriolis import coriolis_matrix  # noqa: E402
-from .dynamics.regressors import (joint_torque_regressor, kinetic_energy_regressor,  # noqa: E402
-                                  potential_energy_regressor)
-from .closed.embedding import cluster_torque_regressor  # noqa: E402
-from .dynamics.rnea import bias_forces, body_forces, generalized_gravity, rnea  # noqa: E402
-from .dynamics.rollout import rollout  # noqa: E402
-from .io.mjcf import MJCFError, load_mjcf  # noqa: E402
-from .io.urdf import URDFError, load_urdf  # noqa: E402
-from .spec import operators  # noqa: E402
-from .simulate import SimulationResult, simulate  # noqa: E402  (the function; its module: sys.modules["soadyn.simulate"])
-from . import plot  # noqa: E402  (matplotlib is imported when a picture is drawn)
-from . import viewer  # noqa: E402  (viser is imported when a viewer is served)
-from . import compiled  # noqa: E402  (the kernels for your own Numba code)
+import importlib
+import importlib.util
+import sys
+import types
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "Model", "Workspace", "load_urdf", "URDFError", "load_mjcf", "MJCFError", "neutral", "random_configuration",
-    "integrate", "difference", "configuration_rate", "normalize", "forward_kinematics", "body_placements", "frame_placement",
-    "frame_velocity", "frame_acceleration", "frame_jacobian", "rnea", "bias_forces", "body_forces",
-    "generalized_gravity", "aba", "mass_matrix", "rnea_derivatives", "aba_derivatives", "kinetic_energy", "potential_energy",
-    "center_of_mass", "joints", "spatial", "models",
-    "constraint_jacobian", "constraint_residual", "constraint_acceleration_bias", "close_loops",
-    "LoopClosureError", "constrained_forward_dynamics", "constrained_forward_dynamics_derivatives",
-    "constrained_inverse_dynamics",
-    "HolonomicConstraint", "NonholonomicConstraint",
-    "operators", "articulated_inertias", "mass_matrix_inverse", "log_det_mass_matrix",
-    "operational_space_compliance", "operational_space_inertia",
-    "graph", "mass_matrix_sparsity", "cluster_tree", "declare_cluster", "independent_state", "spanning_state", "cluster_aba",
-    "cluster_rnea", "cluster_efpa", "cluster_mass_matrix", "approximate_model",
-    "cluster_rnea_derivatives", "cluster_aba_derivatives",
-    "projected_rnea", "projected_forward_dynamics", "projected_efpa", "ConstraintError", "ClosedChainError", "symbolic_constraint",
-    "geometry", "Contacts", "collision_placements", "detect_contacts", "collision_distances", "Distances",
-    "delassus", "solve_contacts", "ContactSolution",
-    "rollout", "simulate", "SimulationResult", "plot", "viewer", "compiled", "partition_hinges", "merge_massless", "partitioned_state", "unpartitioned_state",
-    "center_of_mass_jacobian", "centroidal_momentum_matrix", "centroidal_momentum", "centroidal_momentum_rate",
-    "centroidal_inertia", "coriolis_matrix", "dynamic_parameters", "check_dynamic_parameters", "joint_torque_regressor",
-    "kinetic_energy_regressor", "potential_energy_regressor", "cluster_torque_regressor",
-]
+#: every public function and class → the module that defines it (imported on first use),
+#: one line per name, grouped by module
+_NAMES = {
+    # soadyn.core
+    "Model": ".core.model",
+    "Workspace": ".core.compile",
+    "neutral": ".core.configuration",
+    "random_configuration": ".core.configuration",
+    "integrate": ".core.configuration",
+    "difference": ".core.configuration",
+    "configuration_rate": ".core.configuration",
+    "normalize": ".core.configuration",
+    "ConstraintError": ".core.constraints",
+    "HolonomicConstraint": ".core.constraints",
+    "NonholonomicConstraint": ".core.constraints",
+    "symbolic_constraint": ".core.constraints",
+    "partition_hinges": ".core.partition",
+    "merge_massless": ".core.partition",
+    "partitioned_state": ".core.partition",
+    "unpartitioned_state": ".core.partition",
+    "ClosedChainError": ".core.status",
+    "dynamic_parameters": ".core.parameters",
+    "check_dynamic_parameters": ".core.parameters",
+    # soadyn.io
+    "load_urdf": ".io.urdf",
+    "URDFError": ".io.urdf",
+    "load_mjcf": ".io.mjcf",
+    "MJCFError": ".io.mjcf",
+    # soadyn.dynamics: tree algorithms
+    "forward_kinematics": ".dynamics.kinematics",
+    "body_placements": ".dynamics.kinematics",
+    "frame_placement": ".dynamics.kinematics",
+    "frame_velocity": ".dynamics.kinematics",
+    "frame_acceleration": ".dynamics.kinematics",
+    "frame_jacobian": ".dynamics.jacobians",
+    "rnea": ".dynamics.rnea",
+    "bias_forces": ".dynamics.rnea",
+    "body_forces": ".dynamics.rnea",
+    "generalized_gravity": ".dynamics.rnea",
+    "aba": ".dynamics.aba",
+    "mass_matrix": ".dynamics.crba",
+    "rnea_derivatives": ".dynamics.derivatives",
+    "aba_derivatives": ".dynamics.derivatives",
+    "kinetic_energy": ".dynamics.energy",
+    "potential_energy": ".dynamics.energy",
+    "articulated_inertias": ".dynamics.innovations",
+    "mass_matrix_inverse": ".dynamics.innovations",
+    "log_det_mass_matrix": ".dynamics.innovations",
+    "operational_space_compliance": ".dynamics.oscm",
+    "operational_space_inertia": ".dynamics.oscm",
+    "center_of_mass": ".dynamics.centroidal",
+    "center_of_mass_jacobian": ".dynamics.centroidal",
+    "centroidal_momentum_matrix": ".dynamics.centroidal",
+    "centroidal_momentum": ".dynamics.centroidal",
+    "centroidal_momentum_rate": ".dynamics.centroidal",
+    "centroidal_inertia": ".dynamics.centroidal",
+    "coriolis_matrix": ".dynamics.coriolis",
+    "joint_torque_regressor": ".dynamics.regressors",
+    "kinetic_energy_regressor": ".dynamics.regressors",
+    "potential_energy_regressor": ".dynamics.regressors",
+    "rollout": ".dynamics.rollout",
+    # soadyn.graph
+    "mass_matrix_sparsity": ".graph",
+    # soadyn.closed: closed chains
+    "constraint_jacobian": ".closed",
+    "constraint_residual": ".closed",
+    "constraint_acceleration_bias": ".closed",
+    "close_loops": ".closed",
+    "LoopClosureError": ".closed",
+    "constrained_forward_dynamics": ".closed",
+    "constrained_forward_dynamics_derivatives": ".closed",
+    "constrained_inverse_dynamics": ".closed",
+    # soadyn.closed.embedding: constraint embedding
+    "cluster_tree": ".closed.embedding",
+    "declare_cluster": ".closed.embedding",
+    "independent_state": ".closed.embedding",
+    "spanning_state": ".closed.embedding",
+    "cluster_aba": ".closed.embedding",
+    "cluster_rnea": ".closed.embedding",
+    "cluster_efpa": ".closed.embedding",
+    "cluster_mass_matrix": ".closed.embedding",
+    "approximate_model": ".closed.embedding",
+    "cluster_rnea_derivatives": ".closed.embedding",
+    "cluster_aba_derivatives": ".closed.embedding",
+    "cluster_torque_regressor": ".closed.embedding",
+    "projected_rnea": ".closed.embedding",
+    "projected_forward_dynamics": ".closed.embedding",
+    "projected_efpa": ".closed.embedding",
+    # soadyn.geometry: collision geometry and detection
+    "Contacts": ".geometry",
+    "collision_placements": ".geometry",
+    "detect_contacts": ".geometry",
+    "collision_distances": ".geometry",
+    "Distances": ".geometry",
+    # soadyn.contact: contact dynamics
+    "delassus": ".contact",
+    "solve_contacts": ".contact",
+    "ContactSolution": ".contact",
+    # soadyn.simulate
+    "simulate": ".simulate",
+    "SimulationResult": ".simulate",
+}
+
+#: the public modules → their full names (``sd.joints`` is ``soadyn.core.joints``)
+_MODULES = {
+    "joints": ".core.joints",
+    "spatial": ".core.spatial",
+    "models": ".models",
+    "operators": ".spec.operators",
+    "graph": ".graph",
+    "geometry": ".geometry",
+    "plot": ".plot",  # (matplotlib is imported when a picture is drawn)
+    "viewer": ".viewer",  # (viser is imported when a viewer is served)
+    "compiled": ".compiled",  # (the kernels for your own Numba code)
+}
+
+__all__ = [*_NAMES, *_MODULES]
+
+
+def __getattr__(name):
+    """A public name, imported on first use and then kept in the package's namespace; a
+    submodule (``sd.closed``, ``sd.kernels``) imported on first use as well."""
+    if name in _NAMES:
+        value = getattr(importlib.import_module(_NAMES[name], __name__), name)
+    elif name in _MODULES:
+        value = importlib.import_module(_MODULES[name], __name__)
+    elif not name.startswith("__") and importlib.util.find_spec(f"{__name__}.{name}") is not None:
+        return importlib.import_module(f".{name}", __name__)  # set on the package by the import itself
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))
+
+
+class _Package(types.ModuleType):
+    """soadyn's own module type, for one reason: importing a submodule sets the package's
+    attribute of that name to the submodule, and ``soadyn.simulate`` is both a module and
+    the public function ``sd.simulate``; the function keeps the name."""
+
+    def __setattr__(self, name, value):
+        if (name in _NAMES and isinstance(value, types.ModuleType)
+                and value.__name__ == f"{__name__}.{name}"):
+            return  # the submodule stays in sys.modules; the name is the function's
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

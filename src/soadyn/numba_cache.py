@@ -4,10 +4,11 @@ Numba invalidates a cached kernel only when the source file that defines it chan
 soadyn's kernels inline helpers from other modules (the spatial primitives, the
 workspace layout), so editing one of those would leave stale machine code behind. The
 cache therefore lives in a directory named after a hash of every module that defines
-compiled code (a ``@njit`` or ``@intrinsic`` function), of the Numba version and of the
-form of what soadyn's changes to Numba's compilation write
-(:data:`soadyn.numba_patches.CACHE_FORMAT`): a change to any of them starts a fresh
-cache, and older directories are removed. Modules without compiled code (the Python
+compiled code (a ``@njit`` or ``@intrinsic`` function) and of the Numba version, and after
+it a hash of the Numba patches applied (:func:`soadyn.numba_patches.cache_format`): a
+change to the sources or to Numba starts a fresh cache, and the directories of older
+sources are removed; processes with different patches switched on
+(``SOADYN_NUMBA_PATCHES``) keep a cache each, side by side. Modules without compiled code (the Python
 front, the command line, this module and :mod:`soadyn.numba_patches`) can change without
 a recompilation.
 
@@ -31,7 +32,7 @@ import time
 import numba
 from numba.core import config, event
 
-from .numba_patches import CACHE_FORMAT
+from . import numba_patches
 
 
 #: what a module that defines compiled code contains (this module and numba_patches name
@@ -43,7 +44,7 @@ _NOT_HASHED = ("numba_cache.py", "numba_patches.py")
 
 
 def _source_tag(root):
-    h = hashlib.sha1(numba.__version__.encode() + CACHE_FORMAT)
+    h = hashlib.sha1(numba.__version__.encode())
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
         for name in sorted(filenames):
@@ -76,16 +77,35 @@ def configure():
         return
     root = os.path.dirname(os.path.abspath(__file__))
     tag = _source_tag(root)
+    patches = hashlib.sha1(numba_patches.cache_format()).hexdigest()[:8]
     base = os.path.join(root, "__pycache__")
     if not _writable_dir(base):
         base = os.path.join(os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "soadyn")
         if not _writable_dir(base):
             return  # Numba falls back to its own locations
-    target = os.path.join(base, f"numba-{tag}")
+    target = os.path.join(base, f"numba-{tag}-{patches}")
     for old in os.listdir(base):
-        if old.startswith("numba-") and old != os.path.basename(target):
+        if old.startswith("numba-") and not old.startswith(f"numba-{tag}-"):
             shutil.rmtree(os.path.join(base, old), ignore_errors=True)
     config.CACHE_DIR = target
+
+
+_set_up = False
+
+
+def setup():
+    """Prepare Numba for soadyn's kernels, once per process, before the first one is
+    defined: the patches the switches ask for (:func:`soadyn.numba_patches.install`), the
+    cache directory of those patches and these sources (:func:`configure`), the notice of
+    a first compilation (:func:`announce_compilations`). ``soadyn/core/__init__.py`` calls
+    it: every module that defines compiled code imports :mod:`soadyn.core.jit`."""
+    global _set_up
+    if _set_up:
+        return
+    _set_up = True
+    numba_patches.install()
+    configure()
+    announce_compilations()
 
 
 #: cold compile time of one public function's kernels, measured on a 2-core machine
@@ -106,9 +126,7 @@ class _CompileNotice(event.Listener):
     def on_start(self, ev):
         if self.said or os.environ.get("SOADYN_COMPILE_NOTICE", "1") == "0":
             return
-        # a user's function made by exec() has no module name (None): not ours
-        module = getattr(getattr(ev.data["dispatcher"], "py_func", None), "__module__", None)
-        if isinstance(module, str) and module.startswith("soadyn."):
+        if numba_patches.is_registered(getattr(ev.data["dispatcher"], "py_func", None)):
             self.said = True
             print(f"soadyn: compiling kernels for this machine ({time.strftime('%H:%M:%S')}; first use only: usually "
                   f"{TYPICAL_COMPILE} per public function, then cached on disk; `soadyn precompile` compiles every "

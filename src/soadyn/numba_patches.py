@@ -1,7 +1,6 @@
-"""How soadyn changes Numba's compilation of its own functions: patches installed when
-soadyn is imported (``soadyn/__init__.py``), before any kernel is compiled or loaded. Each
-one applies to soadyn's functions only (a user's functions compile as Numba compiles
-them), keeps the results of the code the same, and says in its comment what it measured.
+"""How soadyn changes Numba's compilation of its own functions: patches of Numba's internals,
+each optional, each applied to soadyn's registered functions only (a user's functions compile
+as Numba compiles them), each keeping the results of the code the same.
 
 :func:`compile_for_plain_types` stops Numba from compiling a helper again for each
 constant argument it receives; :func:`link_helpers_only` stops it from optimizing and
@@ -16,44 +15,221 @@ named views to the always-inlined helpers as one argument each, and
 :func:`return_views_from_helpers` lets helpers compiled without reference counting return
 array views.
 
-What these patches write into Numba's cache is named by :data:`CACHE_FORMAT`, part of the
-cache's tag (:mod:`soadyn.numba_cache`): bump it when a patch changes the code made.
+**Stock Numba is a supported configuration.** ``SOADYN_NUMBA_PATCHES=0`` applies none of
+them (soadyn then runs on Numba as released: the same results, slower cold compiles);
+``SOADYN_NUMBA_PATCHES=name,name`` applies the ones named (``1`` or unset: all), and
+``SOADYN_NUMBA_PATCH_<NAME>=0`` or ``=1`` switches one off or on over that
+(``SOADYN_NUMBA_PATCH_LIGHTER_PASSES=0``). Read once, when soadyn's compiled code is first
+imported (:func:`install`).
+
+**Each patch checks its ground first** (:class:`Patch`): the Numba version is in the range
+it was written and tested for (:data:`TESTED`), and every internal it replaces or relies on
+exists with the signature it was written for. Otherwise it stays out, with one
+:class:`NumbaPatchWarning` naming it and what was found; soadyn is then correct as on stock
+Numba (the one patch the kernels need to compile, :func:`return_views_from_helpers`, has its
+stock form: soadyn's helpers then count references, :func:`helpers_count_references`).
+
+**Soadyn's functions** are the ones its decorator :func:`soadyn.core.jit.njit` registered
+(:func:`register`), not the functions of modules whose name starts with ``soadyn.``.
+
+What these patches write into Numba's cache is named by :func:`cache_format` (the applied
+patches and the form of each), part of the cache's tag (:mod:`soadyn.numba_cache`): bump a
+patch's ``form`` when it changes the code made.
 """
 from __future__ import annotations
 
 import copy
-import sys
+import importlib
+import inspect
+import os
+import re
 import threading
+import warnings
 
-import llvmlite.binding as llvm
-from numba import _dynfunc
-from numba.core import codegen, compiler, config, cpu, event, typed_passes, types
-from numba.core.base import BaseContext
-from numba.core.callconv import BaseCallConv, CPUCallConv
-from numba.core.datamodel import models as datamodel
-from numba.core.registry import CPUDispatcher
-from numba.core.target_extension import get_local_target
-from numba.core.types.functions import BaseFunction
+import numba
 
-#: the form of the cache entries these patches write and the LLVM pipelines that
-#: made them (part of the cache's tag: a checkout whose Numba patches differ never reads
-#: entries it cannot load, nor machine code its own pipelines would not have made)
-CACHE_FORMAT = (b"helpers linked only: 1; lighter passes: 1; struct values kept whole: 1; views passed whole: 1; "
-                b"helpers internal: 1")
+#: the Numba versions the patches were written and tested for: (first, past the last),
+#: as (major, minor); a Numba outside it runs soadyn without them
+TESTED = ((0, 68), (0, 69))
+
+
+class NumbaPatchWarning(UserWarning):
+    """A patch of Numba's internals that could not apply (another Numba version, or an
+    internal that changed); soadyn runs without it, with the same results."""
+
+
+#: Numba's own versions of what the patches replace, kept when a patch applies (the
+#: replacements call them for everything that is not soadyn's)
+_numba_call_template = _numba_get_executable = _numba_finalize = _numba_serialize = _numba_unserialize = None
+_numba_referenced_environments = _numba_get_call_type = _get_local_target = _numba_optimize_functions = None
+_numba_declare_function = _numba_decode_arguments = _numba_call_function = _numba_type_inference = None
+
+
+# --- soadyn's compiled functions ---------------------------------------------------------
+
+#: (module, qualified name) of each function soadyn's decorator compiled → its options
+_registered = {}
+#: the Python functions themselves (what a dispatcher holds)
+_registered_functions = set()
+
+
+def register(py_func, options):
+    """Record ``py_func`` as one of soadyn's compiled functions, compiled with the Numba
+    ``options`` (:func:`soadyn.core.jit.njit` calls this for every function it decorates)."""
+    _registered[(py_func.__module__, py_func.__qualname__)] = dict(options)
+    _registered_functions.add(py_func)
+
+
+def is_registered(py_func):
+    """True for a Python function that :func:`soadyn.core.jit.njit` compiles."""
+    return py_func in _registered_functions
+
+
+def registered_options(modname, qualname):
+    """The options soadyn's decorator gave the function ``qualname`` of module ``modname``
+    (Numba's function descriptor names both), or None for a function that is not soadyn's."""
+    return _registered.get((modname, qualname))
+
+
+# --- the patches, their switches and their checks -----------------------------------------
+
+
+def _resolve(path):
+    """The object at ``"module:Class.attribute"``, or None when any part is missing."""
+    module, _, attributes = path.partition(":")
+    try:
+        obj = importlib.import_module(module)
+    except ImportError:
+        return None
+    for name in filter(None, attributes.split(".")):
+        obj = inspect.getattr_static(obj, name, None) if isinstance(obj, type) else getattr(obj, name, None)
+        if obj is None:
+            return None
+    return obj
+
+
+def _parameters(obj):
+    function = getattr(obj, "__func__", obj)  # a classmethod or staticmethod: its function
+    try:
+        return ", ".join(str(p) for p in inspect.signature(function).parameters.values())
+    except (TypeError, ValueError):
+        return None
+
+
+class Patch:
+    """One patch of Numba's internals.
+
+    ``replaces`` maps the internals it replaces (``"module:Class.method"``) to the
+    parameters they were written for (``"self, args, kws"``); ``uses`` names what else of
+    Numba it relies on: ``"module:Class.attribute"`` must exist, ``"module:Class.method
+    name, name"`` must read or set those names (an attribute set in ``__init__``).
+    ``form``: the version of what the patch writes into the cache. ``apply`` installs it.
+    """
+
+    def __init__(self, name, apply, replaces, uses=(), form=1):
+        self.name, self.apply, self.replaces, self.uses, self.form = name, apply, dict(replaces), tuple(uses), form
+
+    def ground(self):
+        """Why the patch cannot apply here (a sentence), or None when it can."""
+        version = tuple(int(x) for x in re.findall(r"\d+", numba.__version__)[:2])
+        if not TESTED[0] <= version < TESTED[1]:
+            return (f"written for Numba {TESTED[0][0]}.{TESTED[0][1]} up to {TESTED[1][0]}.{TESTED[1][1]} "
+                    f"(excluded), found {numba.__version__}")
+        for path, expected in self.replaces.items():
+            obj = _resolve(path)
+            if obj is None:
+                return f"{path} not found"
+            found = _parameters(obj)
+            if found != expected:
+                return f"{path} takes ({found}), the patch was written for ({expected})"
+        for use in self.uses:
+            path, _, names = use.partition(" ")
+            obj = _resolve(path)
+            if obj is None:
+                return f"{path} not found"
+            if names:
+                code = getattr(getattr(obj, "__func__", obj), "__code__", None)
+                missing = [n for n in names.replace(",", " ").split() if code is None or n not in code.co_names]
+                if missing:
+                    return f"{path} no longer uses {', '.join(missing)}"
+        return None
+
+
+def _wanted(name):
+    """Whether the switches (module docstring) ask for the patch ``name``."""
+    one = os.environ.get(f"SOADYN_NUMBA_PATCH_{name.upper()}")
+    if one is not None:
+        return one.strip() not in ("0", "", "off", "false")
+    every = os.environ.get("SOADYN_NUMBA_PATCHES", "1").strip().lower()
+    if every in ("1", "all", "on", "true"):
+        return True
+    if every in ("0", "", "none", "off", "false"):
+        return False
+    names = {n.strip() for n in every.split(",")}
+    unknown = names - set(PATCHES)
+    if unknown:
+        raise ValueError(f"SOADYN_NUMBA_PATCHES: expected 0, 1 or names among {', '.join(PATCHES)}; "
+                         f"got unknown {', '.join(sorted(unknown))}")
+    return name in names
+
+
+_applied = []  # the names of the patches installed, in order
+_installed = False
+_install_lock = threading.Lock()
+
+
+def install():
+    """Apply the patches the switches ask for whose ground holds (once per process; the
+    others stay out, each with one :class:`NumbaPatchWarning` when its ground fails). Runs
+    when soadyn's compiled code is first imported (``soadyn/core/__init__.py``), before any
+    kernel is defined, compiled or loaded from the cache."""
+    global _installed
+    with _install_lock:
+        if _installed:
+            return
+        _installed = True
+        for name, patch in PATCHES.items():
+            if not _wanted(name):
+                continue
+            reason = patch.ground()
+            if reason is not None:
+                warnings.warn(f"soadyn: Numba patch {name!r} not applied: {reason}; soadyn runs without it "
+                              "(the same results, a slower first compilation)", NumbaPatchWarning, stacklevel=2)
+                continue
+            patch.apply()
+            _applied.append(name)
+
+
+def applied(name=None):
+    """The names of the patches in place (a tuple), or, given a ``name``, whether it is."""
+    return tuple(_applied) if name is None else name in _applied
+
+
+def cache_format():
+    """The form of what the applied patches write into Numba's cache (bytes): part of the
+    cache's tag, so that a process whose patches differ never loads entries it cannot
+    read, nor machine code its own pipelines would not have made."""
+    return "; ".join(f"{n}: {PATCHES[n].form}" for n in _applied).encode() or b"stock"
+
+
+def helpers_count_references():
+    """True when soadyn's helpers (no Python entry point) must be compiled with reference
+    counting in this process: :func:`return_views_from_helpers` is not applied, and stock
+    Numba refuses a function without counting that returns an array view (soadyn's
+    decorator asks, :func:`soadyn.core.jit.njit`)."""
+    return not applied("return_views_from_helpers")
 
 
 def _plain_types(args, kws):
+    from numba.core import types
     return tuple(types.unliteral(a) for a in args), {k: types.unliteral(t) for k, t in kws.items()}
-
-
-_numba_call_template = CPUDispatcher.get_call_template
 
 
 def _call_template(self, args, kws):
     """:meth:`CPUDispatcher.get_call_template`, with soadyn's functions called from
     compiled code compiled for the plain types of their arguments (see
     :func:`compile_for_plain_types`)."""
-    if self.py_func.__module__.startswith("soadyn."):
+    if is_registered(self.py_func):
         args, kws = _plain_types(args, kws)
     return _numba_call_template(self, args, kws)
 
@@ -66,6 +242,9 @@ def compile_for_plain_types():
     compilations in ``soadyn precompile``. With this, a call from compiled code to a soadyn
     function is compiled for the plain types (bool, int64) of its arguments. Calls to
     Numba's and numpy's functions are unchanged."""
+    global _numba_call_template
+    from numba.core.registry import CPUDispatcher
+    _numba_call_template = CPUDispatcher.get_call_template
     CPUDispatcher.get_call_template = _call_template
 
 
@@ -93,7 +272,7 @@ def compile_for_plain_types():
 def _is_link_only(library, fndesc):
     """A soadyn function compiled without a Python or a C entry point: nothing runs it
     except compiled code that links it in."""
-    if not fndesc.modname.startswith("soadyn."):
+    if registered_options(fndesc.modname, fndesc.qualname) is None:
         return False
     for name in (fndesc.llvm_cpython_wrapper_name, fndesc.llvm_cfunc_wrapper_name):
         try:
@@ -102,9 +281,6 @@ def _is_link_only(library, fndesc):
         except NameError:  # not in the module: not made
             pass
     return True
-
-
-_numba_get_executable = cpu.CPUContext.get_executable
 
 
 def _get_executable(self, library, fndesc, env):
@@ -117,11 +293,9 @@ def _get_executable(self, library, fndesc, env):
         library._soadyn_link_only = link_only
     if not link_only:
         return _numba_get_executable(self, library, fndesc, env)
+    from numba import _dynfunc
     return _dynfunc.make_function(fndesc.lookup_module(), fndesc.qualname.split(".")[-1],
                                   f"linked-only helper {fndesc.qualname!r}", 0, env, (library,))
-
-
-_numba_finalize = codegen.CPUCodeLibrary.finalize
 
 
 def _finalize(self):
@@ -129,6 +303,7 @@ def _finalize(self):
     calls and stop (no module passes, no machine code)."""
     if not getattr(self, "_soadyn_link_only", False):
         return _numba_finalize(self)
+    from numba.core import codegen
     codegen.require_global_compiler_lock()
     self._raise_if_finalized()
     for library in dict.fromkeys(self._linking_libraries):
@@ -138,8 +313,6 @@ def _finalize(self):
     self._finalized = True
 
 
-_numba_serialize = codegen.CPUCodeLibrary.serialize_using_object_code
-_numba_unserialize = codegen.CPUCodeLibrary._unserialize.__func__
 _LINK_ONLY = "soadyn-link-only"  # the kind of a link-only library's cache entry
 
 
@@ -150,18 +323,17 @@ def _serialize(self):
     return (self.name, _LINK_ONLY, self._get_module_for_linking().as_bitcode())
 
 
-def _unserialize(cls, codegen_, state):
+def _unserialize(cls, codegen, state):
+    """:meth:`CPUCodeLibrary._unserialize`, reading a link-only library's entry back."""
+    import llvmlite.binding as llvm
     name, kind, data = state
     if kind != _LINK_ONLY:
-        return _numba_unserialize(cls, codegen_, state)
-    self = codegen_.create_library(name)
+        return _numba_unserialize(cls, codegen, state)
+    self = codegen.create_library(name)
     self._soadyn_link_only = True
     self._shared_module = llvm.parse_bitcode(data)
     self._finalized = True
     return self
-
-
-_numba_referenced_environments = compiler.CompileResult._find_referenced_environments
 
 
 def _referenced_environments(self):
@@ -177,6 +349,14 @@ def link_helpers_only():
     """Compile soadyn's helpers (functions without a Python or C entry point) for linking
     into their callers only: no module optimization and no machine code of their own
     (see the comment above). Call before any kernel is compiled or loaded."""
+    global _numba_get_executable, _numba_finalize, _numba_serialize, _numba_unserialize
+    global _numba_referenced_environments
+    from numba.core import codegen, compiler, cpu
+    _numba_get_executable = cpu.CPUContext.get_executable
+    _numba_finalize = codegen.CPUCodeLibrary.finalize
+    _numba_serialize = codegen.CPUCodeLibrary.serialize_using_object_code
+    _numba_unserialize = codegen.CPUCodeLibrary._unserialize.__func__
+    _numba_referenced_environments = compiler.CompileResult._find_referenced_environments
     cpu.CPUContext.get_executable = _get_executable
     codegen.CPUCodeLibrary.finalize = _finalize
     codegen.CPUCodeLibrary.serialize_using_object_code = _serialize
@@ -197,7 +377,7 @@ def link_helpers_only():
 # on and off in one checkout: 23.7-26.0 s against 25.5-27.5 s, one pair level at 26.0 / 26.2).
 
 
-class _SoadynTyping(event.Listener):
+class _SoadynTyping:
     """Whether the function being compiled in this thread is one of soadyn's: a stack
     of the dispatchers being compiled (a caller types its callees inside its own compile
     event), kept per thread."""
@@ -206,9 +386,8 @@ class _SoadynTyping(event.Listener):
         self.local = threading.local()
 
     def on_start(self, ev):
-        module = getattr(getattr(ev.data["dispatcher"], "py_func", None), "__module__", None)
         stack = self.local.__dict__.setdefault("stack", [])
-        stack.append(isinstance(module, str) and module.startswith("soadyn."))
+        stack.append(is_registered(getattr(ev.data["dispatcher"], "py_func", None)))
 
     def on_end(self, ev):
         self.local.stack.pop()
@@ -226,12 +405,13 @@ def _soadyn_compiling():
     (one listener for every patch that asks)."""
     global _soadyn_typing
     if _soadyn_typing is None:
-        _soadyn_typing = _SoadynTyping()
-        event.register("numba:compile", _soadyn_typing)
+        from numba.core import event
+        listener = type("SoadynTyping", (_SoadynTyping, event.Listener), {})()
+        event.register("numba:compile", listener)
+        _soadyn_typing = listener
     return _soadyn_typing
 
 
-_numba_get_call_type = BaseFunction.get_call_type
 #: (function type, typing context, target, argument types, keyword types) → (signature,
 #: implementation key) of the resolutions that succeeded
 _call_types = {}
@@ -241,7 +421,7 @@ def _get_call_type(self, context, args, kws):
     """:meth:`BaseFunction.get_call_type`, remembered while typing soadyn's functions."""
     if not _soadyn_compiling().active():
         return _numba_get_call_type(self, context, args, kws)
-    key = (self, context, get_local_target(context), tuple(args), tuple(sorted(kws.items())) if kws else ())
+    key = (self, context, _get_local_target(context), tuple(args), tuple(sorted(kws.items())) if kws else ())
     known = _call_types.get(key)
     if known is not None:
         signature, impl_key = known
@@ -261,6 +441,10 @@ def remember_call_types():
     type), the typing context, the target and the argument types; failed resolutions are
     not remembered (Numba raises its own error each time). A user's functions are typed as
     Numba types them."""
+    global _numba_get_call_type, _get_local_target
+    from numba.core.target_extension import get_local_target
+    from numba.core.types.functions import BaseFunction
+    _numba_get_call_type, _get_local_target = BaseFunction.get_call_type, get_local_target
     _soadyn_compiling()
     BaseFunction.get_call_type = _get_call_type
 
@@ -296,15 +480,12 @@ def remember_call_types():
 #: LLVM's optimization level of the per-function passes over soadyn's IR (Numba's: 3)
 FUNCTION_PASS_LEVEL = 1
 
-_numba_optimize_functions = codegen.CPUCodeLibrary._optimize_functions
-_numba_optimize_final_module = codegen.CPUCodeLibrary._optimize_final_module
-
-
 def _optimize_functions(self, ll_module):
     """:meth:`CPUCodeLibrary._optimize_functions` at ``FUNCTION_PASS_LEVEL`` (or Numba's
     level ``NUMBA_OPT`` when lower) for soadyn's functions (Numba's own for anyone else's)."""
     if not _soadyn_compiling().active():
         return _numba_optimize_functions(self, ll_module)
+    from numba.core import config
     ll_module.data_layout = self._codegen._data_layout
     level = min(FUNCTION_PASS_LEVEL, int(config.OPT))  # (a lower NUMBA_OPT, e.g. 0 for debugging, is kept)
     for func in ll_module.functions:
@@ -325,25 +506,43 @@ def counts_references(module):
 
 
 def _optimize_final_module(self):
-    """:meth:`CPUCodeLibrary._optimize_final_module`: for a soadyn module without reference
-    counts the full module pipeline alone (Numba's cheap pre-pass exists for the pruning of
-    reference counts)."""
+    """:meth:`CPUCodeLibrary._optimize_final_module`: for a soadyn module, its helpers made
+    internal first (:func:`internal_helpers`); without reference counts, the full module
+    pipeline alone (:func:`lighter_passes`: Numba's cheap pre-pass exists for the pruning
+    of reference counts)."""
     if not _soadyn_compiling().active():
         return _numba_optimize_final_module(self)
     if _helpers_internal:
         _internalize_helpers(self._final_module)
-    if counts_references(self._final_module):
+    if not _lighter_module_passes or counts_references(self._final_module):
         return _numba_optimize_final_module(self)
     mpm, pb = self._codegen._module_pass_manager()
     with self._recorded_timings.record("Module passes (full optimization)", pb):
         mpm.run(self._final_module, pb)
 
 
+_lighter_module_passes = False
+_numba_optimize_final_module = None
+
+
+def _patch_final_module():
+    """Replace :meth:`CPUCodeLibrary._optimize_final_module` (once: two patches share it)."""
+    global _numba_optimize_final_module
+    from numba.core import codegen
+    if _numba_optimize_final_module is None:
+        _numba_optimize_final_module = codegen.CPUCodeLibrary._optimize_final_module
+        codegen.CPUCodeLibrary._optimize_final_module = _optimize_final_module
+
+
 def lighter_passes():
     """Optimize soadyn's functions with the lighter LLVM pipelines described above. Call
     before any kernel is compiled."""
+    global _numba_optimize_functions, _lighter_module_passes
+    from numba.core import codegen
+    _numba_optimize_functions = codegen.CPUCodeLibrary._optimize_functions
     codegen.CPUCodeLibrary._optimize_functions = _optimize_functions
-    codegen.CPUCodeLibrary._optimize_final_module = _optimize_final_module
+    _lighter_module_passes = True
+    _patch_final_module()
 
 
 # --- struct values kept whole where their data form is their value form ----------------
@@ -367,8 +566,8 @@ def lighter_passes():
 
 _STRUCT_CONVERSIONS = ("as_data", "from_data", "as_return", "from_return")
 _TUPLE_CONVERSIONS = ("as_data", "from_data")
-_numba_struct = {name: getattr(datamodel.StructModel, name) for name in _STRUCT_CONVERSIONS}
-_numba_unituple = {name: getattr(datamodel.UniTupleModel, name) for name in _TUPLE_CONVERSIONS}
+_numba_struct = {}  # Numba's conversions of StructModel and UniTupleModel, by name (set when applied)
+_numba_unituple = {}
 
 
 def _unchanged(cls, base, names):
@@ -379,6 +578,7 @@ def _unchanged(cls, base, names):
 def same_form(model):
     """True when Numba's data ``model`` has its data form equal to its value form, member
     by member, so that its conversions between them only rebuild the same value."""
+    from numba.core.datamodel import models as datamodel
     known = model.__dict__.get("_soadyn_same_form")
     if known is not None:
         return known
@@ -414,6 +614,9 @@ def keep_struct_values():
     """Pass struct values whose data form is their value form through Numba's conversions
     whole while compiling soadyn's functions (see the comment above). Call before any
     kernel is compiled."""
+    from numba.core.datamodel import models as datamodel
+    _numba_struct.update((name, getattr(datamodel.StructModel, name)) for name in _STRUCT_CONVERSIONS)
+    _numba_unituple.update((name, getattr(datamodel.UniTupleModel, name)) for name in _TUPLE_CONVERSIONS)
     for name in _STRUCT_CONVERSIONS:
         setattr(datamodel.StructModel, name, _kept_whole(_numba_struct, name))
     for name in _TUPLE_CONVERSIONS:
@@ -453,34 +656,49 @@ def keep_struct_values():
 # default call 9.2-10.2 s against 8.9 s (module passes over the inlined helpers).
 
 
-class WholeView(types.Type):
-    """The type of a named view passed to an always-inlined soadyn helper as one LLVM
-    argument (its struct value): used only to choose the argument convention."""
-
-    def __init__(self, view):
-        self.view = view
-        super().__init__(name=f"whole({view})")
+_WholeView = None  # the type of a named view passed whole (made when the patch applies)
 
 
-@datamodel.register_default(WholeView)
-class WholeViewModel(datamodel.DataModel):
-    """The view's own model, with the argument form equal to its value form."""
+def _whole_view_type():
+    """Make :class:`WholeView`, a Numba type, and register its data model (the view's own,
+    with the argument form equal to the value form): when the patch applies only, so that
+    importing this module asks nothing of Numba's type system."""
+    global _WholeView
+    if _WholeView is not None:
+        return _WholeView
+    from numba.core import types
+    from numba.core.datamodel import models as datamodel
 
-    def __init__(self, dmm, fe_type):
-        super().__init__(dmm, fe_type)
-        self._view = dmm.lookup(fe_type.view)
+    class WholeView(types.Type):
+        """The type of a named view passed to an always-inlined soadyn helper as one LLVM
+        argument (its struct value): used only to choose the argument convention."""
 
-    def get_value_type(self):
-        return self._view.get_value_type()
+        def __init__(self, view):
+            self.view = view
+            super().__init__(name=f"whole({view})")
 
-    def get_argument_type(self):
-        return self._view.get_value_type()
+    @datamodel.register_default(WholeView)
+    class WholeViewModel(datamodel.DataModel):
+        """The view's own model, with the argument form equal to its value form."""
 
-    def as_argument(self, builder, value):
-        return value
+        def __init__(self, dmm, fe_type):
+            super().__init__(dmm, fe_type)
+            self._view = dmm.lookup(fe_type.view)
 
-    def from_argument(self, builder, value):
-        return value
+        def get_value_type(self):
+            return self._view.get_value_type()
+
+        def get_argument_type(self):
+            return self._view.get_value_type()
+
+        def as_argument(self, builder, value):
+            return value
+
+        def from_argument(self, builder, value):
+            return value
+
+    _WholeView = WholeView
+    return WholeView
 
 
 _whole_views = {}  # view type -> its WholeView
@@ -489,11 +707,12 @@ _takes_views_whole = {}  # a function's mangled name -> whether it takes its nam
 
 def _passed_whole(fe_type):
     """The argument type of a named view when passed whole, else ``fe_type``."""
+    from numba.core import types
     if not isinstance(fe_type, (types.NamedTuple, types.NamedUniTuple)):
         return fe_type
     whole = _whole_views.get(fe_type)
     if whole is None:
-        whole = _whole_views[fe_type] = WholeView(fe_type)
+        whole = _whole_views[fe_type] = _WholeView(fe_type)
     return whole
 
 
@@ -503,24 +722,15 @@ def takes_views_whole(fndesc):
     name = fndesc.mangled_name
     known = _takes_views_whole.get(name)
     if known is None:
-        known = False
-        if fndesc.inline and fndesc.modname.startswith("soadyn."):
-            function = sys.modules.get(fndesc.modname)
-            for part in fndesc.qualname.split("."):
-                function = getattr(function, part, None)
-            options = getattr(function, "targetoptions", None) or {}
-            known = bool(options.get("no_cpython_wrapper") and options.get("no_cfunc_wrapper"))
+        options = registered_options(fndesc.modname, fndesc.qualname)
+        known = bool(fndesc.inline and options and options.get("no_cpython_wrapper")
+                     and options.get("no_cfunc_wrapper"))
         _takes_views_whole[name] = known
     return known
 
 
 def _whole_argument_types(argtypes):
     return tuple(_passed_whole(t) for t in argtypes)
-
-
-_numba_declare_function = BaseContext.declare_function
-_numba_decode_arguments = BaseCallConv.decode_arguments
-_numba_call_function = CPUCallConv.call_function
 
 
 def _declare_function(self, module, fndesc):
@@ -553,6 +763,7 @@ _helpers_internal = False
 
 def _internalize_helpers(module):
     """Give the functions linked into a soadyn kernel's ``module`` internal linkage."""
+    import llvmlite.binding as llvm
     for function in module.functions:
         if not function.is_declaration and function.linkage == llvm.Linkage.linkonce_odr:
             function.linkage = llvm.Linkage.internal
@@ -561,6 +772,13 @@ def _internalize_helpers(module):
 def pass_views_whole():
     """Pass the named views to soadyn's always-inlined helpers whole (see the comment
     above). Call before any kernel is compiled or loaded."""
+    global _numba_declare_function, _numba_decode_arguments, _numba_call_function
+    from numba.core.base import BaseContext
+    from numba.core.callconv import BaseCallConv, CPUCallConv
+    _whole_view_type()
+    _numba_declare_function = BaseContext.declare_function
+    _numba_decode_arguments = BaseCallConv.decode_arguments
+    _numba_call_function = CPUCallConv.call_function
     BaseContext.declare_function = _declare_function
     BaseCallConv.decode_arguments = _decode_arguments
     CPUCallConv.call_function = _call_function
@@ -572,6 +790,7 @@ def internal_helpers():
     Call before any kernel is compiled."""
     global _helpers_internal
     _helpers_internal = True
+    _patch_final_module()
 
 # --- array views returned without reference counting ------------------------------------
 #
@@ -585,15 +804,12 @@ def internal_helpers():
 # Python can call keeps it.
 
 
-_numba_type_inference = typed_passes.BaseTypeInference.run_pass
-
-
 def _type_inference(self, state):
     """:meth:`BaseTypeInference.run_pass`, letting a soadyn helper compiled without
     reference counting and without a Python entry point return an array view."""
     context = state.targetctx
     if (context.enable_nrt or not state.flags.no_cpython_wrapper
-            or not state.func_id.modname.startswith("soadyn.")):
+            or not is_registered(state.func_id.func)):
         return _numba_type_inference(self, state)
     # the context is this compilation's own (Numba makes one per compilation); typing
     # reads enable_nrt only in the return-type check, and lowering sees it restored
@@ -606,5 +822,91 @@ def _type_inference(self, state):
 
 def return_views_from_helpers():
     """Let soadyn's helpers (no Python entry point) compiled without reference counting
-    return array views (see the comment above). Call before any kernel is compiled."""
+    return array views (see the comment above). Call before any kernel is compiled.
+    Without it, soadyn's helpers count references (:func:`helpers_count_references`)."""
+    global _numba_type_inference
+    from numba.core import typed_passes
+    _numba_type_inference = typed_passes.BaseTypeInference.run_pass
     typed_passes.BaseTypeInference.run_pass = _type_inference
+
+
+_LIBRARY = "numba.core.codegen:CPUCodeLibrary"
+_STRUCT = "numba.core.datamodel.models:StructModel"
+_UNITUPLE = "numba.core.datamodel.models:UniTupleModel"
+
+#: every patch, in the order they are applied, with the internals each replaces (and the
+#: parameters it was written for) and the others it relies on
+PATCHES = {p.name: p for p in (
+    Patch("compile_for_plain_types", compile_for_plain_types,
+          {"numba.core.registry:CPUDispatcher.get_call_template": "self, args, kws"},
+          uses=("numba.core.types:unliteral",)),
+    Patch("link_helpers_only", link_helpers_only,
+          {"numba.core.cpu:CPUContext.get_executable": "self, library, fndesc, env",
+           f"{_LIBRARY}.finalize": "self",
+           f"{_LIBRARY}.serialize_using_object_code": "self",
+           f"{_LIBRARY}._unserialize": "cls, codegen, state",
+           "numba.core.compiler:CompileResult._find_referenced_environments": "self"},
+          uses=("numba._dynfunc:make_function", "numba.core.codegen:require_global_compiler_lock",
+                f"{_LIBRARY}._get_module_for_linking", f"{_LIBRARY}._raise_if_finalized",
+                f"{_LIBRARY}.__init__ _linking_libraries, _final_module, _shared_module",
+                "numba.core.codegen:CodeLibrary.__init__ _reload_init",
+                "numba.core.funcdesc:FunctionDescriptor.llvm_cpython_wrapper_name",
+                "numba.core.funcdesc:FunctionDescriptor.llvm_cfunc_wrapper_name",
+                "numba.core.funcdesc:FunctionDescriptor.lookup_module")),
+    Patch("remember_call_types", remember_call_types,
+          {"numba.core.types.functions:BaseFunction.get_call_type": "self, context, args, kws"},
+          uses=("numba.core.types.functions:BaseFunction.__init__ _impl_keys",
+                "numba.core.target_extension:get_local_target", "numba.core.event:register")),
+    Patch("lighter_passes", lighter_passes,
+          {f"{_LIBRARY}._optimize_functions": "self, ll_module",
+           f"{_LIBRARY}._optimize_final_module": "self"},
+          uses=("numba.core.codegen:CPUCodegen._function_pass_manager",
+                "numba.core.codegen:CPUCodegen._module_pass_manager",
+                "numba.core.codegen:CodeLibrary.__init__ _codegen, _recorded_timings", "numba.core.config:OPT")),
+    Patch("keep_struct_values", keep_struct_values,
+          {**{f"{_STRUCT}.{n}": "self, builder, value" for n in _STRUCT_CONVERSIONS},
+           **{f"{_UNITUPLE}.{n}": "self, builder, value" for n in _TUPLE_CONVERSIONS}},
+          uses=(f"{_STRUCT}.__init__ _models", f"{_UNITUPLE}.__init__ _elem_model",
+                "numba.core.datamodel.models:PrimitiveModel")),
+    Patch("pass_views_whole", pass_views_whole,
+          {"numba.core.base:BaseContext.declare_function": "self, module, fndesc",
+           "numba.core.callconv:BaseCallConv.decode_arguments": "self, builder, argtypes, func",
+           "numba.core.callconv:CPUCallConv.call_function": "self, builder, callee, resty, argtys, args, attrs=None"},
+          uses=("numba.core.datamodel.models:register_default", "numba.core.datamodel.models:DataModel",
+                "numba.core.funcdesc:FunctionDescriptor.__init__ inline, argtypes, mangled_name")),
+    Patch("internal_helpers", internal_helpers,
+          {f"{_LIBRARY}._optimize_final_module": "self"},
+          uses=("numba.core.codegen:CodeLibrary.__init__ _codegen", "llvmlite.binding:Linkage")),
+    Patch("return_views_from_helpers", return_views_from_helpers,
+          {"numba.core.typed_passes:BaseTypeInference.run_pass": "self, state"},
+          uses=("numba.core.base:BaseContext.enable_nrt",)),
+)}
+
+#: not a patch but the same kind of reliance: the private hooks of Numba's dispatcher that
+#: the call path's non-compiling twin of each kernel sets (:class:`soadyn.core.call.ExactCall`);
+#: without them every call takes the validated path (the same results, ~0.5-2 µs slower)
+DISPATCHER_HOOKS = Patch(
+    "dispatcher_hooks", None,
+    {f"numba.core.dispatcher:Dispatcher.{n}": "self, *args, **kws"
+     for n in ("_compile_for_args", "_search_new_conversions", "_explain_matching_error", "_explain_ambiguous")}
+    | {"numba.core.dispatcher:Dispatcher.add_overload": "self, cres"},
+    uses=("numba.core.dispatcher:Dispatcher._can_compile", "numba.core.dispatcher:_DispatcherBase.__init__ overloads"))
+
+_hooks_usable = None
+
+
+def dispatcher_hooks_usable():
+    """Whether :data:`DISPATCHER_HOOKS` hold in this process (checked once; one
+    :class:`NumbaPatchWarning` when they do not). ``SOADYN_NUMBA_PATCH_DISPATCHER_HOOKS=0``
+    turns them off."""
+    global _hooks_usable
+    if _hooks_usable is None:
+        reason = DISPATCHER_HOOKS.ground()
+        if os.environ.get("SOADYN_NUMBA_PATCH_DISPATCHER_HOOKS", "1").strip() in ("0", "off", "false"):
+            reason = "switched off"
+        if reason is not None and reason != "switched off":
+            warnings.warn(f"soadyn: 'dispatcher_hooks' (the private hooks of Numba's dispatcher that the fast call "
+                          f"path sets) not used: {reason}; every call takes the validated path (the same results, "
+                          "slower calls)", NumbaPatchWarning, stacklevel=2)
+        _hooks_usable = reason is None
+    return _hooks_usable

@@ -33,9 +33,10 @@ tables and the thread's workspace packed in one array (:mod:`soadyn.kernels.plai
 Numba's dispatch costs ~0.05 µs per argument).
 
 Only :class:`GeneralPath` is caught: an error inside the call is never mistaken for a
-type mismatch. :class:`ExactCall` uses private hooks of Numba's dispatcher (hence the
-pinned Numba range in ``pyproject.toml``); ``tests/core/test_call.py`` checks they
-behave as assumed.
+type mismatch. :class:`ExactCall` uses private hooks of Numba's dispatcher, after
+checking that they are there as written for
+(:data:`soadyn.numba_patches.DISPATCHER_HOOKS`; else every call takes the general path);
+``tests/core/test_call.py`` checks they behave as assumed.
 """
 from __future__ import annotations
 
@@ -49,6 +50,7 @@ import numpy as np
 from numba import njit
 from numba.core import config
 
+from .. import numba_patches
 from . import status as st
 from . import validation as val
 from .compile import Workspace, check_workspace, derived
@@ -199,6 +201,10 @@ class ExactCall:
 
     def __init__(self, kernel):
         self.general = kernel
+        if not numba_patches.dispatcher_hooks_usable():
+            # (another Numba: the hooks may be gone; every call takes the general path)
+            self.fast = _mismatch
+            return
         fast = njit(kernel.py_func)
         # Numba's dispatcher calls these hooks when no compiled version matches; the
         # defaults compile, search type conversions or format a message (~50 µs).
@@ -213,6 +219,8 @@ class ExactCall:
     def share(self):
         """Make every version ``general`` has compiled callable through ``fast``."""
         fast = self.fast
+        if fast is _mismatch:
+            return
         for sig, cres in list(self.general.overloads.items()):
             if sig not in fast.overloads:
                 fast.add_overload(cres)
@@ -325,7 +333,7 @@ def call(model, {state}{params}, out=None, workspace=None):{plain}{stand_ins("  
     scope = {"empty": np.empty, "fast": function.fast, "GeneralPath": GeneralPath, "function": function, "ABSENT": ABSENT,
              "NO_FORCES": NO_FORCES, "Workspace": Workspace, "shape_of": function.shape_of,
              "plain": None if function.plain is None else function.plain.fast, "first_plain": _first_plain_call}
-    exec(compile(source, f"<soadyn.core.call: fast path of {function.fast.py_func.__name__}>", "exec"), scope)
+    exec(compile(source, f"<soadyn.core.call: fast path of {function.exact.general.py_func.__name__}>", "exec"), scope)
     return scope["call"]
 
 

@@ -44,6 +44,8 @@ from __future__ import annotations
 
 import numba
 
+from .. import numba_patches
+
 #: the floating-point relaxation every kernel is compiled with (module docstring)
 CONTRACT = frozenset({"contract"})
 
@@ -51,7 +53,26 @@ CONTRACT = frozenset({"contract"})
 def njit(*args, **options):
     """``numba.njit`` with ``fastmath=CONTRACT`` unless the caller gives ``fastmath``, and
     without Numba's reference counting (``_nrt=False``, module docstring); used as
-    ``@njit(cache=True, ...)`` like Numba's."""
+    ``@njit(cache=True, ...)`` like Numba's. Each function it compiles is registered as
+    soadyn's (:func:`soadyn.numba_patches.register`): the patches of Numba's compilation
+    apply to those only."""
     options.setdefault("fastmath", set(CONTRACT))
     options.setdefault("_nrt", False)
-    return numba.njit(*args, **options)
+
+    numba_options = options
+    if options["_nrt"] is False and options.get("no_cpython_wrapper") and numba_patches.helpers_count_references():
+        # stock Numba refuses a function without reference counting that returns an array
+        # view (soadyn.numba_patches.return_views_from_helpers is what allows it): the
+        # helpers count then, which is safe beside uncounted kernels (the kernels' arrays
+        # carry no runtime record: each count is a test of a null pointer)
+        numba_options = dict(options, _nrt=True)
+
+    def compiled(py_func):
+        numba_patches.register(py_func, options)
+        return numba.njit(py_func, **numba_options)
+
+    if args and callable(args[0]):  # @njit without parentheses, or njit(function)
+        return compiled(args[0])
+    if args:
+        raise TypeError(f"njit: expected options as keywords (soadyn's kernels compile lazily), got {args!r}")
+    return compiled
