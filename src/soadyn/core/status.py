@@ -58,8 +58,9 @@ def overflow_error(names, state=(), batch_index=None, function=None):
     who = "" if function is None else f"soadyn.{function}: "
     largest = _largest_argument(names, state, batch_index)
     cause = f"{largest} is too large" if largest else f"one of {', '.join(names)} is too large"
-    return OverflowError(f"{who}the result of finite arguments is beyond the floating-point range (it would be "
-                         f"inf or NaN){where}: {cause} (too large a velocity, force, time step or displacement)")
+    return OverflowError(f"{who}{', '.join(names)}: finite values whose result is beyond the floating-point range "
+                         f"(it would be inf or NaN){where}: {cause} (too large a velocity, force, time step or "
+                         "displacement)")
 
 
 def raise_status(status, names, batch_index=None, model=None, state=(), function=None):
