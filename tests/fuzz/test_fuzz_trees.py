@@ -144,3 +144,12 @@ def test_an_overflow_names_the_function_and_the_argument(function):
     with pytest.raises(OverflowError, match=rf"soadyn\.{function}: .*\(batch entry 1\): v \(max"):
         call(model, np.array([q] * 3), V, np.array([x] * 3))
     assert np.all(np.isfinite(call(model, q, v * 1e100, x)))  # large but within range: a result
+
+
+def test_an_overflow_of_integrate_names_the_time_step():
+    """dt = 1e300 with unit velocities: the position p + R v dt is beyond the range, and the
+    error names integrate and dt (a parameter, not a state array)."""
+    model = sd.models.random_tree(3, 0, floating_base=True)
+    q, v = sd.neutral(model), np.ones(model.nv)
+    with pytest.raises(OverflowError, match=r"soadyn\.integrate: q, v, dt: .*dt \(max \|dt\| = 1e\+300\) is too large"):
+        sd.integrate(model, q, v, 1e300)

@@ -539,7 +539,7 @@ class CompiledFunction:
             else:
                 status = self.exact(c.mi, c.mf, ws, *values, *params, *outs)
             if status:
-                st.raise_status(status, self.names, model=model, state=values, function=self.public_name)
+                st.raise_status(status, self.names, model=model, state=values + params, function=self.public_name)
             if self.plain is not None:
                 # the next plain call of this thread takes the plain kernel; its version for
                 # the arguments' types is compiled (or loaded) then, not here: the first call
@@ -561,5 +561,5 @@ class CompiledFunction:
                                            *(None if o is None else o[b] for o in outs))
             else:
                 run_blocks(self.batch, d, (*values, *params, *outs), status)
-            st.check_batch_status(status, self.names, model, values, self.public_name)
+            st.check_batch_status(status, self.names, model, values + params, self.public_name)
         return outs[0] if len(outs) == 1 else outs

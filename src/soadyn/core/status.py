@@ -41,9 +41,11 @@ def _largest_argument(names, state, batch_index):
     magnitude (in the row ``batch_index`` of a batch), or None without arrays."""
     best = None
     for name, x in zip(names, state):
+        if isinstance(x, (float, int, np.floating)) and not isinstance(x, bool):
+            x = np.asarray(float(x))  # a scalar argument (a time step)
         if not isinstance(x, np.ndarray) or x.dtype.kind != "f" or x.size == 0:
             continue
-        row = x if batch_index is None or x.ndim < 2 else x[batch_index]
+        row = x if batch_index is None or x.ndim < 2 else x[batch_index]  # (a (B,) vector of steps: whole)
         top = float(np.abs(row).max())
         if best is None or top > best[1]:
             best = (name, top)
