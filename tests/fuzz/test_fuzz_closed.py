@@ -53,8 +53,9 @@ def test_every_closed_chain_method_gives_the_right_answer(chain, seed):
         try:
             result = sd.constrained_forward_dynamics(chain.closed, qc, vc, tauc, method=method)
         except sd.ConstraintError as e:
-            # constraint embedding cannot aggregate every closed chain (issue 45, item 8:
-            # branch trust-closed): an error, never a wrong answer
+            # constraint embedding needs an assembled configuration of each cluster, which
+            # its search may not find (the error names the cluster and what failed, issue
+            # 45, item 8): an error, never a wrong answer
             assert method == "embedding", f"{method}: {e}"
             continue
         if method == "embedding":  # (its round-off grows with its own coordinates' conditioning)
