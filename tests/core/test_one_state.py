@@ -102,6 +102,10 @@ def test_tree_calls_see_one_model_state_while_another_thread_sets_an_inertia():
         "rnea": lambda model: [sd.rnea(model, q, v, t) for q, v, t in zip(Q[:8], V[:8], T[:8])],
         "mass_matrix batch": lambda model: [sd.mass_matrix(model, Q)],
         "operational_space_compliance": lambda model: [sd.operational_space_compliance(model, Q[0], "b7")],
+        "centroidal_momentum_matrix": lambda model: [sd.centroidal_momentum_matrix(model, q) for q in Q[:4]],
+        "centroidal_momentum": lambda model: [sd.centroidal_momentum(model, Q, V)],
+        "kinetic_energy": lambda model: [np.array(sd.kinetic_energy(model, q, v)) for q, v in zip(Q[:4], V[:4])],
+        "coriolis_matrix": lambda model: [sd.coriolis_matrix(model, Q[0], V[0])],
     }
     mixed, made = _readers_and_an_editor(make, 5, calls)
     assert not mixed, f"results of neither state (of {made} calls): {mixed}"

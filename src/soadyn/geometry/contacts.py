@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.compile import derived, snapshot
+from ..core.compile import snapshot
 from ..kernels.collision.frame import contact_frame
 
 __all__ = ["Contacts", "contact_frames", "model_identity"]
