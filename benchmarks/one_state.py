@@ -10,7 +10,8 @@ turn, case by case in a shuffled order per round, for one sample (a ``timeit`` b
 about ``--sample`` seconds), so that the two trees see the same load (the machine is
 shared). Reported per case: the median over rounds of the per-call time [µs] and of its
 ratio to Pinocchio's ``aba`` sampled by the same worker in the same round.
-``--output DIR`` writes ``one_state.md`` there.
+``--output DIR`` writes ``<name>.md`` and ``<name>.json`` there (``--name``, default
+``one_state``; ``--title`` the heading).
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ CASES = {
     "pinocchio aba (ur5)": "pin.aba(pm, pd, qp, vp, tau)",
     "aba (ur5)": "sd.aba(m, q, v, tau)",
     "rnea (ur5)": "sd.rnea(m, q, v, tau)",
+    "mass_matrix (ur5)": "sd.mass_matrix(m, q)",
     "frame_jacobian (ur5)": "sd.frame_jacobian(m, q, frame)",
     "constrained_forward_dynamics (four-bar)": "sd.constrained_forward_dynamics(four_bar, qc, vc, tc)",
 }
@@ -75,6 +77,8 @@ def main():
     parser.add_argument("--rounds", type=int, default=40)
     parser.add_argument("--sample", type=float, default=0.02, help="seconds per sample")
     parser.add_argument("--output", default=None)
+    parser.add_argument("--name", default="one_state", help="the result files' stem")
+    parser.add_argument("--title", default="One model state per call: the cost")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -110,17 +114,23 @@ def main():
                      f"{np.median(t['after'] / t['before']):.3f} | {ratio['before']:.3f} | {ratio['after']:.3f} |")
     sys.path.insert(0, HERE)
     from timing import machine_description
-    text = "\n".join(["# One model state per call: the cost", "",
+    text = "\n".join([f"# {args.title}", "",
                       f"Two worker processes (the code before: `{args.before}`; after: this tree), sampled in turn, "
                       f"{args.rounds} rounds of the cases in a shuffled order, {args.sample * 1e3:.0f} ms per sample; "
                       "medians over rounds (after / before: of the per-round ratios).", "",
                       *lines, "", "```", machine_description(), "```", ""])
     print(text)
     if args.output:
-        with open(os.path.join(args.output, "one_state.md"), "w") as f:
+        with open(os.path.join(args.output, f"{args.name}.md"), "w") as f:
             f.write(text)
-        import results_json
-        results_json.write_twin(os.path.join(args.output, "one_state.md"))  # the machine block is in the text
+        summary = {key: {"before_us": float(np.median(samples["before"][key]) * 1e6),
+                         "after_us": float(np.median(samples["after"][key]) * 1e6),
+                         "after_over_before": float(np.median(np.array(samples["after"][key])
+                                                              / np.array(samples["before"][key])))}
+                   for key in CASES}
+        with open(os.path.join(args.output, f"{args.name}.json"), "w") as f:
+            json.dump({"before": args.before, "rounds": args.rounds, "sample_s": args.sample, "cases": summary,
+                       "samples_s": samples, "machine": machine_description()}, f, indent=1)
 
 
 if __name__ == "__main__":

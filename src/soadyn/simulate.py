@@ -214,13 +214,28 @@ def _time_grid(t_final, dt, max_steps, record_every, what):
     return _TimeGrid(n, dt, t_final, record_every)
 
 
+def _diverged(what, t):
+    return (f"{what} at t = {t:g} s is not finite (inf or NaN): the simulation diverged, from a time step too "
+            "large for these dynamics or a state or force too large")
+
+
 def _finite(x, what, t):
     """``x``, or OverflowError when an entry is not finite (the dynamics left the finite
     numbers at time t: too large a step, state or force)."""
     if not np.isfinite(x).all():
-        raise OverflowError(f"{what} at t = {t:g} s is not finite (inf or NaN): the simulation diverged, from a time "
-                            "step too large for these dynamics or a state or force too large")
+        raise OverflowError(_diverged(what, t))
     return x
+
+
+def _finite_call(call, what, t):
+    """``call()`` checked by :func:`_finite`; the OverflowError of a function that checks its
+    own result (``aba``: a result of finite arguments beyond the floating-point range)
+    reported as :func:`_finite` reports a result that is not finite, its message appended."""
+    try:
+        x = call()
+    except OverflowError as e:
+        raise OverflowError(f"{_diverged(what, t)} ({e})") from None
+    return _finite(x, what, t)
 
 
 def _rk4_step(t, q, v, h, accel, advance, rate):
@@ -463,7 +478,7 @@ def simulate(model, q0, v0, t_final, dt=1e-3, tau=None, *, method="rk4", rtol=1e
         project = residuals = None
 
         def accel(t, q, v):
-            return _finite(aba(model, q, v, _torque(tau, t, q, v, nv)), "the acceleration", t)
+            return _finite_call(lambda: aba(model, q, v, _torque(tau, t, q, v, nv)), "the acceleration", t)
 
     def energy(q, v):
         return kinetic_energy(model, q, v) + potential_energy(model, q)

@@ -26,18 +26,26 @@ def _inertias(model, body, rng):
     return (b.mass, b.com.copy(), b.inertia_com.copy()), (b.mass + mass, b.com + com, b.inertia_com + inertia)
 
 
-def _readers_and_an_editor(make, body, calls, seed=0):
+def _readers_and_an_editor(make, body, calls, seed=0, edit=None):
     """Run ``calls`` (name -> function of the model returning a list of results, one per
     public call it makes: an array or a tuple of arrays) on one model from one thread each
-    while another thread sets the inertia of ``body`` back and forth between two states;
-    returns (results of neither state by name, public calls made by name)."""
+    while another thread sets the inertia of ``body`` back and forth between two states
+    (or, with ``edit`` = (apply, states), calls ``apply(model, state)`` for the two
+    ``states`` in turn); returns (results of neither state by name, public calls made by
+    name)."""
     rng = np.random.default_rng(seed)
     model = make()
-    states = _inertias(model, body, rng)
+    if edit is None:
+        states = _inertias(model, body, rng)
+
+        def apply(m, state):
+            m.set_inertia(body, *state)
+    else:
+        apply, states = edit
     reference = []
     for state in states:
         m = make()
-        m.set_inertia(body, *state)
+        apply(m, state)
         reference.append({name: call(m) for name, call in calls.items()})
     for name in calls:  # the edit changes every result: a mix cannot pass for either state
         assert not any(_same(a, b) for a, b in zip(reference[0][name], reference[1][name])), name
@@ -60,7 +68,7 @@ def _readers_and_an_editor(make, body, calls, seed=0):
         k = 0
         while not stop.is_set():
             k ^= 1
-            model.set_inertia(body, *states[k])
+            apply(model, states[k])
 
     threads = [threading.Thread(target=reader, args=item) for item in calls.items()] + \
         [threading.Thread(target=editor)]
@@ -94,6 +102,10 @@ def test_tree_calls_see_one_model_state_while_another_thread_sets_an_inertia():
         "rnea": lambda model: [sd.rnea(model, q, v, t) for q, v, t in zip(Q[:8], V[:8], T[:8])],
         "mass_matrix batch": lambda model: [sd.mass_matrix(model, Q)],
         "operational_space_compliance": lambda model: [sd.operational_space_compliance(model, Q[0], "b7")],
+        "centroidal_momentum_matrix": lambda model: [sd.centroidal_momentum_matrix(model, q) for q in Q[:4]],
+        "centroidal_momentum": lambda model: [sd.centroidal_momentum(model, Q, V)],
+        "kinetic_energy": lambda model: [np.array(sd.kinetic_energy(model, q, v)) for q, v in zip(Q[:4], V[:4])],
+        "coriolis_matrix": lambda model: [sd.coriolis_matrix(model, Q[0], V[0])],
     }
     mixed, made = _readers_and_an_editor(make, 5, calls)
     assert not mixed, f"results of neither state (of {made} calls): {mixed}"
@@ -127,6 +139,90 @@ def test_closed_chain_calls_see_one_model_state_while_another_thread_sets_an_ine
     }
     mixed, made = _readers_and_an_editor(make, 1, calls)
     assert not mixed, f"results of neither state (of {made} calls): {mixed}"
+
+
+def _robot_on_the_ground():
+    """A floating three-body chain with a sphere on each body, over the ground."""
+    m = sd.Model("spheres")
+    m.add_body("base", sd.joints.Free(), mass=2.0, inertia=np.diag([0.02, 0.03, 0.04]))
+    m.add_body("upper", sd.joints.Revolute("y"), "base", (np.eye(3), [0.3, 0, 0]), mass=1.0, com=(0.2, 0, 0),
+               inertia=np.diag([0.01, 0.02, 0.03]))
+    m.add_body("lower", sd.joints.Revolute("x"), "upper", (np.eye(3), [0.4, 0, 0]), mass=0.5, com=(0.1, 0, 0),
+               inertia=np.diag([0.01, 0.01, 0.02]))
+    for body in ("base", "upper", "lower"):
+        m.add_collision(body, sd.geometry.Sphere(0.15))
+    m.add_ground()
+    return m
+
+
+#: two placements of the joint of body "upper" in "base", the model's own first: contacts,
+#: Delassus operator and centroidal map differ between them
+UPPER_PLACEMENTS = ((np.eye(3), np.array([0.3, 0.0, 0.0])), (np.eye(3), np.array([0.35, 0.05, -0.08])))
+
+
+def _place_upper(model, placement):
+    model.bodies[1].placement = placement
+
+
+def test_contact_and_centroidal_calls_see_one_model_state_while_another_thread_moves_a_joint():
+    """detect_contacts, delassus (on one snapshot with the contacts it detected, and on the
+    model itself), contact_velocities and centroidal_momentum_matrix, while another thread
+    moves a joint's placement back and forth."""
+    from soadyn.core.compile import snapshot
+    m = _robot_on_the_ground()
+    q = sd.neutral(m)
+    q[2] = 0.1  # the base's sphere in the ground, the others near it
+    v = np.random.default_rng(3).normal(size=m.nv)
+    stale = []
+
+    def contacts_and_delassus(model):
+        s = snapshot(model)  # the contacts are valid for the snapshot of their version
+        c = sd.detect_contacts(s, q, margin=0.2)
+        return [(c.point, c.depth, c.normal), sd.delassus(s, q, c), sd.contact.contact_velocities(s, q, v, c)]
+
+    def on_the_model(model):
+        c = sd.detect_contacts(model, q, margin=0.2)
+        try:
+            return [(c.point, c.depth), sd.delassus(model, q, c)]
+        except ValueError as e:  # edited between the two calls: refused, never a mix
+            assert "edited since" in str(e)
+            stale.append(1)
+            return []
+
+    calls = {"detect_contacts + delassus on a snapshot": contacts_and_delassus,
+             "detect_contacts + delassus on the model": on_the_model,
+             "centroidal_momentum_matrix": lambda model: [sd.centroidal_momentum_matrix(model, q)],
+             "collision_placements": lambda model: [sd.collision_placements(model, q)]}
+    mixed, made = _readers_and_an_editor(_robot_on_the_ground, 1, calls, edit=(_place_upper, UPPER_PLACEMENTS))
+    assert not mixed, f"results of neither state (of {made} calls): {mixed}"
+    assert made["detect_contacts + delassus on a snapshot"] > 0 and made["centroidal_momentum_matrix"] > 0
+
+
+def test_contacts_of_a_model_are_valid_for_its_snapshot_of_the_same_version():
+    """Contacts.check compares by model identity and version: a snapshot stands for its
+    model at the snapshot's version, both ways; after an edit both are refused."""
+    from soadyn.core.compile import snapshot
+    m = _robot_on_the_ground()
+    q = sd.neutral(m)
+    q[2] = 0.1
+    c = sd.detect_contacts(m, q)
+    s = snapshot(m)
+    assert len(c) and np.array_equal(sd.delassus(s, q, c), sd.delassus(m, q, c))
+    c_s = sd.detect_contacts(s, q)
+    assert np.array_equal(sd.delassus(m, q, c_s), sd.delassus(m, q, c))
+    other = _robot_on_the_ground()
+    with pytest.raises(ValueError, match="another model"):
+        sd.delassus(other, q, c)
+    with pytest.raises(ValueError, match="another model"):
+        sd.delassus(snapshot(other), q, c_s)
+    _place_upper(m, UPPER_PLACEMENTS[1])
+    for contacts in (c, c_s):
+        with pytest.raises(ValueError, match="edited since"):
+            sd.delassus(m, q, contacts)
+        with pytest.raises(ValueError, match="edited since"):
+            sd.delassus(snapshot(m), q, contacts)
+    with pytest.raises(ValueError, match="edited since"):  # the old snapshot is of the old version
+        sd.delassus(s, q, sd.detect_contacts(m, q))
 
 
 def _arm():

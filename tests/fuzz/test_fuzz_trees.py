@@ -91,12 +91,7 @@ def test_batches_equal_single_calls(case, B):
     assert all(np.array_equal(Jb[k], sd.frame_jacobian(model, Q[k], frame)) for k in range(B))
 
 
-#: bad states that are not refused today (issue 45, item 7; no branch fixes them yet: see
-#: the report): one entry of 1e300 overflows the recursions, and the result is inf or NaN
-OVERFLOW = "issue 45 item 7, not fixed on any branch yet: an entry of 1e300 overflows the recursion to inf/NaN, " \
-           "returned without an error"
-BAD_STATES = [pytest.param(where, bad, marks=[pytest.mark.xfail(strict=True, reason=OVERFLOW)]
-                           if (where, bad) == ("v", "huge") else [], id=f"{where}-{bad}")
+BAD_STATES = [pytest.param(where, bad, id=f"{where}-{bad}")
               for where in ("q", "v", "tau") for bad in ("nan", "inf", "huge")] + \
              [pytest.param("q", f"scaled {s:g}", id=f"q-scaled-{s:g}") for s in (1e-200, 1e-160, 1e-20, 1e20, 1e155)]
 
@@ -106,7 +101,8 @@ def test_a_finite_result_is_right_or_there_is_an_error(where, bad):
     """One entry of the state made NaN, inf or 1e300, or q scaled whole (its quaternions
     with it) on random trees of every joint type: aba raises ValueError or LinAlgError, or
     returns a finite result that the dense specification confirms for the same
-    (normalized) state."""
+    (normalized) state; an entry of 1e300 that overflows the recursion raises
+    OverflowError (issue 45, item 7)."""
     for seed in range(8):
         model = sd.models.random_tree(1 + seed % 8, seed, floating_base=seed % 2 == 0)
         rng = np.random.default_rng(seed)
@@ -120,7 +116,7 @@ def test_a_finite_result_is_right_or_there_is_an_error(where, bad):
         try:
             with np.errstate(all="ignore"):
                 qdd = sd.aba(model, state["q"], state["v"], state["tau"])
-        except (ValueError, np.linalg.LinAlgError):
+        except (ValueError, OverflowError, np.linalg.LinAlgError):
             continue
         assert np.all(np.isfinite(qdd)), f"aba returned {qdd} for {where} {bad} (seed {seed})"
         qn = sd.normalize(model, state["q"])
@@ -130,3 +126,30 @@ def test_a_finite_result_is_right_or_there_is_an_error(where, bad):
             continue  # (no digits left to compare)
         expected = np.linalg.solve(ops.mass_matrix, state["tau"] - ops.coriolis - sd.generalized_gravity(model, qn))
         assert _close(qdd, expected, 1e-13 * cond + 1e-10), (where, bad, seed)
+
+
+@pytest.mark.parametrize("function", ["aba", "rnea"])
+def test_an_overflow_names_the_function_and_the_argument(function):
+    """v = 1e300 makes the Coriolis terms V × V ~ 1e600: OverflowError naming the function
+    and v, for a single state and for the entry of a batch (issue 45, item 7)."""
+    model = sd.models.random_tree(4, 1, floating_base=True)
+    rng = np.random.default_rng(0)
+    q, v, x = sd.random_configuration(model, rng), rng.normal(size=model.nv), rng.normal(size=model.nv)
+    call = getattr(sd, function)
+    huge = v.copy()
+    huge[2] = 1e300
+    with pytest.raises(OverflowError, match=rf"soadyn\.{function}: .*v \(max \|v\| = 1e\+300\) is too large"):
+        call(model, q, huge, x)
+    V = np.array([v, huge, v])
+    with pytest.raises(OverflowError, match=rf"soadyn\.{function}: .*\(batch entry 1\): v \(max"):
+        call(model, np.array([q] * 3), V, np.array([x] * 3))
+    assert np.all(np.isfinite(call(model, q, v * 1e100, x)))  # large but within range: a result
+
+
+def test_an_overflow_of_integrate_names_the_time_step():
+    """dt = 1e300 with unit velocities: the position p + R v dt is beyond the range, and the
+    error names integrate and dt (a parameter, not a state array)."""
+    model = sd.models.random_tree(3, 0, floating_base=True)
+    q, v = sd.neutral(model), np.ones(model.nv)
+    with pytest.raises(OverflowError, match=r"soadyn\.integrate: q, v, dt: .*dt \(max \|dt\| = 1e\+300\) is too large"):
+        sd.integrate(model, q, v, 1e300)

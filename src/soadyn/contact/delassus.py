@@ -7,7 +7,7 @@ import numpy as np
 from ..closed.embedding.algorithms import efpa_at_poses
 from ..closed.embedding.clusters import independent_state
 from ..core.call import CompiledFunction, Arg, ParamShape
-from ..core.compile import derived
+from ..core.compile import derived, snapshot
 from ..dynamics.kinematics import body_placements
 from ..geometry.contacts import Contacts
 from ..kernels.contact.delassus import delassus_kernel
@@ -66,6 +66,7 @@ def delassus(model, q, contacts):
     Returns G (3k, 3k), symmetric positive semi-definite (singular when contacts constrain
     more directions than the bodies have dofs).
     """
+    model = snapshot(model)  # one model state for the check, the scratch and the kernel
     cbody, cpoint, cframe = contact_arrays(model, contacts)
     if model.has_constraints:
         return _cluster_delassus(model, q, cbody, cpoint, cframe)

@@ -8,6 +8,7 @@ import numpy as np
 from ..closed.embedding.algorithms import cluster_aba
 from ..closed.embedding.clusters import cluster_tree, independent_state
 from ..core.call import Arg, CompiledFunction, ParamShape
+from ..core.compile import snapshot
 from ..dynamics.aba import aba
 from ..kernels.contact.points import contact_impulse_kernel, contact_velocities_kernel
 from .delassus import contact_arrays
@@ -39,6 +40,7 @@ def contact_velocities(model, q, v, contacts):
     """σ = J v (k, 3) [m/s]: the velocity of each contact's second body relative to its
     first at the contact point, in the contact frame (t1, t2, n) (σ_n > 0: separating).
     q (nq,), v (nv,) (on a model with loops, a spanning state that satisfies them)."""
+    model = snapshot(model)  # one model state for the check and the kernels
     cbody, cpoint, cframe = contact_arrays(model, contacts)
     return _VELOCITIES(model, (q, v), (cbody, cpoint, cframe))
 
@@ -47,6 +49,7 @@ def contact_impulse(model, q, contacts, impulses):
     """The generalized impulse Jᵀλ (nv,) [N m s, N s] of contact impulses λ (k, 3) (in the
     contact frames, on the second body, −λ on the first), by one tips-to-base gather
     ([Jain12, eq. 12]) of the bodies' spatial impulses."""
+    model = snapshot(model)  # one model state for the check and the kernels
     cbody, cpoint, cframe = contact_arrays(model, contacts)
     lam = _impulses(impulses, cbody.shape[0])
     return _IMPULSE(model, (q,), (cbody, cpoint, cframe, lam))[1]
@@ -58,6 +61,7 @@ def impulse_response(model, q, contacts, impulses):
     gravity. On a model with loops, couplings or user constraints, the constrained response
     Δv = G_y H⁻¹ G_yᵀ Jᵀλ by C-ABA in the independent coordinates ([Chignoli23, Alg. 1];
     q a spanning configuration that satisfies the constraints)."""
+    model = snapshot(model)  # one model state for the check and the kernels
     cbody, cpoint, cframe = contact_arrays(model, contacts)
     lam = _impulses(impulses, cbody.shape[0])
     F, _ = _IMPULSE(model, (q,), (cbody, cpoint, cframe, lam))

@@ -451,6 +451,8 @@ class CompiledFunction:
         #: known at construction for named shapes, else after the first general call
         self.n_outputs = None if self.shapes is None else len(self.shapes)
         self.tree_function = tree_function
+        #: the name an error calls the function by: its tree-function name, else its kernel's
+        self.public_name = tree_function or getattr(kernel, "py_func", kernel).__name__.removesuffix("_kernel")
         #: (position in ``state``, whether it is ``f_ext``) of the arguments that may be
         #: absent: optional vectors (``ABSENT``) and external forces (``NO_FORCES``). The
         #: kernels read an empty array there as zero, so the fast path returns only when
@@ -545,7 +547,7 @@ class CompiledFunction:
             else:
                 status = self.exact(c.mi, c.mf, ws, *values, *params, *outs)
             if status:
-                st.raise_status(status, self.names, model=model, state=values)
+                st.raise_status(status, self.names, model=model, state=values + params, function=self.public_name)
             if self.plain is not None:
                 # the next plain call of this thread takes the plain kernel; its version for
                 # the arguments' types is compiled (or loaded) then, not here: the first call
@@ -567,5 +569,5 @@ class CompiledFunction:
                                            *(None if o is None else o[b] for o in outs))
             else:
                 run_blocks(self.batch, d, (*values, *params, *outs), status)
-            st.check_batch_status(status, self.names, model, values)
+            st.check_batch_status(status, self.names, model, values + params, self.public_name)
         return outs[0] if len(outs) == 1 else outs

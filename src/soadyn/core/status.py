@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["ClosedChainError", "closed_chain_error", "raise_status", "check_batch_status", "Unsolved"]
+__all__ = ["ClosedChainError", "closed_chain_error", "raise_status", "check_batch_status", "overflow_error", "Unsolved"]
 
 
 class Unsolved(Exception):
@@ -36,7 +36,36 @@ def _zero_quaternion(model, names, state, batch_index=None):
     return None
 
 
-def raise_status(status, names, batch_index=None, model=None, state=()):
+def _largest_argument(names, state, batch_index):
+    """``"v (max |v| = 1e+300)"`` for the named state argument with the largest finite
+    magnitude (in the row ``batch_index`` of a batch), or None without arrays."""
+    best = None
+    for name, x in zip(names, state):
+        if isinstance(x, (float, int, np.floating)) and not isinstance(x, bool):
+            x = np.asarray(float(x))  # a scalar argument (a time step)
+        if not isinstance(x, np.ndarray) or x.dtype.kind != "f" or x.size == 0:
+            continue
+        row = x if batch_index is None or x.ndim < 2 else x[batch_index]  # (a (B,) vector of steps: whole)
+        top = float(np.abs(row).max())
+        if best is None or top > best[1]:
+            best = (name, top)
+    return None if best is None else f"{best[0]} (max |{best[0]}| = {best[1]:.3g})"
+
+
+def overflow_error(names, state=(), batch_index=None, function=None):
+    """The :class:`OverflowError` of an ``OVERFLOW`` status: a result computed from finite
+    arguments is not finite. Names ``function`` (when given) and the argument of ``state``
+    (named by ``names``) of largest magnitude, the likely cause."""
+    where = "" if batch_index is None else f" (batch entry {batch_index})"
+    who = "" if function is None else f"soadyn.{function}: "
+    largest = _largest_argument(names, state, batch_index)
+    cause = f"{largest} is too large" if largest else f"one of {', '.join(names)} is too large"
+    return OverflowError(f"{who}{', '.join(names)}: finite values whose result is beyond the floating-point range "
+                         f"(it would be inf or NaN){where}: {cause} (too large a velocity, force, time step or "
+                         "displacement)")
+
+
+def raise_status(status, names, batch_index=None, model=None, state=(), function=None):
     """Raise the error a kernel reported.
 
     ``names`` are the kernel's state arguments in order (``BAD_FIRST`` names
@@ -44,7 +73,8 @@ def raise_status(status, names, batch_index=None, model=None, state=()):
     cause (:meth:`~soadyn.Model.singular_mass_matrix_causes`: an inertia that is not positive
     semi-definite, joints that move no inertia, redundant joints on an inertia-free body),
     and with ``state`` (the arguments named by ``names``) a ``BAD_QUATERNION`` status the
-    joint whose quaternion is zero.
+    joint whose quaternion is zero and an ``OVERFLOW`` status the largest argument;
+    ``function``: the public function's name, for the ``OVERFLOW`` message.
     """
     where = "" if batch_index is None else f" (batch entry {batch_index})"
     if status == UNSOLVED:
@@ -58,8 +88,7 @@ def raise_status(status, names, batch_index=None, model=None, state=()):
         raise ValueError(f"{which or 'q: a quaternion of a free or spherical joint'}: expected a nonzero quaternion "
                          f"(x, y, z, w) (any nonzero scale is a rotation), got zero{where}")
     if status == OVERFLOW:
-        raise OverflowError(f"{', '.join(names)}: finite values whose result is beyond the floating-point range "
-                            f"(it would be inf or NaN){where}: too large a velocity, time step or displacement")
+        raise overflow_error(names, state, batch_index, function)
     if status == BAD_SHAPE:
         raise ValueError(f"workspace: it was built for a different model{where}")
     if status == OFF_MANIFOLD:
@@ -84,11 +113,11 @@ def raise_status(status, names, batch_index=None, model=None, state=()):
     raise RuntimeError(f"kernel status {status}{where}")
 
 
-def check_batch_status(status, names, model=None, state=()):
+def check_batch_status(status, names, model=None, state=(), function=None):
     """Raise for the first nonzero entry of a batched call's status array."""
     bad = np.flatnonzero(status)
     if bad.size:
-        raise_status(int(status[bad[0]]), names, int(bad[0]), model, state)
+        raise_status(int(status[bad[0]]), names, int(bad[0]), model, state, function)
 
 
 class ClosedChainError(ValueError):

@@ -37,7 +37,10 @@ def aba(model, q, v, tau, f_ext=None, *, gravity=True, out=None, workspace=None)
 
     Returns q̈, (nv,) or (B, nv). Raises ``numpy.linalg.LinAlgError`` naming the cause
     when M is singular or indefinite (``Model.singular_mass_matrix_causes``: a body inertia
-    that is not positive semi-definite, joints that move no inertia, redundant joints).
+    that is not positive semi-definite, joints that move no inertia, redundant joints), and
+    ``OverflowError`` naming the largest argument (and the batch entry) when finite
+    arguments give a result beyond the floating-point range (a velocity of 1e300: its
+    Coriolis terms overflow).
     """
     if gravity is not True and gravity is not False:  # the fast path would read its truth value
         gravity = val.GRAVITY(gravity)

@@ -34,7 +34,9 @@ def rnea(model, q, v, a, f_ext=None, *, gravity=True, out=None, workspace=None):
     out : optional output array; workspace : optional :class:`~soadyn.Workspace` (the
         fastest way to call it repeatedly).
 
-    Returns τ, (nv,) or (B, nv) [N m, N].
+    Returns τ, (nv,) or (B, nv) [N m, N]. Raises ``OverflowError`` naming the largest
+    argument (and the batch entry) when finite arguments give a τ beyond the floating-point
+    range (a velocity of 1e300).
     """
     if gravity is not True and gravity is not False:  # the fast path would read its truth value
         gravity = val.GRAVITY(gravity)

@@ -17,7 +17,11 @@ velocity of the second object's material point relative to the first's, at the p
 (−λ on the first), λ_n ≥ 0 pushing them apart.
 
 A Contacts remembers the model and model version it was made for: the functions that use
-it (the Delassus operator, time stepping) refuse it for another model or after an edit.
+it (the Delassus operator, time stepping) refuse it for another model or after an edit. A
+snapshot of a model (:func:`soadyn.core.compile.snapshot`, the state a call works on)
+counts as that model at the snapshot's version: Contacts detected on a model are valid for
+its snapshot of the same version, and Contacts detected on a snapshot for the model as long
+as it is not edited.
 """
 from __future__ import annotations
 
@@ -26,10 +30,21 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.compile import derived
+from ..core.compile import snapshot
 from ..kernels.collision.frame import contact_frame
 
-__all__ = ["Contacts", "contact_frames"]
+__all__ = ["Contacts", "contact_frames", "model_identity"]
+
+
+def model_identity(model):
+    """The model that ``model`` stands for: the model a snapshot was taken of (while it
+    lives), else ``model`` itself; Contacts compare models by it."""
+    origin = model.__dict__.get("_origin")
+    if origin is not None:
+        source = origin()
+        if source is not None:
+            return source
+    return model
 
 
 def _frozen(a, dtype=float):
@@ -84,7 +99,7 @@ class Contacts:
         ``points`` (k, 3) [m], with unit world ``normals`` (k, 3) from the first body into the
         second, ``depth`` (k,) or a number [m], ``friction`` (k,) or a number ≥ 0.
         ``objects`` is −1 for every point."""
-        derived(model)  # a model the compiled algorithms can run on (raises otherwise)
+        model = snapshot(model)  # (a model the compiled algorithms can run on: raises otherwise)
         try:
             pairs = [(model.body_index(a), model.body_index(b)) for a, b in bodies]
         except (TypeError, ValueError) as e:
@@ -109,15 +124,15 @@ class Contacts:
             raise ValueError(f"friction: expected coefficients ≥ 0, got {mu[mu < 0][0]:g}")
         return cls(_frozen(np.full((k, 2), -1), np.int64), _frozen(np.array(pairs, dtype=np.int64).reshape(k, 2), np.int64),
                    _frozen(point), _frozen(normal), _frozen(depth), _frozen(mu), _frozen(contact_frames(normal)),
-                   model.version, weakref.ref(model))
+                   model.version, weakref.ref(model_identity(model)))
 
     def check(self, model, argname="contacts"):
         """Raise ``ValueError`` naming ``argname`` unless these contacts were made for
-        ``model`` at its current version."""
+        ``model`` (or the model a snapshot ``model`` was taken of) at its version."""
         if not isinstance(self, Contacts):
             raise TypeError(f"{argname}: expected soadyn.Contacts, got {type(self).__name__}")
         mine = self._model()
-        if mine is not model:
+        if mine is not model_identity(model):
             raise ValueError(f"{argname}: these contacts were made for another model "
                              f"({'deleted' if mine is None else repr(mine.name)}), not {model.name!r}")
         if self.model_version != model.version:

@@ -23,13 +23,13 @@ import numpy as np
 
 from ..core import validation as val
 from ..core.collisions import collision_tables
-from ..core.compile import derived
+from ..core.compile import derived, snapshot
 from ..core.status import raise_status
 from ..dynamics.kinematics import body_placements
 from ..kernels.collision.detect import (CONTACT_FLOATS, CONTACT_INTS, collision_distances_kernel, detect_kernel,
                                         scratch_sizes)
 from ..kernels.collision.layout import pack_collision_tables
-from .contacts import Contacts
+from .contacts import Contacts, model_identity
 
 __all__ = ["detect_contacts", "collision_distances", "Distances"]
 
@@ -95,7 +95,7 @@ def _detect_one(model, d, detection, scratch, q, margin):
     il.flags.writeable = False
     return Contacts(il[:2 * k].reshape(k, 2), il[2 * K:2 * K + 2 * k].reshape(k, 2), fl[:3 * k].reshape(k, 3),
                     fl[3 * K:3 * K + 3 * k].reshape(k, 3), fl[6 * K:6 * K + k], fl[7 * K:7 * K + k],
-                    fl[8 * K:8 * K + 9 * k].reshape(k, 3, 3), d.version, weakref.ref(model))
+                    fl[8 * K:8 * K + 9 * k].reshape(k, 3, 3), d.version, weakref.ref(model_identity(model)))
 
 
 def detect_contacts(model, q, margin=0.0):
@@ -125,6 +125,7 @@ def detect_contacts(model, q, margin=0.0):
     coefficients MuJoCo gives its contacts).
     """
     m = margin if margin == 0.0 and type(margin) is float else _margin(margin)
+    model = snapshot(model)  # one model state for the whole call (every state of a batch)
     d, detection, scratch = _prepared(model)
     if not (type(q) is np.ndarray and q.dtype == np.float64 and q.ndim == 1 and q.flags.c_contiguous
             and q.shape[0] == model.nq):
@@ -177,6 +178,7 @@ def collision_distances(model, q):
     rounding (:mod:`soadyn.kernels.collision.convex`). Two planes that are not parallel
     overlap without bound: their distance is −inf.
     """
+    model = snapshot(model)  # one model state for the whole call
     _, detection, scratch = _prepared(model)
     R, p = body_placements(model, q)
     P = detection.npairs

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.collisions import collision_tables
+from ..core.compile import snapshot
 from ..dynamics.kinematics import body_placements
 
 __all__ = ["collision_placements"]
@@ -18,6 +19,7 @@ def collision_placements(model, q):
     (:func:`~soadyn.core.collisions.collision_tables`); the world's objects (body −1) keep
     their own pose. ``q``: (nq,), or (B, nq) for a batch, giving (B, n_objects, 4, 4).
     """
+    model = snapshot(model)  # the tables and the poses of one model state
     tables = collision_tables(model)
     R_body, p_body = body_placements(model, q)  # validates q: (..., nb, 3, 3), (..., nb, 3)
     lead = R_body.shape[:-3]

@@ -24,7 +24,7 @@ from ..core.jit import njit
 from ..core.layout import borrow, model_tables, workspace_views
 from ..core.status import BAD_SHAPE, OK, SINGULAR
 from .kinematics import (body_velocities, configuration_status, forces_shape_ok, joint_placements, rates_shape_ok,
-                         state_status)
+                         result_status, state_status)
 from .partitioned_aba import no_record, partitioned_acceleration_pass, partitioned_articulated_pass
 from .primitives import articulated_to_parent, init_articulated, inverse_times_rows, parent_acceleration, spd_inverse
 
@@ -189,7 +189,7 @@ def aba_kernel(mi, mf, ws, q, v, tau, fext, gravity, qdd):
     if not partitioned_articulated_pass(mi, mf, ws, tau, fext, has_v, empty, empty):
         return SINGULAR
     partitioned_acceleration_pass(mi, mf, ws, gravity, has_v, qdd)
-    return OK
+    return result_status(qdd)
 
 
 @njit(nogil=True, cache=True)

@@ -31,7 +31,8 @@ from ..core.jit import njit
 from ..core.joints import COMPOSITE
 from ..core.layout import borrow, carve, model_tables, state_count, state_of, workspace_views
 from ..core.status import BAD_SECOND, BAD_SHAPE, OK
-from .kinematics import configuration_status, joint_sincos, nonfinite, rates_shape_ok, world_pose_step
+from .kinematics import (configuration_status, joint_sincos, matrix_result_status, nonfinite, rates_shape_ok,
+                         world_pose_step)
 from .primitives import (add_rigid_inertia_to_parent, cross_force6, cross_motion6, inertia_rate,
                          joint_column_to_world, rigid_inertia_times)
 
@@ -97,7 +98,7 @@ def _coriolis_state(mi, mf, ws, q, v, C):
     C[:, :] = 0.0
     for i in range(m.nb - 1, -1, -1):
         _backward_step(m, w, d, i, C)
-    return OK
+    return matrix_result_status(C)
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)

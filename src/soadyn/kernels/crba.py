@@ -14,7 +14,7 @@ from __future__ import annotations
 from ..core.jit import njit
 from ..core.layout import borrow, model_tables, workspace_views
 from ..core.status import BAD_SHAPE, OK
-from .kinematics import configuration_status, joint_placements, world_poses
+from .kinematics import configuration_status, joint_placements, matrix_result_status, world_poses
 from .primitives import (add_force_to_parent, add_rigid_inertia_to_parent, add_rigid_inertia_to_parent_about_axis,
                          copy_upper_to_lower, force_to_world, joint_column_to_world, motion_to_child,
                          rigid_inertia_matrix, rigid_inertia_times_joint_column)
@@ -70,7 +70,7 @@ def mass_matrix_kernel(mi, mf, ws, q, M):
     joint_placements(mi, mf, ws, q)
     world_poses(mi, mf, ws)
     mass_matrix_pass(mi, mf, ws, M)
-    return OK
+    return matrix_result_status(M)
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)

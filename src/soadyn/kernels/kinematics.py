@@ -21,7 +21,7 @@ import math
 from ..core.jit import njit
 from ..core.joints import FREE, REVOLUTE, SPHERICAL, joint_pose_and_subspace
 from ..core.layout import borrow, carve, model_tables, sizes_match, state_count, state_of, workspace_views
-from ..core.status import BAD_FEXT, BAD_FIRST, BAD_QUATERNION, BAD_SECOND, BAD_SHAPE, BAD_THIRD, OK
+from ..core.status import BAD_FEXT, BAD_FIRST, BAD_QUATERNION, BAD_SECOND, BAD_SHAPE, BAD_THIRD, OK, OVERFLOW
 from .primitives import axis_coriolis_term, compose_pose, coriolis_term, motion_to_child, parent_acceleration
 from .trig import sincos, sincos_into
 
@@ -50,6 +50,20 @@ def nonfinite(x):
         if not math.isfinite(x[k]):
             return True
     return False
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def result_status(out):
+    """OK, or OVERFLOW when the result ``out`` (1-D) of finite arguments (the kernels check
+    them first) holds inf or NaN: an entry such as a velocity of 1e300 overflowed the
+    recursion (v × v beyond the float64 range). One pass over the output (nv entries)."""
+    return OVERFLOW if nonfinite(out) else OK
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def matrix_result_status(out):
+    """:func:`result_status` of a 2-D result."""
+    return OVERFLOW if nonfinite_matrix(out) else OK
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)

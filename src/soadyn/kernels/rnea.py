@@ -16,7 +16,7 @@ from ..core.jit import njit
 from ..core.layout import borrow, model_tables, state_count, state_of, workspace_size, workspace_views
 from ..core.status import BAD_SHAPE, OK
 from .kinematics import (body_accelerations, body_velocities, configuration_status, forces_shape_ok,
-                         joint_placements, rates_shape_ok, state_status)
+                         joint_placements, rates_shape_ok, result_status, state_status)
 from .primitives import add_bias_force, add_force_to_parent, rigid_times_motion
 
 
@@ -92,7 +92,7 @@ def rnea_passes(mi, mf, ws, q, v, a, fext, gravity, tau):
     body_accelerations(mi, mf, ws, a, gravity, has_v)
     body_forces_pass(mi, mf, ws, fext, has_v)
     generalized_forces_pass(mi, mf, ws, tau)
-    return OK
+    return result_status(tau)
 
 
 @njit(cache=True)

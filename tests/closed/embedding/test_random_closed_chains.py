@@ -16,8 +16,13 @@ from soadyn.closed.embedding.clusters import cluster_tree
 from soadyn.graph import contract, induced_subgraph, model_digraph, satisfies_aggregation_condition
 
 #: seeds whose chains had no cluster tree on 44078f2: singular square steps (25, 26, 125),
-#: local minima near the neutral configuration (92, 199, 215)
-SEEDS = (25, 26, 92, 125, 199, 215)
+#: local minima near the neutral configuration (92, 199, 215); and after those were fixed
+#: (issue 45, item 8): 88, a locked loop (a universal loop on a spherical and a revolute
+#: joint: no independent coordinates, so every reference candidate is the one assembled
+#: configuration, σ_min/σ_max of ∂φ/∂q_d = 5.2e-4 < REFERENCE_MARGIN: taken now, above
+#: REFERENCE_FLOOR), and 307, whose Gauss–Newton runs from 30 starts all stalled (smallest
+#: max |φ| 3.1e-4; a trust region from their best end points closes it)
+SEEDS = (25, 26, 88, 92, 125, 199, 215, 307)
 
 
 def _chain(seed):
@@ -47,3 +52,20 @@ def test_random_closed_chain_is_closed_at_its_configuration():
         model, q = sd.models.random_closed_chain(4, seed, loops=2)
         assert len(model.loops) == 2
         assert np.abs(sd.constraint_residual(model, q)).max() < 1e-12
+
+
+def test_a_cluster_that_cannot_be_assembled_names_itself_and_the_condition_that_failed():
+    """A loop that cannot close (a spherical loop from a 0.5 m pendulum to a world point 10 m
+    away): the error names the cluster, its bodies and loop, says that the aggregation
+    condition holds and that the explicit form failed, and why (no assembled configuration,
+    with the smallest residual and its loop)."""
+    m = sd.Model("unreachable")
+    m.add_body("arm", sd.joints.Revolute("z"), mass=1.0, com=(0.25, 0, 0), inertia=np.eye(3) * 0.01)
+    m.add_loop("far", "spherical", "world", "arm", predecessor_placement=(np.eye(3), [10.0, 0, 0]),
+               successor_placement=(np.eye(3), [0.5, 0, 0]))
+    with pytest.raises(sd.ConstraintError) as info:
+        cluster_tree(m)
+    text = str(info.value)
+    for part in ("cluster 'far'", "['arm']", "['far']", "aggregation condition", "S_A", "explicit form",
+                 "no configuration where the constraints ['far'] hold", "on loop 'far'"):
+        assert part in text, (part, text)

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.linalg import lapack, qr
+from scipy.optimize import least_squares
 
 from ...core.configuration import difference, integrate, neutral, random_configuration
 from ...core.constraints import ConstraintError
@@ -53,7 +54,7 @@ from ..assembly import gauss_newton
 from ..constraint_set import ConstraintSet
 from ..kinematics import evaluate_constraint_set
 
-__all__ = ["ClusterJoint", "REFERENCE_MARGIN", "SINGULAR_TOL"]
+__all__ = ["ClusterJoint", "REFERENCE_MARGIN", "REFERENCE_FLOOR", "SINGULAR_TOL"]
 
 #: a cluster's reference configuration must have σ_min/σ_max of ∂φ/∂q_d at least this
 #: (well away from singular configurations such as the branch point of a four-bar)
@@ -64,6 +65,17 @@ SINGULAR_TOL = 1e-9
 #: random configurations of a cluster's joints from which its reference assembly is tried
 #: when the starts near the guess lead Gauss–Newton to local minima of |φ| only
 RANDOM_STARTS = 24
+#: the best end points of those Gauss–Newton runs from which a trust-region least-squares
+#: solve (scipy's ``least_squares``, method "trf") is tried when none of them closed: it
+#: leaves points where the Gauss–Newton line search stalls (a rank-deficient J whose
+#: least-norm step does not decrease |φ|)
+TRUST_REGION_STARTS = 8
+#: when no reference candidate reaches REFERENCE_MARGIN, the best one is taken if its
+#: σ_min/σ_max is at least this: ∂φ/∂q_d is then regular by six orders of magnitude above
+#: SINGULAR_TOL, and a candidate can be no better where every candidate is the same
+#: configuration (a cluster without independent coordinates: a locked loop) or the
+#: mechanism is badly conditioned everywhere near it
+REFERENCE_FLOOR = 1e-6
 
 
 def off_manifold_message(constraint, cluster, residual, tol):
@@ -118,7 +130,10 @@ class ClusterJoint:
         the cluster's velocity count); γ is then solved at the independent coordinates of
         the guess (or of fixed offsets from it) from there, and the result accepted only
         where ∂φ/∂q_d is regular with margin (σ_min/σ_max ≥ ``REFERENCE_MARGIN``), so
-        that no reference is a singular configuration (a four-bar's branch point).
+        that no reference is a singular configuration (a four-bar's branch point); when no
+        candidate has that margin, the most regular one if it has ``REFERENCE_FLOOR`` (a
+        locked loop, whose candidates are all one configuration, or a mechanism badly
+        conditioned everywhere near its assembly).
     """
 
     def __init__(self, model, bodies, parent_body, couplings=(), loops=(), constraints=(), independent=None,
@@ -220,6 +235,7 @@ class ClusterJoint:
         self._periodic = self._periodic_angles(qa)
         start = qa  # an assembled configuration: the start of the reference solve below
         error = None
+        best = None  # (margin, configuration) of the most regular candidate below REFERENCE_MARGIN
         # a regular assembled reference configuration, at the independent coordinates of the
         # guess or near them, else (a mechanism that does not close there) of the assembly
         attempts = [(q, a) for a in range(6)] + ([] if self.linear or qa is q else [(qa, a) for a in range(6)])
@@ -228,23 +244,35 @@ class ClusterJoint:
             try:
                 qc = self._solve(qp[self.q_index][self.independent_q], qp, start)
                 self._explicit(self._K(qc), check=True)
-                margin = self._regularity(self._K(qc))
-                if margin < REFERENCE_MARGIN:
-                    raise ConstraintError(
-                        f"{self.name}: the reference candidate is nearly singular (σ_min/σ_max of ∂φ/∂q_d "
-                        f"{margin:.3g} < {REFERENCE_MARGIN:g})")
             except ConstraintError as e:
                 error = e
                 continue
-            self.reference = qc[self.q_index].copy()
-            self.reference.flags.writeable = False
-            # the reference branch's tangent, for the first-order start of γ (vector joints only)
-            js = [self.model.bodies[i].joint for i in self.bodies]
-            if all(j.nq == j.nv for j in js) and not self._locked_v.size and len(self.independent_q) == self.ny:
-                self._G_ref = self._explicit(self._K(qc))[0]
-                self._G_ref.flags.writeable = False
+            margin = self._regularity(self._K(qc))
+            if margin >= REFERENCE_MARGIN:
+                self._set_reference(qc)
+                return
+            if best is None or margin > best[0]:
+                best = (margin, qc)
+        if best is not None and best[0] >= REFERENCE_FLOOR:
+            self._set_reference(best[1])
             return
+        if best is not None:
+            raise ConstraintError(
+                f"{self.name}: no regular reference configuration: σ_min/σ_max of ∂φ/∂q_d (the dependent "
+                f"columns of the constraints {self.constraint_names}) is {best[0]:.3g} at the best of "
+                f"{len(attempts)} assembled candidates, below {REFERENCE_FLOOR:g} (wanted ≥ "
+                f"{REFERENCE_MARGIN:g}): the mechanism is singular or nearly so wherever it was assembled")
         raise error
+
+    def _set_reference(self, qc):
+        """Keep the model configuration ``qc`` (assembled, regular) as the reference."""
+        self.reference = qc[self.q_index].copy()
+        self.reference.flags.writeable = False
+        # the reference branch's tangent, for the first-order start of γ (vector joints only)
+        js = [self.model.bodies[i].joint for i in self.bodies]
+        if all(j.nq == j.nv for j in js) and not self._locked_v.size and len(self.independent_q) == self.ny:
+            self._G_ref = self._explicit(self._K(qc))[0]
+            self._G_ref.flags.writeable = False
 
     def _guess(self):
         """The start of the reference assembly (model-sized): the neutral configuration
@@ -301,7 +329,7 @@ class ClusterJoint:
             v[cols] = step
             return integrate(self.model, x, v, alpha)
 
-        best = None
+        ends = []  # (max |φ|, attempt, x, φ) where Gauss–Newton ended without closing
         for attempt in range(6 + RANDOM_STARTS):
             if attempt < 6:
                 x0 = q if (exact_first and attempt == 0) else self._perturbed(q, rng, 0.5 + 0.3 * attempt)
@@ -311,17 +339,43 @@ class ClusterJoint:
             x, r, _, failure = gauss_newton(rows, x0, move, tol=1e-12, max_iter=100)
             if failure is None or np.abs(r).max() < 1e-9:
                 return x
-            if np.all(np.isfinite(r)) and (best is None or np.abs(r).max() < np.abs(best[1]).max()):
-                best = (x, r)
+            if np.all(np.isfinite(r)):
+                ends.append((float(np.abs(r).max()), attempt, x, r))
+        ends.sort(key=lambda e: e[:2])
+        for _, _, x0, _ in ends[:TRUST_REGION_STARTS]:  # where the line search stalled: a trust region
+            x, r = self._trust_region_assembly(x0, cols)
+            if np.abs(r).max() < 1e-9:
+                return x
+            ends.append((float(np.abs(r).max()), len(ends), x, r))
+        best = min(ends, key=lambda e: e[:2], default=None)
+        best = None if best is None else (best[2], best[3])
         worst = "" if best is None else self._worst_constraint(best[1])
         origin = "the joints' assembly_guess" if exact_first else "the neutral configuration"
         raise ConstraintError(
             f"{self.name}: no configuration where the constraints {self.constraint_names} hold was found, from "
             f"{origin} moved by up to 2 "
-            f"[rad, m] or from {RANDOM_STARTS} random configurations{worst}; constraint embedding needs one "
+            f"[rad, m] or from {RANDOM_STARTS} random configurations (Gauss–Newton, then a trust region from "
+            f"the {TRUST_REGION_STARTS} closest){worst}; constraint embedding needs one "
             "assembled configuration of each cluster (to choose its independent coordinates and to start "
             "γ(y)): give the cluster's joints an assembly_guess near one, or use a cut-joint method "
             "(method='direct', 'augmented' or 'projection'), which need none")
+
+    def _trust_region_assembly(self, x0, cols):
+        """(x, φ(x)): a trust-region least-squares solve of φ = 0 (scipy's ``least_squares``,
+        "trf", finite-difference Jacobian) in the chart x0 ⊕ δ of the cluster's coordinates
+        (``integrate``), from δ = 0."""
+        model = self.model
+
+        def at(d):
+            v = np.zeros(model.nv)
+            v[cols] = d
+            return integrate(model, x0, v, 1.0)
+
+        with np.errstate(all="ignore"):
+            sol = least_squares(lambda d: self._rows(at(d)).residual, np.zeros(len(cols)), method="trf",
+                                xtol=1e-15, ftol=1e-15, gtol=1e-15, max_nfev=200 * (len(cols) + 1))
+        x = at(sol.x)
+        return x, self._rows(x).residual
 
     def _worst_constraint(self, r):
         """", smallest residual max |φ| = … on <constraint>" for the residual vector ``r``."""

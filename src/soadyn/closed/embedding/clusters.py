@@ -337,7 +337,15 @@ def _build(model):
             name = "+".join(c.name for c, _ in cons)
         else:
             name = model.body_name(bodies[0])
-        joint = ClusterJoint(model, bodies, pb, couplings, loops, users, independent, name)
+        try:
+            joint = ClusterJoint(model, bodies, pb, couplings, loops, users, independent, name)
+        except ConstraintError as e:
+            # (the aggregation itself cannot fail: every cluster is closed under S_A above)
+            raise ConstraintError(
+                f"constraint embedding: no explicit form for the cluster {name!r} of the bodies "
+                f"{[names[i] for i in bodies]} (constraints {[c.name for c, _ in cons]}); the cluster satisfies the "
+                "aggregation condition (it is its own aggregation subgraph S_A, [Jain12, Lemma 6], so the cluster "
+                f"tree is a tree, Lemma 5); what failed is its explicit form [Chignoli23, eq. 3]: {e}") from e
         ny_q, ny_v = joint.nyq, joint.ny
         clusters.append(Cluster(k, name, bodies, -1 if pb < 0 else cluster_of[pb], pb, tuple(outputs),
                                 tuple(c.name for c, _ in cons),

@@ -9,7 +9,8 @@ and dependent ones, q̇_c = [q̇_i; q̇_d],
 
     G = [1; −K_d⁺ K_i],    g = [0; K_d⁺ k],    K_d⁺ = R⁻¹ Qᵀ  for  K_d = Q R
 
-(a thin QR factorization by modified Gram–Schmidt: K_d has full column rank away from
+(a thin QR factorization by modified Gram–Schmidt with one reorthogonalization, so that
+K_d⁺ is as accurate as a Householder QR: K_d has full column rank away from
 singular configurations, and redundant rows — a planar loop closed by a spatial joint —
 are normal). Without a given spanning configuration, γ(y) solves φ(q) = 0 for the
 dependent coordinates by Gauss–Newton steps δ = −K_d⁺ φ with a backtracking line search
@@ -309,12 +310,17 @@ def dependent_pinv(ci, cf, cws, nv, i):
     top = 0.0
     for j in range(nd):
         for p in range(j):
-            acc = 0.0
-            for r in range(nr):
-                acc += Q[r, p] * Q[r, j]
-            R[p, j] = acc
-            for r in range(nr):
-                Q[r, j] -= acc * Q[r, p]
+            R[p, j] = 0.0
+        # two Gram–Schmidt passes ("twice is enough"): one pass leaves Q orthogonal only to
+        # ε·cond(K_d), and R⁻¹Qᵀ then solves with an error of ε·cond(K_d)² instead of ε·cond(K_d)
+        for _ in range(2):
+            for p in range(j):
+                acc = 0.0
+                for r in range(nr):
+                    acc += Q[r, p] * Q[r, j]
+                R[p, j] += acc
+                for r in range(nr):
+                    Q[r, j] -= acc * Q[r, p]
         acc = 0.0
         for r in range(nr):
             acc += Q[r, j] * Q[r, j]
