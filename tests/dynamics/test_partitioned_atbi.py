@@ -1,4 +1,4 @@
-"""The compiled partitioned ATBI recursion ([Jain23p, eq. 8]; soadyn.kernels.partitioned_aba):
+"""The compiled partitioned ATBI recursion ([Jain23p, eq. 8]; soadyn.kernels.aba):
 articulated_inertias(..., partitioned=True) against the dense operators of the explicitly
 partitioned model, P⁺ of the unpartitioned recursion, and aba (which runs the partitioned
 recursion) against the operators' M⁻¹(τ − C)."""
