@@ -5,9 +5,10 @@ Hypothesis runs derandomized so that CI and every developer see the same example
 ``main`` stays green for reasons the code controls; set ``SOADYN_HYPOTHESIS=explore`` to
 draw fresh examples instead (new failures found that way become regression tests).
 
-Tests are laid out like the package: ``tests/core/`` tests ``soadyn.core``,
-``tests/dynamics/`` the tree algorithms, ``tests/closed/`` the closed-chain methods
-(``tests/closed/embedding/`` constraint embedding), ``tests/spec/`` the operator layer.
+Tests are laid out like the package (tests/README.md): ``tests/core/`` tests ``soadyn.core``,
+``tests/kernels/test_X.py`` the tree algorithm of ``soadyn/kernels/X.py``, ``tests/dynamics/``
+what cuts across them, ``tests/closed/`` the closed-chain methods (``tests/closed/embedding/``
+constraint embedding), ``tests/spec/`` the operator layer.
 Independent truths come from closed forms, peer libraries (Pinocchio, when installed),
 the dense operators of ``soadyn.spec`` and physical laws.
 """
