@@ -35,7 +35,7 @@ from soadyn.core.status import BAD_SHAPE, OK, SINGULAR  # noqa: E402
 from soadyn.kernels.aba import aba_kernel  # noqa: E402
 from soadyn.kernels.kinematics import (body_velocities, configuration_status,  # noqa: E402
                                        forces_shape_ok, joint_placements, rates_shape_ok, state_status)
-from soadyn.kernels.partitioned_aba import (no_record, partitioned_acceleration_pass,  # noqa: E402
+from soadyn.kernels.aba import (no_record, partitioned_acceleration_pass,  # noqa: E402
                                             partitioned_articulated_pass)
 from timing import machine_description  # noqa: E402
 

@@ -10,12 +10,12 @@ axes, and about random axes); n = 4, 16, 64; and robots of example-robot-data (1
 hinges; talos on a free base). Three ways to get the same q̈ at the same random state:
 
 * ``unpartitioned``: the ATBI recursion of [Jain23p, eq. 7] — the block passes of
-  :mod:`soadyn.kernels.aba` (``articulated_body_pass``, ``acceleration_pass``), driven here
+  :mod:`soadyn.kernels.articulated_blocks` (``articulated_body_pass``, ``acceleration_pass``), driven here
   as ``aba_kernel`` drove them before it was routed through the partitioned passes: one
   block step per hinge, D(k) = H(k)P(k)H*(k) of size n_k × n_k, its Cholesky factor and
   inverse;
 * ``partitioned``: ``aba_kernel`` (what ``sd.aba`` runs), the partitioned recursion of
-  [Jain23p, eq. 8] (:mod:`soadyn.kernels.partitioned_aba`): n_k scalar steps per hinge,
+  [Jain23p, eq. 8] (:mod:`soadyn.kernels.aba`): n_k scalar steps per hinge,
   sub-bodies at the body frame (φ(k′, k) = I), no transform between them;
 * ``aba(partition_hinges)``: ``aba_kernel`` on the explicitly partitioned model
   (:func:`soadyn.partition_hinges`: mass-less bodies at the physical sub-frames, n_k bodies
@@ -44,7 +44,8 @@ from soadyn.core.compile import derived  # noqa: E402
 from numba import njit  # noqa: E402
 from soadyn.core.layout import model_tables  # noqa: E402
 from soadyn.core.status import BAD_SHAPE, OK, SINGULAR  # noqa: E402
-from soadyn.kernels.aba import aba_kernel, acceleration_pass, articulated_body_pass  # noqa: E402
+from soadyn.kernels.aba import aba_kernel  # noqa: E402
+from soadyn.kernels.articulated_blocks import acceleration_pass, articulated_body_pass  # noqa: E402
 from soadyn.kernels.kinematics import (body_velocities, configuration_status, forces_shape_ok,  # noqa: E402
                                        joint_placements, rates_shape_ok, state_status)
 from soadyn.models import random_rigid_inertia  # noqa: E402

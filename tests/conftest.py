@@ -5,9 +5,10 @@ Hypothesis runs derandomized so that CI and every developer see the same example
 ``main`` stays green for reasons the code controls; set ``SOADYN_HYPOTHESIS=explore`` to
 draw fresh examples instead (new failures found that way become regression tests).
 
-Tests are laid out like the package: ``tests/core/`` tests ``soadyn.core``,
-``tests/dynamics/`` the tree algorithms, ``tests/closed/`` the closed-chain methods
-(``tests/closed/embedding/`` constraint embedding), ``tests/spec/`` the operator layer.
+Tests are laid out like the package (tests/README.md): ``tests/core/`` tests ``soadyn.core``,
+``tests/kernels/test_X.py`` the tree algorithm of ``soadyn/kernels/X.py``, ``tests/dynamics/``
+what cuts across them, ``tests/closed/`` the closed-chain methods (``tests/closed/embedding/``
+constraint embedding), ``tests/spec/`` the operator layer.
 Independent truths come from closed forms, peer libraries (Pinocchio, when installed),
 the dense operators of ``soadyn.spec`` and physical laws.
 """
@@ -311,3 +312,65 @@ def random_states(model, rng, B):
     Q = np.array([sd.random_configuration(model, rng) for _ in range(B)])
     V, A = rng.normal(size=(2, B, model.nv))
     return Q, V, A
+
+
+# =========================================================================== the bench robots against Pinocchio
+#: (robot, floating base) of every bench robot (``ROBOTS``), fixed and floating base
+PAIR_CASES = [(name, floating) for name in ROBOTS for floating in (False, True)]
+PAIR_IDS = [f"{n}-{'floating' if f else 'fixed'}" for n, f in PAIR_CASES]
+#: the agreement required of the bench robots with Pinocchio, relative (:func:`rel`)
+PINOCCHIO_TOL = 1e-10
+
+
+@pytest.fixture(scope="module", params=PAIR_CASES, ids=PAIR_IDS)
+def pair(request):
+    """The (soadyn, Pinocchio) models of one of ``PAIR_CASES`` (a ``PinPair`` of
+    benchmarks/peers.py): Pinocchio is linear-first and its free-flyer velocity is [v; ω];
+    states, forces and Jacobians are converted with soadyn.interop.pinocchio, joints
+    matched by name."""
+    name, floating = request.param
+    return load_pair(name, floating)
+
+
+def rel(x, y):
+    """max |x − y| relative to max(1, max |y|)."""
+    return np.abs(x - y).max() / max(1.0, np.abs(y).max())
+
+
+def robot_states(pair, count=3, seed=0):
+    """``count`` random (q, v, a, rng) of the pair's soadyn model, v and a standard normal."""
+    rng = np.random.default_rng(seed)
+    for _ in range(count):
+        q = sd.random_configuration(pair.sd, rng)
+        yield q, rng.normal(size=pair.sd.nv), rng.normal(size=pair.sd.nv), rng
+
+
+def robot_pin_states(pair, count=3, seed=0):
+    """(q, v, a) of :func:`robot_states` and their Pinocchio counterparts."""
+    for q, v, a, _ in robot_states(pair, count, seed):
+        yield q, v, a, pair.q_to_pin(q), pair.v_to_pin(v), pair.v_to_pin(a)
+
+
+# =========================================================================== property checks on random trees
+#: (n bodies, seed, floating base) of the hypothesis property checks: trees of 1 to 12 bodies mixing every
+#: joint type
+tree_params = st.tuples(st.integers(1, 12), st.integers(0, 2**31 - 1), st.booleans())
+PROPERTY_SETTINGS = settings(max_examples=25, deadline=None)
+
+
+def build_tree(params, gravity=(0.0, 0.0, -9.81)):
+    """(model, q, v, a, rng) of one of ``tree_params``: a random tree, a random
+    configuration and standard normal v and a."""
+    n, seed, floating = params
+    rng = np.random.default_rng(seed)
+    model = random_tree(n, rng, floating_base=floating, gravity=gravity)
+    q = sd.random_configuration(model, rng)
+    v = rng.normal(size=model.nv)
+    a = rng.normal(size=model.nv)
+    return model, q, v, a, rng
+
+
+def assume_well_conditioned(model, q, limit=1e8):
+    """Forward dynamics loses about log10 cond(M) digits; random gimbal axes can put a state
+    next to a coordinate singularity, where no 1e-9 agreement is possible for any solver."""
+    assume(np.linalg.cond(sd.mass_matrix(model, q)) < limit)

@@ -1,2 +1,2 @@
-# A package so that this folder's test_pinocchio.py and tests/dynamics/test_pinocchio.py get
-# distinct module names (interop.test_pinocchio) when pytest collects both in one run.
+# A package so that this folder's test_pinocchio.py gets a module name of its own
+# (interop.test_pinocchio) should another folder hold a test_pinocchio.py.

@@ -28,7 +28,7 @@ Planar          3     3     translations along two in-plane axes, then the angle
 Universal, Gimbal and Planar joints move as sequences of 1-dof sub-hinges (the
 kinematics of [Jain23p, §2]'s mass-less body partitioning). The ABA eliminates every
 multi-dof hinge one sub-hinge at a time (the partitioned recursion of [Jain23p, eq. 8],
-``soadyn.kernels.partitioned_aba``); the other recursions treat each as one multi-dof hinge;
+``soadyn.kernels.aba``); the other recursions treat each as one multi-dof hinge;
 ``soadyn.partition_hinges`` builds the model with explicit mass-less sub-bodies. Their joint map is ``H*(q) = [X(k+1..n) h_k]`` and the velocity-dependent term of the
 joint acceleration is ``Ḣ* v = Σ_{k<j} (h_k v_k) × (h_j v_j)`` in the child frame.
 

@@ -1,6 +1,5 @@
 """Forward dynamics: q̈ = M⁻¹(τ − C q̇ − g + Σ J_kᵀ f_ext(k)) by the articulated-body algorithm
-(:mod:`soadyn.kernels.aba`, [Jain23p, eq. 7], run in its partitioned form, eq. 8:
-:mod:`soadyn.kernels.partitioned_aba`)."""
+([Jain23p, eq. 7], run in its partitioned form, eq. 8: :mod:`soadyn.kernels.aba`)."""
 from __future__ import annotations
 
 from ..core import validation as val
@@ -21,7 +20,7 @@ def aba(model, q, v, tau, f_ext=None, *, gravity=True, out=None, workspace=None)
 
     O(N) articulated-body algorithm ([Jain23p, eq. 7]; [Jain24, topics 5–7]), in the
     partitioned form of [Jain23p, eq. 8]: a multi-dof hinge is eliminated one sub-hinge at
-    a time (scalar D, no matrix inverse; :mod:`soadyn.kernels.partitioned_aba`).
+    a time (scalar D, no matrix inverse; :mod:`soadyn.kernels.aba`).
 
     Parameters
     ----------

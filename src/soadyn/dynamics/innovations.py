@@ -14,7 +14,7 @@ from ..core.partition import partitioned_body_names
 from ..kernels.innovations import articulated_inertias_kernel, factor_product_kernel, log_det_kernel
 from ..kernels.ltdl import mass_matrix_inverse_ltdl_batch, mass_matrix_inverse_ltdl_kernel
 from ..kernels.minverse import mass_matrix_inverse_batch, mass_matrix_inverse_kernel
-from ..kernels.partitioned_aba import partitioned_inertias_kernel
+from ..kernels.aba import partitioned_inertias_kernel
 
 __all__ = ["articulated_inertias", "mass_matrix_inverse", "log_det_mass_matrix",
            "apply_innovations_factor", "ArticulatedInertias"]
@@ -107,7 +107,7 @@ def articulated_inertias(model, q, *, partitioned=False, workspace=None):
     G(k) = P(k)H*(k)D⁻¹(k), τ̄ = I − GH, P⁺(k) = τ̄(k)P(k); per body of the model.
 
     ``partitioned=True``: the partitioned ATBI recursion ([Jain23p, eq. 8],
-    :mod:`soadyn.kernels.partitioned_aba`), per body *and sub-body* of
+    :mod:`soadyn.kernels.aba`), per body *and sub-body* of
     ``partition_hinges(model, q)`` (the mass-less sub-bodies of every multi-dof hinge, named
     as :func:`soadyn.partition_hinges` names them; the chart of spherical and free joints
     centred at this q), each with one dof (D diagonal) and in its own frame. For an

@@ -32,8 +32,8 @@ The kernel runs, from (θ, θ̇):
    loop body only, :func:`~soadyn.kernels.loops.loop_kinematics_upto`) and the rows
    themselves (:func:`~soadyn.kernels.loops.loop_rows_pass`), then the constant coupling
    rows;
-2. the ABA (:func:`~soadyn.kernels.aba.articulated_body_pass` and
-   :func:`~soadyn.kernels.aba.acceleration_pass`): θ̈_f;
+2. the ABA (:func:`~soadyn.kernels.articulated_blocks.articulated_body_pass` and
+   :func:`~soadyn.kernels.articulated_blocks.acceleration_pass`): θ̈_f;
 3. the rows of G_c that span its row space: a planar loop closed by a spatial joint has 3
    of its 5 rows redundant, and each row costs a column of W. The
    structure of the loops fixes which rows these are away from singular configurations,
@@ -68,7 +68,7 @@ from ..core.jit import njit
 from ..core.layout import (borrow, carve, model_tables, split_model_tables, split_tables, state_count, state_of,
                            workspace_length, workspace_size, workspace_views)
 from ..core.status import BAD_SHAPE, OFF_MANIFOLD, OK, SINGULAR
-from .aba import acceleration_pass, articulated_body_pass
+from .articulated_blocks import acceleration_pass, articulated_body_pass
 from .innovations import factor_gather
 from .kinematics import configuration_status, forces_shape_ok, rates_shape_ok, state_status
 from .loops import (loop_extent, loop_kinematics_upto, loop_row_count, loop_rows_pass, loop_tables,

@@ -2,7 +2,7 @@
 
 [Jain24, topics 5–6] (articulated body inertia; mass matrix factorization and inversion)
 for tree SKO models [Jain12, §2.4], with the ATBI (Riccati) recursion of [Jain23p, eq. 7]
-— run by the shared :func:`~soadyn.kernels.aba.articulated_body_pass` — giving per body
+— run by the shared :func:`~soadyn.kernels.articulated_blocks.articulated_body_pass` — giving per body
 P(k), D(k) = H(k)P(k)H*(k), G(k) = P(k)H*(k)D⁻¹(k) and τ̄(k) = I − G(k)H(k). On these,
 with K = E_φ G and ψ = (I − E_φ τ̄)⁻¹:
 
@@ -24,7 +24,7 @@ import math
 from ..core.jit import njit
 from ..core.layout import model_tables, state_count, state_of, workspace_views
 from ..core.status import BAD_SECOND, BAD_SHAPE, OK, SINGULAR
-from .aba import articulated_body_pass
+from .articulated_blocks import articulated_body_pass
 from .kinematics import absent, configuration_status, joint_placements, no_forces, nonfinite_matrix
 from .primitives import add_force_to_parent, motion_to_child
 

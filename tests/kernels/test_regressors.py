@@ -2,12 +2,12 @@
 are linear in the dynamic parameters, so Y π = rnea, y_T π = T and y_U π = U for the
 model's π and for any other π given to the model with set_dynamic_parameters — the
 regressor itself does not depend on π. The truths are the RNEA and the energy kernels
-(other code). (Pinocchio's regressors: test_pinocchio_centroidal_regressors.py.)"""
+(other code). Pinocchio's regressors and dynamic parameters on the bench robots at the end."""
 import numpy as np
 import pytest
 
 import soadyn as sd
-from conftest import assert_close, tree_motion
+from conftest import PINOCCHIO_TOL, assert_close, pinocchio, rel, robot_pin_states, tree_motion
 from soadyn.core.parameters import body_parameters
 from soadyn.models import random_rigid_inertia
 
@@ -63,3 +63,28 @@ def test_absent_rates_batches_and_guard_rail():
     closed = sd.models.four_bar_linkage()
     with pytest.raises(sd.ClosedChainError, match="cluster_rnea"):
         sd.joint_torque_regressor(closed, sd.neutral(closed), None, None)
+
+
+def test_dynamic_parameters_are_pinocchios(pair):
+    pin = pinocchio()
+    m, pm = pair.sd, pair.pm
+    ref = np.concatenate([pm.inertias[j].toDynamicParameters() for j in range(1, pm.njoints)])
+    assert rel(sd.dynamic_parameters(m), ref[pair.parameter_columns()]) < PINOCCHIO_TOL
+
+
+def test_joint_torque_regressor(pair):
+    pin = pinocchio()
+    m, pm, pd = pair.sd, pair.pm, pair.pd
+    T, cols = pair.v_permutation(), pair.parameter_columns()
+    for q, v, a, qp, vp, ap in robot_pin_states(pair, seed=3):
+        Yp = pin.computeJointTorqueRegressor(pm, pd, qp, vp, ap)
+        assert rel(sd.joint_torque_regressor(m, q, v, a), T.T @ Yp[:, cols]) < PINOCCHIO_TOL
+
+
+def test_energy_regressors(pair):
+    pin = pinocchio()
+    m, pm, pd = pair.sd, pair.pm, pair.pd
+    cols = pair.parameter_columns()
+    for q, v, _, qp, vp, _ in robot_pin_states(pair, seed=4):
+        assert rel(sd.kinetic_energy_regressor(m, q, v), pin.computeKineticEnergyRegressor(pm, pd, qp, vp)[cols]) < PINOCCHIO_TOL
+        assert rel(sd.potential_energy_regressor(m, q), pin.computePotentialEnergyRegressor(pm, pd, qp)[cols]) < PINOCCHIO_TOL

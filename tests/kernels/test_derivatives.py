@@ -10,24 +10,16 @@ import numpy as np
 import pytest
 
 import soadyn as sd
-from conftest import ROBOTS, load_pair, random_states, tree_state
+from conftest import random_states, rel, tree_state
 from soadyn.interop import pinocchio as sdpin
 from soadyn.models.trees import _ALL_KINDS
 
-CASES = [(name, floating) for name in ROBOTS for floating in (False, True)]
 PIN_TOL = 1e-9
 FD_TOL = 1e-6  # central differences with step 1e-6: truncation ~1e-12 × third derivatives, rounding ~1e-10
 
 
-def rel(x, y):
-    return np.abs(x - y).max() / max(1.0, np.abs(y).max())
-
-
-# =========================================================================== Pinocchio
-@pytest.fixture(scope="module", params=CASES, ids=[f"{n}-{'floating' if f else 'fixed'}" for n, f in CASES])
-def pair(request):
-    name, floating = request.param
-    return load_pair(name, floating)
+# =========================================================================== Pinocchio (conftest's ``pair``: every
+# bench robot, fixed and floating base)
 
 
 def _pinocchio_forces(pair, f):

@@ -1,19 +1,23 @@
-"""The compiled partitioned ATBI recursion ([Jain23p, eq. 8]; soadyn.kernels.partitioned_aba):
+"""Forward dynamics by the partitioned ATBI recursion ([Jain23p, eq. 8]; soadyn.kernels.aba):
 articulated_inertias(..., partitioned=True) against the dense operators of the explicitly
-partitioned model, P⁺ of the unpartitioned recursion, and aba (which runs the partitioned
-recursion) against the operators' M⁻¹(τ − C)."""
+partitioned model, P⁺ of the unpartitioned recursion, aba (which runs the partitioned
+recursion) against the operators' M⁻¹(τ − C) and against Pinocchio's aba on the bench
+robots, and the kinetic energy conserved by a torque-free simulation without gravity.
+(aba as the inverse of the RNEA: test_rnea.py.)"""
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import soadyn as sd
 from soadyn import operators
 from soadyn.models import random_tree
+from soadyn.simulate import simulate
 
-from conftest import assert_close, body_block, tree_state
+from conftest import (PINOCCHIO_TOL, assert_close, body_block, build_tree, pinocchio, rel, robot_states, tree_params,
+                      tree_state)
 
 SETTINGS = settings(max_examples=12, deadline=None)
 all_kinds = st.tuples(st.integers(8, 12), st.integers(0, 2**31 - 1), st.booleans())
@@ -79,3 +83,25 @@ def test_partitioned_argument_is_checked():
     model = random_tree(3, 0)
     with pytest.raises(TypeError, match="partitioned: expected True or False"):
         sd.articulated_inertias(model, sd.neutral(model), partitioned="yes")
+
+
+def test_aba(pair):
+    pin = pinocchio()
+    m, pm, pd = pair.sd, pair.pm, pair.pd
+    for q, v, tau, rng in robot_states(pair, seed=1):
+        qdd = sd.aba(m, q, v, tau)
+        ref = pair.v_from_pin(pin.aba(pm, pd, pair.q_to_pin(q), pair.v_to_pin(v), pair.v_to_pin(tau)))
+        assert rel(qdd, ref) < PINOCCHIO_TOL
+
+
+@settings(max_examples=8, deadline=None)
+@given(tree_params)
+def test_kinetic_energy_conserved_without_gravity_and_torque(params):
+    model, q, v, a, rng = build_tree(params, gravity=(0.0, 0.0, 0.0))
+    # keep away from gimbal/universal-joint singularities, where M itself turns singular
+    assume(np.linalg.cond(sd.mass_matrix(model, q)) < 1e4)
+    v = v / max(1.0, np.linalg.norm(v))
+    res = simulate(model, q, v, 0.05, dt=5e-4)
+    T0 = sd.kinetic_energy(model, q, v)
+    T = np.array([sd.kinetic_energy(model, qq, vv) for qq, vv in zip(res.q, res.v)])
+    assert np.abs(T - T0).max() < 1e-8 * max(T0, 1.0)

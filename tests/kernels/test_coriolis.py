@@ -2,12 +2,12 @@
 and that other code computes: C q̇ is the RNEA's velocity-product force, Ṁ − 2C is
 skew-symmetric (Ṁ by central differences of the CRBA along q̇), and where q̇ are coordinate
 rates (1-dof joints) C is the Christoffel one: C = ½ ∂τ/∂q̇ (the analytical RNEA derivatives)
-and C(q, u) w = C(q, w) u. (Pinocchio's values: test_pinocchio_centroidal_regressors.py.)"""
+and C(q, u) w = C(q, w) u. Pinocchio's values on the bench robots at the end."""
 import numpy as np
 import pytest
 
 import soadyn as sd
-from conftest import assert_close, tree_motion
+from conftest import PINOCCHIO_TOL, assert_close, pinocchio, rel, robot_pin_states, tree_motion
 
 CASES = [(10, seed, floating) for seed in range(5) for floating in (False, True)]
 
@@ -64,3 +64,12 @@ def test_zero_velocity_batches_and_guard_rail():
     closed = sd.models.four_bar_linkage()
     with pytest.raises(sd.ClosedChainError, match="coriolis_matrix"):
         sd.coriolis_matrix(closed, sd.neutral(closed), np.zeros(closed.nv))
+
+
+def test_coriolis_matrix(pair):
+    pin = pinocchio()
+    m, pm, pd = pair.sd, pair.pm, pair.pd
+    T = pair.v_permutation()  # v_pin = T v
+    for q, v, _, qp, vp, _ in robot_pin_states(pair, seed=2):
+        Cp = pin.computeCoriolisMatrix(pm, pd, qp, vp)
+        assert rel(sd.coriolis_matrix(m, q, v), T.T @ Cp @ T) < PINOCCHIO_TOL

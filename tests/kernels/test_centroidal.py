@@ -2,13 +2,17 @@
 truths computed without the functions under test: the momentum summed body by body from
 the forward kinematics and the bodies' spatial inertias (soadyn.core.spatial, numpy),
 the locked system's inertia summed the same way, and central differences along a
-trajectory for the rates. (Pinocchio's values: test_pinocchio_centroidal_regressors.py.)"""
+trajectory for the rates. Pinocchio's values on the bench robots at the end."""
 import numpy as np
 import pytest
 
 import soadyn as sd
-from conftest import assert_close, tree_motion
+from hypothesis import given
+
+from conftest import (PINOCCHIO_TOL, PROPERTY_SETTINGS, assert_close, build_tree, pinocchio, rel, robot_pin_states,
+                      swap_lin_ang, tree_motion, tree_params)
 from soadyn.core import spatial as sp
+from soadyn.interop import pinocchio as sdpin
 
 CASES = [(10, seed, floating) for seed in range(4) for floating in (False, True)]
 
@@ -131,3 +135,41 @@ def test_plain_calls_agree_with_the_validated_path_and_follow_edits():
     assert_close(sd.centroidal_momentum_matrix(model, q) @ v, h, what="A_G v after the edit")
     assert_close(sd.centroidal_momentum_matrix(model, q), 2.0 * before[0], what="A_G doubled")
     assert_close(sd.center_of_mass_jacobian(model, q), before[1], what="J_c unchanged")
+
+
+def test_centroidal_momentum_matrix_momentum_and_inertia(pair):
+    pin = pinocchio()
+    m, pm, pd = pair.sd, pair.pm, pair.pd
+    for q, v, a, qp, vp, ap in robot_pin_states(pair):
+        Ag = pin.computeCentroidalMap(pm, pd, qp).copy()
+        A = sd.centroidal_momentum_matrix(m, q)
+        assert rel(A, sdpin.jacobian_from_pinocchio(m, Ag, pm)) < PINOCCHIO_TOL
+        pin.ccrba(pm, pd, qp, vp)
+        assert rel(A, sdpin.jacobian_from_pinocchio(m, pd.Ag, pm)) < PINOCCHIO_TOL
+        assert rel(sd.centroidal_inertia(m, q), swap_lin_ang(swap_lin_ang(pd.Ig.matrix(), 0), 1)) < PINOCCHIO_TOL
+        pin.computeCentroidalMomentum(pm, pd, qp, vp)
+        assert rel(sd.centroidal_momentum(m, q, v), sdpin.force_from_pinocchio(pd.hg.vector)) < PINOCCHIO_TOL
+        pin.computeCentroidalMomentumTimeVariation(pm, pd, qp, vp, ap)
+        assert rel(sd.centroidal_momentum_rate(m, q, v, a), sdpin.force_from_pinocchio(pd.dhg.vector)) < PINOCCHIO_TOL
+
+
+def test_center_of_mass_jacobian_and_rates(pair):
+    pin = pinocchio()
+    m, pm, pd = pair.sd, pair.pm, pair.pd
+    for q, v, a, qp, vp, ap in robot_pin_states(pair, seed=1):
+        Jp = pin.jacobianCenterOfMass(pm, pd, qp)
+        assert rel(sd.center_of_mass_jacobian(m, q), sdpin.v_from_pinocchio(m, Jp, pm)) < PINOCCHIO_TOL
+        pin.centerOfMass(pm, pd, qp, vp, ap)
+        for ours, ref in zip(sd.center_of_mass(m, q, v=v, a=a), (pd.com[0], pd.vcom[0], pd.acom[0])):
+            assert rel(ours, ref) < PINOCCHIO_TOL
+
+
+@PROPERTY_SETTINGS
+@given(tree_params)
+def test_center_of_mass_velocity(params):
+    model, q, v, a, rng = build_tree(params)
+    c, cd = sd.center_of_mass(model, q, v)
+    h = 1e-6
+    fd = (sd.center_of_mass(model, sd.integrate(model, q, v, h))
+          - sd.center_of_mass(model, sd.integrate(model, q, v, -h))) / (2 * h)
+    assert np.allclose(cd, fd, atol=1e-6)
