@@ -195,3 +195,23 @@ def test_delassus_refuses_contacts_of_another_model_or_version():
     a.gravity = (0.0, 0.0, -1.0)  # an edit: a new version
     with pytest.raises(ValueError, match="version"):
         sd.delassus(a, q, contacts)
+
+
+def test_delassus_checks_its_arguments_after_a_first_call():
+    # the second call takes the fast path (this thread's scratch exists): it must refuse
+    # what the first call would have refused
+    a, b = sd.models.random_tree(4, 0), sd.models.random_tree(4, 1)
+    q = sd.neutral(a)
+    contacts = sd.Contacts.from_points(a, [("world", 3)], [[0.0, 0.0, 0.1]], [[0.0, 0.0, 1.0]])
+    G = sd.delassus(a, q, contacts)
+    assert np.array_equal(sd.delassus(a, q, contacts), G)
+    sd.delassus(b, sd.neutral(b), sd.Contacts.from_points(b, [("world", 3)], [[0.0, 0.0, 0.1]], [[0.0, 0.0, 1.0]]))
+    with pytest.raises(ValueError, match="contacts"):
+        sd.delassus(b, sd.neutral(b), contacts)
+    with pytest.raises(ValueError, match="q"):
+        sd.delassus(a, q[:-1], contacts)
+    with pytest.raises(ValueError, match="q"):
+        sd.delassus(a, np.full_like(q, np.nan), contacts)
+    a.gravity = (0.0, 0.0, -1.0)  # an edit: a new version
+    with pytest.raises(ValueError, match="version"):
+        sd.delassus(a, q, contacts)
