@@ -95,7 +95,12 @@ def _detect_one(model, d, detection, scratch, q, margin):
         if k <= K:
             break
         K = k  # more contacts than the arrays hold: again with arrays of the count found
-    vectors.flags.writeable = scalars.flags.writeable = frames.flags.writeable = pairs.flags.writeable = False
+    # read-only, as a Contacts' arrays are (the slices inherit it; setflags costs half of
+    # setting the flags attribute)
+    vectors.setflags(write=False)
+    scalars.setflags(write=False)
+    frames.setflags(write=False)
+    pairs.setflags(write=False)
     return made_contacts(pairs[:k], pairs[K:K + k], vectors[:k], vectors[K:K + k], scalars[:k], scalars[K:K + k],
                          frames[:k], d.version, weakref.ref(model))
 
