@@ -195,3 +195,50 @@ def test_delassus_refuses_contacts_of_another_model_or_version():
     a.gravity = (0.0, 0.0, -1.0)  # an edit: a new version
     with pytest.raises(ValueError, match="version"):
         sd.delassus(a, q, contacts)
+
+
+def test_delassus_checks_its_arguments_after_a_first_call():
+    # the second call takes the fast path (this thread's scratch exists): it must refuse
+    # what the first call would have refused
+    a, b = sd.models.random_tree(4, 0), sd.models.random_tree(4, 1)
+    q = sd.neutral(a)
+    contacts = sd.Contacts.from_points(a, [("world", 3)], [[0.0, 0.0, 0.1]], [[0.0, 0.0, 1.0]])
+    G = sd.delassus(a, q, contacts)
+    assert np.array_equal(sd.delassus(a, q, contacts), G)
+    sd.delassus(b, sd.neutral(b), sd.Contacts.from_points(b, [("world", 3)], [[0.0, 0.0, 0.1]], [[0.0, 0.0, 1.0]]))
+    with pytest.raises(ValueError, match="contacts"):
+        sd.delassus(b, sd.neutral(b), contacts)
+    with pytest.raises(ValueError, match="q"):
+        sd.delassus(a, q[:-1], contacts)
+    with pytest.raises(ValueError, match="q"):
+        sd.delassus(a, np.full_like(q, np.nan), contacts)
+    a.gravity = (0.0, 0.0, -1.0)  # an edit: a new version
+    with pytest.raises(ValueError, match="version"):
+        sd.delassus(a, q, contacts)
+
+
+def test_delassus_on_two_separate_trees_far_from_the_origin():
+    # two floating chains with no common body: the blocks between their contacts are zero;
+    # the contacts 1 km from the world origin (the gather works about a contact point, so
+    # moments stay of the robot's size), one contact between the two chains
+    rng = np.random.default_rng(3)
+    model = sd.Model("two chains")
+    for c in ("a", "b"):
+        model.add_body(f"{c}0", sd.joints.Free(), None, mass=1.0, inertia=np.eye(3))
+        for k in (1, 2):
+            model.add_body(f"{c}{k}", sd.joints.Revolute(rng.normal(size=3)), f"{c}{k - 1}",
+                           np.array([[1, 0, 0, 0.2], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1.0]]),
+                           mass=0.5, inertia=0.1 * np.eye(3))
+    q = sd.random_configuration(model, rng)
+    for c, base in (("a", 0), ("b", 3)):
+        q[model.bodies[base].joint.q_index:][:3] = [1000.0, 0.0, 0.0] if c == "a" else [1000.0, 0.5, 0.0]
+    pairs = [("world", "a2"), ("world", "b2"), ("a1", "b1")]
+    idx = [(-1 if a == "world" else model.body_index(a), model.body_index(b)) for a, b in pairs]
+    points = world_points(model, q, [b for _, b in idx], rng)
+    contacts = sd.Contacts.from_points(model, pairs, points, unit_vectors(rng, 3))
+    G = sd.delassus(model, q, contacts)
+    J = dense_jacobian(model, q, contacts)
+    dense = J @ np.linalg.solve(sd.mass_matrix(model, q), J.T)
+    assert rel(G, dense) < TOL
+    assert np.all(G[0:3, 3:6] == 0.0) and np.all(G[3:6, 0:3] == 0.0)
+    assert np.array_equal(G, G.T)

@@ -6,18 +6,18 @@ import numpy as np
 
 from ..closed.embedding.algorithms import efpa_at_poses
 from ..closed.embedding.clusters import independent_state
-from ..core.call import CompiledFunction, Arg, ParamShape
+from ..core.call import Arg, CompiledFunction, GeneralPath, ParamShape
 from ..core.compile import derived, snapshot
 from ..dynamics.kinematics import body_placements
 from ..geometry.contacts import Contacts
-from ..kernels.contact.delassus import delassus_kernel
-from ..kernels.oscm import buffer_sizes
+from ..kernels.contact.delassus import delassus_buffer_sizes, delassus_kernel
 
 __all__ = ["delassus", "contact_arrays"]
 
 _DELASSUS = CompiledFunction(delassus_kernel, None, (Arg("q", "nq"),),
                              ParamShape(lambda c, cbody: (3 * cbody.shape[0], 3 * cbody.shape[0])),
                              params=(None,) * 5, tree_function="delassus")  # contacts (3), scratch (2)
+_FAST = _DELASSUS.fast  # the kernel's dispatcher that never compiles (soadyn.core.call.ExactCall)
 
 
 def contact_arrays(model, contacts, argname="contacts"):
@@ -35,7 +35,8 @@ def _scratch(model, k):
     d = derived(model)
 
     def build(snapshot):
-        nf, ni = buffer_sizes.py_func(derived(snapshot).compiled.nb, 2 * k, 3)  # the 2k sides of the contacts
+        c = derived(snapshot).compiled
+        nf, ni = delassus_buffer_sizes.py_func(c.nb, c.nv, k)
         return np.zeros(nf), np.zeros(ni, dtype=np.int64)
 
     return d.per_thread(("delassus", k), build)
@@ -50,8 +51,10 @@ def delassus(model, q, contacts):
     (:mod:`soadyn.geometry.contacts`): J_i = C_iᵀ (J_second(p_i) − J_first(p_i)). Block
     (i, j) of G is the velocity change at contact i per unit impulse at contact j.
 
-    On a tree by the Υ recursion of the operational-space compliance ([Jain24], [Jain23p,
-    eq. 21–22]: :mod:`soadyn.kernels.contact.delassus`), in O(N + k²) without M or M⁻¹. On a
+    On a tree from the factored operational-space compliance Ω = ψ*H*D⁻¹Hψ ([Jain24],
+    [Jain23p, eq. 21]: :mod:`soadyn.kernels.contact.delassus`), G(i, j) = Y_iᵀD⁻¹Y_j with
+    Y_i = HψX_i gathered along the contact's paths to the root after the ATBI, in
+    O(N + k·depth + k²) without M or M⁻¹. On a
     model with loops, couplings or user constraints, in the independent coordinates ẏ of
     its cluster tree (q̇ = G_y ẏ, [Chignoli23, eq. 3]) by C-EFPA ([Chignoli23, §VIII]):
     G = (J G_y) H⁻¹ (J G_y)ᵀ with H = G_yᵀ M G_y, the Delassus operator of the closed chain.
@@ -66,6 +69,24 @@ def delassus(model, q, contacts):
     Returns G (3k, 3k), symmetric positive semi-definite (singular when contacts constrain
     more directions than the bodies have dofs).
     """
+    # The fast path (the common call: a tree model whose store is current, Contacts of its
+    # version, this thread's workspace and scratch made by an earlier call, q a float64
+    # vector): the checks of the general path below in a few attribute reads; the kernel
+    # checks q and the contact arrays itself. Anything else takes the general path, which
+    # names what is wrong.
+    try:
+        d = model._derived
+        c = d.compiled
+        if (type(contacts) is Contacts and contacts.model_version == d.version and contacts._model() is model
+                and not c.closed):
+            cbody = contacts.bodies
+            k = cbody.shape[0]
+            fbuf, ibuf = d.threads.objects[("delassus", k)]
+            G = np.empty((3 * k, 3 * k))
+            if _FAST(c.mi, c.mf, d.threads.buffer, q, cbody, contacts.point, contacts.frame, fbuf, ibuf, G) == 0:
+                return G
+    except (AttributeError, KeyError, GeneralPath):
+        pass
     model = snapshot(model)  # one model state for the check, the scratch and the kernel
     cbody, cpoint, cframe = contact_arrays(model, contacts)
     if model.has_constraints:

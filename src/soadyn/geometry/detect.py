@@ -20,16 +20,16 @@ import weakref
 from dataclasses import dataclass
 
 import numpy as np
+from numpy import empty, float64, int64, ndarray
 
 from ..core import validation as val
 from ..core.collisions import collision_tables
 from ..core.compile import derived, snapshot
 from ..core.status import raise_status
 from ..dynamics.kinematics import body_placements
-from ..kernels.collision.detect import (CONTACT_FLOATS, CONTACT_INTS, collision_distances_kernel, detect_kernel,
-                                        scratch_sizes)
+from ..kernels.collision.detect import collision_distances_kernel, detect_kernel, scratch_sizes
 from ..kernels.collision.layout import pack_collision_tables
-from .contacts import Contacts, model_identity
+from .contacts import made_contacts, model_identity
 
 __all__ = ["detect_contacts", "collision_distances", "Distances"]
 
@@ -71,31 +71,38 @@ def _margin(margin):
 
 
 def _prepared(model):
+    """(store, detection tables, this thread's scratch) of the model's current version,
+    built on first use; this thread's workspace too (the detection kernel's)."""
     d = derived(model)
     detection = d.memo("collision_detection", _Detection)
     scratch = d.per_thread("collision_scratch", lambda snapshot: _Scratch(detection))
+    d.buffer()
     return d, detection, scratch
 
 
 def _detect_one(model, d, detection, scratch, q, margin):
-    """The Contacts of one configuration (a checked float64 vector)."""
+    """The Contacts of one configuration (a float64 vector of length nq; the kernel checks
+    its values)."""
     c = d.compiled
     K = detection.capacity
     while True:
-        fl = np.empty(CONTACT_FLOATS * K)
-        il = np.empty(CONTACT_INTS * K, dtype=np.int64)
-        k = detect_kernel(c.mi, c.mf, d.buffer(), q, detection.ci, detection.cf, margin, scratch.fs, scratch.js, fl,
-                          il)
+        # two fields per array (detect_kernel): each field of the k contacts is one slice
+        vectors, scalars, frames, pairs = empty((2 * K, 3)), empty(2 * K), empty((K, 3, 3)), empty((2 * K, 2), int64)
+        k = detect_kernel(c.mi, c.mf, d.threads.buffer, q, detection.ci, detection.cf, margin, scratch.fs, scratch.js,
+                          vectors, scalars, frames, pairs)
         if k < 0:
             raise_status(-k, ("q",))
         if k <= K:
             break
         K = k  # more contacts than the arrays hold: again with arrays of the count found
-    fl.flags.writeable = False  # the views below inherit it
-    il.flags.writeable = False
-    return Contacts(il[:2 * k].reshape(k, 2), il[2 * K:2 * K + 2 * k].reshape(k, 2), fl[:3 * k].reshape(k, 3),
-                    fl[3 * K:3 * K + 3 * k].reshape(k, 3), fl[6 * K:6 * K + k], fl[7 * K:7 * K + k],
-                    fl[8 * K:8 * K + 9 * k].reshape(k, 3, 3), d.version, weakref.ref(model_identity(model)))
+    # read-only, as a Contacts' arrays are (the slices inherit it; setflags costs half of
+    # setting the flags attribute)
+    vectors.setflags(write=False)
+    scalars.setflags(write=False)
+    frames.setflags(write=False)
+    pairs.setflags(write=False)
+    return made_contacts(pairs[:k], pairs[K:K + k], vectors[:k], vectors[K:K + k], scalars[:k], scalars[K:K + k],
+                         frames[:k], d.version, weakref.ref(model_identity(model)))
 
 
 def detect_contacts(model, q, margin=0.0):
@@ -125,10 +132,23 @@ def detect_contacts(model, q, margin=0.0):
     coefficients MuJoCo gives its contacts).
     """
     m = margin if margin == 0.0 and type(margin) is float else _margin(margin)
-    model = snapshot(model)  # one model state for the whole call (every state of a batch)
-    d, detection, scratch = _prepared(model)
-    if not (type(q) is np.ndarray and q.dtype == np.float64 and q.ndim == 1 and q.flags.c_contiguous
-            and q.shape[0] == model.nq):
+    # the common call (a current model whose tables and this thread's scratch and workspace
+    # exist, q a float64 vector): a few lookups; else _prepared builds what is missing.
+    # Either way the call works on one model state: the store d of one version, its
+    # snapshot d.model
+    try:
+        d = model._derived
+        detection = d.known("collision_detection")
+        scratch = d.threads.objects["collision_scratch"]
+        d.threads.buffer
+    except (AttributeError, KeyError):
+        d, detection, scratch = _prepared(snapshot(model))
+    else:
+        if detection is None:
+            d, detection, scratch = _prepared(snapshot(model))
+    model = d.model
+    if not (type(q) is ndarray and q.dtype == float64 and q.ndim == 1 and q.flags.c_contiguous
+            and q.shape[0] == d.compiled.nq):
         q = val.vector(q, model.nq, "q")
         if q.ndim == 2:
             return [_detect_one(model, d, detection, scratch, row, m) for row in q]

@@ -11,8 +11,8 @@ longer ones: nothing is dropped silently. A pair gives at most 4 contacts, so a 
 of 4 P never overflows. Compiled code (a rollout with contacts) calls it as it is;
 ``fs`` and ``js`` are its float and integer scratch (:func:`scratch_sizes`, ``js``
 zero-filled once). :func:`detect_kernel` starts from the configuration itself (the world
-poses by :func:`~soadyn.kernels.kinematics.poses_into`) and writes flat output blocks, the
-public function's one call.
+poses by :func:`~soadyn.kernels.kinematics.poses_into`) and writes output arrays that hold
+two fields each, the public function's one call.
 
 Each contact i lies between ``objects[i, 0]`` and ``objects[i, 1]``, the pair's order in
 ``pairs`` (i < j), the normal from the first into the second. Its friction coefficient
@@ -35,16 +35,11 @@ from .layout import collision_views
 from .narrow import pair_contacts, pair_distance
 from .support import Hulls, solid
 
-__all__ = ["detect_contacts_kernel", "detect_kernel", "collision_distances_kernel", "scratch_sizes", "place_objects",
-           "CONTACT_FLOATS", "CONTACT_INTS"]
+__all__ = ["detect_contacts_kernel", "detect_kernel", "collision_distances_kernel", "scratch_sizes", "place_objects"]
 
 #: the box clipping buffer and the manifold rows
 _CLIP = 2 * 16 * 4
 _ROWS = 4 * 7
-#: the flat output blocks of :func:`detect_kernel`, per contact: floats (point 3, normal 3,
-#: depth, friction, frame 9) and integers (objects 2, bodies 2)
-CONTACT_FLOATS = 17
-CONTACT_INTS = 4
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -151,14 +146,16 @@ def detect_contacts_kernel(ci, cf, Rb, pb, margin, fs, js, objects, bodies, poin
 
 
 @njit(cache=True)
-def detect_kernel(mi, mf, ws, q, ci, cf, margin, fs, js, fl, il):
+def detect_kernel(mi, mf, ws, q, ci, cf, margin, fs, js, vectors, scalars, frames, pairs):
     """:func:`detect_contacts_kernel` from the configuration ``q`` of the model ``(mi, mf)``
     (workspace ``ws``): the world poses first (:func:`~soadyn.kernels.kinematics.poses_into`).
-    The outputs are flat blocks of capacity K = len(il) / 4: ``fl`` (17 K,) the points,
-    normals (K, 3 each), depths, frictions (K each), frames (K, 3, 3) one after another,
-    ``il`` (4 K,) the objects and bodies (K, 2 each). Returns the contact count, or minus a
-    status code for a bad configuration (:func:`~soadyn.kernels.kinematics.configuration_status`)
-    or inputs that do not fit the tables."""
+    The outputs, of capacity K = len(``frames``), hold two fields each, one after the other,
+    so that the caller's arrays of the k contacts found are slices of them:
+    ``vectors`` (2K, 3) the points, then the normals; ``scalars`` (2K,) the depths, then
+    the frictions; ``frames`` (K, 3, 3); ``pairs`` (2K, 2) int64 the objects, then the
+    bodies. Returns the contact count, or minus a status code for a bad configuration
+    (:func:`~soadyn.kernels.kinematics.configuration_status`) or inputs that do not fit the
+    tables."""
     m = model_tables(mi, mf)
     st = configuration_status(m, q, ws)
     if st != OK:
@@ -167,15 +164,15 @@ def detect_kernel(mi, mf, ws, q, ci, cf, margin, fs, js, fl, il):
     nf, _ = scratch_sizes(t.n, t.npairs, t.maxv, m.nb)
     if not _inputs_ok(t, m.nb, fs, js) or fs.shape[0] < nf:
         return -BAD_SHAPE
-    K = il.shape[0] // CONTACT_INTS
-    if fl.shape[0] < CONTACT_FLOATS * K:
+    K = frames.shape[0]
+    if vectors.shape[0] != 2 * K or scalars.shape[0] != 2 * K or pairs.shape[0] != 2 * K:
         return -BAD_SHAPE
     base = nf - 12 * m.nb  # the body poses after the detection's scratch
     Rb = carve(fs, base, (m.nb, 3, 3))
     pb = carve(fs, base + 9 * m.nb, (m.nb, 3))
     poses_into(mi, mf, ws, q, Rb, pb)
-    return _detect(t, Rb, pb, margin, fs, js, carve(il, 0, (K, 2)), carve(il, 2 * K, (K, 2)), carve(fl, 0, (K, 3)),
-                   carve(fl, 3 * K, (K, 3)), carve(fl, 6 * K, K), carve(fl, 7 * K, K), carve(fl, 8 * K, (K, 3, 3)))
+    return _detect(t, Rb, pb, margin, fs, js, pairs[:K], pairs[K:], vectors[:K], vectors[K:], scalars[:K],
+                   scalars[K:], frames)
 
 
 @njit(cache=True)
