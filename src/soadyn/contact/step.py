@@ -72,13 +72,14 @@ def step_tables(model):
 
 
 def _scratch(d, tables, K):
-    """This thread's scratch of capacity ≥ K."""
+    """This thread's scratch of capacity ≥ K: (K, (floats, integers), dims)."""
     box = d.per_thread("contact_step_scratch", lambda snapshot: {})
     have = box.get("K", 0)
     if have < K:
         box["K"] = K
         box["buffers"] = tables.scratch(K)
-    return box["K"], box["buffers"]
+        box["dims"] = tables.dims(K)
+    return box["K"], box["buffers"], box["dims"]
 
 
 def time_step(dt):
@@ -186,9 +187,9 @@ def step(model, q, v, tau, dt, f_ext=None, settings=None, *, warm_start=None):
     info = np.zeros(ks.STEP_INFO_SIZE)
     K = tables.capacity
     while True:
-        K, (fbuf, ibuf) = _scratch(d, tables, K)
-        status = ks.step_kernel(c.mi, c.mf, d.buffer(), q, v, tau, fext, dt, tables.ci, tables.cf, prm,
-                                tables.dims(K), fbuf, ibuf, wobj, wlam, wscale, q1, v1, info)
+        K, (fbuf, ibuf), dims = _scratch(d, tables, K)
+        status = ks.step_kernel(c.mi, c.mf, d.buffer(), q, v, tau, fext, dt, tables.ci, tables.cf, prm, dims, fbuf,
+                                ibuf, wobj, wlam, wscale, q1, v1, info)
         if status != st.OK:
             raise_step_status(status, model, (q, v, tau))
         k = int(info[ks.COUNT])
