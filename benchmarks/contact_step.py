@@ -110,7 +110,7 @@ def _robot(name, feet, gains, reference, height):
         a.set_to_position(kp=p, kv=d)
         a.ctrllimited = mujoco.mjtLimited.mjLIMITED_FALSE
         a.forcelimited = mujoco.mjtLimited.mjLIMITED_FALSE
-    m = spec.compile()
+    spec.compile()
     return spec.to_xml(), np.array(kp), np.array(kd), reference, height
 
 

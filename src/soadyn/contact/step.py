@@ -1,6 +1,6 @@
 """Time stepping with frictional contact: :func:`step`.
 
-One step is four stages (the MJX-style table of contents of :func:`step`)::
+One step is five stages (the MJX-style table of contents of :func:`step`)::
 
     detect    Contacts at q                        (soadyn.detect_contacts's kernel)
     free      v_free = v + dt M⁻¹(τ − C(q, v))      (the ABA)
@@ -8,7 +8,7 @@ One step is four stages (the MJX-style table of contents of :func:`step`)::
     solve     λ of the Coulomb NCP of (G + R, g, μ) (soadyn.solve_contacts's kernels)
     update    v⁺ = v_free + M⁻¹Jᵀλ, q⁺ = q ⊕ dt v⁺
 
-On a tree the four run in one compiled call (:mod:`soadyn.kernels.contact.step`), which
+On a tree the five run in one compiled call (:mod:`soadyn.kernels.contact.step`), which
 :func:`soadyn.rollout` with ``contacts=True`` repeats inside one compiled loop. A model
 with loops, couplings or user constraints takes :func:`closed_chain_step` (the
 closed-chain branch plugs in there; the settings and the result are those of
