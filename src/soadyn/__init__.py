@@ -142,6 +142,10 @@ _NAMES = {
     "delassus": ".contact",
     "solve_contacts": ".contact",
     "ContactSolution": ".contact",
+    "ContactSolverWarning": ".contact",
+    "ContactSettings": ".contact",
+    "StepResult": ".contact",
+    "step": ".contact",
     # soadyn.simulate
     "simulate": ".simulate",
     "SimulationResult": ".simulate",
