@@ -89,13 +89,15 @@ def time_step(dt):
     return dt
 
 
-def _warm(warm_start):
-    """The warm start of :func:`step` as (objects (W, 2), λ (3W,))."""
+def _warm(warm_start, model):
+    """The warm start of :func:`step` as (objects (W, 2), λ (3W,)): the previous step's
+    result, for ``model`` at its current version."""
     if warm_start is None:
         return np.zeros((0, 2), dtype=np.int64), np.zeros(0)
     if not isinstance(warm_start, StepResult):
         raise TypeError(f"warm_start: expected the soadyn.StepResult of the previous step or None, got "
                         f"{type(warm_start).__name__}")
+    warm_start.contacts.check(model, "warm_start")
     return (np.ascontiguousarray(warm_start.contacts.objects, dtype=np.int64),
             np.ascontiguousarray(warm_start.impulses, dtype=float).reshape(-1))
 
@@ -173,7 +175,7 @@ def step(model, q, v, tau, dt, f_ext=None, settings=None, *, warm_start=None):
     v = val.vector(v, nv, "v", batch_ok=False)
     tau = np.zeros(nv) if tau is None else val.vector(tau, nv, "tau", batch_ok=False)
     fext = NO_FORCES if f_ext is None else val.external_forces(f_ext, model.nbodies, None)
-    wobj, wlam = _warm(warm_start)
+    wobj, wlam = _warm(warm_start, user_model)
     d = derived(model)
     c = d.compiled
     tables = step_tables(model)

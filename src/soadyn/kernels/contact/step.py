@@ -38,7 +38,7 @@ from ...core.layout import carve, model_tables, state_count, state_of, workspace
 from ...core.status import BAD_SECOND, BAD_SHAPE, BAD_THIRD, OK, OVERFLOW, SINGULAR
 from ..aba import acceleration_pass, articulated_body_pass
 from ..collision.detect import CONTACT_FLOATS, CONTACT_INTS, detect_contacts_kernel
-from ..kinematics import (body_velocities, configuration_status, forces_shape_ok, joint_placements, nonfinite,
+from ..kinematics import (body_velocities, configuration_status, forces_shape_ok, joint_placements, no_forces, nonfinite,
                           state_status, world_poses)
 from ..oscm import buffer_sizes, oscm_scratch
 from .admm import COMPLEMENTARITY, CONVERGED, DUAL, INFO_SIZE, PRIMAL, admm_kernel
@@ -79,7 +79,7 @@ DIM_CAPACITY, DIM_DETECT_FLOATS, DIM_DETECT_INTS = range(3)
 #: the Delassus matrix ``Gf`` and the solver's matrix ``Af`` (n², flat: carved (3k, 3k) for
 #: the k contacts found), the solver's rows ``Vf`` (8 n) and pivots ``perm`` (n,), the
 #: frame-pair sweep's scratch (``ofl``, ``oin``) and a rollout's previous contacts
-#: (``prev_objects`` (K, 2), ``prev_lam`` (n,)) for its warm start, and a rollout's step
+#: (``prev_objects`` (2 K,), ``prev_lam`` (n,)) for its warm start, and a rollout's step
 #: ``info`` (:data:`STEP_INFO_SIZE`).
 StepScratch = namedtuple("StepScratch", ["det_fs", "det_js", "cfl", "cil", "a", "vfree", "tau", "F", "g", "R",
                                          "sigma", "lam", "Gf", "Af", "Vf", "perm", "ofl", "oin", "prev_objects",
@@ -125,7 +125,7 @@ def step_scratch(fbuf, ibuf, nb, nv, dims):
     det_js = carve(ibuf, o, dint); o += dint
     cil = carve(ibuf, o, CONTACT_INTS * K); o += CONTACT_INTS * K
     perm = carve(ibuf, o, n); o += n
-    prev_objects = carve(ibuf, o, (K, 2)); o += 2 * K
+    prev_objects = carve(ibuf, o, 2 * K); o += 2 * K
     oin = carve(ibuf, o, oi)
     return StepScratch(det_fs, det_js, cfl, cil, a, vfree, tau, F, g, R, sigma, lam, Gf, Af, Vf, perm, ofl, oin,
                        prev_objects, prev_lam, info)
@@ -402,7 +402,7 @@ def _rollout_state(mi, mf, ws, q0, v0, tau, qref, dt, ci, cf, prm, K, kp, kd, pd
     for k in range(T):
         pd_torques(tau[k], qref, k, qs[k], vs[k], kp, kd, pd_q, s.tau)
         st = step_state(mi, mf, ws, qs[k], vs[k], s.tau, fext, dt, ci, cf, prm, K, s,
-                        carve(s.prev_objects, 0, (nprev, 2)), s.prev_lam[:3 * nprev], qs[k + 1], vs[k + 1], info)
+                        carve(s.prev_objects, 0, (nprev, 2)), carve(s.prev_lam, 0, 3 * nprev), qs[k + 1], vs[k + 1], info)
         _record(stats, k, info, s, K)
         if st == SINGULAR:
             return st
@@ -411,8 +411,8 @@ def _rollout_state(mi, mf, ws, q0, v0, tau, qref, dt, ci, cf, prm, K, kp, kd, pd
             return OK
         nprev = int(info[COUNT]) if warm else 0
         for i in range(nprev):
-            s.prev_objects[i, 0] = s.cil[2 * i]
-            s.prev_objects[i, 1] = s.cil[2 * i + 1]
+            s.prev_objects[2 * i] = s.cil[2 * i]
+            s.prev_objects[2 * i + 1] = s.cil[2 * i + 1]
         for r in range(3 * nprev):
             s.prev_lam[r] = s.lam[r]
     return OK
@@ -437,7 +437,7 @@ def rollout_contact_kernel(mi, mf, ws, q0, v0, tau, qref, dt, ci, cf, prm, dims,
         return BAD_SHAPE
     s = step_scratch(fbuf, ibuf, m.nb, m.nv, dims)
     info = s.info
-    fext = carve(s.F, 0, (0, 6))
+    fext = no_forces(ws)
     for b in range(B):
         st = _rollout_state(mi, mf, ws, state_of(q0, b, B), state_of(v0, b, B), state_of(tau, b, B),
                             state_of(qref, b, B), dt, ci, cf, prm, K, kp, kd, pd_q, warm, s, fext, state_of(qs, b, B),
