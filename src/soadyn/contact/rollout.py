@@ -175,5 +175,5 @@ def contact_rollout(model, q0, v0, tau, dt, pd, settings):
         warnings.warn(f"rollout: the contact solve ({settings.friction_solver}) did not converge in "
                       f"{int(failed.sum())} of {failed.size} steps (largest residual {worst:.3g}, tol "
                       f"{settings.tol:g}); raise ContactSettings.max_iter or tol (the record's 'converged' says which)",
-                      ContactSolverWarning, stacklevel=3)
+                      ContactSolverWarning, stacklevel=4)
     return qs, vs, record

@@ -42,12 +42,14 @@ class ContactSettings:
     a Baumgarte-like velocity bias: the overlap beyond the band ``slop`` is removed at the
     rate ``stabilization`` per step, an overlap within the band is left alone (so that a
     resting body does not jitter on its own correction). A body resting on the ground
-    under gravity therefore sinks to a depth of about ``slop`` (plus g dt² per step of
-    approach, removed within ~1/stabilization steps) and stays there: the documented
-    penetration tolerance is ``slop`` + g dt²/stabilization. The push-out velocity b is a
-    lower bound of σ_n⁺, so it does not launch a body: it vanishes as d reaches the band.
-    A gap contact (d < 0, only with ``margin`` > 0) lets the surfaces close it and no
-    more, so fast bodies do not pass through each other in one step.
+    under gravity therefore sinks to a depth of about ``slop`` and stays there, within
+    the documented penetration tolerance ``slop`` + g dt²/stabilization. The bias is a
+    velocity: what pushes a deep overlap out stays in v⁺ when the overlap is gone, so a
+    body started (or driven) a depth d into another leaves it with a normal velocity of
+    up to stabilization·(d − slop)/dt; keep initial overlaps within the band (or lower
+    ``stabilization``) where that matters. A gap contact (d < 0, only with ``margin`` > 0)
+    lets the surfaces close it and no more, so fast bodies do not pass through each other
+    in one step.
 
     **Compliance.** ``compliance`` is the diagonal R of :func:`soadyn.solve_contacts`
     [m/s per N s], the same for every row: 0 is rigid contact, R > 0 soft contact (the
@@ -60,7 +62,10 @@ class ContactSettings:
     stabilization : β in [0, 1], the fraction of the overlap beyond ``slop`` removed per step.
     slop : the allowed overlap [m] ≥ 0 (no push-out below it).
     compliance : R ≥ 0 [m/s per N s], 0 rigid.
-    tol : the largest accepted NCP residual (primal, dual, complementarity) > 0.
+    tol : the largest accepted NCP residual (primal, dual, complementarity) > 0. The
+        complementarity |λ·σ̂| is absolute [N s · m/s]: a contact carrying λ_n leaves a
+        normal (and, sticking, tangential) velocity error up to about tol/λ_n, so the
+        default 1e-10 keeps a resting body's creep below ~1e-7 m/s at λ_n ~ 1e-3 N s.
     max_iter : the solver's iteration limit (an integer ≥ 1); a step that reaches it
         says so (``StepResult.converged`` False and a :class:`~soadyn.ContactSolverWarning`).
     margin : the detection distance [m] ≥ 0: surfaces closer than this are contacts
@@ -74,8 +79,8 @@ class ContactSettings:
     stabilization: float = 0.2
     slop: float = 5e-4
     compliance: float = 0.0
-    tol: float = 1e-8
-    max_iter: int = 200
+    tol: float = 1e-10
+    max_iter: int = 500
     margin: float = 0.0
     warm_start: bool = True
 
