@@ -80,9 +80,7 @@ class SimulationResult:
     Attributes: ``t`` (K,) [s], ``q`` (K, nq), ``v`` (K, nv), ``energy`` (K,) total
     mechanical energy T + U [J], ``info`` (method details) and, for closed chains,
     ``constraint_residual`` (K,) max |𝔡(q, t)| over the holonomic rows [m, rad] and
-    ``velocity_residual`` (K,) max |G_c v − 𝔘|; with contacts (``contacts=True``),
-    ``contacts`` the :class:`~soadyn.ContactHistory` of the recorded states (points,
-    forces, NCP residuals), else None."""
+    ``velocity_residual`` (K,) max |G_c v − 𝔘|."""
 
     t: np.ndarray
     q: np.ndarray
@@ -91,7 +89,6 @@ class SimulationResult:
     info: dict = field(default_factory=dict)
     constraint_residual: np.ndarray | None = None
     velocity_residual: np.ndarray | None = None
-    contacts: ContactHistory | None = None
 
     @property
     def energy_drift(self):
@@ -125,7 +122,9 @@ class SimulationResult:
         iq = _indices(q_index, self.q.shape[1], "q_index")
         iv = _indices(v_index, self.v.shape[1], "v_index")
         closed = self.constraint_residual is not None
-        history = self.contacts
+        # a simulation with contacts records them (simulate(..., contacts=True)); the panels
+        # draw them through the ContactHistory of the recorded states
+        history = ContactHistory.from_simulation(self) if getattr(self, "contact_points", None) is not None else None
         panels = 3 + closed + 2 * (history is not None)
         fig, axes = plt.subplots(panels, 1, figsize=(7, 2.2 * panels), sharex=True)
         for ax, x, idx, name, unit in ((axes[0], self.q, iq, "q", "[m, rad]"),

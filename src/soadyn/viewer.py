@@ -560,8 +560,8 @@ def show(model, q=None, trajectory=None, *, times=None, frames=True, skeleton=No
     contacts : a :class:`~soadyn.geometry.Contacts` of ``model`` whose points and normals to
         draw (fixed in the world), or a :class:`~soadyn.ContactHistory` of the trajectory
         (one entry per configuration) whose points and force arrows to play back with it;
-        default: the trajectory's own history (``trajectory.contacts`` of a
-        :func:`soadyn.simulate` result with ``contacts=True``), if any.
+        default: the history of a :func:`soadyn.simulate` result with ``contacts=True``
+        (:meth:`~soadyn.ContactHistory.from_simulation`), if the trajectory is one.
     host, port : where to serve (port 0: a free port; a busy port: the next free one).
     block : True (default): serve until interrupted (Ctrl-C), then stop the server and
         return None. False: return the running :class:`Viewer` at once (tests, notebooks,
@@ -577,8 +577,8 @@ def show(model, q=None, trajectory=None, *, times=None, frames=True, skeleton=No
     ts = qs = None
     if trajectory is not None:
         ts, qs = trajectory_frames(model, trajectory, times)
-        if contacts is None and isinstance(getattr(trajectory, "contacts", None), ContactHistory):
-            contacts = trajectory.contacts
+        if contacts is None and getattr(trajectory, "contact_points", None) is not None:
+            contacts = ContactHistory.from_simulation(trajectory)
     history = contacts if isinstance(contacts, ContactHistory) else None
     if history is not None and (qs is None or len(history) != len(qs)):
         raise ValueError(f"contacts: a ContactHistory plays with a trajectory of as many configurations; got "

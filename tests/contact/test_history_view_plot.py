@@ -29,57 +29,66 @@ if _spec.name not in sys.modules:
     _spec.loader.exec_module(scenes)
 
 DT = 2e-3
-
-
-def _drop(duration=0.6):
-    """The box drop of the physics tests at dt = 2 ms: (scene, SimulationResult with its
-    ContactHistory, the StepResults)."""
-    scene = scenes.drop("box", height=0.2)
-    model = scene.model
-    settings = sd.ContactSettings(margin=5e-3)
-    q, v = scene.q0.copy(), scene.v0.copy()
-    Q, V, steps = [q], [v], []
-    for _ in range(int(round(duration / DT))):
-        r = sd.step(model, q, v, np.zeros(model.nv), DT, settings=settings)
-        q, v = r.q, r.v
-        Q.append(q)
-        V.append(v)
-        steps.append(r)
-    t = DT * np.arange(len(Q))
-    E = np.array([sd.kinetic_energy(model, a, b) + sd.potential_energy(model, a) for a, b in zip(Q, V)])
-    history = sd.ContactHistory.from_steps(t, [None] + steps, DT)
-    return scene, SimulationResult(t, np.array(Q), np.array(V), E, {"method": "step"}, contacts=history), steps
+SETTINGS = dict(margin=5e-3)
 
 
 @pytest.fixture(scope="module")
 def drop():
-    return _drop()
+    """A box released 0.2 m above the ground, simulated with contacts for 0.6 s at dt = 2 ms
+    (at rest from 0.3 s): (scene, the simulate result, its ContactHistory)."""
+    scene = scenes.drop("box", height=0.2)
+    res = sd.simulate(scene.model, scene.q0, scene.v0, 0.6, dt=DT, contacts=True,
+                      contact_settings=sd.ContactSettings(**SETTINGS))
+    return scene, res, sd.ContactHistory.from_simulation(res)
 
 
-def test_history_holds_each_steps_contacts_and_forces(drop):
-    scene, res, steps = drop
-    h = res.contacts
+def test_history_of_a_simulation_holds_each_steps_contacts_and_forces(drop):
+    """Entry i: the contacts detected at the recorded state i − 1 (where the step that ended
+    at t_i started), their forces; at rest the four corners carry the weight, Σ f = m g e_z."""
+    scene, res, h = drop
+    model = scene.model
     mg = scene.params["mass"] * scene.params["g"]
     assert len(h) == len(res.t) and h.counts[0] == 0 and h.converged.all()
     np.testing.assert_array_equal(h.t, res.t)
-    for i, r in enumerate(steps, start=1):
+    for i in range(1, len(h)):
         points, forces = h.at(i)
-        np.testing.assert_array_equal(points, r.contacts.point)
-        assert h.counts[i] == len(r.contacts)
-        if len(r.contacts):
-            # the force's component along each contact frame axis is λ / dt (frames orthonormal)
-            np.testing.assert_allclose(np.einsum("kij,ki->kj", r.contacts.frame, forces), r.impulses / DT,
-                                       rtol=1e-12, atol=1e-9)
-            assert h.normal_force[i] == pytest.approx(r.impulses[:, 2].sum() / DT, rel=1e-12)
-            assert h.residual[i] == max(r.solution.primal, r.solution.dual, r.solution.complementarity)
-    # at rest (the last 0.1 s) the four corners carry the weight: Σ f = m g e_z
-    for i in range(len(h) - 50, len(h)):
+        detected = sd.detect_contacts(model, res.q[i - 1], margin=SETTINGS["margin"])
+        np.testing.assert_allclose(points, detected.point, atol=1e-12)
+        assert h.counts[i] == len(detected)
+        if len(detected):
+            # a force on the second object pushes it away from the first: along +n
+            assert (np.einsum("ki,ki->k", forces, detected.normal) >= -1e-9).all()
+    for i in range(len(h) - 50, len(h)):  # at rest (the last 0.1 s)
         assert h.counts[i] == 4
         np.testing.assert_allclose(h.at(i)[1].sum(axis=0), [0.0, 0.0, mg], rtol=0, atol=1e-3 * mg)
+        assert h.normal_force[i] == pytest.approx(mg, rel=1e-3)
     with pytest.raises(IndexError, match="i: expected an entry index"):
         h.at(len(h))
+    with pytest.raises(ValueError, match="result: expected a simulate"):
+        sd.ContactHistory.from_simulation(SimulationResult(res.t, res.q, res.v, res.energy, res.info))
+
+
+def test_history_of_steps_gives_the_frame_components_of_the_impulses():
+    """ContactHistory.from_steps on a few sd.step results: each force's components in its
+    contact frame (t1, t2, n) are λ / dt, the normal force Σ λ_n / dt, the residuals the
+    solutions'."""
+    scene = scenes.drop("box", height=0.0)  # resting on the ground
+    model, settings = scene.model, sd.ContactSettings(**SETTINGS)
+    q, v, steps = scene.q0, scene.v0, [None]
+    for _ in range(3):
+        r = sd.step(model, q, v, np.zeros(model.nv), DT, settings=settings)
+        q, v = r.q, r.v
+        steps.append(r)
+    h = sd.ContactHistory.from_steps(DT * np.arange(4), steps, DT)
+    assert list(h.counts) == [0, 4, 4, 4]
+    for i, r in enumerate(steps[1:], start=1):
+        points, forces = h.at(i)
+        np.testing.assert_array_equal(points, r.contacts.point)
+        np.testing.assert_allclose(np.einsum("kij,ki->kj", r.contacts.frame, forces), r.impulses / DT, atol=1e-9)
+        assert h.normal_force[i] == pytest.approx(r.impulses[:, 2].sum() / DT, rel=1e-12)
+        assert h.residual[i] == r.solution.residual
     with pytest.raises(ValueError, match="steps: expected one step result per recorded time"):
-        sd.ContactHistory.from_steps(res.t, steps, DT)
+        sd.ContactHistory.from_steps(DT * np.arange(4), steps[1:], DT)
 
 
 def test_plot_adds_normal_force_and_ncp_residual_panels(drop):
@@ -87,8 +96,7 @@ def test_plot_adds_normal_force_and_ncp_residual_panels(drop):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    scene, res, _ = drop
-    h = res.contacts
+    scene, res, h = drop
     fig = res.plot()
     try:
         by_label = {ax.get_ylabel(): ax for ax in fig.axes}
@@ -105,7 +113,7 @@ def test_plot_adds_normal_force_and_ncp_residual_panels(drop):
         assert len([ax for ax in fig.axes if ax.get_ylabel() != "contacts"]) == 5  # q, v, E, force, residuals
     finally:
         plt.close(fig)
-    plain = SimulationResult(res.t, res.q, res.v, res.energy, {})  # no contacts: no contact panels
+    plain = SimulationResult(res.t, res.q, res.v, res.energy, res.info)  # no contacts: no contact panels
     fig = plain.plot()
     try:
         assert len(fig.axes) == 3
@@ -118,8 +126,8 @@ def _world_point(T, x):
 
 
 def test_scene_has_a_marker_slot_per_contact_and_poses_them_from_the_history(drop):
-    scene, res, _ = drop
-    h, model = res.contacts, scene.model
+    scene, res, h = drop
+    model = scene.model
     scn = sd.viewer.scene(model, collisions=True, contacts=h)
     assert scn.contact_slots == h.counts.max() == 4
     assert scn.names("/soadyn/contacts/") == [f"/soadyn/contacts/{k}/{x}" for k in range(4) for x in ("point", "force")]
@@ -145,10 +153,12 @@ def test_scene_has_a_marker_slot_per_contact_and_poses_them_from_the_history(dro
 
 def test_viewer_plays_the_contacts_with_the_trajectory(drop):
     pytest.importorskip("viser")
-    scene, res, _ = drop
-    h, model = res.contacts, scene.model
+    scene, res, h = drop
+    model = scene.model
     with sd.viewer.show(model, trajectory=res, collisions=True, port=0, block=False, verbose=False) as viewer:
-        assert viewer.contact_history is h  # the result's own history, by default
+        history = viewer.contact_history  # the result's own, by default
+        np.testing.assert_array_equal(history.points, h.points)
+        np.testing.assert_array_equal(history.forces, h.forces)
         assert set(viewer.scene.names("/soadyn/contacts/")) <= set(viewer.handles)
 
         def check(i):

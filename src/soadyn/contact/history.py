@@ -1,7 +1,8 @@
 """The contacts of a simulation, step by step: :class:`ContactHistory`, what
-:func:`soadyn.simulate` with ``contacts=True`` records beside the states, what
 :meth:`soadyn.SimulationResult.plot` draws (normal forces, NCP residuals) and what the
-viewer plays back (contact points, force arrows).
+viewer plays back (contact points, force arrows), made from what :func:`soadyn.simulate`
+with ``contacts=True`` records (:meth:`ContactHistory.from_simulation`) or from a sequence
+of :func:`soadyn.step` results (:meth:`ContactHistory.from_steps`).
 
 Entry i belongs to the recorded state i at time ``t[i]``: the contacts of the step that
 ended there (detected at the start of that step, at most one time step earlier) and the
@@ -32,9 +33,8 @@ class ContactHistory:
     ----------
     t : (K,) the recorded times [s].
     offsets : (K + 1,) entry i's contacts are rows ``offsets[i]:offsets[i + 1]`` of
-        ``points``, ``normals`` and ``forces``.
+        ``points`` and ``forces``.
     points : (P, 3) the contact points [m], world frame.
-    normals : (P, 3) the unit normals (from each contact's first object into its second), world.
     forces : (P, 3) the contact forces C λ / dt [N] on each contact's second object, world
         frame (C the contact frame; −force acts on the first object).
     normal_force : (K,) Σ λ_n / dt over the entry's contacts [N] (0 without contacts).
@@ -46,7 +46,6 @@ class ContactHistory:
     t: np.ndarray
     offsets: np.ndarray
     points: np.ndarray
-    normals: np.ndarray
     forces: np.ndarray
     normal_force: np.ndarray
     iterations: np.ndarray
@@ -88,7 +87,7 @@ class ContactHistory:
             raise ValueError(f"steps: expected one step result per recorded time ({K}), got {len(steps)}")
         dt = np.broadcast_to(np.asarray(dt, dtype=float), (K,))
         offsets = np.zeros(K + 1, dtype=np.int64)
-        points, normals, forces = [], [], []
+        points, forces = [], []
         fn, its, conv = np.zeros(K), np.zeros(K, dtype=np.int64), np.ones(K, dtype=bool)
         res = np.zeros((3, K))
         for i, r in enumerate(steps):
@@ -100,13 +99,44 @@ class ContactHistory:
             if k:
                 c = r.contacts
                 points.append(c.point)
-                normals.append(c.normal)
                 forces.append(np.einsum("kij,kj->ki", c.frame, lam) / dt[i])
                 fn[i] = lam[:, 2].sum() / dt[i]
             s = r.solution
             its[i], conv[i] = s.iterations, bool(s.converged)
             res[:, i] = s.primal, s.dual, s.complementarity
         stack = (lambda xs: np.concatenate(xs) if xs else np.zeros((0, 3)))
-        return cls(_frozen(t), _frozen(offsets, np.int64), _frozen(stack(points)), _frozen(stack(normals)),
-                   _frozen(stack(forces)), _frozen(fn), _frozen(its, np.int64), _frozen(conv, bool),
-                   _frozen(res[0]), _frozen(res[1]), _frozen(res[2]))
+        return cls(_frozen(t), _frozen(offsets, np.int64), _frozen(stack(points)), _frozen(stack(forces)),
+                   _frozen(fn), _frozen(its, np.int64), _frozen(conv, bool), _frozen(res[0]), _frozen(res[1]),
+                   _frozen(res[2]))
+
+    @classmethod
+    def from_simulation(cls, result):
+        """The history of a :func:`soadyn.simulate` result with ``contacts=True``: its
+        ``contacts`` (the :class:`~soadyn.contact.rollout.ContactRecord` of the steps that
+        end at the recorded times after t_0) and ``contact_points`` (per such time a (k, 6)
+        array: points [m], forces [N], world frame). Entry 0 (t_0) has no contacts."""
+        record, rows = getattr(result, "contacts", None), getattr(result, "contact_points", None)
+        if record is None or rows is None:
+            raise ValueError("result: expected a simulate(..., contacts=True) result (with contacts and "
+                             "contact_points), got one without contacts")
+        t = np.asarray(result.t, dtype=float)
+        K = len(t)
+        if len(rows) != K - 1 or len(record.count) != K - 1:
+            raise ValueError(f"result: expected the contacts of the {K - 1} recorded steps, got {len(rows)} point "
+                             f"arrays and a record of {len(record.count)}")
+        # each entry's step length: dt, but the last step, which ends at t_final (simulate's grid)
+        dt, n = float(result.info["dt"]), int(result.info["steps"])
+        h = np.full(K, dt)
+        h[-1] = t[-1] - (n - 1) * dt
+        pf = [np.asarray(r, dtype=float).reshape(-1, 6) for r in rows]
+        offsets = np.zeros(K + 1, dtype=np.int64)
+        offsets[2:] = np.cumsum([len(r) for r in pf])
+        stack = np.concatenate(pf) if pf else np.zeros((0, 6))
+
+        def entries(x, dtype=float, first=0.0):
+            return _frozen(np.concatenate([[first], np.asarray(x, dtype=float)]), dtype)
+
+        fn = np.concatenate([[0.0], np.nan_to_num(record.normal_impulse) / h[1:]])
+        return cls(_frozen(t), _frozen(offsets, np.int64), _frozen(stack[:, :3]), _frozen(stack[:, 3:]),
+                   _frozen(fn), entries(record.iterations, np.int64), entries(record.converged, bool, True),
+                   entries(record.primal), entries(record.dual), entries(record.complementarity))
