@@ -28,7 +28,7 @@ import numpy as np
 import pytest
 
 import soadyn as sd
-from conftest import HERE
+from conftest import HERE, robot_path
 from soadyn.contact import ContactSolverWarning
 
 _spec = importlib.util.spec_from_file_location("soadyn_contact_scenes",
@@ -216,6 +216,7 @@ def test_quadruped_standing_under_pd_carries_its_weight_without_slipping():
     material points at the contacts have no tangential velocity (below 1e-6 m/s; the
     spheres roll a little as the legs settle) and the friction impulses are strictly inside
     the cones."""
+    robot_path("solo12")  # skips without example-robot-data
     scene = scenes.quadruped()
     model, p = scene.model, scene.params
     run = Run(scene, 1.0, controller=lambda q, v: scenes.pd_torque(model, q, v, p["q_ref"], p["kp"], p["kd"]))
