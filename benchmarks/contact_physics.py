@@ -70,6 +70,11 @@ def mujoco_final(xml, steps):
     return q0, d.qpos.copy(), max([-d.contact[i].dist for i in range(d.ncon)], default=0.0)
 
 
+def pyramidal(xml):
+    """The scene with MuJoCo's pyramidal friction cones (its default) instead of elliptic ones."""
+    return xml.replace('cone="elliptic"', 'cone="pyramidal"')
+
+
 def row(test, closed_form, measured, tolerance, passed, unit=""):
     return dict(test=test, closed_form=closed_form, measured=measured, tolerance=tolerance, passed=bool(passed),
                 unit=unit)
@@ -95,8 +100,10 @@ def main():
                         f"a = g (sin θ − μ cos θ) = {a:.5f} m/s²", measured, "1 %", abs(err) < 0.01, "m/s²")
                     | dict(relative_error=err))
         q0, q1, _ = mujoco_final(s.xml, len(Q) - 1)
+        _, qp, _ = mujoco_final(pyramidal(s.xml), len(Q) - 1)
         ours, theirs = float(Q[-1, 0] - Q[0, 0]), float(q1[0] - q0[0])
         mj.append(dict(test=f"incline θ = {theta}: distance slid in 1 s", soadyn=ours, mujoco=theirs,
+                       mujoco_pyramidal=float(qp[0] - q0[0]),
                        closed_form=0.5 * a, relative_difference=ours / theirs - 1, tolerance="2 %",
                        passed=abs(ours / theirs - 1) < 0.02, unit="m"))
 
@@ -135,8 +142,10 @@ def main():
         rows.append(row(f"drop ({shape}): rest height of the centre", f"{p['size']} m", rest, f"{tol_pen:.3g} m",
                         abs(rest - p["size"]) <= tol_pen and np.abs(V[-1]).max() < 1e-6, "m"))
         _, q1, pen = mujoco_final(s.xml, len(Q) - 1)
+        _, qp, _ = mujoco_final(pyramidal(s.xml), len(Q) - 1)
         ours_pen = max(0.0, float(steps[-1].contacts.depth.max()))
         mj.append(dict(test=f"drop ({shape}): rest height of the centre", soadyn=rest, mujoco=float(q1[2]),
+                       mujoco_pyramidal=float(qp[2]),
                        closed_form=p["size"], mujoco_penetration=pen, soadyn_penetration=ours_pen,
                        tolerance="MuJoCo's penetration + ours", passed=abs(rest - q1[2]) <= pen + ours_pen + 1e-9,
                        unit="m"))
@@ -204,14 +213,15 @@ def main():
                   f"{'yes' if r['passed'] else '**no**'} |")
     md += ["", f"## Against MuJoCo {mujoco.__version__} (same MJCF: elliptic cones, implicitfast, dt = 1 ms, "
            "default solref/solimp)", "",
-           "| scene | soadyn | MuJoCo | closed form | difference | tolerance | pass |", "|---|---|---|---|---|---|---|"]
+           "| scene | soadyn | MuJoCo | closed form | difference | tolerance | pass | MuJoCo, pyramidal cones |",
+           "|---|---|---|---|---|---|---|---|"]
     for r in mj:
         diff = (f"{r['relative_difference'] * 100:+.3f} %" if "relative_difference" in r else
                 f"{(r['soadyn'] - r['mujoco']) * 1e3:+.4f} mm (MuJoCo sinks {r['mujoco_penetration'] * 1e3:.4f} mm, "
                 f"soadyn {r['soadyn_penetration'] * 1e3:.4f} mm)")
         md.append(f"| {r['test']} | {r['soadyn']:.6g} {r['unit']} | {r['mujoco']:.6g} {r['unit']} | "
                   f"{r['closed_form']:.6g} {r['unit']} | {diff} | {r['tolerance']} | "
-                  f"{'yes' if r['passed'] else '**no**'} |")
+                  f"{'yes' if r['passed'] else '**no**'} | {r['mujoco_pyramidal']:.6g} {r['unit']} |")
     md += ["", f"solo12's base height after 1 s standing: {base:.4f} m.", "",
            "## At the default ContactSettings() (margin 0)", "",
            "| check | measured | tolerance of the test | why |", "|---|---|---|---|"]
