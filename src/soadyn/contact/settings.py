@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -141,6 +141,9 @@ class StepResult:
     impulses : (k, 3) λ per contact in its frame (t1, t2, n) [N s] (forces λ/dt).
     solution : the :class:`~soadyn.ContactSolution` of the step's NCP (with no contacts: an
         empty one, converged, zero iterations).
+    solver_scale : (2,) ADMM's penalty scale at the end of the solve (L, the largest
+        eigenvalue of G + R it used, and the exponent p of its spectral rule; L = 0: none),
+        which a step warm started from this one takes with the impulses.
     """
 
     q: np.ndarray
@@ -148,6 +151,7 @@ class StepResult:
     contacts: Contacts
     impulses: np.ndarray
     solution: ContactSolution
+    solver_scale: np.ndarray = field(default=None, repr=False)
 
     @property
     def converged(self):

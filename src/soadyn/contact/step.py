@@ -30,7 +30,7 @@ from ..geometry.detect import _prepared
 from ..kernels.collision.detect import CONTACT_FLOATS, CONTACT_INTS
 from ..kernels.contact import step as ks
 from ..kernels.oscm import buffer_sizes
-from ..kernels.contact.admm import COMPLEMENTARITY, CONVERGED, DUAL, ITERATIONS, PRIMAL
+from ..kernels.contact.admm import COMPLEMENTARITY, CONVERGED, DUAL, ITERATIONS, PRIMAL, RHO_POWER
 from .settings import StepResult, settings_argument
 from .solver import ContactSolution, ContactSolverWarning
 
@@ -93,13 +93,15 @@ def _warm(warm_start, model):
     """The warm start of :func:`step` as (objects (W, 2), λ (3W,)): the previous step's
     result, for ``model`` at its current version."""
     if warm_start is None:
-        return np.zeros((0, 2), dtype=np.int64), np.zeros(0)
+        return np.zeros((0, 2), dtype=np.int64), np.zeros(0), np.array([0.0, RHO_POWER])
     if not isinstance(warm_start, StepResult):
         raise TypeError(f"warm_start: expected the soadyn.StepResult of the previous step or None, got "
                         f"{type(warm_start).__name__}")
     warm_start.contacts.check(model, "warm_start")
+    scale = warm_start.solver_scale
     return (np.ascontiguousarray(warm_start.contacts.objects, dtype=np.int64),
-            np.ascontiguousarray(warm_start.impulses, dtype=float).reshape(-1))
+            np.ascontiguousarray(warm_start.impulses, dtype=float).reshape(-1),
+            np.array([0.0, RHO_POWER]) if scale is None else np.array(scale, dtype=float))
 
 
 def _contacts_of(user_model, version, K, k, fbuf, ibuf, tables):
@@ -175,7 +177,7 @@ def step(model, q, v, tau, dt, f_ext=None, settings=None, *, warm_start=None):
     v = val.vector(v, nv, "v", batch_ok=False)
     tau = np.zeros(nv) if tau is None else val.vector(tau, nv, "tau", batch_ok=False)
     fext = NO_FORCES if f_ext is None else val.external_forces(f_ext, model.nbodies, None)
-    wobj, wlam = _warm(warm_start, user_model)
+    wobj, wlam, wscale = _warm(warm_start, user_model)
     d = derived(model)
     c = d.compiled
     tables = step_tables(model)
@@ -186,7 +188,7 @@ def step(model, q, v, tau, dt, f_ext=None, settings=None, *, warm_start=None):
     while True:
         K, (fbuf, ibuf) = _scratch(d, tables, K)
         status = ks.step_kernel(c.mi, c.mf, d.buffer(), q, v, tau, fext, dt, tables.ci, tables.cf, prm,
-                                tables.dims(K), fbuf, ibuf, wobj, wlam, q1, v1, info)
+                                tables.dims(K), fbuf, ibuf, wobj, wlam, wscale, q1, v1, info)
         if status != st.OK:
             raise_step_status(status, model, (q, v, tau))
         k = int(info[ks.COUNT])
@@ -201,7 +203,7 @@ def step(model, q, v, tau, dt, f_ext=None, settings=None, *, warm_start=None):
                       f"{solution.iterations} iterations (residuals: primal {solution.primal:.3g}, dual "
                       f"{solution.dual:.3g}, complementarity {solution.complementarity:.3g}; tol {settings.tol:g}); "
                       "raise ContactSettings.max_iter or tol", ContactSolverWarning, stacklevel=2)
-    return StepResult(q1, v1, contacts, solution.impulses, solution)
+    return StepResult(q1, v1, contacts, solution.impulses, solution, info[[ks.SCALE_L, ks.SCALE_POWER]].copy())
 
 
 def _views(fbuf, tables, K):
