@@ -131,7 +131,7 @@ class SimulationResult:
         closed = self.constraint_residual is not None
         # a simulation with contacts records them (simulate(..., contacts=True)); the panels
         # draw them through the ContactHistory of the recorded states
-        history = ContactHistory.from_simulation(self) if getattr(self, "contact_points", None) is not None else None
+        history = ContactHistory.from_simulation(self) if self.contact_points is not None else None
         panels = 3 + closed + 2 * (history is not None)
         fig, axes = plt.subplots(panels, 1, figsize=(7, 2.2 * panels), sharex=True)
         for ax, x, idx, name, unit in ((axes[0], self.q, iq, "q", "[m, rad]"),
