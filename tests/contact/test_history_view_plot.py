@@ -187,3 +187,26 @@ def test_viewer_plays_the_contacts_with_the_trajectory(drop):
         check(first)
     with pytest.raises(ValueError, match="contacts: a ContactHistory plays with a trajectory"):
         sd.viewer.show(model, trajectory=res.q[:3], contacts=h, port=0, block=False, verbose=False)
+
+
+def test_unconverged_solves_of_a_simulation_are_reported_and_plotted():
+    """max_iter = 1 cannot solve the resting box's contacts: simulate warns
+    (ContactSolverWarning), the history says converged=False with residuals above the
+    tolerance, and the plot's force panel counts those solves."""
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    scene = scenes.drop("box", height=0.0)
+    settings = sd.ContactSettings(max_iter=1, **SETTINGS)
+    with pytest.warns(sd.ContactSolverWarning):
+        res = sd.simulate(scene.model, scene.q0, scene.v0, 0.02, dt=DT, contacts=True, contact_settings=settings)
+    h = sd.ContactHistory.from_simulation(res)
+    failed = ~h.converged
+    assert failed.any() and (h.residual[failed] > settings.tol).all()
+    fig = res.plot()
+    try:
+        (force_ax,) = [ax for ax in fig.axes if ax.get_ylabel() == "Σ normal force [N]"]
+        assert f"{int(failed.sum())} solves not converged" in force_ax.get_title()
+    finally:
+        plt.close(fig)
