@@ -83,6 +83,7 @@ class ContactSettings:
     max_iter: int = 500
     margin: float = 0.0
     warm_start: bool = True
+    _vector: np.ndarray = field(init=False, repr=False, compare=False, default=None)
 
     def __post_init__(self):
         if not isinstance(self.friction_solver, str) or self.friction_solver not in METHODS:
@@ -105,15 +106,16 @@ class ContactSettings:
         if not isinstance(self.warm_start, (bool, np.bool_)):
             raise TypeError(f"ContactSettings.warm_start: expected True or False, got {self.warm_start!r}")
         object.__setattr__(self, "warm_start", bool(self.warm_start))
-
-    def vector(self):
-        """The settings as the kernels' vector (:mod:`soadyn.kernels.contact.step`)."""
         from ..kernels.contact import step as ks
         prm = np.empty(ks.SETTINGS_SIZE)
         prm[ks.MARGIN], prm[ks.STABILIZATION], prm[ks.SLOP] = self.margin, self.stabilization, self.slop
         prm[ks.COMPLIANCE], prm[ks.TOL], prm[ks.MAX_ITER] = self.compliance, self.tol, self.max_iter
         prm[ks.SOLVER] = ks.ADMM if self.friction_solver == "admm" else ks.PGS
-        return prm
+        object.__setattr__(self, "_vector", prm)
+
+    def vector(self):
+        """The settings as the kernels' vector (:mod:`soadyn.kernels.contact.step`; do not modify)."""
+        return self._vector
 
 
 #: the settings of a step given none

@@ -1,6 +1,6 @@
 """Time stepping with frictional contact: :func:`step`.
 
-One step is four stages (the MJX-style table of contents of :func:`step`)::
+One step is five stages (the MJX-style table of contents of :func:`step`)::
 
     detect    Contacts at q                        (soadyn.detect_contacts's kernel)
     free      v_free = v + dt M⁻¹(τ − C(q, v))      (the ABA)
@@ -8,7 +8,7 @@ One step is four stages (the MJX-style table of contents of :func:`step`)::
     solve     λ of the Coulomb NCP of (G + R, g, μ) (soadyn.solve_contacts's kernels)
     update    v⁺ = v_free + M⁻¹Jᵀλ, q⁺ = q ⊕ dt v⁺
 
-On a tree the four run in one compiled call (:mod:`soadyn.kernels.contact.step`), which
+On a tree the five run in one compiled call (:mod:`soadyn.kernels.contact.step`), which
 :func:`soadyn.rollout` with ``contacts=True`` repeats inside one compiled loop. A model
 with loops, couplings or user constraints takes :func:`closed_chain_step` (the
 closed-chain branch plugs in there; the settings and the result are those of
@@ -72,13 +72,14 @@ def step_tables(model):
 
 
 def _scratch(d, tables, K):
-    """This thread's scratch of capacity ≥ K."""
+    """This thread's scratch of capacity ≥ K: (K, (floats, integers), dims)."""
     box = d.per_thread("contact_step_scratch", lambda snapshot: {})
     have = box.get("K", 0)
     if have < K:
         box["K"] = K
         box["buffers"] = tables.scratch(K)
-    return box["K"], box["buffers"]
+        box["dims"] = tables.dims(K)
+    return box["K"], box["buffers"], box["dims"]
 
 
 def time_step(dt):
@@ -186,9 +187,9 @@ def step(model, q, v, tau, dt, f_ext=None, settings=None, *, warm_start=None):
     info = np.zeros(ks.STEP_INFO_SIZE)
     K = tables.capacity
     while True:
-        K, (fbuf, ibuf) = _scratch(d, tables, K)
-        status = ks.step_kernel(c.mi, c.mf, d.buffer(), q, v, tau, fext, dt, tables.ci, tables.cf, prm,
-                                tables.dims(K), fbuf, ibuf, wobj, wlam, wscale, q1, v1, info)
+        K, (fbuf, ibuf), dims = _scratch(d, tables, K)
+        status = ks.step_kernel(c.mi, c.mf, d.buffer(), q, v, tau, fext, dt, tables.ci, tables.cf, prm, dims, fbuf,
+                                ibuf, wobj, wlam, wscale, q1, v1, info)
         if status != st.OK:
             raise_step_status(status, model, (q, v, tau))
         k = int(info[ks.COUNT])

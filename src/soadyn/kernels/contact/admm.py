@@ -30,6 +30,8 @@ RHO_POWER, RHO_POWER_STEP, PRIMAL_DUAL_RATIO = 0.2, 0.05, 10.0
 #: changes by less than EIGENVALUE_RTOL relatively)
 POWER_ITERATIONS = 30
 EIGENVALUE_RTOL = 1e-3
+#: iterations a solve started from a given penalty scale keeps ρ (:func:`admm_solve`)
+WARM_HOLD = 10
 #: relative pivot threshold of the factorization (G + R + (η + ρ) I is positive definite)
 PIVOT_TOL = 1e-15
 
@@ -104,8 +106,10 @@ def admm_solve(G, g, mu, R, tol, max_iter, warm, lam, sigma, info, A, V, perm, L
     """:func:`admm_kernel` with the scale of the penalty given: ``L0`` > 0 the largest
     eigenvalue of G + R to use (0: estimate it by power iteration) and ``power0`` the
     spectral rule's starting exponent p. A time stepper passes the previous step's (its
-    G nearly the same): the penalty starts where the last solve ended, and no power
-    iteration runs. Returns (status, L, p at the end)."""
+    G nearly the same): the penalty starts where the last solve ended, no power iteration
+    runs, and ρ is held for the first :data:`WARM_HOLD` iterations (from a warm start the
+    primal and dual residuals are both tiny and their ratio says little; each change of ρ
+    costs a factorization). Returns (status, L, p at the end)."""
     n = g.shape[0]
     k = mu.shape[0]
     x, z, rhs, y_prev, x_prev, tmp, p, res = V[0], V[1], V[2], V[3], V[4], V[5], V[6], V[7]
@@ -129,6 +133,7 @@ def admm_solve(G, g, mu, R, tol, max_iter, warm, lam, sigma, info, A, V, perm, L
     m = PROXIMAL + r_min
     L = max(L, m)
     power = power0
+    hold = WARM_HOLD if L0 > 0.0 else 0
     rho = math.sqrt(L * m) * (L / m) ** power
     if _factor(G, R, PROXIMAL + rho, A, perm) < n:
         return 1, L, power
@@ -163,6 +168,8 @@ def admm_solve(G, g, mu, R, tol, max_iter, warm, lam, sigma, info, A, V, perm, L
         converged = max(res[0], max(res[1], res[2])) <= tol
         if converged:
             break
+        if it <= hold:  # a given scale: keep its factorization for the first iterations
+            continue
         if primal > PRIMAL_DUAL_RATIO * dual:
             power += RHO_POWER_STEP
         elif dual > PRIMAL_DUAL_RATIO * primal:

@@ -1,6 +1,6 @@
 """One time step of a tree with frictional contact, and rollouts of many, in one compiled call.
 
-The semi-implicit velocity-level step of DESIGN.md ("Contacts"), in four stages run by
+The semi-implicit velocity-level step of DESIGN.md ("Contacts"), in five stages run by
 :func:`step_state` (the public :func:`soadyn.step` and :func:`soadyn.rollout` with
 ``contacts=True`` call it)::
 
@@ -38,8 +38,8 @@ from ...core.layout import carve, model_tables, state_count, state_of, workspace
 from ...core.status import BAD_SECOND, BAD_SHAPE, BAD_THIRD, OK, OVERFLOW, SINGULAR
 from ..aba import acceleration_pass, articulated_body_pass
 from ..collision.detect import CONTACT_FLOATS, CONTACT_INTS, detect_contacts_kernel
-from ..kinematics import (body_velocities, configuration_status, forces_shape_ok, joint_placements, no_forces, nonfinite,
-                          state_status, world_poses)
+from ..kinematics import (body_velocities, configuration_status, forces_shape_ok, joint_placements, no_forces,
+                          nonfinite, state_status, world_poses)
 from ..oscm import buffer_sizes, oscm_scratch
 from .admm import COMPLEMENTARITY, CONVERGED, DUAL, INFO_SIZE, PRIMAL, RHO_POWER, admm_solve
 from .delassus import contact_delassus
