@@ -146,6 +146,7 @@ _NAMES = {
     "ContactSettings": ".contact",
     "StepResult": ".contact",
     "step": ".contact",
+    "ContactHistory": ".contact",
     # soadyn.simulate
     "simulate": ".simulate",
     "SimulationResult": ".simulate",

@@ -50,6 +50,7 @@ from .closed.embedding.algorithms import cluster_aba, spanning_state
 from .closed.embedding.clusters import cluster_tree
 from .closed.forward import METHODS, solve_constrained
 from .closed.kinematics import check_residuals, evaluate_constraints
+from .contact.history import ContactHistory
 from .core import validation as val
 from .core.compile import snapshot
 from .core.constraints import ConstraintError
@@ -107,8 +108,10 @@ class SimulationResult:
         return None if self.constraint_residual is None else float(np.max(self.constraint_residual))
 
     def plot(self, q_index=None, v_index=None):
-        """Draw the trajectory: joint coordinates q(t), velocities v(t), the energy E(t)
-        and, for closed chains, the constraint residual max |𝔡(q(t))| (log scale).
+        """Draw the trajectory: joint coordinates q(t), velocities v(t), the energy E(t),
+        for closed chains the constraint residual max |𝔡(q(t))| (log scale) and, with
+        contacts, the total normal force Σ λ_n / dt and the NCP residuals (primal, dual,
+        complementarity; log scale) of each recorded step.
 
         Parameters
         ----------
@@ -118,14 +121,19 @@ class SimulationResult:
         Returns
         -------
         matplotlib.figure.Figure, with one Axes per panel, top to bottom: q [m, rad],
-        v [m/s, rad/s], E [J] and, for closed chains, the residual [m, rad].
+        v [m/s, rad/s], E [J], for closed chains the residual [m, rad], and with contacts
+        the normal force [N] and the NCP residuals.
         """
         import matplotlib.pyplot as plt  # optional dependency (extra 'plot'): imported to draw only
 
         iq = _indices(q_index, self.q.shape[1], "q_index")
         iv = _indices(v_index, self.v.shape[1], "v_index")
         closed = self.constraint_residual is not None
-        fig, axes = plt.subplots(4 if closed else 3, 1, figsize=(7, 8 if closed else 6.5), sharex=True)
+        # a simulation with contacts records them (simulate(..., contacts=True)); the panels
+        # draw them through the ContactHistory of the recorded states
+        history = ContactHistory.from_simulation(self) if self.contact_points is not None else None
+        panels = 3 + closed + 2 * (history is not None)
+        fig, axes = plt.subplots(panels, 1, figsize=(7, 2.2 * panels), sharex=True)
         for ax, x, idx, name, unit in ((axes[0], self.q, iq, "q", "[m, rad]"),
                                        (axes[1], self.v, iv, "v", "[m/s, rad/s]")):
             for k in idx:
@@ -141,11 +149,31 @@ class SimulationResult:
             axes[3].semilogy(self.t, self.constraint_residual, color="C3")
             axes[3].set_ylabel("max |d(q)| [m, rad]")  # 𝔡: no glyph in the default font
             axes[3].set_title(f"constraint residual, max {self.constraint_drift:.3g}", fontsize=8)
+        if history is not None:
+            _plot_contacts(axes[3 + closed], axes[4 + closed], history)
         axes[-1].set_xlabel("t [s]")
         method = self.info.get("method", "")
         fig.suptitle(f"simulation ({method})" if method else "simulation", fontsize=9)
         fig.tight_layout()
         return fig
+
+
+def _plot_contacts(force_ax, residual_ax, history):
+    """The two contact panels of :meth:`SimulationResult.plot`: Σ λ_n / dt [N] (with the
+    number of contacts on a right-hand axis) and the three NCP residuals, log scale."""
+    force_ax.plot(history.t, history.normal_force, color="C0")
+    force_ax.set_ylabel("Σ normal force [N]")
+    count_ax = force_ax.twinx()
+    count_ax.step(history.t, history.counts, where="post", color="0.6", lw=0.8)
+    count_ax.set_ylabel("contacts", fontsize=8)
+    unconverged = int(np.count_nonzero(~history.converged))
+    force_ax.set_title(f"contacts: at most {int(history.counts.max(initial=0))} points, {unconverged} solves "
+                       "not converged", fontsize=8)
+    # entries without contacts have zero residuals: no logarithm, matplotlib leaves them out
+    for name, color in (("primal", "C1"), ("dual", "C2"), ("complementarity", "C3")):
+        residual_ax.semilogy(history.t, getattr(history, name), color=color, label=name)
+    residual_ax.set_ylabel("NCP residual")
+    residual_ax.legend(loc="upper right", fontsize=7, ncol=3)
 
 
 def _indices(index, n, name):

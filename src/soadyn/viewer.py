@@ -38,7 +38,14 @@ What is drawn (node names are viser's scene-tree paths):
 * ``/soadyn/contacts/<k>/point`` and ``.../normal``: the k-th point of a
   :class:`~soadyn.geometry.Contacts` (``contacts=``), a sphere at its world point and a
   capsule from the point along its normal (fixed in the world: the contacts of one
-  configuration).
+  configuration);
+* ``/soadyn/contacts/<k>/point`` and ``.../force`` for a trajectory with contacts (a
+  :func:`soadyn.simulate` result with ``contacts=True``, or ``contacts=`` a
+  :class:`~soadyn.ContactHistory`): one slot per contact of the busiest recorded step, a
+  sphere at the k-th contact point of the state shown and a segment from it along the
+  contact force on the second object, ``force_scale`` [m/N] long per newton; slots the state
+  does not use are hidden. These nodes are *moving*: :func:`contact_markers` poses them
+  from the history, not from q.
 """
 from __future__ import annotations
 
@@ -55,14 +62,16 @@ from .core.configuration import neutral
 from .core.model import Model
 from .core.shapes import Box, Capsule, ConvexMesh, Cylinder, Ellipsoid, Plane, Sphere
 from .dynamics.kinematics import forward_kinematics
+from .contact.history import ContactHistory
 from .geometry.contacts import Contacts
 
-__all__ = ["Node", "Scene", "scene", "placements", "segment_points", "trajectory_frames", "show", "Viewer"]
+__all__ = ["Node", "Scene", "scene", "placements", "segment_points", "contact_markers", "trajectory_frames", "show",
+           "Viewer"]
 
 #: colours (rgba in [0, 1]) of the drawn items that have none of their own
 COLORS = {"visual": (0.7, 0.7, 0.72, 1.0), "skeleton": (0.55, 0.6, 0.7, 1.0), "com": (0.9, 0.6, 0.1, 1.0),
           "loop": (0.85, 0.1, 0.75, 1.0), "coupling": (1.0, 0.55, 0.0, 1.0),
-          "collision": (0.2, 0.8, 0.35, 0.45), "contact": (0.95, 0.1, 0.1, 1.0)}
+          "collision": (0.2, 0.8, 0.35, 0.45), "contact": (0.95, 0.1, 0.1, 1.0), "force": (1.0, 0.85, 0.0, 1.0)}
 
 
 @dataclass(frozen=True, eq=False)
@@ -75,7 +84,8 @@ class Node:
     plane (side,: a square in the frame's x–y plane), axes (length, radius), segment
     (thickness,). A segment joins the origins of the frames ``ends``; every other node is
     fixed to ``frame`` (None: the world) at ``placement`` (4, 4) [m]. ``rgba`` in [0, 1] or
-    None (a mesh's own colours).
+    None (a mesh's own colours). ``moving``: a contact marker of a trajectory, posed by
+    :func:`contact_markers` (its ``frame``, ``placement`` and ``ends`` are unused).
     """
 
     name: str
@@ -87,18 +97,23 @@ class Node:
     filename: str | None = None
     ends: tuple | None = None
     hull: tuple | None = None
+    moving: bool = False
 
 
 @dataclass(frozen=True, eq=False)
 class Scene:
     """What :func:`show` draws for a model: ``nodes`` (a tuple of :class:`Node`), the model's
-    name, ``length`` the length scale [m] that sizes markers, and ``skeleton`` (True when
-    the kinematic skeleton replaces missing visual geometry)."""
+    name, ``length`` the length scale [m] that sizes markers, ``skeleton`` (True when
+    the kinematic skeleton replaces missing visual geometry), and for a trajectory with
+    contacts ``contact_slots`` (the number of contact markers) and ``force_scale`` [m/N],
+    the length of a force arrow per newton."""
 
     model_name: str
     nodes: tuple
     length: float
     skeleton: bool
+    contact_slots: int = 0
+    force_scale: float = 0.0
 
     def node(self, name):
         """The node named ``name``."""
@@ -150,13 +165,15 @@ def scene(model, *, frames=True, skeleton=None, collisions=False, contacts=None)
         centres of mass); default: when the model has no visual geometry.
     collisions : draw the collision shapes (``model.collisions``).
     contacts : a :class:`~soadyn.geometry.Contacts` of ``model`` (its current version) to
-        draw, or None.
+        draw, a :class:`~soadyn.ContactHistory` (the slots of its contact markers, posed by
+        :func:`contact_markers`; the longest force arrow is 2 × the length scale), or None.
     """
     if not isinstance(model, Model):
         raise TypeError(f"model: expected a soadyn Model, got {type(model).__name__}")
     if collisions is not True and collisions is not False:
         raise TypeError(f"collisions: expected True or False, got {collisions!r}")
-    if contacts is not None:
+    history = contacts if isinstance(contacts, ContactHistory) else None
+    if contacts is not None and history is None:
         Contacts.check(contacts, model)  # a Contacts of this model's version (raises naming 'contacts')
     if skeleton is None:
         skeleton = not model.visuals
@@ -202,7 +219,17 @@ def scene(model, *, frames=True, skeleton=None, collisions=False, contacts=None)
                               COLORS["coupling"], ends=(bodies[i], bodies[i + 1])))
     if collisions:
         nodes += [_collision_node(o, None if o.frame == "world" else o.frame, 20.0 * L) for o in model.collisions]
-    if contacts is not None:
+    slots, force_scale = 0, 0.0
+    if history is not None:
+        slots = int(history.counts.max(initial=0))
+        largest = float(np.linalg.norm(history.forces, axis=1).max(initial=0.0))
+        force_scale = 2.0 * L / largest if largest > 0 else 0.0
+        for k in range(slots):
+            nodes.append(Node(f"/soadyn/contacts/{k}/point", "sphere", None, np.eye(4), (0.6 * r,), COLORS["contact"],
+                              moving=True))
+            nodes.append(Node(f"/soadyn/contacts/{k}/force", "segment", None, np.eye(4), (0.4 * r,), COLORS["force"],
+                              moving=True))
+    elif contacts is not None:
         for k in range(len(contacts)):
             p, n = contacts.point[k], contacts.normal[k]
             nodes.append(Node(f"/soadyn/contacts/{k}/point", "sphere", None, _pose(p=p), (0.6 * r,), COLORS["contact"]))
@@ -212,7 +239,7 @@ def scene(model, *, frames=True, skeleton=None, collisions=False, contacts=None)
     if len(set(names)) != len(names):
         dup = sorted({x for x in names if names.count(x) > 1})
         raise ValueError(f"model: two drawn items share the scene names {dup} (visual, body, loop or coupling names)")
-    return Scene(model.name, tuple(nodes), float(L), bool(skeleton))
+    return Scene(model.name, tuple(nodes), float(L), bool(skeleton), slots, force_scale)
 
 
 def _collision_node(obj, frame, plane_side):
@@ -260,7 +287,7 @@ def _frame_poses(model, q, names):
 def placements(model, scn, q):
     """World poses ``{name: (4, 4)}`` at ``q`` (nq,) of the nodes of ``scn`` fixed to a
     frame: ``frame_placement(model, q, node.frame) @ node.placement``."""
-    fixed = [n for n in scn.nodes if n.kind != "segment"]
+    fixed = [n for n in scn.nodes if n.kind != "segment" and not n.moving]
     T = _frame_poses(model, q, {n.frame for n in fixed} - {None})
     return {n.name: T[n.frame] @ n.placement for n in fixed}
 
@@ -268,9 +295,32 @@ def placements(model, scn, q):
 def segment_points(model, scn, q):
     """World end points ``{name: (2, 3)}`` at ``q`` of the segments of ``scn`` (the origins
     of the two frames each joins)."""
-    segs = [n for n in scn.nodes if n.kind == "segment"]
+    segs = [n for n in scn.nodes if n.kind == "segment" and not n.moving]
     T = _frame_poses(model, q, {e for n in segs for e in n.ends})
     return {n.name: np.array([T[n.ends[0]][:3, 3], T[n.ends[1]][:3, 3]]) for n in segs}
+
+
+def contact_markers(scn, history, i):
+    """The contact markers of entry ``i`` of a :class:`~soadyn.ContactHistory` in a scene
+    made with it: ``{name: (visible, X)}``, X the world pose (4, 4) of a point's sphere or
+    the end points (2, 3) of a force segment (from the point to point + ``force_scale`` ×
+    force); the slots beyond the entry's contacts are hidden (X of the slot unchanged: None)."""
+    if len(history) == 0:
+        raise ValueError("history: an empty ContactHistory has no entries to show")
+    points, forces = history.at(i)
+    if len(points) > scn.contact_slots:
+        raise ValueError(f"history: entry {i} has {len(points)} contacts, the scene {scn.contact_slots} marker slots "
+                         "(make the scene with this history)")
+    out = {}
+    for k in range(scn.contact_slots):
+        point, force = f"/soadyn/contacts/{k}/point", f"/soadyn/contacts/{k}/force"
+        if k < len(points):
+            p = points[k]
+            out[point] = (True, _pose(p=p))
+            out[force] = (True, np.array([p, p + scn.force_scale * forces[k]]))
+        else:
+            out[point] = out[force] = (False, None)
+    return out
 
 
 def trajectory_frames(model, trajectory, times=None):
@@ -333,17 +383,19 @@ class Viewer:
 
     Attributes: ``server`` (the ``viser.ViserServer``), ``scene`` (:class:`Scene`),
     ``model``, ``handles`` ({node name: viser scene-node handle}), ``url``, ``times`` and
-    ``configurations`` (the trajectory, or None), ``slider``, ``playing`` and
+    ``configurations`` (the trajectory, or None), ``contact_history`` (the trajectory's
+    :class:`~soadyn.ContactHistory`, or None), ``slider``, ``playing`` and
     ``collision_toggle`` (the GUI handles of the time slider, the play box and the collision
     shapes' box, or None). ``set_configuration(q)`` poses the scene, ``set_time(t)`` poses it
-    at the trajectory's configuration at time t (and returns its index),
+    at the trajectory's configuration at time t, with its contact points and forces (and
+    returns its index), ``set_contacts(i)`` poses the contact markers of history entry i,
     ``show_collisions(visible)`` hides or shows the collision shapes, ``close()`` stops the
     server (also on leaving a ``with`` block).
     """
 
-    def __init__(self, model, scn, server, handles, times, qs):
+    def __init__(self, model, scn, server, handles, times, qs, history=None):
         self.model, self.scene, self.server, self.handles = model, scn, server, handles
-        self.times, self.configurations = times, qs
+        self.times, self.configurations, self.contact_history = times, qs, history
         self.url = f"http://{server.get_host()}:{server.get_port()}"
         self.slider = self.playing = self.collision_toggle = None
         self._stop = threading.Event()
@@ -367,8 +419,28 @@ class Viewer:
         if self.times is None:
             raise ValueError("set_time: this viewer shows no trajectory")
         k = int(np.clip(np.searchsorted(self.times, t, side="right") - 1, 0, len(self.times) - 1))
-        self.set_configuration(self.configurations[k])
+        with self._lock:  # the configuration and its contacts together
+            self.set_configuration(self.configurations[k])
+            if self.contact_history is not None:
+                self.set_contacts(k)
         return k
+
+    def set_contacts(self, i):
+        """Show the contact points and force arrows of entry ``i`` of the contact history
+        (:func:`contact_markers`), hiding the slots it does not use."""
+        if self.contact_history is None:
+            raise ValueError("set_contacts: this viewer shows no contact history")
+        markers = contact_markers(self.scene, self.contact_history, i)
+        with self._lock, self.server.atomic():
+            for name, (visible, X) in markers.items():
+                h = self.handles[name]
+                h.visible = visible
+                if not visible:
+                    continue
+                if X.shape == (4, 4):
+                    h.position = X[:3, 3]
+                else:
+                    h.points = X[None]
 
     def _on_slider(self, _event):
         """The slider's callback (viser's worker threads): pose the scene, unless closed."""
@@ -486,7 +558,10 @@ def show(model, q=None, trajectory=None, *, times=None, frames=True, skeleton=No
     collisions : draw the collision shapes, with a GUI box ("collision shapes") that hides and
         shows them (the Viewer's ``collision_toggle``).
     contacts : a :class:`~soadyn.geometry.Contacts` of ``model`` whose points and normals to
-        draw (fixed in the world).
+        draw (fixed in the world), or a :class:`~soadyn.ContactHistory` of the trajectory
+        (one entry per configuration) whose points and force arrows to play back with it;
+        default: the history of a :func:`soadyn.simulate` result with ``contacts=True``
+        (:meth:`~soadyn.ContactHistory.from_simulation`), if the trajectory is one.
     host, port : where to serve (port 0: a free port; a busy port: the next free one).
     block : True (default): serve until interrupted (Ctrl-C), then stop the server and
         return None. False: return the running :class:`Viewer` at once (tests, notebooks,
@@ -499,10 +574,16 @@ def show(model, q=None, trajectory=None, *, times=None, frames=True, skeleton=No
         import viser  # optional heavy dependency (extra 'viewer'): imported only to serve
     except ImportError as e:
         raise ImportError("soadyn.viewer.show needs viser: pip install 'soadyn[viewer]'") from e
-    scn = scene(model, frames=frames, skeleton=skeleton, collisions=collisions, contacts=contacts)
     ts = qs = None
     if trajectory is not None:
         ts, qs = trajectory_frames(model, trajectory, times)
+        if contacts is None and getattr(trajectory, "contact_points", None) is not None:
+            contacts = ContactHistory.from_simulation(trajectory)
+    history = contacts if isinstance(contacts, ContactHistory) else None
+    if history is not None and (qs is None or len(history) != len(qs)):
+        raise ValueError(f"contacts: a ContactHistory plays with a trajectory of as many configurations; got "
+                         f"{len(history)} entries and {'no trajectory' if qs is None else f'{len(qs)} configurations'}")
+    scn = scene(model, frames=frames, skeleton=skeleton, collisions=collisions, contacts=contacts)
     if q is None:
         q = qs[0] if qs is not None else _initial_configuration(model)
     q = np.asarray(q, dtype=float)
@@ -515,8 +596,10 @@ def show(model, q=None, trajectory=None, *, times=None, frames=True, skeleton=No
             h = _add_node(server, n)
             if h is not None:
                 handles[n.name] = h
-        viewer = Viewer(model, scn, server, handles, ts, qs)
+        viewer = Viewer(model, scn, server, handles, ts, qs, history)
         viewer.set_configuration(q)
+        if history is not None:
+            viewer.set_contacts(0)
         if scn.names("/soadyn/collision/"):
             viewer.collision_toggle = server.gui.add_checkbox("collision shapes", initial_value=True)
             viewer.collision_toggle.on_update(viewer._on_collision_toggle)

@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
+from scipy.spatial.transform import Rotation
 
 import soadyn as sd
 import soadyn.core.call as call
@@ -95,7 +96,8 @@ def bias(depth, settings, dt):
 
 # --------------------------------------------------------------------------- the step
 def test_step_is_the_specified_composition():
-    """q⁺, v⁺ and λ from the public pieces: v_free = v + dt·aba, G = delassus, g = J v_free − b,
+    """q⁺, v⁺ and λ from the public pieces: v_free = v + dt·aba (the floating base's
+    −ω × u term turned exactly, see the comment), G = delassus, g = J v_free − b,
     λ satisfies the NCP (residuals evaluated here) and v⁺ = v_free + impulse_response(λ)."""
     m = legged_scene()
     settings = sd.ContactSettings(tol=1e-10, max_iter=500)
@@ -109,6 +111,10 @@ def test_step_is_the_specified_composition():
     contacts = sd.detect_contacts(m, q)
     np.testing.assert_allclose(r.contacts.point, contacts.point, atol=1e-15)
     v_free = v + DT * sd.aba(m, q, v, tau)
+    # the floating base's rotating-frame term −ω × u integrated exactly over the step: its
+    # body-frame linear velocity u turned by exp(−[ω] dt) (kernels/contact/step.py free_joint_rotation)
+    w, u = v[:3], v[3:6]
+    v_free[3:6] += Rotation.from_rotvec(-DT * w).apply(u) - u + DT * np.cross(w, u)
     Gm = sd.delassus(m, q, contacts)
     g = sd.contact.contact_velocities(m, q, v_free, contacts)
     g[:, 2] -= bias(contacts.depth, settings, DT)

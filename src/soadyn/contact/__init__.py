@@ -8,10 +8,12 @@ Delassus operator) are three numbers per contact in its frame (t1, t2, n), norma
 (:mod:`soadyn.geometry.contacts`).
 """
 from .delassus import delassus
+from .history import ContactHistory
 from .jacobian import contact_impulse, contact_velocities, impulse_response
 from .settings import ContactSettings, StepResult
 from .solver import ContactSolution, ContactSolverWarning, solve_contacts
 from .step import step
 
 __all__ = ["delassus", "solve_contacts", "ContactSolution", "ContactSolverWarning", "contact_velocities",
-           "contact_impulse", "impulse_response", "step", "StepResult", "ContactSettings"]
+           "contact_impulse", "impulse_response", "step", "StepResult", "ContactSettings",
+           "ContactHistory"]

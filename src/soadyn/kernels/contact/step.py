@@ -26,12 +26,14 @@ dropped.
 """
 from __future__ import annotations
 
+import math
 from collections import namedtuple
 
 import numpy as np
 
 from ...core.configuration import integrate_kernel
 from ...core.jit import njit
+from ...core.joints import FREE
 from ...core.layout import carve, model_tables, state_count, state_of, workspace_views
 from ...core.status import BAD_SECOND, BAD_SHAPE, BAD_THIRD, OK, OVERFLOW, SINGULAR
 from ..articulated_blocks import acceleration_pass, articulated_body_pass
@@ -169,7 +171,39 @@ def free_stage(mi, mf, ws, v, tau, fext, dt, s):
     acceleration_pass(mi, mf, ws, True, True, s.a)
     for j in range(v.shape[0]):
         s.vfree[j] = v[j] + dt * s.a[j]
+    free_joint_rotation(model_tables(mi, mf), v, dt, s.vfree)
     return True
+
+
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def free_joint_rotation(m, v, dt, vfree):
+    """The rotating-frame term of a free joint on the world, integrated exactly. Its linear
+    velocity v is in the body frame, whose rate holds −ω × v (v̇ = Rᵀ a_world − ω × v): the
+    explicit step v + dt(−ω × v) lengthens it by √(1 + (ω dt)²) a step, so that a rolling
+    or spinning body speeds up. Over the step the body turns by exp([ω] dt) (the screw of
+    :func:`~soadyn.core.configuration.integrate_kernel`), under which a constant world
+    velocity has body coordinates exp(−[ω] dt) v: that rotation replaces −dt ω × v, and the
+    world velocity of a force-free body stays what it was."""
+    for i in range(m.nb):
+        if m.joint_type[i] != FREE or m.parent[i] >= 0:
+            continue
+        o = m.v_index[i]
+        wx, wy, wz = v[o], v[o + 1], v[o + 2]
+        vx, vy, vz = v[o + 3], v[o + 4], v[o + 5]
+        th = math.sqrt(wx * wx + wy * wy + wz * wz) * dt
+        if th == 0.0:
+            continue
+        kx, ky, kz = wx * dt / th, wy * dt / th, wz * dt / th
+        c, sn = math.cos(th), math.sin(th)
+        kv = kx * vx + ky * vy + kz * vz
+        cx, cy, cz = ky * vz - kz * vy, kz * vx - kx * vz, kx * vy - ky * vx  # k × v
+        # exp(−[ω] dt) v − v (Rodrigues), in place of the explicit −dt ω × v the ABA left
+        rx = (c - 1.0) * vx - sn * cx + (1.0 - c) * kv * kx
+        ry = (c - 1.0) * vy - sn * cy + (1.0 - c) * kv * ky
+        rz = (c - 1.0) * vz - sn * cz + (1.0 - c) * kv * kz
+        vfree[o + 3] += rx + dt * (wy * vz - wz * vy)
+        vfree[o + 4] += ry + dt * (wz * vx - wx * vz)
+        vfree[o + 5] += rz + dt * (wx * vy - wy * vx)
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
