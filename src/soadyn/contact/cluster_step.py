@@ -1,0 +1,170 @@
+"""One time step of a model with loops, couplings, transmissions or rotors in contact, by
+constraint embedding in the independent coordinates of its cluster tree.
+
+A closed-chain model is stepped in its independent coordinates y, ẏ ([Chignoli23, eq. 3]:
+q = γ(y), q̇ = G(q) ẏ), where the loops, couplings and transmissions hold by construction
+and the contact problem is the one of the tree of clusters:
+
+1. free velocity (:func:`free_independent_velocity`): ẏ_free = ẏ + dt ÿ with ÿ from C-ABA
+   [Chignoli23, Alg. 1] for τ_ind = Gᵀτ and the external forces, at the spanning state
+   (q, v) — the semi-implicit (symplectic Euler) velocity update of the contact
+   conventions, in ẏ;
+2. contacts detected at q (:func:`soadyn.detect_contacts`), the contact Jacobian of ẏ
+   being J G (J the spanning coordinates' contact Jacobian): the free contact velocities
+   g = J G ẏ_free (:func:`soadyn.contact.contact_velocities` of v_free = G ẏ_free) and the
+   Delassus operator (J G) H⁻¹ (J G)ᵀ, H = GᵀMG, by C-EFPA ([Chignoli23, §VIII]:
+   :func:`soadyn.delassus` on cluster models);
+3. λ from :func:`soadyn.solve_contacts` with the stepper's treatment of penetration
+   (:func:`contact_problem`);
+4. the impulse response (:func:`independent_impulse_response`): Δẏ = H⁻¹ (J G)ᵀ λ, by
+   C-ABA with the bodies' spatial contact impulses as external forces, no velocity and no
+   gravity (C-ABA is linear in the forces); ẏ⁺ = ẏ_free + Δẏ;
+5. the new state on the constraint manifold (:func:`advance_on_manifold`): y⁺ = y ⊕ ẏ⁺ dt
+   on the independent joints' configuration manifolds (:func:`soadyn.integrate`; the
+   independent joints are whole joints), q⁺ = γ(y⁺) solved as the embedding method does
+   (:func:`soadyn.spanning_state`, from the spanning configuration integrated with
+   v = G ẏ⁺, which is within O(dt²) of the solution: the assembly branch is kept), and
+   v⁺ = G(q⁺) ẏ⁺. For clusters whose explicit form is linear (gears, belts, rotors) γ is
+   linear and exact; for implicit clusters (Tello's differentials) Gauss–Newton to
+   max |φ| ≤ 1e-12 (:mod:`soadyn.kernels.cluster.implicit`). The loop, coupling and
+   velocity residuals of (q⁺, v⁺) are therefore at round-off at every step, with no
+   stabilization of the constraints.
+
+Not done: the alternative of the loop rows as bilateral rows of the same contact problem
+(the cut-joint form); every constraint that the cluster tree embeds is stepped so.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..closed.embedding.algorithms import cluster_aba, spanning_state
+from ..closed.embedding.clusters import cluster_tree
+from ..closed.kinematics import check_residuals, evaluate_constraints
+from ..core import validation as val
+from ..core.compile import snapshot
+from ..core.configuration import integrate
+from ..core.constraints import ConstraintError
+from ..geometry.detect import detect_contacts
+from .delassus import contact_arrays, delassus
+from .jacobian import _IMPULSE, contact_velocities
+from .solver import ContactSolution, solve_contacts
+
+__all__ = ["cluster_step", "free_independent_velocity", "contact_problem", "independent_impulse_response",
+           "advance_on_manifold", "STATE_TOL"]
+
+#: largest constraint residual (position [m, rad] and velocity [m/s, rad/s]) accepted for the
+#: state a step starts from
+STATE_TOL = 1e-6
+
+
+def _timestep(dt):
+    h = val.finite_scalar(dt, "dt")
+    if not h > 0.0:
+        raise ValueError(f"dt: expected a time step > 0 [s], got {dt!r}")
+    return h
+
+
+def free_independent_velocity(model, tree, q, v, tau, f_ext, dt):
+    """(y, ẏ, ẏ_free, G): the independent state of the spanning state (q, v) and its free
+    velocity ẏ_free = ẏ + dt ÿ(y, ẏ, Gᵀτ, f_ext) by C-ABA [Chignoli23, Alg. 1] at q (the
+    assembly branch q fixes), with G = G(q) (nv, nyv), q̇ = G ẏ.
+
+    q (nq,), v (nv,) a spanning state on the constraint manifold; τ (nv,) spanning-tree
+    joint forces [N m, N]; f_ext None or (nbodies, 6) body-frame spatial forces; dt [s]."""
+    y, yd = q[tree.independent_q_index], v[tree.independent_v_index]
+    G = tree.explicit_jacobian(q)
+    ydd = cluster_aba(model, y, yd, G.T @ tau, f_ext, q=q)
+    return y, yd, yd + dt * ydd, G
+
+
+def _normal_bias(depth, dt, stabilization, slop):
+    """b [m/s] per contact, the least separating normal velocity asked for after the step
+    (the tree stepper's rule): (β/dt)·max(depth − slop, 0) for a penetration, depth/dt < 0
+    for a gap within the margin."""
+    d = np.asarray(depth, dtype=float)
+    return np.where(d < 0.0, d / dt, stabilization * np.maximum(d - slop, 0.0) / dt)
+
+
+def contact_problem(contacts, D, sigma_free, dt, settings, warm_start=None):
+    """λ of the contact problem of a step: ``solve_contacts`` of the Delassus operator ``D``
+    (3k, 3k), g = σ_free − b (``sigma_free`` (k, 3) the free contact velocities [m/s], b
+    the penetration bias on the normal rows), the contacts' friction and the diagonal
+    compliance R = ``settings.compliance``, by ``settings.friction_solver`` to
+    ``settings.tol`` in at most ``settings.max_iter`` iterations (the semantics of
+    :class:`soadyn.ContactSettings`, as the tree stepper). Returns the
+    :class:`~soadyn.ContactSolution` (a warning when it did not converge); ``warm_start``
+    None or (k, 3) impulses to start the solve from."""
+    g = np.array(sigma_free, dtype=float).reshape(-1)
+    g[2::3] -= _normal_bias(contacts.depth, dt, settings.stabilization, settings.slop)
+    return solve_contacts(D, g, contacts.friction, method=settings.friction_solver,
+                          R=np.full(g.shape[0], float(settings.compliance)), tol=settings.tol,
+                          max_iter=int(settings.max_iter), warm_start=warm_start)
+
+
+def independent_impulse_response(model, tree, q, y, contacts, impulses):
+    """Δẏ = H⁻¹ (J G)ᵀ λ (nyv,) [rad/s, m/s]: the independent velocity change of contact
+    impulses λ (k, 3) in the contact frames, by C-ABA with the bodies' spatial impulses
+    (one tips-to-base gather, :func:`soadyn.contact.contact_impulse`) as external forces,
+    no velocity and no gravity: C-ABA returns H⁻¹ Gᵀ(τ − C − Jᵀ_bodies f), here with
+    τ = 0, C = 0 and the impulses for the forces."""
+    cbody, cpoint, cframe = contact_arrays(model, contacts)
+    F, _ = _IMPULSE(model, (q,), (cbody, cpoint, cframe, np.ascontiguousarray(impulses, dtype=float)))
+    return cluster_aba(model, y, None, np.zeros(tree.nyv), F, q=q, gravity=False)
+
+
+def advance_on_manifold(model, tree, q, G, yd_next, dt):
+    """(q⁺, v⁺) on the constraint manifold from the spanning configuration q and the new
+    independent velocity ẏ⁺ (nyv,): y⁺ = y ⊕ ẏ⁺ dt on the independent joints, q⁺ = γ(y⁺)
+    from the guess q ⊕ G ẏ⁺ dt (same assembly branch), v⁺ = G(q⁺) ẏ⁺ (module docstring)."""
+    guess = integrate(model, q, G @ yd_next, dt)
+    return spanning_state(model, guess[tree.independent_q_index], yd_next, guess)
+
+
+def _no_contacts(settings):
+    """The solution of a step without contacts: empty, converged, no iterations."""
+    return ContactSolution(np.zeros((0, 3)), np.zeros((0, 3)), 0, True, 0.0, 0.0, 0.0, settings.friction_solver,
+                           float(settings.tol))
+
+
+def cluster_step(model, q, v, tau, dt, f_ext=None, settings=None, warm_start=None):
+    """One semi-implicit time step with contacts of a model with loops, couplings,
+    transmissions or rotors, in the independent coordinates of its cluster tree (module
+    docstring): returns ``(q⁺, v⁺, contacts, impulses, solution)``, the contacts detected
+    at q, their impulses λ (k, 3) [N s] in the contact frames (t1, t2, n) and the solve's
+    :class:`~soadyn.ContactSolution` (without contacts an empty one, converged).
+
+    q (nq,), v (nv,): a spanning state that satisfies the constraints (to
+    :data:`STATE_TOL`; it fixes the assembly branch); τ (nv,) spanning-tree joint forces;
+    dt > 0 [s]; f_ext None or (nbodies, 6); ``settings`` a :class:`soadyn.ContactSettings`;
+    ``warm_start`` None or (k, 3) impulses to start the solve from (used when k matches).
+    """
+    user_model = model
+    model = snapshot(model)
+    h = _timestep(dt)
+    c = model.compiled
+    q = val.vector(q, c.nq, "q", batch_ok=False)
+    v = val.vector(v, c.nv, "v", batch_ok=False)
+    tau = np.zeros(c.nv) if tau is None else val.vector(tau, c.nv, "tau", batch_ok=False)
+    if f_ext is not None:
+        f_ext = val.external_forces(f_ext, c.nb, None)
+    try:
+        check_residuals(evaluate_constraints(model, q, None, 0.0, bias=False), v, STATE_TOL)
+    except ConstraintError as e:
+        raise ConstraintError(f"q, v (the state of the step): {e}") from None
+    tree = cluster_tree(model)
+    y, yd, yd_free, G = free_independent_velocity(model, tree, q, v, tau, f_ext, h)
+    contacts = detect_contacts(user_model, q, settings.margin)
+    if len(contacts) == 0:
+        q_next, v_next = advance_on_manifold(model, tree, q, G, yd_free, h)
+        return q_next, v_next, contacts, np.zeros((0, 3)), _no_contacts(settings)
+    D = delassus(user_model, q, contacts)
+    sigma_free = contact_velocities(user_model, q, G @ yd_free, contacts)
+    if warm_start is not None and np.size(warm_start) != 3 * len(contacts):
+        warm_start = None  # another contact set than the one it was made for
+    solution = contact_problem(contacts, D, sigma_free, h, settings, warm_start)
+    yd_next = yd_free + independent_impulse_response(user_model, tree, q, y, contacts, solution.impulses)
+    if not np.all(np.isfinite(yd_next)):
+        raise FloatingPointError(f"cluster_step: the new independent velocity is not finite at q = {q.tolist()}")
+    q_next, v_next = advance_on_manifold(model, tree, q, G, yd_next, h)
+    return q_next, v_next, contacts, solution.impulses, solution
+
