@@ -41,7 +41,6 @@ from ..closed.embedding.algorithms import cluster_aba, spanning_state
 from ..closed.embedding.clusters import cluster_tree
 from ..closed.kinematics import check_residuals, evaluate_constraints
 from ..core import validation as val
-from ..core.compile import snapshot
 from ..core.configuration import integrate
 from ..core.constraints import ConstraintError
 from ..geometry.detect import detect_contacts
@@ -126,20 +125,33 @@ def _no_contacts(settings):
                            float(settings.tol))
 
 
-def cluster_step(model, q, v, tau, dt, f_ext=None, settings=None, warm_start=None):
+def _warm_impulses(warm_start, contacts):
+    """The impulses (k, 3) of the previous step's result ``warm_start`` when its contacts
+    come from the same object pairs in the same order as ``contacts``, else None."""
+    if warm_start is None:
+        return None
+    objects = np.asarray(warm_start.contacts.objects)
+    if objects.shape != contacts.objects.shape or not np.array_equal(objects, contacts.objects):
+        return None
+    return np.asarray(warm_start.impulses, dtype=float)
+
+
+def cluster_step(user_model, model, q, v, tau, dt, f_ext, settings, warm_start=None):
     """One semi-implicit time step with contacts of a model with loops, couplings,
     transmissions or rotors, in the independent coordinates of its cluster tree (module
-    docstring): returns ``(q⁺, v⁺, contacts, impulses, solution)``, the contacts detected
-    at q, their impulses λ (k, 3) [N s] in the contact frames (t1, t2, n) and the solve's
+    docstring), the closed-chain branch of :func:`soadyn.step`: returns ``(q⁺, v⁺,
+    contacts, impulses, solution)``, the contacts detected at q, their impulses λ (k, 3)
+    [N s] in the contact frames (t1, t2, n) and the solve's
     :class:`~soadyn.ContactSolution` (without contacts an empty one, converged).
 
-    q (nq,), v (nv,): a spanning state that satisfies the constraints (to
-    :data:`STATE_TOL`; it fixes the assembly branch); τ (nv,) spanning-tree joint forces;
-    dt > 0 [s]; f_ext None or (nbodies, 6); ``settings`` a :class:`soadyn.ContactSettings`;
-    ``warm_start`` None or (k, 3) impulses to start the solve from (used when k matches).
+    ``user_model`` is the model the caller passed (the contacts are made for it),
+    ``model`` its snapshot. q (nq,), v (nv,): a spanning state that satisfies the
+    constraints (to :data:`STATE_TOL`; it fixes the assembly branch); τ (nv,)
+    spanning-tree joint forces [N m, N] or None; dt > 0 [s]; f_ext None or (nbodies, 6);
+    ``settings`` a :class:`soadyn.ContactSettings`; ``warm_start`` the previous step's
+    :class:`soadyn.StepResult` or None (its impulses start the solve when its contacts come
+    from the same object pairs in the same order).
     """
-    user_model = model
-    model = snapshot(model)
     h = _timestep(dt)
     c = model.compiled
     q = val.vector(q, c.nq, "q", batch_ok=False)
@@ -159,12 +171,10 @@ def cluster_step(model, q, v, tau, dt, f_ext=None, settings=None, warm_start=Non
         return q_next, v_next, contacts, np.zeros((0, 3)), _no_contacts(settings)
     D = delassus(user_model, q, contacts)
     sigma_free = contact_velocities(user_model, q, G @ yd_free, contacts)
-    if warm_start is not None and np.size(warm_start) != 3 * len(contacts):
-        warm_start = None  # another contact set than the one it was made for
-    solution = contact_problem(contacts, D, sigma_free, h, settings, warm_start)
+    solution = contact_problem(contacts, D, sigma_free, h, settings, _warm_impulses(warm_start, contacts))
     yd_next = yd_free + independent_impulse_response(user_model, tree, q, y, contacts, solution.impulses)
     if not np.all(np.isfinite(yd_next)):
-        raise FloatingPointError(f"cluster_step: the new independent velocity is not finite at q = {q.tolist()}")
+        raise OverflowError("q, v, tau, dt: the independent velocity after the step is not finite (inf or NaN): a "
+                            "time step too large for these dynamics, or a state or force too large")
     q_next, v_next = advance_on_manifold(model, tree, q, G, yd_next, h)
     return q_next, v_next, contacts, solution.impulses, solution
-
