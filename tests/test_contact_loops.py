@@ -62,9 +62,10 @@ def _dense_check(m, q, v, tau, r):
     tree = cluster_tree(m)
     iq, iv = tree.independent_q_index, tree.independent_v_index
     G = tree.explicit_jacobian(q)
-    M = sd.mass_matrix(m, q)
+    tree_model = m.spanning_tree()  # the open spanning tree: M and C of the spanning coordinates
+    M = sd.mass_matrix(tree_model, q)
     H = G.T @ M @ G
-    C = sd.rnea(m, q, v, np.zeros(m.nv))  # C(q, v) + gravity
+    C = sd.rnea(tree_model, q, v, np.zeros(m.nv))  # C(q, v) + gravity
     gb = tree.explicit_bias(q, v)  # q̈ = G ÿ + g(q, q̇)
     yd = v[iv]
     yd_free = yd + DT * np.linalg.solve(H, G.T @ (tau - C - M @ gb))
