@@ -37,18 +37,28 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..closed.embedding.algorithms import cluster_aba, spanning_state
+import warnings
+import weakref
+
+from ..closed.embedding.algorithms import _explicit_call, cluster_aba, spanning_state
 from ..closed.embedding.clusters import cluster_tree
 from ..closed.kinematics import check_residuals, evaluate_constraints
+from ..core import status as st
 from ..core import validation as val
+from ..core.call import NO_FORCES
 from ..core.configuration import integrate
 from ..core.constraints import ConstraintError
+from ..geometry.contacts import Contacts
+from ..geometry.detect import _prepared as detection_tables
 from ..geometry.detect import detect_contacts
+from ..kernels.collision.detect import CONTACT_FLOATS, CONTACT_INTS
+from ..kernels.contact import cluster_step as kcs
+from ..kernels.contact.admm import COMPLEMENTARITY, CONVERGED, DUAL, ITERATIONS, PRIMAL
 from .delassus import contact_arrays, delassus
 from .jacobian import _IMPULSE, contact_velocities
-from .solver import ContactSolution, solve_contacts
+from .solver import ContactSolution, ContactSolverWarning, solve_contacts
 
-__all__ = ["cluster_step", "free_independent_velocity", "contact_problem", "independent_impulse_response",
+__all__ = ["cluster_step", "compiled_cluster_step", "staged_cluster_step", "free_independent_velocity", "contact_problem", "independent_impulse_response",
            "advance_on_manifold", "STATE_TOL"]
 
 #: largest constraint residual (position [m, rad] and velocity [m/s, rad/s]) accepted for the
@@ -136,7 +146,115 @@ def _warm_impulses(warm_start, contacts):
     return np.asarray(warm_start.impulses, dtype=float)
 
 
+def _settings_vector(settings):
+    """The settings as the kernel's vector (:mod:`soadyn.kernels.contact.cluster_step`)."""
+    prm = np.empty(kcs.SETTINGS_SIZE)
+    prm[kcs.MARGIN], prm[kcs.STABILIZATION], prm[kcs.SLOP] = settings.margin, settings.stabilization, settings.slop
+    prm[kcs.COMPLIANCE], prm[kcs.TOL], prm[kcs.MAX_ITER] = settings.compliance, settings.tol, settings.max_iter
+    prm[kcs.SOLVER] = kcs.ADMM if settings.friction_solver == "admm" else kcs.PGS
+    return prm
+
+
+def _step_scratch(d, sizes, K):
+    """This thread's (float, integer) scratch of the compiled step for capacity K (the
+    integers zero-filled: the detection kernel leaves its own so)."""
+    def build(snapshot):
+        nf, ni = kcs.cluster_step_sizes(*sizes, K)
+        return np.zeros(nf), np.zeros(ni, dtype=np.int64)
+
+    return d.per_thread(("cluster_step_scratch", K), build)
+
+
+def _warm_arrays(warm_start):
+    if warm_start is None:
+        return np.zeros((0, 2), dtype=np.int64), np.zeros(0)
+    return (np.ascontiguousarray(warm_start.contacts.objects, dtype=np.int64),
+            np.ascontiguousarray(warm_start.impulses, dtype=float).reshape(-1))
+
+
+_NAMES = ("q", "v", "tau", "f_ext")
+
+
+def compiled_cluster_step(user_model, model, q, v, tau, dt, f_ext, settings, warm_start=None):
+    """:func:`cluster_step` in one compiled call (:mod:`soadyn.kernels.contact.cluster_step`)
+    for a model whose clusters all have a constant explicit form (rigid joints, gears,
+    belts, rotors), or None for another model (a loop or an implicit constraint: its
+    G(q) and γ need the Python preparation and solve). Arguments checked as
+    :func:`cluster_step`'s; the same result to round-off."""
+    explicit = _explicit_call(model)
+    if not explicit:
+        return None
+    mi, mf, ws, ci, cf, cws, nyv = explicit
+    h = _timestep(dt)
+    c = model.compiled
+    q = val.vector(q, c.nq, "q", batch_ok=False)
+    v = val.vector(v, c.nv, "v", batch_ok=False)
+    tau = np.zeros(c.nv) if tau is None else val.vector(tau, c.nv, "tau", batch_ok=False)
+    fext = NO_FORCES if f_ext is None else val.external_forces(f_ext, c.nb, None)
+    wobj, wlam = _warm_arrays(warm_start)
+    d, det, _ = detection_tables(model)
+    tree = cluster_tree(model)
+    sizes = (c.nq, c.nb, tree.nyq, tree.nyv)
+    prm = _settings_vector(settings)
+    q1, v1 = np.empty(c.nq), np.empty(c.nv)
+    info = np.zeros(kcs.STEP_INFO_SIZE)
+    K = det.capacity
+    while True:
+        fbuf, ibuf = _step_scratch(d, sizes + (det.floats, det.ints), K)
+        status = kcs.cluster_step_kernel(mi, mf, ws, ci, cf, cws, det.ci, det.cf, q, v, tau, fext, h, prm, K, fbuf,
+                                         ibuf, det.floats, det.ints, wobj, wlam, q1, v1, info)
+        if status == st.OVERFLOW:
+            raise OverflowError("q, v, tau, dt: the state after the step is not finite (inf or NaN): a time step too "
+                                "large for these dynamics, or a state or force too large")
+        if status != st.OK:
+            st.raise_status(status, _NAMES, model=model, state=(q, v, tau))
+        if max(info[kcs.WORST_Q], info[kcs.WORST_V]) > STATE_TOL:
+            # the Python check names the worst constraint and its residual
+            check = evaluate_constraints(model, q, None, 0.0, bias=False)
+            try:
+                check_residuals(check, v, STATE_TOL)
+            except ConstraintError as e:
+                raise ConstraintError(f"q, v (the state of the step): {e}") from None
+        k = int(info[kcs.COUNT])
+        if k <= K:
+            break
+        K = k  # more contacts than the scratch holds: again with room for all of them
+    fl = fbuf[det.floats:det.floats + CONTACT_FLOATS * K].copy()
+    il = ibuf[det.ints:det.ints + CONTACT_INTS * K].copy()
+    fl.flags.writeable = False
+    il.flags.writeable = False
+    contacts = Contacts(il[:2 * k].reshape(k, 2), il[2 * K:2 * K + 2 * k].reshape(k, 2), fl[:3 * k].reshape(k, 3),
+                        fl[3 * K:3 * K + 3 * k].reshape(k, 3), fl[6 * K:6 * K + k], fl[7 * K:7 * K + k],
+                        fl[8 * K:8 * K + 9 * k].reshape(k, 3, 3), d.version, weakref.ref(user_model))
+    if k == 0:
+        return q1, v1, contacts, np.zeros((0, 3)), _no_contacts(settings)
+    n = 3 * K
+    o = det.floats + CONTACT_FLOATS * K + 4 * tree.nyv + 2 * tree.nyq + 2 * c.nq + 6 * c.nb  # g, R, σ, λ
+    sigma = fbuf[o + 2 * n:o + 2 * n + 3 * k].reshape(k, 3).copy()
+    lam = fbuf[o + 3 * n:o + 3 * n + 3 * k].reshape(k, 3).copy()
+    solution = ContactSolution(lam, sigma, int(info[ITERATIONS]), bool(info[CONVERGED]), float(info[PRIMAL]),
+                               float(info[DUAL]), float(info[COMPLEMENTARITY]), settings.friction_solver,
+                               float(settings.tol))
+    if not solution.converged:
+        warnings.warn(f"step: the contact solve ({settings.friction_solver}, {k} contacts) did not converge in "
+                      f"{solution.iterations} iterations (residuals: primal {solution.primal:.3g}, dual "
+                      f"{solution.dual:.3g}, complementarity {solution.complementarity:.3g}; tol {settings.tol:g}); "
+                      "raise ContactSettings.max_iter or tol", ContactSolverWarning, stacklevel=3)
+    return q1, v1, contacts, lam, solution
+
+
 def cluster_step(user_model, model, q, v, tau, dt, f_ext, settings, warm_start=None):
+    """The closed-chain branch of :func:`soadyn.step`: :func:`compiled_cluster_step` where
+    the model's clusters all have a constant explicit form, else :func:`staged_cluster_step`
+    (the same step, stage by stage in Python, with the position solve of the implicit
+    clusters). Arguments and result as :func:`staged_cluster_step`'s."""
+    out = compiled_cluster_step(user_model, model, q, v, tau, dt, f_ext, settings, warm_start)
+    if out is not None:
+        return out
+    return staged_cluster_step(user_model, model, q, v, tau, dt, f_ext, settings, warm_start)
+
+
+def staged_cluster_step(user_model, model, q, v, tau, dt, f_ext, settings, warm_start=None):
     """One semi-implicit time step with contacts of a model with loops, couplings,
     transmissions or rotors, in the independent coordinates of its cluster tree (module
     docstring), the closed-chain branch of :func:`soadyn.step`: returns ``(q⁺, v⁺,
