@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import numpy as np
 
+import math
 import warnings
 import weakref
 
@@ -155,64 +156,98 @@ def _settings_vector(settings):
     return prm
 
 
-def _step_scratch(d, sizes, K):
-    """This thread's (float, integer) scratch of the compiled step for capacity K (the
-    integers zero-filled: the detection kernel leaves its own so)."""
-    def build(snapshot):
-        nf, ni = kcs.cluster_step_sizes(*sizes, K)
-        return np.zeros(nf), np.zeros(ni, dtype=np.int64)
+class _StepCall:
+    """What the compiled step of one model version needs, per thread (:func:`_step_call`):
+    the model's and the clusters' tables and workspaces, the collision tables, the sizes
+    and the scratch of each capacity used so far."""
 
-    return d.per_thread(("cluster_step_scratch", K), build)
+    __slots__ = ("tables", "det", "sizes", "nq", "nv", "lam_offset", "scratch")
+
+    def __init__(self, model, explicit, det):
+        mi, mf, ws, ci, cf, cws, nyv = explicit
+        tree = cluster_tree(model)
+        c = model.compiled
+        self.tables = (mi, mf, ws, ci, cf, cws, det.ci, det.cf)
+        self.det = det
+        self.nq, self.nv = c.nq, c.nv
+        self.sizes = (c.nq, c.nb, tree.nyq, tree.nyv, det.floats, det.ints)
+        # the start of the NCP vectors g, R, σ, λ in the float scratch (the kernel's layout)
+        self.lam_offset = det.floats + 4 * tree.nyv + 2 * tree.nyq + 2 * c.nq + 6 * c.nb
+        self.scratch = {}
+
+    def buffers(self, K):
+        """The (float, integer) scratch of capacity K (the integers zero-filled: the
+        detection kernel leaves its own so)."""
+        found = self.scratch.get(K)
+        if found is None:
+            nf, ni = kcs.cluster_step_sizes(*self.sizes[:4], K, *self.sizes[4:])
+            found = self.scratch[K] = (np.zeros(nf), np.zeros(ni, dtype=np.int64))
+        return found
+
+
+def _step_call(model):
+    """This thread's :class:`_StepCall` of ``model`` (a snapshot), or None when some cluster
+    has no constant explicit form (then the staged step)."""
+    try:  # the common case first: one look-up
+        return model._derived.threads.objects["cluster_step_call"]
+    except (AttributeError, KeyError):
+        pass
+    explicit = _explicit_call(model)
+    if not explicit:
+        return None
+    d, det, _ = detection_tables(model)
+    return d.per_thread("cluster_step_call", lambda snapshot: _StepCall(snapshot, explicit, det))
 
 
 def _warm_arrays(warm_start):
     if warm_start is None:
-        return np.zeros((0, 2), dtype=np.int64), np.zeros(0)
+        return _NO_OBJECTS, _NO_IMPULSES
     return (np.ascontiguousarray(warm_start.contacts.objects, dtype=np.int64),
             np.ascontiguousarray(warm_start.impulses, dtype=float).reshape(-1))
 
 
+_NO_OBJECTS, _NO_IMPULSES = np.zeros((0, 2), dtype=np.int64), np.zeros(0)
 _NAMES = ("q", "v", "tau", "f_ext")
 
 
+def _state_vector(x, n, name):
+    return x if val.kernel_vector(x, n) else val.vector(x, n, name, batch_ok=False)
+
+
 def compiled_cluster_step(user_model, model, q, v, tau, dt, f_ext, settings, warm_start=None):
-    """:func:`cluster_step` in one compiled call (:mod:`soadyn.kernels.contact.cluster_step`)
-    for a model whose clusters all have a constant explicit form (rigid joints, gears,
-    belts, rotors), or None for another model (a loop or an implicit constraint: its
-    G(q) and γ need the Python preparation and solve). Arguments checked as
-    :func:`cluster_step`'s; the same result to round-off."""
-    explicit = _explicit_call(model)
-    if not explicit:
+    """:func:`staged_cluster_step` in one compiled call
+    (:mod:`soadyn.kernels.contact.cluster_step`) for a model whose clusters all have a
+    constant explicit form (rigid joints, gears, belts, rotors), or None for another model
+    (a loop or an implicit constraint: its G(q) and γ need the preparation and solve of
+    the staged step). Arguments checked as the staged step's; the same result to
+    round-off."""
+    call = _step_call(model)
+    if call is None:
         return None
-    mi, mf, ws, ci, cf, cws, nyv = explicit
-    h = _timestep(dt)
-    c = model.compiled
-    q = val.vector(q, c.nq, "q", batch_ok=False)
-    v = val.vector(v, c.nv, "v", batch_ok=False)
-    tau = np.zeros(c.nv) if tau is None else val.vector(tau, c.nv, "tau", batch_ok=False)
-    fext = NO_FORCES if f_ext is None else val.external_forces(f_ext, c.nb, None)
+    h = dt if type(dt) is float and dt > 0.0 and dt < math.inf else _timestep(dt)
+    nq, nv = call.nq, call.nv
+    q, v = _state_vector(q, nq, "q"), _state_vector(v, nv, "v")
+    tau = np.zeros(nv) if tau is None else _state_vector(tau, nv, "tau")
+    fext = NO_FORCES if f_ext is None else val.external_forces(f_ext, model.nbodies, None)
     wobj, wlam = _warm_arrays(warm_start)
-    d, det, _ = detection_tables(model)
-    tree = cluster_tree(model)
-    sizes = (c.nq, c.nb, tree.nyq, tree.nyv)
     prm = _settings_vector(settings)
-    q1, v1 = np.empty(c.nq), np.empty(c.nv)
+    q1, v1 = np.empty(nq), np.empty(nv)
     info = np.zeros(kcs.STEP_INFO_SIZE)
+    det = call.det
     K = det.capacity
     while True:
-        fbuf, ibuf = _step_scratch(d, sizes + (det.floats, det.ints), K)
-        status = kcs.cluster_step_kernel(mi, mf, ws, ci, cf, cws, det.ci, det.cf, q, v, tau, fext, h, prm, K, fbuf,
-                                         ibuf, det.floats, det.ints, wobj, wlam, q1, v1, info)
+        fbuf, ibuf = call.buffers(K)
+        status = kcs.cluster_step_kernel(*call.tables, q, v, tau, fext, h, prm, K, fbuf, ibuf, det.floats, det.ints,
+                                         wobj, wlam, q1, v1, info)
         if status == st.OVERFLOW:
             raise OverflowError("q, v, tau, dt: the state after the step is not finite (inf or NaN): a time step too "
                                 "large for these dynamics, or a state or force too large")
         if status != st.OK:
             st.raise_status(status, _NAMES, model=model, state=(q, v, tau))
-        if max(info[kcs.WORST_Q], info[kcs.WORST_V]) > STATE_TOL:
+        if not max(info[kcs.WORST_Q], info[kcs.WORST_V]) <= STATE_TOL:
             # the Python check names the worst constraint and its residual
-            check = evaluate_constraints(model, q, None, 0.0, bias=False)
             try:
-                check_residuals(check, v, STATE_TOL)
+                check_residuals(evaluate_constraints(model, q, None, 0.0, bias=False), v, STATE_TOL)
             except ConstraintError as e:
                 raise ConstraintError(f"q, v (the state of the step): {e}") from None
         k = int(info[kcs.COUNT])
@@ -225,11 +260,11 @@ def compiled_cluster_step(user_model, model, q, v, tau, dt, f_ext, settings, war
     il.flags.writeable = False
     contacts = Contacts(il[:2 * k].reshape(k, 2), il[2 * K:2 * K + 2 * k].reshape(k, 2), fl[:3 * k].reshape(k, 3),
                         fl[3 * K:3 * K + 3 * k].reshape(k, 3), fl[6 * K:6 * K + k], fl[7 * K:7 * K + k],
-                        fl[8 * K:8 * K + 9 * k].reshape(k, 3, 3), d.version, weakref.ref(user_model))
+                        fl[8 * K:8 * K + 9 * k].reshape(k, 3, 3), model._derived.version, weakref.ref(user_model))
     if k == 0:
         return q1, v1, contacts, np.zeros((0, 3)), _no_contacts(settings)
     n = 3 * K
-    o = det.floats + CONTACT_FLOATS * K + 4 * tree.nyv + 2 * tree.nyq + 2 * c.nq + 6 * c.nb  # g, R, σ, λ
+    o = call.lam_offset + CONTACT_FLOATS * K
     sigma = fbuf[o + 2 * n:o + 2 * n + 3 * k].reshape(k, 3).copy()
     lam = fbuf[o + 3 * n:o + 3 * n + 3 * k].reshape(k, 3).copy()
     solution = ContactSolution(lam, sigma, int(info[ITERATIONS]), bool(info[CONVERGED]), float(info[PRIMAL]),
