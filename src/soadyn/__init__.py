@@ -61,7 +61,8 @@ from .core.model import Model  # noqa: E402
 from .core.partition import merge_massless, partition_hinges, partitioned_state, unpartitioned_state  # noqa: E402
 from .core.status import ClosedChainError  # noqa: E402
 from .geometry import Contacts, Distances, collision_distances, collision_placements, detect_contacts  # noqa: E402
-from .contact import ContactSolution, delassus, solve_contacts  # noqa: E402
+from .contact import (ContactSettings, ContactSolution, ContactSolverWarning, StepResult, delassus,  # noqa: E402
+                      solve_contacts, step)
 from .dynamics.aba import aba  # noqa: E402
 from .dynamics.crba import mass_matrix  # noqa: E402
 from .dynamics.derivatives import aba_derivatives, rnea_derivatives  # noqa: E402
@@ -108,7 +109,7 @@ __all__ = [
     "cluster_rnea_derivatives", "cluster_aba_derivatives",
     "projected_rnea", "projected_forward_dynamics", "projected_efpa", "ConstraintError", "ClosedChainError", "symbolic_constraint",
     "geometry", "Contacts", "collision_placements", "detect_contacts", "collision_distances", "Distances",
-    "delassus", "solve_contacts", "ContactSolution",
+    "delassus", "solve_contacts", "ContactSolution", "ContactSolverWarning", "step", "StepResult", "ContactSettings",
     "rollout", "simulate", "SimulationResult", "plot", "viewer", "compiled", "partition_hinges", "merge_massless", "partitioned_state", "unpartitioned_state",
     "center_of_mass_jacobian", "centroidal_momentum_matrix", "centroidal_momentum", "centroidal_momentum_rate",
     "centroidal_inertia", "coriolis_matrix", "dynamic_parameters", "check_dynamic_parameters", "joint_torque_regressor",

@@ -82,7 +82,8 @@ def _initial(x, n, name, batch, tau_shape):
     return x
 
 
-def rollout(model, q0, v0, tau, dt, integrator="semi-implicit-euler", *, on_divergence="raise", out=None):
+def rollout(model, q0, v0, tau, dt, integrator="semi-implicit-euler", *, contacts=False, pd=None, settings=None,
+            record=False, on_divergence="raise", out=None):
     """Integrate the equations of motion under a control sequence, in one compiled call.
 
     Each step holds τ_k over [t_k, t_k + dt], evaluates q̈ = f(q, v, τ_k) by the
@@ -113,7 +114,27 @@ def rollout(model, q0, v0, tau, dt, integrator="semi-implicit-euler", *, on_dive
         ``"raise"`` (default) raises OverflowError naming the batch entry and the step;
         ``"nan"`` returns it as NaN rows from the step where it diverged (the other rollouts
         of a batch are unaffected: a sampling planner can score it as a failure).
-    out : optional preallocated ``(q, v)`` of the shapes returned.
+    contacts : False (default) or True: step with frictional contact between the model's
+        collision objects, each step that of :func:`soadyn.step` (detection at q, the
+        Delassus operator, the NCP solve, the impulse response; semi-implicit Euler only),
+        all T steps and all B initial states in one compiled multi-threaded call with the
+        narrow phase inside (:mod:`soadyn.contact.rollout`). Each step's solve starts from
+        the previous step's impulses when ``settings.warm_start`` (the trajectory's own
+        state: ``rollout`` equals ``step`` repeated with ``warm_start=`` the previous result).
+    pd : with ``contacts=True``, optional ``(kp, kd, q_ref)``: joint PD torques
+        kp (q_ref[k] − q) − kd v added to ``tau[k]`` at every step, on the dofs of the joints
+        whose coordinates integrate their velocities (revolute, prismatic, ...); a free or
+        spherical joint (a floating base) gets none. ``kp`` [N m/rad, N/m], ``kd``
+        [N m s/rad, N s/m]: numbers, or (nv,) with zeros on the other dofs; ``q_ref`` (T, nq)
+        or (B, T, nq) (its entries of the other joints unused).
+    settings : with ``contacts=True``, a :class:`~soadyn.ContactSettings` (None: defaults).
+    record : with ``contacts=True``, also return the per-step
+        :class:`~soadyn.contact.rollout.ContactRecord` (contact counts, solver iterations and
+        residuals, Σλ_n, the largest depth). A solve that did not converge gives a
+        :class:`~soadyn.ContactSolverWarning` (and ``converged`` False in the record).
+        With contacts, any of q0, v0, tau, q_ref may carry the batch dimension B; the
+        others are broadcast.
+    out : optional preallocated ``(q, v)`` of the shapes returned (not with ``contacts``).
 
     Returns
     -------
@@ -127,6 +148,12 @@ def rollout(model, q0, v0, tau, dt, integrator="semi-implicit-euler", *, on_dive
     """
     val.model_argument(model)
     model = snapshot(model)
+    if contacts not in (True, False):
+        raise TypeError(f"contacts: expected True or False, got {contacts!r}")
+    if not contacts and (pd is not None or settings is not None or record):
+        raise ValueError("pd, settings, record: they apply to rollouts with contact (contacts=True)")
+    if contacts:
+        return _contact_rollout(model, q0, v0, tau, dt, integrator, pd, settings, record, on_divergence, out)
     if model.has_constraints:
         e = st.closed_chain_error(model, "rollout")
         raise st.ClosedChainError(f"{e} To integrate the closed system use soadyn.simulate(model, q0, v0, "
@@ -153,6 +180,29 @@ def rollout(model, q0, v0, tau, dt, integrator="semi-implicit-euler", *, on_dive
     if on_divergence == "raise":
         _raise_divergence(qs, vs, dt)
     return qs, vs
+
+
+def _contact_rollout(model, q0, v0, tau, dt, integrator, pd, settings, record, on_divergence, out):
+    """:func:`rollout` with ``contacts=True`` (:func:`soadyn.contact.rollout.contact_rollout`)."""
+    from ..contact.rollout import contact_rollout
+    from ..contact.settings import settings_argument
+    from ..contact.step import closed_chain_step, time_step
+
+    if model.has_constraints:
+        closed_chain_step(model, model, q0, v0, tau, dt, None, settings, None)
+    if integrator != "semi-implicit-euler":
+        raise ValueError(f"integrator: a rollout with contacts steps by semi-implicit Euler (velocity-level impulses), "
+                         f"got {integrator!r}")
+    if out is not None:
+        raise ValueError("out: not available with contacts=True")
+    if not (isinstance(on_divergence, str) and on_divergence in DIVERGENCE):
+        raise ValueError(f"on_divergence: expected one of {list(DIVERGENCE)}, got {on_divergence!r}")
+    settings = settings_argument(settings)
+    dt = time_step(dt)
+    qs, vs, rec = contact_rollout(model, q0, v0, tau, dt, pd, settings)
+    if on_divergence == "raise":
+        _raise_divergence(qs, vs, dt)
+    return (qs, vs, rec) if record else (qs, vs)
 
 
 def _raise_divergence(qs, vs, dt):

@@ -20,6 +20,31 @@ from ..oscm import buffer_sizes, frame_pair_sweep, oscm_scratch, upsilon_pass
 from .points import contacts_shape_ok, point_pickoff
 
 
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def contact_delassus(mi, mf, ws, cbody, cpoint, cframe, s, G):
+    """G (3k, 3k) ← the Delassus operator of the contacts on the ATBI already in the
+    workspace (:func:`~soadyn.kernels.innovations.atbi`, or the block ABA's gather,
+    :func:`~soadyn.kernels.aba.articulated_body_pass`, which leaves the same P⁺, D⁻¹ and U)
+    and the world poses (``world_poses``): ψ*, the Υ scatter, the 2k pick-offs and the
+    pair sweep. ``s``: the scratch views of :func:`~soadyn.kernels.oscm.oscm_scratch` for
+    the 2k sides of three columns (k = len(cbody))."""
+    m = model_tables(mi, mf)
+    w = workspace_views(ws, m)
+    k = cbody.shape[0]
+    spo_adjoint_blocks(mi, mf, ws, True, s.A)
+    upsilon_pass(mi, mf, ws, s.A, s.Ups, s.tmp[0])
+    for i in range(k):  # side h = 2i (first body, −X) and 2i + 1 (second body, +X)
+        for side in range(2):
+            h = 2 * i + side
+            b = cbody[i, side]
+            s.body[h] = b
+            s.owner[h] = i
+            if b >= 0:
+                point_pickoff(w.Rw, w.pw, b, cpoint, cframe, i, 2.0 * side - 1.0, s.X[h])
+    G[:] = 0.0
+    frame_pair_sweep(m.parent, s, G)
+
+
 @njit(nogil=True, cache=True)
 def delassus_kernel(mi, mf, ws, q, cbody, cpoint, cframe, fbuf, ibuf, G):
     """G (3k, 3k) at q for the contacts (``cbody`` (k, 2), ``cpoint`` (k, 3), ``cframe``
@@ -37,19 +62,6 @@ def delassus_kernel(mi, mf, ws, q, cbody, cpoint, cframe, fbuf, ibuf, G):
     if (not contacts_shape_ok(m, cbody, cpoint, cframe) or G.shape[0] != 3 * k or G.shape[1] != 3 * k
             or fbuf.shape[0] < nf or ibuf.shape[0] < ni):
         return BAD_SHAPE
-    w = workspace_views(ws, m)
     world_poses(mi, mf, ws)
-    s = oscm_scratch(fbuf, ibuf, nb, 2 * k, 3)
-    spo_adjoint_blocks(mi, mf, ws, True, s.A)
-    upsilon_pass(mi, mf, ws, s.A, s.Ups, s.tmp[0])
-    for i in range(k):  # side h = 2i (first body, −X) and 2i + 1 (second body, +X)
-        for side in range(2):
-            h = 2 * i + side
-            b = cbody[i, side]
-            s.body[h] = b
-            s.owner[h] = i
-            if b >= 0:
-                point_pickoff(w.Rw, w.pw, b, cpoint, cframe, i, 2.0 * side - 1.0, s.X[h])
-    G[:] = 0.0
-    frame_pair_sweep(m.parent, s, G)
+    contact_delassus(mi, mf, ws, cbody, cpoint, cframe, oscm_scratch(fbuf, ibuf, nb, 2 * k, 3), G)
     return OK

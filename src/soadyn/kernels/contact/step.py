@@ -1,0 +1,413 @@
+"""One time step of a tree with frictional contact, and rollouts of many, in one compiled call.
+
+The semi-implicit velocity-level step of DESIGN.md ("Contacts"), in four stages run by
+:func:`step_state` (the public :func:`soadyn.step` and :func:`soadyn.rollout` with
+``contacts=True`` call it)::
+
+    detect    the bodies' world poses at q, the contacts k of the collision objects
+              (:func:`~soadyn.kernels.collision.detect.detect_contacts_kernel`)
+    free      the block ABA at (q, v, τ, f_ext) ([Jain23p, eq. 7]):
+              v_free = v + dt M⁻¹(τ + f_ext terms − C(q, v) − g(q))
+    delassus  on the ATBI the free stage left: G = J M⁻¹ Jᵀ by the Υ recursion
+              (:func:`~soadyn.kernels.contact.delassus.contact_delassus`) and
+              g = J v_free − b, b the penetration bias (:func:`normal_bias`)
+    solve     λ of the Coulomb NCP of (G + R, g, μ) by ADMM or PGS (:mod:`.admm`, :mod:`.pgs`)
+    update    v⁺ = v_free + M⁻¹Jᵀλ (:mod:`.response`, on the same ATBI), q⁺ = q ⊕ dt v⁺
+
+The block gather of the free stage leaves P⁺, U, G* and D⁻¹ of q in the workspace, which
+the Delassus operator and the impulse response need: the articulated inertias are formed
+once per step.
+
+The settings reach the kernels as one vector (:data:`MARGIN` … :data:`SOLVER`), the scratch
+as one float and one integer buffer (:func:`step_sizes`, :func:`step_scratch`) of a
+contact capacity K; a step that finds more than K contacts stops before the dynamics and
+reports the count (``info[COUNT]``), so its caller calls again with a larger K: nothing is
+dropped.
+"""
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+from ...core.configuration import integrate_kernel
+from ...core.jit import njit
+from ...core.layout import carve, model_tables, state_count, state_of, workspace_views
+from ...core.status import BAD_SECOND, BAD_SHAPE, BAD_THIRD, OK, OVERFLOW, SINGULAR
+from ..aba import acceleration_pass, articulated_body_pass
+from ..collision.detect import CONTACT_FLOATS, CONTACT_INTS, detect_contacts_kernel
+from ..kinematics import (body_velocities, configuration_status, forces_shape_ok, joint_placements, no_forces, nonfinite,
+                          state_status, world_poses)
+from ..oscm import buffer_sizes, oscm_scratch
+from .admm import COMPLEMENTARITY, CONVERGED, DUAL, INFO_SIZE, PRIMAL, admm_kernel
+from .delassus import contact_delassus
+from .pgs import pgs_kernel
+from .points import contact_forces_pass, contact_velocities_pass
+from .response import impulse_response
+
+__all__ = ["step_kernel", "rollout_contact_kernel", "step_sizes", "normal_bias", "SETTINGS_SIZE", "STEP_INFO_SIZE",
+           "STATS_SIZE"]
+
+#: entries of the settings vector of the kernels (:class:`soadyn.ContactSettings`)
+MARGIN, STABILIZATION, SLOP, COMPLIANCE, TOL, MAX_ITER, SOLVER = range(7)
+SETTINGS_SIZE = 7
+#: the solver codes of ``settings[SOLVER]``
+ADMM, PGS = 0, 1
+
+#: ``info`` of a step: the solver's rows (:mod:`.admm`: iterations, converged, primal,
+#: dual, complementarity, ρ), then the contact count and whether the solve was warm started
+COUNT, WARMED = INFO_SIZE, INFO_SIZE + 1
+STEP_INFO_SIZE = INFO_SIZE + 2
+
+#: columns of the per-step record of a rollout: the contact count, the solver's
+#: iterations and convergence, the three NCP residuals, Σ λ_n [N s] and the largest depth [m]
+(STAT_COUNT, STAT_ITERATIONS, STAT_CONVERGED, STAT_PRIMAL, STAT_DUAL, STAT_COMPLEMENTARITY, STAT_NORMAL,
+ STAT_DEPTH) = range(8)
+STATS_SIZE = 8
+
+#: the dimensions vector of the kernels: the capacity K and the detection's scratch sizes
+DIM_CAPACITY, DIM_DETECT_FLOATS, DIM_DETECT_INTS = range(3)
+
+#: The scratch of a step for a capacity of K contacts (n = 3K): the detection's scratch
+#: (``det_fs``, ``det_js``), its outputs in the flat layout of
+#: :func:`~soadyn.kernels.collision.detect.detect_kernel` (``cfl`` (17 K,): points, normals,
+#: depths, frictions, frames; ``cil`` (4 K,): objects, bodies), the free acceleration ``a``
+#: (also Δv) and ``vfree`` (nv,), the joint forces with PD terms ``tau`` (nv,), the bodies'
+#: contact impulses ``F`` (nb, 6), the NCP vectors ``g``, ``R``, ``sigma``, ``lam`` (n,),
+#: the Delassus matrix ``Gf`` and the solver's matrix ``Af`` (n², flat: carved (3k, 3k) for
+#: the k contacts found), the solver's rows ``Vf`` (8 n) and pivots ``perm`` (n,), the
+#: frame-pair sweep's scratch (``ofl``, ``oin``) and a rollout's previous contacts
+#: (``prev_objects`` (2 K,), ``prev_lam`` (n,)) for its warm start, and a rollout's step
+#: ``info`` (:data:`STEP_INFO_SIZE`).
+StepScratch = namedtuple("StepScratch", ["det_fs", "det_js", "cfl", "cil", "a", "vfree", "tau", "F", "g", "R",
+                                         "sigma", "lam", "Gf", "Af", "Vf", "perm", "ofl", "oin", "prev_objects",
+                                         "prev_lam", "info"])
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def step_sizes(nb, nv, K, det_floats, det_ints, of, oi):
+    """(floats, integers) of the scratch of a step with capacity K (:data:`StepScratch`),
+    ``of``, ``oi`` those of the frame-pair sweep of the 2K contact sides,
+    ``buffer_sizes(nb, 2 K, 3)`` (:func:`~soadyn.kernels.oscm.buffer_sizes`); Python calls
+    ``step_sizes.py_func`` (its body calls no compiled function)."""
+    n = 3 * K
+    floats = det_floats + CONTACT_FLOATS * K + 3 * nv + 6 * nb + 5 * n + 2 * n * n + 8 * n + STEP_INFO_SIZE + of
+    ints = det_ints + CONTACT_INTS * K + n + oi + 2 * K
+    return floats, ints
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def step_scratch(fbuf, ibuf, nb, nv, dims):
+    """Named views (:data:`StepScratch`) of the step's scratch buffers."""
+    K, dfl, dint = dims[DIM_CAPACITY], dims[DIM_DETECT_FLOATS], dims[DIM_DETECT_INTS]
+    n = 3 * K
+    o = 0
+    det_fs = carve(fbuf, o, dfl); o += dfl
+    cfl = carve(fbuf, o, CONTACT_FLOATS * K); o += CONTACT_FLOATS * K
+    a = carve(fbuf, o, nv); o += nv
+    vfree = carve(fbuf, o, nv); o += nv
+    tau = carve(fbuf, o, nv); o += nv
+    F = carve(fbuf, o, (nb, 6)); o += 6 * nb
+    g = carve(fbuf, o, n); o += n
+    R = carve(fbuf, o, n); o += n
+    sigma = carve(fbuf, o, n); o += n
+    lam = carve(fbuf, o, n); o += n
+    prev_lam = carve(fbuf, o, n); o += n
+    Gf = carve(fbuf, o, n * n); o += n * n
+    Af = carve(fbuf, o, n * n); o += n * n
+    Vf = carve(fbuf, o, 8 * n); o += 8 * n
+    info = carve(fbuf, o, STEP_INFO_SIZE); o += STEP_INFO_SIZE
+    of, oi = buffer_sizes(nb, 2 * K, 3)
+    ofl = carve(fbuf, o, of)
+    o = 0
+    det_js = carve(ibuf, o, dint); o += dint
+    cil = carve(ibuf, o, CONTACT_INTS * K); o += CONTACT_INTS * K
+    perm = carve(ibuf, o, n); o += n
+    prev_objects = carve(ibuf, o, 2 * K); o += 2 * K
+    oin = carve(ibuf, o, oi)
+    return StepScratch(det_fs, det_js, cfl, cil, a, vfree, tau, F, g, R, sigma, lam, Gf, Af, Vf, perm, ofl, oin,
+                       prev_objects, prev_lam, info)
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def normal_bias(depth, dt, stabilization, slop):
+    """b [m/s], the least separating normal velocity σ_n⁺ ≥ b a contact of ``depth`` asks
+    for after the step: (β/dt)·max(depth − slop, 0) for a penetration (a Baumgarte-like
+    push-out of the part beyond the slop band, β = ``stabilization``), and depth/dt < 0
+    for a gap within the margin (the surfaces may close it, no more, in this step). The
+    solver sees g_n = (J v_free)_n − b."""
+    if depth < 0.0:
+        return depth / dt
+    excess = depth - slop
+    return stabilization * excess / dt if excess > 0.0 else 0.0
+
+
+# --------------------------------------------------------------------------- the stages
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def detect_stage(mi, mf, ws, ci, cf, margin, s, K):
+    """The world poses at the joint placements in the workspace, then the contacts into
+    ``s.cfl``/``s.cil`` (capacity K). Returns their count (more than K: not all written),
+    or −BAD_SHAPE for collision tables that do not fit the model."""
+    m = model_tables(mi, mf)
+    w = workspace_views(ws, m)
+    world_poses(mi, mf, ws)
+    return detect_contacts_kernel(ci, cf, w.Rw, w.pw, margin, s.det_fs, s.det_js, carve(s.cil, 0, (K, 2)),
+                                  carve(s.cil, 2 * K, (K, 2)), carve(s.cfl, 0, (K, 3)), carve(s.cfl, 3 * K, (K, 3)),
+                                  carve(s.cfl, 6 * K, K), carve(s.cfl, 7 * K, K), carve(s.cfl, 8 * K, (K, 3, 3)))
+
+
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def free_stage(mi, mf, ws, v, tau, fext, dt, s):
+    """v_free = v + dt q̈(q, v, τ, f_ext) into ``s.vfree`` by the block ABA (its gather
+    leaves the ATBI of q in the workspace for the later stages). Needs the joint
+    placements. Returns False when M is singular."""
+    body_velocities(mi, mf, ws, v)
+    if not articulated_body_pass(mi, mf, ws, tau, fext, True):
+        return False
+    acceleration_pass(mi, mf, ws, True, True, s.a)
+    for j in range(v.shape[0]):
+        s.vfree[j] = v[j] + dt * s.a[j]
+    return True
+
+
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def delassus_stage(mi, mf, ws, k, K, dt, prm, s):
+    """G (3k, 3k) into ``s.Gf`` and g = J v_free − b (3k,) into ``s.g`` for the k
+    contacts of the detect stage (:func:`normal_bias`), the compliance R into ``s.R``."""
+    m = model_tables(mi, mf)
+    w = workspace_views(ws, m)
+    n = 3 * k
+    bodies, point, frame = carve(s.cil, 2 * K, (k, 2)), carve(s.cfl, 0, (k, 3)), carve(s.cfl, 8 * K, (k, 3, 3))
+    body_velocities(mi, mf, ws, s.vfree)
+    contact_velocities_pass(w, bodies, point, frame, w.scratch[0], carve(s.g, 0, (k, 3)))
+    depth = carve(s.cfl, 6 * K, k)
+    for i in range(k):
+        s.g[3 * i + 2] -= normal_bias(depth[i], dt, prm[STABILIZATION], prm[SLOP])
+    for r in range(n):
+        s.R[r] = prm[COMPLIANCE]
+    contact_delassus(mi, mf, ws, bodies, point, frame, oscm_scratch(s.ofl, s.oin, m.nb, 2 * k, 3),
+                     carve(s.Gf, 0, (n, n)))
+
+
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def solve_stage(k, K, prm, warm_objects, warm_lam, s, info):
+    """λ (3k,) into ``s.lam`` from the NCP of the delassus stage; the solver's info into
+    ``info``. Warm started from ``warm_lam`` when ``warm_objects`` (the previous step's
+    object pairs, (W, 2)) lists the same pairs in the same order as these contacts (else
+    from zero). Returns False when G + R is not positive semidefinite."""
+    n = 3 * k
+    objects = carve(s.cil, 0, (k, 2))
+    warm = warm_objects.shape[0] == k and k > 0
+    if warm:
+        for i in range(k):
+            if warm_objects[i, 0] != objects[i, 0] or warm_objects[i, 1] != objects[i, 1]:
+                warm = False
+                break
+    lam = s.lam[:n]
+    for r in range(n):
+        lam[r] = warm_lam[r] if warm else 0.0
+    G, g, R, mu = carve(s.Gf, 0, (n, n)), s.g[:n], s.R[:n], carve(s.cfl, 7 * K, k)
+    tol, max_iter = prm[TOL], int(prm[MAX_ITER])
+    if int(prm[SOLVER]) == PGS:
+        pgs_kernel(G, g, mu, R, tol, max_iter, warm, lam, s.sigma[:n], info, carve(s.Vf, 0, (2, n)))
+    elif admm_kernel(G, g, mu, R, tol, max_iter, warm, lam, s.sigma[:n], info, carve(s.Af, 0, (n, n)),
+                     carve(s.Vf, 0, (8, n)), s.perm[:n]) != 0:
+        return False
+    info[WARMED] = 1.0 if warm else 0.0
+    return True
+
+
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def update_stage(mi, mf, ws, q, k, K, dt, s, q1, v1):
+    """v⁺ = v_free + M⁻¹Jᵀλ into ``v1`` (k > 0: the response on the free stage's ATBI) and
+    q⁺ = q ⊕ dt v⁺ into ``q1``. Returns the integration's status."""
+    m = model_tables(mi, mf)
+    nv = m.nv
+    for j in range(nv):
+        v1[j] = s.vfree[j]
+    if k > 0:
+        w = workspace_views(ws, m)
+        contact_forces_pass(w, carve(s.cil, 2 * K, (k, 2)), carve(s.cfl, 0, (k, 3)), carve(s.cfl, 8 * K, (k, 3, 3)),
+                            carve(s.lam, 0, (k, 3)), w.scratch[0], s.F)
+        impulse_response(mi, mf, ws, s.F, s.a)
+        for j in range(nv):
+            v1[j] += s.a[j]
+    return integrate_kernel(mi, mf, ws, q, v1, dt, q1)
+
+
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def step_state(mi, mf, ws, q, v, tau, fext, dt, ci, cf, prm, K, s, warm_objects, warm_lam, q1, v1, info):
+    """One step from (q, v) under (τ, f_ext) into (q1, v1) (module docstring), inputs
+    checked by the caller. ``info`` (:data:`STEP_INFO_SIZE`): the solver's info, the
+    contact count (more than K: the step stopped after the detection) and whether the
+    solve was warm started. Returns a status (OVERFLOW: the new state is not finite)."""
+    for r in range(STEP_INFO_SIZE):
+        info[r] = 0.0
+    info[CONVERGED] = 1.0  # no contacts: nothing to solve
+    joint_placements(mi, mf, ws, q)
+    k = detect_stage(mi, mf, ws, ci, cf, prm[MARGIN], s, K)
+    if k < 0:
+        return BAD_SHAPE
+    info[COUNT] = k
+    if k > K:
+        return OK
+    if not free_stage(mi, mf, ws, v, tau, fext, dt, s):
+        return SINGULAR
+    if k > 0:
+        delassus_stage(mi, mf, ws, k, K, dt, prm, s)
+        if not solve_stage(k, K, prm, warm_objects, warm_lam, s, info):
+            return SINGULAR
+    st = update_stage(mi, mf, ws, q, k, K, dt, s, q1, v1)
+    if st != OK or nonfinite(q1) or nonfinite(v1):
+        return OVERFLOW
+    return OK
+
+
+@njit(nogil=True, cache=True)
+def step_kernel(mi, mf, ws, q, v, tau, fext, dt, ci, cf, prm, dims, fbuf, ibuf, warm_objects, warm_lam, q1, v1,
+                info):
+    """:func:`step_state` with its checks: the configuration, the shapes and finiteness of
+    v, τ, f_ext (statuses BAD_FIRST … BAD_FEXT), the scratch of ``dims`` (K, detection
+    floats, detection integers; :func:`step_sizes`). The contacts are left in the
+    scratch's ``cfl``/``cil`` blocks, λ in its ``lam`` (Python reads them from there)."""
+    m = model_tables(mi, mf)
+    st = configuration_status(m, q, ws)
+    if st != OK:
+        return st
+    K = dims[DIM_CAPACITY]
+    of, oi = buffer_sizes(m.nb, 2 * K, 3)
+    nf, ni = step_sizes(m.nb, m.nv, K, dims[DIM_DETECT_FLOATS], dims[DIM_DETECT_INTS], of, oi)
+    if (v.shape[0] != m.nv or tau.shape[0] != m.nv or not forces_shape_ok(m, fext) or q1.shape[0] != m.nq
+            or v1.shape[0] != m.nv or fbuf.shape[0] < nf or ibuf.shape[0] < ni or prm.shape[0] != SETTINGS_SIZE
+            or info.shape[0] != STEP_INFO_SIZE or warm_objects.shape[1] != 2
+            or warm_lam.shape[0] != 3 * warm_objects.shape[0]):
+        return BAD_SHAPE
+    st = state_status(q, v, tau, fext)
+    if st != OK:
+        return st
+    s = step_scratch(fbuf, ibuf, m.nb, m.nv, dims)
+    return step_state(mi, mf, ws, q, v, tau, fext, dt, ci, cf, prm, K, s, warm_objects, warm_lam, q1, v1, info)
+
+
+# --------------------------------------------------------------------------- rollouts
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def pd_torques(tau, qref, k, q, v, kp, kd, pd_q, out):
+    """out = τ + K_p (q_ref[k] − q) − K_d v on the dofs j with ``pd_q[j]`` ≥ 0 (the q
+    index of a 1-coordinate joint's dof), τ elsewhere; ``qref`` (T, nq), or empty: no PD."""
+    pd = qref.shape[0] > 0
+    for j in range(tau.shape[0]):
+        x = tau[j]
+        c = pd_q[j]
+        if pd and c >= 0:
+            x += kp[j] * (qref[k, c] - q[c]) - kd[j] * v[j]
+        out[j] = x
+
+
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _record(stats, k, info, s, K):
+    """Row k of a rollout's record from the step's ``info`` and contacts."""
+    n = int(info[COUNT])
+    stats[k, STAT_COUNT] = n
+    stats[k, STAT_ITERATIONS] = info[0]
+    stats[k, STAT_CONVERGED] = info[CONVERGED]
+    stats[k, STAT_PRIMAL] = info[PRIMAL]
+    stats[k, STAT_DUAL] = info[DUAL]
+    stats[k, STAT_COMPLEMENTARITY] = info[COMPLEMENTARITY]
+    normal = 0.0
+    depth = 0.0
+    if n <= K:
+        for i in range(n):
+            normal += s.lam[3 * i + 2]
+            depth = max(depth, s.cfl[6 * K + i])
+    stats[k, STAT_NORMAL] = normal
+    stats[k, STAT_DEPTH] = depth
+
+
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _diverged(qs, vs, stats, k):
+    """Rows k.. of the trajectory (and rows k.. of its record) as NaN: the state left the
+    finite numbers at step k, or step k − 1 found more contacts than the capacity."""
+    for r in range(k, qs.shape[0]):
+        for j in range(qs.shape[1]):
+            qs[r, j] = np.nan
+        for j in range(vs.shape[1]):
+            vs[r, j] = np.nan
+    for r in range(k, stats.shape[0]):
+        for c in range(STATS_SIZE):
+            stats[r, c] = np.nan
+
+
+@njit(inline="always", cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _rollout_state(mi, mf, ws, q0, v0, tau, qref, dt, ci, cf, prm, K, kp, kd, pd_q, warm, s, fext, qs, vs, stats,
+                   info):
+    """The trajectory from (q0, v0) under ``tau`` (T, nv) and the PD references ``qref``
+    (T, nq, or empty) into ``qs`` (T + 1, nq), ``vs`` (T + 1, nv) and the per-step record
+    ``stats`` (T, :data:`STATS_SIZE`). Each step is :func:`step_state`, warm started (with
+    ``warm``) from the previous step's impulses. A step with more than K contacts ends the
+    trajectory (NaN rows; its record row says the count); a state that leaves the finite
+    numbers continues as NaN rows. Returns a status."""
+    m = model_tables(mi, mf)
+    st = configuration_status(m, q0, ws)
+    if st != OK:
+        return st
+    T = tau.shape[0]
+    if (v0.shape[0] != m.nv or tau.shape[1] != m.nv or qs.shape[0] != T + 1 or vs.shape[0] != T + 1
+            or qs.shape[1] != m.nq or vs.shape[1] != m.nv or stats.shape[0] != T or stats.shape[1] != STATS_SIZE
+            or (qref.shape[0] != 0 and (qref.shape[0] != T or qref.shape[1] != m.nq))):
+        return BAD_SHAPE
+    if nonfinite(v0):
+        return BAD_SECOND
+    for k in range(T):
+        if nonfinite(tau[k]):
+            return BAD_THIRD
+    for j in range(m.nq):
+        qs[0, j] = q0[j]
+    for j in range(m.nv):
+        vs[0, j] = v0[j]
+    nprev = 0
+    for k in range(T):
+        pd_torques(tau[k], qref, k, qs[k], vs[k], kp, kd, pd_q, s.tau)
+        st = step_state(mi, mf, ws, qs[k], vs[k], s.tau, fext, dt, ci, cf, prm, K, s,
+                        carve(s.prev_objects, 0, (nprev, 2)), carve(s.prev_lam, 0, 3 * nprev), qs[k + 1], vs[k + 1], info)
+        _record(stats, k, info, s, K)
+        if st == SINGULAR:
+            return st
+        if int(info[COUNT]) > K or st != OK:
+            _diverged(qs, vs, stats, k + 1)
+            return OK
+        nprev = int(info[COUNT]) if warm else 0
+        for i in range(nprev):
+            s.prev_objects[2 * i] = s.cil[2 * i]
+            s.prev_objects[2 * i + 1] = s.cil[2 * i + 1]
+        for r in range(3 * nprev):
+            s.prev_lam[r] = s.lam[r]
+    return OK
+
+
+@njit(nogil=True, cache=True)
+def rollout_contact_kernel(mi, mf, ws, q0, v0, tau, qref, dt, ci, cf, prm, dims, kp, kd, pd_q, warm, fbuf, ibuf,
+                           qs, vs, stats):
+    """The trajectories of :func:`_rollout_state` for B = len(q0) / nq states stored one
+    after another (:func:`~soadyn.core.layout.state_of`: one state for a call, a block of a
+    batch's rows; ``tau``, ``qref``, ``qs``, ``vs``, ``stats`` likewise), with one scratch
+    (``fbuf``, ``ibuf`` of :func:`step_sizes` for the capacity ``dims[0]``). ``kp``, ``kd``
+    (nv,) the PD gains, ``pd_q`` (nv,) the q index of each PD dof (−1: none). Returns the
+    first status other than OK."""
+    m = model_tables(mi, mf)
+    B = state_count(q0.shape[0], m.nq)
+    K = dims[DIM_CAPACITY]
+    of, oi = buffer_sizes(m.nb, 2 * K, 3)
+    nf, ni = step_sizes(m.nb, m.nv, K, dims[DIM_DETECT_FLOATS], dims[DIM_DETECT_INTS], of, oi)
+    if (fbuf.shape[0] < nf or ibuf.shape[0] < ni or prm.shape[0] != SETTINGS_SIZE or kp.shape[0] != m.nv
+            or kd.shape[0] != m.nv or pd_q.shape[0] != m.nv):
+        return BAD_SHAPE
+    s = step_scratch(fbuf, ibuf, m.nb, m.nv, dims)
+    info = s.info
+    fext = no_forces(ws)
+    for b in range(B):
+        st = _rollout_state(mi, mf, ws, state_of(q0, b, B), state_of(v0, b, B), state_of(tau, b, B),
+                            state_of(qref, b, B), dt, ci, cf, prm, K, kp, kd, pd_q, warm, s, fext, state_of(qs, b, B),
+                            state_of(vs, b, B), state_of(stats, b, B), info)
+        if st != OK:
+            return st
+    return OK
