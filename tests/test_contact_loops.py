@@ -145,3 +145,41 @@ def test_bad_input_names_the_argument():
         sd.step(m, bad, v, None, DT)
     with pytest.raises(ValueError, match="tau"):
         sd.step(m, q, v, np.zeros(3), DT)
+
+
+# --------------------------------------------------------------------------- the two paths
+def test_compiled_step_is_the_staged_step():
+    """The one-kernel step of explicit cluster models equals the step stage by stage."""
+    from soadyn.contact.cluster_step import compiled_cluster_step, staged_cluster_step
+    from soadyn.core.compile import snapshot
+    m = _robot("mini_cheetah")
+    tree = cluster_tree(m)
+    q, v = _dropped(m, "mini_cheetah", clearance=-1e-3)
+    rng = np.random.default_rng(5)
+    v = sd.spanning_state(m, q[tree.independent_q_index], 0.3 * rng.normal(size=tree.nyv), q)[1]
+    tau = rng.normal(size=m.nv)
+    f_ext = rng.normal(size=(m.nbodies, 6))  # forces on the rotors too (C-ABA's general rotor path)
+    settings = sd.ContactSettings()
+    a = compiled_cluster_step(m, snapshot(m), q, v, tau, DT, f_ext, settings)
+    b = staged_cluster_step(m, snapshot(m), q, v, tau, DT, f_ext, settings)
+    assert len(a[2]) == len(b[2]) == 4
+    np.testing.assert_allclose(a[0], b[0], atol=1e-12)
+    np.testing.assert_allclose(a[1], b[1], atol=1e-9)
+    np.testing.assert_allclose(a[3], b[3], atol=1e-9)
+    assert a[4].converged and b[4].converged
+
+
+def test_four_bar_steps_with_its_loop_closed():
+    """A loop cluster (G(q) and γ solved: the staged step): without contacts the step is
+    the semi-implicit Euler step of C-ABA in y, and the loop stays closed."""
+    m = sd.models.four_bar_linkage()
+    tree = cluster_tree(m)
+    q, v = sd.spanning_state(m, np.array([0.3]), np.array([1.0]))
+    for _ in range(200):
+        y, yd = q[tree.independent_q_index], v[tree.independent_v_index]
+        r = sd.step(m, q, v, None, DT)
+        assert len(r.contacts) == 0 and r.solution.converged
+        np.testing.assert_allclose(r.v[tree.independent_v_index], yd + DT * sd.cluster_aba(m, y, yd, np.zeros(1), q=q),
+                                   atol=1e-12)
+        q, v = r.q, r.v
+        assert max(_residuals(m, q, v)) <= 1e-10

@@ -55,6 +55,7 @@ from ..geometry.detect import detect_contacts
 from ..kernels.collision.detect import CONTACT_FLOATS, CONTACT_INTS
 from ..kernels.contact import cluster_step as kcs
 from ..kernels.contact.admm import COMPLEMENTARITY, CONVERGED, DUAL, ITERATIONS, PRIMAL
+from ..kernels.contact.step import normal_bias
 from .delassus import contact_arrays, delassus
 from .jacobian import _IMPULSE, contact_velocities
 from .solver import ContactSolution, ContactSolverWarning, solve_contacts
@@ -87,14 +88,6 @@ def free_independent_velocity(model, tree, q, v, tau, f_ext, dt):
     return y, yd, yd + dt * ydd, G
 
 
-def _normal_bias(depth, dt, stabilization, slop):
-    """b [m/s] per contact, the least separating normal velocity asked for after the step
-    (the tree stepper's rule): (β/dt)·max(depth − slop, 0) for a penetration, depth/dt < 0
-    for a gap within the margin."""
-    d = np.asarray(depth, dtype=float)
-    return np.where(d < 0.0, d / dt, stabilization * np.maximum(d - slop, 0.0) / dt)
-
-
 def contact_problem(contacts, D, sigma_free, dt, settings, warm_start=None):
     """λ of the contact problem of a step: ``solve_contacts`` of the Delassus operator ``D``
     (3k, 3k), g = σ_free − b (``sigma_free`` (k, 3) the free contact velocities [m/s], b
@@ -105,7 +98,9 @@ def contact_problem(contacts, D, sigma_free, dt, settings, warm_start=None):
     :class:`~soadyn.ContactSolution` (a warning when it did not converge); ``warm_start``
     None or (k, 3) impulses to start the solve from."""
     g = np.array(sigma_free, dtype=float).reshape(-1)
-    g[2::3] -= _normal_bias(contacts.depth, dt, settings.stabilization, settings.slop)
+    bias = normal_bias.py_func
+    for i, d in enumerate(contacts.depth):  # the tree stepper's penetration bias
+        g[3 * i + 2] -= bias(float(d), dt, settings.stabilization, settings.slop)
     return solve_contacts(D, g, contacts.friction, method=settings.friction_solver,
                           R=np.full(g.shape[0], float(settings.compliance)), tol=settings.tol,
                           max_iter=int(settings.max_iter), warm_start=warm_start)
@@ -145,15 +140,6 @@ def _warm_impulses(warm_start, contacts):
     if objects.shape != contacts.objects.shape or not np.array_equal(objects, contacts.objects):
         return None
     return np.asarray(warm_start.impulses, dtype=float)
-
-
-def _settings_vector(settings):
-    """The settings as the kernel's vector (:mod:`soadyn.kernels.contact.cluster_step`)."""
-    prm = np.empty(kcs.SETTINGS_SIZE)
-    prm[kcs.MARGIN], prm[kcs.STABILIZATION], prm[kcs.SLOP] = settings.margin, settings.stabilization, settings.slop
-    prm[kcs.COMPLIANCE], prm[kcs.TOL], prm[kcs.MAX_ITER] = settings.compliance, settings.tol, settings.max_iter
-    prm[kcs.SOLVER] = kcs.ADMM if settings.friction_solver == "admm" else kcs.PGS
-    return prm
 
 
 class _StepCall:
@@ -230,7 +216,7 @@ def compiled_cluster_step(user_model, model, q, v, tau, dt, f_ext, settings, war
     tau = np.zeros(nv) if tau is None else _state_vector(tau, nv, "tau")
     fext = NO_FORCES if f_ext is None else val.external_forces(f_ext, model.nbodies, None)
     wobj, wlam = _warm_arrays(warm_start)
-    prm = _settings_vector(settings)
+    prm = settings.vector()
     q1, v1 = np.empty(nq), np.empty(nv)
     info = np.zeros(kcs.STEP_INFO_SIZE)
     det = call.det

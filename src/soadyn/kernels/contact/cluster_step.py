@@ -7,7 +7,7 @@ docstring states the method), in five stages run by :func:`cluster_step_state`::
               ẏ_free = ẏ + dt ÿ
     detect    the tree's world poses at q, the contacts (capacity K)
     problem   g = J G ẏ_free − b (the body velocities of v_free = G ẏ_free at the
-              contact points, b the penetration bias); D = (J G) H⁻¹ (J G)ᵀ from
+              contact points, b the penetration bias of :func:`.step.normal_bias`); D = (J G) H⁻¹ (J G)ᵀ from
               C-EFPA's Ω of the contact sides ([Chignoli23, §VIII]): each side on a
               body a frame at the point with the contact axes, the linear rows of Ω,
               signed and summed per contact
@@ -18,7 +18,8 @@ docstring states the method), in five stages run by :func:`cluster_step_state`::
               q ⊕ dt G ẏ⁺), q⁺ = G y⁺ = γ(y⁺), v⁺ = G ẏ⁺: on the constraint
               manifold to round-off
 
-The settings vector and the info layout are :data:`MARGIN` … and :data:`COUNT` …; the
+The settings vector is the tree stepper's (:meth:`soadyn.ContactSettings.vector`,
+:mod:`.step`), the info layout :data:`COUNT` …; the
 scratch one float and one integer buffer of capacity K (:func:`cluster_step_sizes`).
 """
 from __future__ import annotations
@@ -36,18 +37,13 @@ from ..cluster.kinematics import positions_pass
 from ..cluster.layout import cluster_tables, cluster_workspace, no_rotor_forces
 from ..collision.detect import CONTACT_FLOATS, CONTACT_INTS, detect_contacts_kernel
 from ..kinematics import body_velocities, joint_placements, nonfinite, state_status, world_poses
-from .admm import COMPLEMENTARITY, CONVERGED, DUAL, INFO_SIZE, PRIMAL, admm_kernel
+from .admm import CONVERGED, INFO_SIZE, admm_kernel
 from .pgs import pgs_kernel
 from .points import contact_forces_pass, contact_velocities_pass
+from .step import COMPLIANCE, MARGIN, MAX_ITER, PGS, SETTINGS_SIZE, SLOP, SOLVER, STABILIZATION, TOL, normal_bias
 
-__all__ = ["cluster_step_kernel", "cluster_step_sizes", "MARGIN", "STABILIZATION", "SLOP", "COMPLIANCE", "TOL",
-           "MAX_ITER", "SOLVER", "SETTINGS_SIZE", "ADMM", "PGS", "COUNT", "WORST_Q", "WORST_V", "STEP_INFO_SIZE"]
+__all__ = ["cluster_step_kernel", "cluster_step_sizes", "COUNT", "WORST_Q", "WORST_V", "STEP_INFO_SIZE"]
 
-#: entries of the settings vector (:class:`soadyn.ContactSettings`, the tree stepper's layout)
-MARGIN, STABILIZATION, SLOP, COMPLIANCE, TOL, MAX_ITER, SOLVER = range(7)
-SETTINGS_SIZE = 7
-#: the solver codes of ``settings[SOLVER]``
-ADMM, PGS = 0, 1
 #: ``info``: the solver's rows (:mod:`.admm`), then the contact count and the worst
 #: position and velocity residuals of the state the step started from
 COUNT, WORST_Q, WORST_V = INFO_SIZE, INFO_SIZE + 1, INFO_SIZE + 2
@@ -69,16 +65,6 @@ def cluster_step_sizes(nq, nb, nyq, nyv, K, det_floats, det_ints):
               + 12 * m + 2 * m * nyv * 6 + 36 * m * m + 18)
     ints = det_ints + CONTACT_INTS * K + n + 2 * m
     return floats, ints
-
-
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _normal_bias(depth, dt, stabilization, slop):
-    """b [m/s], the least separating normal velocity after the step (the tree stepper's
-    rule, :class:`soadyn.ContactSettings`): (β/dt) max(d − slop, 0), or d/dt < 0 for a gap."""
-    if depth < 0.0:
-        return depth / dt
-    excess = depth - slop
-    return stabilization * excess / dt if excess > 0.0 else 0.0
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -115,7 +101,7 @@ def _problem_stage(mi, mf, ws, ci, cf, cws, y, yd_free, vfree, k, cbody, cpoint,
     body_velocities(mi, mf, ws, vfree)
     contact_velocities_pass(w, cbody, cpoint, cframe, X, carve(g, 0, (k, 3)))
     for i in range(k):
-        g[3 * i + 2] -= _normal_bias(depth[i], dt, prm[STABILIZATION], prm[SLOP])
+        g[3 * i + 2] -= normal_bias(depth[i], dt, prm[STABILIZATION], prm[SLOP])
     for r in range(3 * k):
         R[r] = prm[COMPLIANCE]
     # the contact sides on bodies: frames at the point with the contact axes, in the body
