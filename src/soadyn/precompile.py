@@ -206,7 +206,7 @@ def _collision_kernels():
 
 def _contact_kernels():
     """The contact dynamics: the Delassus operator (tree and cluster paths), the contact
-    Jacobian products and the NCP solvers."""
+    Jacobian products, the NCP solvers and the closed-chain step."""
     m = sd.models.random_tree(6, 0, floating_base=True)
     q = sd.random_configuration(m, 0)
     contacts = sd.Contacts.from_points(m, [("world", 5), (2, 4)], [[0.0, 0.0, 0.0], [0.1, 0.0, 0.2]],
@@ -221,6 +221,9 @@ def _contact_kernels():
     qc = sd.neutral(robot)
     foot = robot.frame(robot.frames[-1].name)
     sd.delassus(robot, qc, sd.Contacts.from_points(robot, [("world", foot.body)], [[0.0, 0.0, 0.0]], [[0.0, 0.0, 1.0]]))
+    sd.models.add_foot_spheres(robot)  # the step of a model with rotors in contact (one kernel)
+    robot.add_ground()
+    sd.step(robot, qc, np.zeros(robot.nv), None, 1e-3)
 
 
 #: kernel groups in the order the pool starts them. With two processes the first runs the
