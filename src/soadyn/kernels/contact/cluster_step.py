@@ -7,10 +7,12 @@ docstring states the method), in five stages run by :func:`cluster_step_state`::
               ẏ_free = ẏ + dt ÿ
     detect    the tree's world poses at q, the contacts (capacity K)
     problem   g = J G ẏ_free − b (the body velocities of v_free = G ẏ_free at the
-              contact points, b the penetration bias of :func:`.step.normal_bias`); D = (J G) H⁻¹ (J G)ᵀ from
-              C-EFPA's Ω of the contact sides ([Chignoli23, §VIII]): each side on a
-              body a frame at the point with the contact axes, the linear rows of Ω,
-              signed and summed per contact
+              contact points, b the penetration bias of :func:`.step.normal_bias`);
+              D = (J G) H⁻¹ (J G)ᵀ from C-EFPA's Ω of the contact sides
+              ([Chignoli23, §VIII]), its propagators run on the free stage's
+              articulated quantities (those of q): each side on a body a frame at the
+              point with the contact axes, the linear rows of Ω, signed and summed per
+              contact
     solve     λ of the Coulomb NCP of (D + R, g, μ) by ADMM or PGS
     update    Δẏ = H⁻¹ (J G)ᵀ λ by C-ABA with the contact impulses as body forces (no
               velocity, no gravity); ẏ⁺ = ẏ_free + Δẏ; y⁺ = y ⊕ dt ẏ⁺ (the joints of
@@ -29,12 +31,12 @@ from ...core.jit import njit
 from ...core.layout import carve, model_tables, workspace_views
 from ...core.status import BAD_SHAPE, OK, OVERFLOW, SINGULAR
 from ..cluster.aba import articulated_cluster_pass, cluster_aba_linked, cluster_acceleration_pass
-from ..cluster.efpa import cluster_efpa_linked
+from ..cluster.efpa import cluster_efpa_linked, efpa_propagation
 from ..cluster.embedding import worst_residuals
 from ..cluster.explicit import apply_explicit_map, apply_explicit_map_transpose
 from ..cluster.inertia import init_cluster_inertias
 from ..cluster.kinematics import positions_pass
-from ..cluster.layout import cluster_tables, cluster_workspace, no_rotor_forces
+from ..cluster.layout import cluster_tables, cluster_workspace, no_rotor_forces, pair_rotor
 from ..collision.detect import CONTACT_FLOATS, CONTACT_INTS, detect_contacts_kernel
 from ..kinematics import body_velocities, joint_placements, nonfinite, state_status, world_poses
 from .admm import CONVERGED, INFO_SIZE, admm_kernel
@@ -88,11 +90,14 @@ def _free_stage(mi, mf, ws, ci, cf, cws, y, yd, tau, fext, dt, yd_free):
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _problem_stage(mi, mf, ws, ci, cf, cws, y, yd_free, vfree, k, cbody, cpoint, cframe, depth, dt, prm, g, R,
-                   D, fbody, owner, fRf, fpf, Zf, Omega, X):
+def _problem_stage(mi, mf, ws, ci, cf, cws, y, fext, yd_free, vfree, k, cbody, cpoint, cframe, depth, dt, prm, g,
+                   R, D, fbody, owner, fRf, fpf, Zf, Omega, X):
     """g (3k,) and D (3k, 3k) of the k contacts (module docstring); R (3k,). Needs the
-    tree's joint placements and world poses at q; ``fRf``, ``fpf``, ``Zf``, ``Omega`` flat
-    scratch of the sides' poses, C-EFPA's Z and Ω. Returns a status."""
+    tree's joint placements and world poses at q, and the free stage's backward pass in
+    the cluster workspace: C-EFPA's propagators run on it (the articulated quantities of
+    q, the same with and without velocities), unless a contact is on a rotor that pass
+    took from its constants (then C-EFPA from the start); ``fRf``, ``fpf``, ``Zf``,
+    ``Omega`` flat scratch of the sides' poses, C-EFPA's Z and Ω. Returns a status."""
     m = model_tables(mi, mf)
     nyv = cluster_tables(ci).nyv
     fR, fp = carve(fRf, 0, (fbody.shape[0], 3, 3)), carve(fpf, 0, (fbody.shape[0], 3))
@@ -125,10 +130,18 @@ def _problem_stage(mi, mf, ws, ci, cf, cws, y, yd_free, vfree, k, cbody, cpoint,
                     fR[ns, a, col] = acc
             ns += 1
     Om = carve(Omega, 0, (6 * ns, 6 * ns))
-    st = cluster_efpa_linked(mi, mf, ws, y, carve(fbody, 0, ns), carve(fRf, 0, (ns, 3, 3)), carve(fpf, 0, (ns, 3)),
-                             carve(Zf, 0, (2 * ns, nyv, 6)), ci, cf, cws, Om)
-    if st != OK:
-        return st
+    c = cluster_tables(ci)
+    rotors_apart = no_rotor_forces(c, fext)  # how the free stage's C-ABA took the pair rotors
+    on_rotor = False
+    for h in range(ns):
+        on_rotor = on_rotor or pair_rotor(c, fbody[h])
+    sides, poses, at = carve(fbody, 0, ns), carve(fRf, 0, (ns, 3, 3)), carve(fpf, 0, (ns, 3))
+    if rotors_apart and on_rotor:
+        st = cluster_efpa_linked(mi, mf, ws, y, sides, poses, at, carve(Zf, 0, (2 * ns, nyv, 6)), ci, cf, cws, Om)
+        if st != OK:
+            return st
+    else:
+        efpa_propagation(mi, mf, ci, cws, sides, poses, at, carve(Zf, 0, (2 * ns, nyv, 6)), Om, rotors_apart)
     n = 3 * k
     for r in range(n):
         for col in range(n):
@@ -232,18 +245,16 @@ def cluster_step_state(mi, mf, ws, ci, cf, cws, col_ci, col_cf, q, v, tau, fext,
         objects, cbody = carve(cil, 0, (k, 2)), carve(cil, 2 * K, (k, 2))
         cpoint, cframe = carve(cfl, 0, (k, 3)), carve(cfl, 8 * K, (k, 3, 3))
         depth, friction = carve(cfl, 6 * K, k), carve(cfl, 7 * K, k)
-        joint_placements(mi, mf, ws, q)  # (C-ABA left the pair rotors unplaced)
+        joint_placements(mi, mf, ws, q)  # (C-ABA left the pair rotors unplaced; the world poses are the detection's)
         D = carve(Df, 0, (3 * k, 3 * k))
-        st = _problem_stage(mi, mf, ws, ci, cf, cws, y, yd_free, carve(vfree, 0, nv), k, cbody, cpoint, cframe,
-                            depth, dt, prm, g, R, D, fbody, owner, fR, fp, Z, Omega, X)
+        st = _problem_stage(mi, mf, ws, ci, cf, cws, y, fext, yd_free, carve(vfree, 0, nv), k, cbody, cpoint,
+                            cframe, depth, dt, prm, g, R, D, fbody, owner, fR, fp, Z, Omega, X)
         if st != OK:
             return st
         if not _solve_stage(k, prm, objects, friction, warm_objects, warm_lam, D, carve(g, 0, 3 * k),
                             carve(R, 0, 3 * k), carve(lam, 0, 3 * k), carve(sigma, 0, 3 * k),
                             carve(Af, 0, (3 * k, 3 * k)), V, carve(perm, 0, 3 * k), info):
             return SINGULAR
-        joint_placements(mi, mf, ws, q)  # the world poses of the pick-offs, at q
-        world_poses(mi, mf, ws)
         contact_forces_pass(w, cbody, cpoint, cframe, carve(lam, 0, (k, 3)), X, F)
         st = cluster_aba_linked(mi, mf, ws, y, zeros, zeros, F, ci, cf, cws, False, dyd)
         if st != OK:
