@@ -30,8 +30,20 @@ and the contact problem is the one of the tree of clusters:
    velocity residuals of (q⁺, v⁺) are therefore at round-off at every step, with no
    stabilization of the constraints.
 
+Two implementations of the same step: models whose clusters all have a constant explicit
+form (rigid joints, gears, belts, rotors: the Mini Cheetah, the MIT Humanoid) step in one
+compiled call (:func:`compiled_cluster_step`, :mod:`soadyn.kernels.contact.cluster_step`,
+where C-EFPA's propagators run on the free stage's backward pass); the others (loops,
+implicit constraints such as Tello's differentials, whose G(q) and γ need a preparation
+and a Gauss–Newton solve) stage by stage in Python (:func:`staged_cluster_step`, the
+functions above, which are the reference the compiled step is tested against).
+:func:`cluster_step` chooses; :func:`soadyn.step` calls it for every model with
+constraints.
+
 Not done: the alternative of the loop rows as bilateral rows of the same contact problem
-(the cut-joint form); every constraint that the cluster tree embeds is stepped so.
+(the cut-joint form); every constraint that the cluster tree embeds is stepped so, and a
+constraint that cannot be embedded (non-holonomic, time-dependent: ConstraintError from
+:func:`soadyn.cluster_tree`) cannot be stepped with contact.
 """
 from __future__ import annotations
 
