@@ -206,7 +206,7 @@ def _collision_kernels():
 
 def _contact_kernels():
     """The contact dynamics: the Delassus operator (tree and cluster paths), the contact
-    Jacobian products, the NCP solvers and time stepping with contact."""
+    Jacobian products, the NCP solvers and time stepping with contact, trees and closed chains."""
     m = sd.models.random_tree(6, 0, floating_base=True)
     q = sd.random_configuration(m, 0)
     contacts = sd.Contacts.from_points(m, [("world", 5), (2, 4)], [[0.0, 0.0, 0.0], [0.1, 0.0, 0.2]],
@@ -234,6 +234,9 @@ def _contact_kernels():
     sd.step(scene, qs, np.zeros(6), None, 1e-3, warm_start=r)
     for lead in ((), (2,)):
         sd.rollout(scene, np.broadcast_to(qs, lead + (7,)), None, np.zeros(lead + (2, 6)), 1e-3, contacts=True)
+    sd.models.add_foot_spheres(robot)  # the step of a model with rotors in contact (one kernel)
+    robot.add_ground()
+    sd.step(robot, qc, np.zeros(robot.nv), None, 1e-3)
 
 
 #: kernel groups in the order the pool starts them. With two processes the first runs the

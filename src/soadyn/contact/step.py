@@ -31,6 +31,7 @@ from ..kernels.collision.detect import CONTACT_FLOATS, CONTACT_INTS
 from ..kernels.contact import step as ks
 from ..kernels.contact.delassus import delassus_buffer_sizes
 from ..kernels.contact.admm import COMPLEMENTARITY, CONVERGED, DUAL, ITERATIONS, PRIMAL, RHO_POWER
+from .cluster_step import cluster_step
 from .settings import StepResult, settings_argument
 from .solver import ContactSolution, ContactSolverWarning
 
@@ -148,8 +149,11 @@ def step(model, q, v, tau, dt, f_ext=None, settings=None, *, warm_start=None):
 
     Parameters
     ----------
-    model : Model with collision objects (a tree; a model with loops, couplings or user
-        constraints raises :class:`~soadyn.ClosedChainError` for now).
+    model : Model with collision objects: a tree, or a model with loops, couplings,
+        transmissions or holonomic user constraints, stepped by constraint embedding in the
+        independent coordinates of its cluster tree with its loops exact
+        (:mod:`soadyn.contact.cluster_step`; q, v then a spanning state that satisfies
+        them).
     q : (nq,) configuration; v : (nv,) velocity [rad/s, m/s].
     tau : (nv,) joint forces [N m, N] held over the step; None means zero.
     dt : the time step [s], a finite positive real number.
@@ -217,7 +221,7 @@ def _views(fbuf, tables, K):
 
 def closed_chain_step(user_model, model, q, v, tau, dt, f_ext, settings, warm_start):
     """The step of a model with loops, couplings or user constraints (the branch of
-    :func:`step` for closed chains): not available yet, a
-    :class:`~soadyn.ClosedChainError` naming the model."""
-    e = st.closed_chain_error(model, "step")
-    raise st.ClosedChainError(f"{e} Time stepping with contact on closed chains is not available yet.")
+    :func:`step` for closed chains): by constraint embedding in the independent
+    coordinates of its cluster tree, the loops exact (:mod:`soadyn.contact.cluster_step`)."""
+    _warm(warm_start, user_model)  # a StepResult of this model's version, or None
+    return StepResult(*cluster_step(user_model, model, q, v, tau, dt, f_ext, settings, warm_start))

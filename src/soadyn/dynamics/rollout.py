@@ -186,10 +186,12 @@ def _contact_rollout(model, q0, v0, tau, dt, integrator, pd, settings, record, o
     """:func:`rollout` with ``contacts=True`` (:func:`soadyn.contact.rollout.contact_rollout`)."""
     from ..contact.rollout import contact_rollout
     from ..contact.settings import settings_argument
-    from ..contact.step import closed_chain_step, time_step
+    from ..contact.step import time_step
 
-    if model.has_constraints:
-        closed_chain_step(model, model, q0, v0, tau, dt, None, settings, None)
+    if model.has_constraints:  # (sd.step steps them one step at a time, by constraint embedding)
+        e = st.closed_chain_error(model, "rollout")
+        raise st.ClosedChainError(f"{e} Rollouts with contact of closed chains are not available: step them with "
+                                  "soadyn.step (constraint embedding, the loops exact).")
     if integrator != "semi-implicit-euler":
         raise ValueError(f"integrator: a rollout with contacts steps by semi-implicit Euler (velocity-level impulses), "
                          f"got {integrator!r}")

@@ -43,6 +43,9 @@ BUILTIN.update({
 })
 __all__ += ["mini_cheetah", "mit_humanoid", "mit_humanoid_leg", "tello", "jvrc1_humanoid", "geared_chain",
             "belt_chain"]
+from .feet import FOOT_SPHERES, add_foot_spheres  # noqa: E402  (after the robots it knows)
+
+__all__ += ["add_foot_spheres", "FOOT_SPHERES"]
 
 #: one line per built-in model (``soadyn models`` prints them)
 DESCRIPTIONS = {

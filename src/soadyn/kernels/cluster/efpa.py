@@ -56,6 +56,23 @@ def cluster_efpa_linked(mi, mf, ws, y, fbody, fR, fp, Z, ci, cf, cws, Omega):
     init_cluster_inertias(mi, mf, ws, ci, cws, False, no_forces(ws), False)
     if not articulated_cluster_pass(mi, mf, ws, ci, cf, cws, absent(ws), False, False):
         return SINGULAR
+    efpa_propagation(mi, mf, ci, cws, fbody, fR, fp, Z, Omega, False)
+    return OK
+
+
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def efpa_propagation(mi, mf, ci, cws, fbody, fR, fp, Z, Omega, rotors_apart):
+    """Ω of the frames from the articulated quantities in the cluster workspace (S_k, U_k,
+    D_k⁻¹ and the output poses of a backward pass at the frames' configuration: the
+    propagators and Ω of :func:`cluster_efpa_linked`). With ``rotors_apart`` the backward
+    pass was C-ABA's with the pair rotors from their constants (:func:`~.aba.pair_step`:
+    u_r in the frame of the body Λ the pair sits on, the rotor's slot of S_k and its pose
+    in Λ not formed); no frame may then be on a pair rotor. A pair rotor's force column,
+    zero until L_kᵀ gives it −u_r D⁻¹(·), is then in Λ's frame and goes to Λ as it is,
+    as the pair step sends the rotor's bias force."""
+    m = model_tables(mi, mf)
+    c = cluster_tables(ci)
+    nf = fbody.shape[0]
     w = cluster_workspace(cws, c, m.nq, m.nv)
     Z[:] = 0.0
     for e in range(nf):
@@ -72,10 +89,13 @@ def cluster_efpa_linked(mi, mf, ws, y, fbody, fR, fp, Z, ci, cf, cws, Omega):
             ny, y0 = c.n_y[k], c.yv_start[k]
             S = motion_subspace(c, w, k)
             bodies = cluster_bodies(c, k)
-            for j in range(ny):  # χ^e_k S_k
+            skip = c.rotor_local[k] if rotors_apart and c.rotor_offset[k] >= 0 else -1
+            for j in range(ny):  # χ^e_k S_k (a pair rotor's column is zero here: its slot of S_k is skipped)
                 for d in range(6):
                     acc = 0.0
                     for a in range(bodies.shape[0]):
+                        if a == skip:
+                            continue
                         for r in range(6):
                             acc += S[j, a, r] * W[d, a, r]
                     Z[e, y0 + j, d] = acc
@@ -102,7 +122,12 @@ def cluster_efpa_linked(mi, mf, ws, y, fbody, fR, fp, Z, ci, cf, cws, Omega):
             for d in range(6):
                 for a in range(bodies.shape[0]):
                     i = bodies[a]
-                    add_force_to_parent(w.Ro, w.to, i, W[d], a, Wp[d], c.output_local[i])
+                    if a == skip:  # in Λ's frame already (the docstring)
+                        lo = c.output_local[i]
+                        for r in range(6):
+                            Wp[d, lo, r] += W[d, a, r]
+                    else:
+                        add_force_to_parent(w.Ro, w.to, i, W[d], a, Wp[d], c.output_local[i])
             W, k = Wp, p
     for e in range(nf):  # D_k⁻¹ (χ^e_k S_k)ᵀ, every cluster (zero off the frame's path)
         for k in range(c.n):
@@ -131,7 +156,6 @@ def cluster_efpa_linked(mi, mf, ws, y, fbody, fR, fp, Z, ci, cf, cws, Omega):
             for d1 in range(6):
                 for d2 in range(6):
                     Omega[6 * e2 + d2, 6 * e1 + d1] = B[d1, d2]
-    return OK
 
 
 @njit(cache=True)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from ...core.jit import njit
 from ...core.layout import model_tables, workspace_views
-from ..aba import acceleration_pass
+from ..articulated_blocks import acceleration_pass
 from ..primitives import add_force_to_parent
 
 
