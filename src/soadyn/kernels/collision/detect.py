@@ -35,11 +35,17 @@ from .layout import collision_views
 from .narrow import pair_contacts, pair_distance
 from .support import Hulls, solid
 
-__all__ = ["detect_contacts_kernel", "detect_kernel", "collision_distances_kernel", "scratch_sizes", "place_objects"]
+__all__ = ["detect_contacts_kernel", "detect_kernel", "collision_distances_kernel", "scratch_sizes", "place_objects",
+           "CONTACT_FLOATS", "CONTACT_INTS"]
 
 #: the box clipping buffer and the manifold rows
 _CLIP = 2 * 16 * 4
 _ROWS = 4 * 7
+#: the flat contact blocks a compiled caller of :func:`detect_contacts_kernel` keeps (the
+#: step kernels of :mod:`soadyn.kernels.contact.step`), per contact: floats (point 3,
+#: normal 3, depth, friction, frame 9) and integers (objects 2, bodies 2)
+CONTACT_FLOATS = 17
+CONTACT_INTS = 4
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
