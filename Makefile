@@ -4,6 +4,7 @@
 #   make test-stock  the suite's fast part (not marked slow) on Numba as released: soadyn's
 #               patches of Numba off (SOADYN_NUMBA_PATCHES=0, soadyn.numba_patches)
 #   make docs   install the docs extra and build the documentation into docs/_build/html
+#   make bench-report   the benchmark pages of the documentation from the committed results
 PYTHON ?= python3
 # VENV=<dir> builds a target in another virtual environment (CI builds the docs in a fresh one)
 VENV ?= .venv
@@ -12,7 +13,7 @@ STAMP_BASE := $(VENV)/.installed-base
 STAMP_TEST := $(VENV)/.installed-test
 STAMP_DOCS := $(VENV)/.installed-docs
 
-.PHONY: demo test test-stock docs bench clean
+.PHONY: demo test test-stock docs bench bench-report clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -54,6 +55,11 @@ docs: $(STAMP_DOCS)
 bench: $(STAMP_TEST)
 	$(BIN)/python -m soadyn bench
 
+# the documentation's benchmark pages (docs/benchmarks) from the committed results, no benchmark run
+# (make docs regenerates them too)
+bench-report: $(STAMP_BASE)
+	$(BIN)/python -m soadyn bench --report
+
 clean:
-	rm -rf .venv .venv-docs build *.egg-info src/*.egg-info .pytest_cache docs/_build docs/generated docs/auto_examples docs/sg_execution_times.rst
+	rm -rf .venv .venv-docs build *.egg-info src/*.egg-info .pytest_cache docs/_build docs/generated docs/auto_examples docs/sg_execution_times.rst docs/benchmarks
 	find . -name __pycache__ -prune -exec rm -rf {} +

@@ -814,6 +814,10 @@ def parse_args(argv):
                    "robots,overhead,chains,batch,startup,rollout,distributed (their CSV files in --output, if any, "
                    "are kept and summarised again)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--report", action="store_true",
+                   help="run no benchmark: write the documentation's benchmark pages and figures from the committed "
+                        "results (--results, default benchmarks/results) into --output (default docs/benchmarks)")
+    p.add_argument("--results", default=None, help="with --report: the folder of the result files")
     return p.parse_args(argv)
 
 
@@ -836,6 +840,12 @@ def new_output_folder():
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    if args.report:
+        import report
+        return report.main((["--results", args.results] if args.results else []) +
+                           (["--output", args.output] if args.output else []))
+    if args.results is not None:
+        raise SystemExit("soadyn bench: error: --results is an option of --report")
     if args.output is None:
         args.output = new_output_folder()
     # Pinocchio's OpenMP pool and soadyn's batch threads take turns here; with OpenMP's
@@ -913,6 +923,8 @@ def main(argv=None):
                 "see the load column of their CSV files.)\n\n" + text)
     with open(os.path.join(args.output, "summary.md"), "w") as f:
         f.write(f"# soadyn benchmarks{' (quick)' if quick else ''}\n\n```\n{machine}```\n\n{text}\n")
+    import results_json
+    results_json.write_bench_twin(args.output)  # bench.json: the CSV files and machine.txt, for the report
     print(text)
     print(f"Written to {os.path.abspath(args.output)} ({', '.join(os.path.basename(p) for p in paths) or 'no plots'}); "
           f"{time.perf_counter() - t0:.0f} s")

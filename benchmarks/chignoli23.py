@@ -31,6 +31,9 @@ import timeit
 import numpy as np
 
 import soadyn as sd
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import results_json  # noqa: E402
 import soadyn.closed.embedding.clusters  # noqa: F401  (random_independent_state)
 from soadyn.closed.embedding.comparison import approximate_model, projected_efpa, projected_forward_dynamics, projected_rnea
 
@@ -487,7 +490,8 @@ def main(argv):
         t0 = time.time()
         res = run()
         meta = {"machine": platform.platform(), "python": platform.python_version(),
-                "date": time.strftime("%Y-%m-%d %H:%M"), "loadavg": os.getloadavg(), "seconds": time.time() - t0}
+                "date": time.strftime("%Y-%m-%d %H:%M"), "loadavg": os.getloadavg(), "seconds": time.time() - t0,
+                "commit": results_json.git_commit()}
         with open(os.path.join(RESULTS, f"chignoli23_{part}.json"), "w") as f:
             json.dump({"meta": meta, "results": res}, f, indent=1)
         text = md(res)

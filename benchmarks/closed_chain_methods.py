@@ -52,6 +52,8 @@ from soadyn.closed import METHODS, evaluate_constraints  # noqa: E402
 from soadyn.closed.forward import EMBEDDING_COUPLING_WORK, EMBEDDING_LOOP_ROWS  # noqa: E402
 from soadyn.models import four_bar_chain, four_bar_linkage  # noqa: E402
 
+import results_json  # noqa: E402  (beside this script)
+
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 URDFPLUS = os.path.join(HERE, "..", "..", "shared", "models", "urdfplus")
@@ -161,14 +163,20 @@ def _mechanisms(rng):
     return out
 
 
-def measure_peers(rounds, sample_seconds, rng):
-    """Interleaved medians [µs] of every soadyn method and of Pinocchio's loop solvers."""
+def _loop_chains(rng, loops):
+    """(name, model, q, v) of the chains of k four-bar loops without a tail (3k bodies)."""
+    return [(f"{k}-loop chain", *closed_state(k, 0, rng)) for k in loops]
+
+
+def measure_peers(rounds, sample_seconds, rng, mechanisms=None):
+    """Interleaved medians [µs] of every soadyn method and of Pinocchio's loop solvers on
+    ``mechanisms`` ((name, model, q, v); default: the closed-chain issue's mechanisms)."""
     import pinocchio as pin
 
     import peers
     from timing import time_interleaved
     rows = []
-    for name, model, q, v in _mechanisms(rng):
+    for name, model, q, v in (_mechanisms(rng) if mechanisms is None else mechanisms):
         tau = rng.normal(size=model.nv)
         ref = sd.constrained_forward_dynamics(model, q, v, tau, method="projection").qdd
         scale = 1.0 + np.abs(ref).max()
@@ -249,8 +257,13 @@ def main(argv=None):
                     help="short samples: on a shared machine fewer of them are cut by other processes")
     ap.add_argument("--output", default=os.path.join(HERE, "results"))
     ap.add_argument("--no-peers", action="store_true", help="skip the comparison with Pinocchio")
+    ap.add_argument("--loop-scaling", action="store_true",
+                    help="only the scaling sweep against Pinocchio: chains of 1 … 32 four-bar loops, every method "
+                         "and pin.lcaba / pin.constraintDynamics interleaved (closed_chain_scaling.{json,md})")
     args = ap.parse_args(argv)
     rounds, sample = (5, 0.005) if args.quick else (args.rounds, args.sample_seconds)
+    if args.loop_scaling:
+        return loop_scaling(args, rounds, sample)
     loops = [1, 2, 4] if args.quick else [1, 2, 4, 6, 8, 16]
     tails = [0, 8] if args.quick else [0, 8, 32, 128, 512]
     rng = np.random.default_rng(0)
@@ -263,7 +276,8 @@ def main(argv=None):
         sweeps["peers"] = measure_peers(rounds, sample, rng)
     meta = {"methods": methods, "rounds": rounds, "sample_seconds": sample, "python": platform.python_version(),
             "machine": platform.machine(), "numpy": np.__version__, "soadyn": sd.__version__,
-            "date": time.strftime("%Y-%m-%d"), "loadavg_start": load_start, "loadavg_end": os.getloadavg()}
+            "date": time.strftime("%Y-%m-%d"), "loadavg_start": load_start, "loadavg_end": os.getloadavg(),
+            "commit": results_json.git_commit()}
     os.makedirs(args.output, exist_ok=True)
     with open(os.path.join(args.output, "closed_chain_methods.json"), "w") as f:
         json.dump({"meta": meta, **sweeps}, f, indent=1)
@@ -292,6 +306,35 @@ def main(argv=None):
                "(its relative error is in the last column).", "", peers_table(sweeps["peers"], methods), ""]
     text = "\n".join(md)
     with open(os.path.join(args.output, "closed_chain_methods.md"), "w") as f:
+        f.write(text)
+    print(text)
+    return 0
+
+
+def loop_scaling(args, rounds, sample):
+    """Time against the number of links of every method and of Pinocchio's two loop
+    solvers on chains of k four-bar loops (3k links, 5k constraint rows), the same run."""
+    from timing import machine_description
+
+    rng = np.random.default_rng(0)
+    loops = [1, 2, 4] if args.quick else [1, 2, 4, 8, 16, 32]
+    machine = machine_description()
+    rows = measure_peers(rounds, sample, rng, _loop_chains(rng, loops))
+    for row, k in zip(rows, loops):
+        row["loops"] = k
+    os.makedirs(args.output, exist_ok=True)
+    methods = list(METHODS)
+    with open(os.path.join(args.output, "closed_chain_scaling.json"), "w") as f:
+        json.dump({"meta": {**results_json.parse_machine(machine), "rounds": rounds, "sample_seconds": sample,
+                            "methods": methods, "loadavg_end": os.getloadavg()}, "rows": rows}, f, indent=1)
+    text = "\n".join([
+        "# Closed chains against Pinocchio: time against the number of links", "", "```", machine.rstrip(), "```", "",
+        f"Chains of k four-bar loops (`soadyn.models.four_bar_chain(k)`: 3k links, 5k constraint rows); every "
+        f"method of `constrained_forward_dynamics` and Pinocchio's `lcaba` and `constraintDynamics` (loops as "
+        f"CONTACT_3D anchors), interleaved medians of {rounds} samples of {sample} s per case, same run; a "
+        f"Pinocchio column is nan when its q̈ disagrees with soadyn's by more than 1e-8.", "",
+        peers_table(rows, methods), ""])
+    with open(os.path.join(args.output, "closed_chain_scaling.md"), "w") as f:
         f.write(text)
     print(text)
     return 0

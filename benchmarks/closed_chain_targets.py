@@ -41,6 +41,8 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+import results_json  # noqa: E402
+
 import chignoli23  # noqa: E402  (sets single-threaded BLAS before numpy's first use)
 import closed_chain_methods  # noqa: E402
 import embedding_batches  # noqa: E402
@@ -144,7 +146,7 @@ def main(argv=None):
                                                 cases=("embedding",)), args.states)
     meta = {"date": time.strftime("%Y-%m-%d %H:%M"), "seconds": time.time() - t0, "machine": platform.platform(),
             "python": platform.python_version(), "cores": os.cpu_count(), "loadavg_start": load_start,
-            "loadavg_end": os.getloadavg()}
+            "loadavg_end": os.getloadavg(), "commit": results_json.git_commit()}
     os.makedirs(args.output, exist_ok=True)
     with open(os.path.join(args.output, "closed_chain_targets.json"), "w") as f:
         json.dump({"meta": meta, "targets": rows}, f, indent=1)

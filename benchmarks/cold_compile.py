@@ -131,6 +131,10 @@ def main(argv=None):
     os.makedirs(args.output, exist_ok=True)
     with open(os.path.join(args.output, "cold_compile.md"), "w") as f:
         f.write("\n".join(lines))
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import results_json
+    from timing import machine_description
+    results_json.write_twin(os.path.join(args.output, "cold_compile.md"), machine_description())
 
 
 if __name__ == "__main__":

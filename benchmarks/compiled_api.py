@@ -210,6 +210,9 @@ def main(argv=None):
     os.makedirs(args.output, exist_ok=True)
     with open(os.path.join(args.output, "compiled_api.md"), "w") as fh:
         fh.write("\n".join(lines) + "\n")
+    import results_json
+    from timing import machine_description
+    results_json.write_twin(os.path.join(args.output, "compiled_api.md"), machine_description())
 
 
 if __name__ == "__main__":

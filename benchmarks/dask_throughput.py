@@ -157,6 +157,8 @@ def main(argv=None):
     text = "\n".join(lines) + "\n"
     with open(args.output, "w") as f:
         f.write(text)
+    import results_json
+    results_json.write_twin(args.output)  # the machine block is in the text
     print(text)
     return 0
 

@@ -89,6 +89,11 @@ def main():
     os.makedirs(os.path.dirname(args.output), exist_ok=True)
     with open(args.output, "w") as f:
         f.write("\n".join(lines))
+    import sys
+    sys.path.insert(0, HERE)
+    import results_json
+    from timing import machine_description
+    results_json.write_twin(args.output, machine_description())
     print("\n".join(lines))
 
 

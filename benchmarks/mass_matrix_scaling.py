@@ -50,6 +50,11 @@ def main():
                       "| N | crba [µs] | jtmj [µs] | jtmj / crba |", "|---|---|---|---|"] + rows + [""])
     with open(os.path.join(HERE, "results", "mass_matrix_scaling.md"), "w") as f:
         f.write(text)
+    import sys
+    sys.path.insert(0, HERE)
+    import results_json
+    from timing import machine_description
+    results_json.write_twin(os.path.join(HERE, "results", "mass_matrix_scaling.md"), machine_description())
     print(text)
 
 

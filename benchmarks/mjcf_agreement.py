@@ -268,6 +268,8 @@ def main(argv=None):
         "max diff. / effect |", "|---|---|---|---|---|", *fb, ""]
     with open(args.output, "w") as f:
         f.write("\n".join(text))
+    import results_json
+    results_json.write_twin(args.output)  # the machine block is in the text
     print("\n".join(text))
 
 

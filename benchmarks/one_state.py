@@ -119,6 +119,8 @@ def main():
     if args.output:
         with open(os.path.join(args.output, "one_state.md"), "w") as f:
             f.write(text)
+        import results_json
+        results_json.write_twin(os.path.join(args.output, "one_state.md"))  # the machine block is in the text
 
 
 if __name__ == "__main__":

@@ -136,6 +136,11 @@ def main(argv=None):
               f"All three forms of Λ agree to {max(r['max_rel_diff'] for r in rows):.1e} (relative).", ""]
     with open(os.path.join(args.output, "oscm_scaling.md"), "w") as fh:
         fh.write("\n".join(lines))
+    import sys
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import results_json
+    from timing import machine_description
+    results_json.write_twin(os.path.join(args.output, "oscm_scaling.md"), machine_description())
     print("\n".join(lines))
 
 

@@ -208,6 +208,8 @@ def main(argv=None):
     text = report(rows, machine_description())
     with open(args.output, "w") as f:
         f.write(text)
+    import results_json
+    results_json.write_twin(args.output)  # the machine block is in the text
     print(text)
     return 0
 

@@ -58,6 +58,9 @@ def main():
                       "panda: joint7 and the prismatic fingers), which the examples column lists.", ""])
     with open(os.path.join(HERE, "results", "sparsity.md"), "w") as f:
         f.write(text)
+    import results_json
+    from timing import machine_description
+    results_json.write_twin(os.path.join(HERE, "results", "sparsity.md"), machine_description())
     print(text)
 
 

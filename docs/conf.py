@@ -1,7 +1,8 @@
 """Sphinx configuration of soadyn's documentation (``make docs``).
 
-The pages in Markdown (notation.md, references.md, derivatives.md, getting_started.md) are
-read by myst-parser as they are; the API reference is generated from the docstrings
+The pages in Markdown (notation.md, references.md, derivatives.md, getting_started.md,
+coming_from.md) are read by myst-parser as they are; the benchmark pages (docs/benchmarks/)
+are generated from benchmarks/results/*.json when the build starts (``_benchmark_pages``); the API reference is generated from the docstrings
 (autodoc + autosummary; the docstrings' numpy-style sections are shown as
 they are written, see ``_tolerate_plain_text``); the gallery runs every
 ``examples/plot_*.py`` (sphinx-gallery) and keeps its figures.
@@ -122,7 +123,21 @@ def _skip_top_level_names(app, what, name, obj, skip, options):
     return None
 
 
+def _benchmark_pages(app):
+    """The benchmark pages (docs/benchmarks/) from the committed results, before the sources
+    are read: ``benchmarks/report.py``, the same as ``soadyn bench --report``; no benchmark
+    runs, so the pages cannot drift from benchmarks/results/."""
+    import importlib.util
+    path = os.path.join(ROOT, "benchmarks", "report.py")
+    spec = importlib.util.spec_from_file_location("soadyn_benchmark_report", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # (its dataclasses look their module up)
+    spec.loader.exec_module(module)
+    module.build(os.path.join(ROOT, "benchmarks", "results"), os.path.join(HERE, "benchmarks"))
+
+
 def setup(app):
+    app.connect("builder-inited", _benchmark_pages)
     app.connect("builder-inited", _check_api_listed)
     app.connect("autodoc-skip-member", _skip_top_level_names)
     app.connect("autodoc-process-docstring", _tolerate_plain_text)

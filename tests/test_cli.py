@@ -20,7 +20,7 @@ def test_quick_bench_writes_tables_and_plots(tmp_path):
     assert cli.main(["bench", "--quick", "--no-progress", "--skip", "distributed", "--output", str(out)]) == 0
     files = set(os.listdir(out))
     for name in ("machine.txt", "summary.md", "per_call.csv", "overhead.csv", "chains.csv", "startup.csv",
-                 "rollout.csv", "ratios.png", "scaling.png"):
+                 "rollout.csv", "ratios.png", "scaling.png", "bench.json"):
         assert name in files, name
     with open(out / "chains.csv") as f:
         rows = list(csv.DictReader(f))

@@ -263,7 +263,7 @@ def parser():
     names = _builtin_names()
     p = argparse.ArgumentParser(prog="soadyn", description="SOA multibody dynamics",
                                 epilog=f"built-in models (soadyn models describes them): {names}. "
-                                       "Also: soadyn precompile [--jobs N], soadyn bench [--quick] "
+                                       "Also: soadyn precompile [--jobs N], soadyn bench [--quick | --report] "
                                        "(see their --help).")
     sub = p.add_subparsers(dest="command", required=True)
     d = sub.add_parser("demo", help="summary, dynamics and a short simulation of a built-in model",

@@ -138,16 +138,19 @@ def detect_contacts(model, q, margin=0.0):
 class Distances:
     """The signed distances of a model's allowed collision pairs (:func:`collision_distances`).
 
-    Attributes (arrays read-only; ``distance``, ``points`` and ``normal`` have a leading
-    batch dimension B when ``q`` was batched):
-        objects (P, 2): the pairs (i, j), i < j, of ``model.collisions``, in the order of
-            ``model.collision_pairs()`` (the same for every state of a batch).
-        distance (P,): the signed distance [m]: the gap between the two surfaces, < 0 the
-            depth of their penetration (the shortest translation of the second object along
-            ``normal`` that separates them).
-        points (P, 2, 3): the witness points on the first and on the second object [m,
-            world]; points[:, 1] − points[:, 0] = distance · normal.
-        normal (P, 3): the unit normal from the first object into the second (world).
+    Attributes
+    ----------
+    objects : (P, 2) the pairs (i, j), i < j, of ``model.collisions``, in the order of
+        ``model.collision_pairs()`` (the same for every state of a batch).
+    distance : (P,) the signed distance [m]: the gap between the two surfaces, < 0 the
+        depth of their penetration (the shortest translation of the second object along
+        ``normal`` that separates them).
+    points : (P, 2, 3) the witness points on the first and on the second object [m,
+        world]; points[:, 1] − points[:, 0] = distance · normal.
+    normal : (P, 3) the unit normal from the first object into the second (world).
+
+    The arrays are read-only; ``distance``, ``points`` and ``normal`` have a leading batch
+    dimension B when ``q`` was batched.
     """
 
     objects: np.ndarray
