@@ -83,10 +83,8 @@ def main():
     if args.output:
         with open(os.path.join(args.output, "import_time.md"), "w") as f:
             f.write(text)
-        with open(os.path.join(args.output, "import_time.json"), "w") as f:
-            json.dump({"started": started, "before": args.before, "rounds": args.rounds, "samples": samples,
-                       "machine": machine_description()}, f, indent=1)
-
+        import results_json
+        results_json.write_twin(os.path.join(args.output, "import_time.md"))  # the machine block is in the text
 
 if __name__ == "__main__":
     main()

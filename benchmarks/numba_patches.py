@@ -225,12 +225,8 @@ def main():
     if args.output:
         with open(os.path.join(args.output, "numba_patches.md"), "w") as f:
             f.write(text)
-        with open(os.path.join(args.output, "numba_patches.json"), "w") as f:
-            json.dump({"started": started, "groups": args.groups, "rounds": args.rounds, "sample": args.sample,
-                       "compile": compiled, "compile_noise": compile_noise, "call_noise": call_noise,
-                       "per_call": samples, "verdict": verdict, "machine": machine_description()}, f, indent=1,
-                      default=float)
-
+        import results_json
+        results_json.write_twin(os.path.join(args.output, "numba_patches.md"))  # the machine block is in the text
 
 if __name__ == "__main__":
     main()

@@ -730,6 +730,14 @@ def page_compile(out, res, results_dir=RESULTS):
                    [[r["phase"]] + [r[k] for k in keys[:3]] for r in rows])
         page.table(["function"] + [r["phase"] for r in rows],
                    [[k.removesuffix("_s")] + [r[k] for r in rows] for k in keys[3:]])
+    _twin_section(page, res, "import_time.json", "Import and first call from a warm cache",
+                  "`import soadyn` imports each public name on first use (`soadyn/__init__.py`), so a program "
+                  "pays for what it calls; against the code before, with `import pinocchio` in the same rounds "
+                  "(`benchmarks/import_time.py`).")
+    _twin_section(page, res, "numba_patches.json", "What each Numba patch earns",
+                  "Each of soadyn's patches of Numba's compilation alone against stock Numba "
+                  "(`SOADYN_NUMBA_PATCHES=0`), same run: the cold compile of kernel groups and the per-call time "
+                  "of the functions it touches (`benchmarks/numba_patches.py`).")
     _twin_section(page, res, "compile_profile.json", "Where the compile time goes",
                   "CPU time of the first call in a fresh process and the number of functions Numba compiled for "
                   "it, before and after a change of the partitioned ABA (`benchmarks/compile_profile.py NAME` "
