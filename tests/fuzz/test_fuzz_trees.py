@@ -153,3 +153,19 @@ def test_an_overflow_of_integrate_names_the_time_step():
     q, v = sd.neutral(model), np.ones(model.nv)
     with pytest.raises(OverflowError, match=r"soadyn\.integrate: q, v, dt: .*dt \(max \|dt\| = 1e\+300\) is too large"):
         sd.integrate(model, q, v, 1e300)
+
+
+def test_an_overflow_of_the_cluster_functions_and_the_energy_is_an_error():
+    """The same velocity of 1e300 through C-ABA and C-RNEA (in independent coordinates) and
+    the kinetic energy ½ vᵀMv: OverflowError naming the velocity argument."""
+    model = sd.models.random_tree(4, 1, floating_base=True)
+    rng = np.random.default_rng(0)
+    q, v = sd.random_configuration(model, rng), rng.normal(size=model.nv)
+    v[2] = 1e300
+    y, yd = sd.independent_state(model, q, v)
+    with pytest.raises(OverflowError, match=r"soadyn\.cluster_aba: .*yd \(max \|yd\| = 1e\+300\) is too large"):
+        sd.cluster_aba(model, y, yd, np.zeros(model.nv))
+    with pytest.raises(OverflowError, match=r"soadyn\.cluster_rnea: .*yd \(max \|yd\| = 1e\+300\) is too large"):
+        sd.cluster_rnea(model, y, yd, np.zeros(model.nv))
+    with pytest.raises(OverflowError, match=r"v \(max \|v\| = 1e\+300\) is too large"):
+        sd.kinetic_energy(model, q, v)

@@ -57,7 +57,10 @@ def overflow_error(names, state=(), batch_index=None, function=None):
     arguments is not finite. Names ``function`` (when given) and the argument of ``state``
     (named by ``names``) of largest magnitude, the likely cause."""
     where = "" if batch_index is None else f" (batch entry {batch_index})"
-    who = "" if function is None else f"soadyn.{function}: "
+    import soadyn  # (here: the package imports this module)
+
+    # a kernel's name that is not a public function (energy_kernel of kinetic_energy) is not shown
+    who = f"soadyn.{function}: " if function is not None and hasattr(soadyn, function) else ""
     largest = _largest_argument(names, state, batch_index)
     cause = f"{largest} is too large" if largest else f"one of {', '.join(names)} is too large"
     return OverflowError(f"{who}{', '.join(names)}: finite values whose result is beyond the floating-point range "

@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..core.jit import njit
 from ..core.layout import borrow, model_tables, state_count, state_of, workspace_views
 from ..core.status import BAD_SHAPE, OK
-from .kinematics import absent, checked_motion
+from .kinematics import absent, checked_motion, result_status
 
 
 @njit(nogil=True, cache=True)
@@ -57,4 +57,4 @@ def _energy_state(mi, mf, ws, q, v, out):
                     acc += m.inertia[i, a, b] * V[i, b]
                 e += V[i, a] * acc
             out[0] += 0.5 * e
-    return OK
+    return result_status(out)

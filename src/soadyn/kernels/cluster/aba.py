@@ -19,6 +19,7 @@ from __future__ import annotations
 from ...core.jit import njit
 from ...core.layout import borrow, model_tables, workspace_views
 from ...core.status import BAD_SHAPE, OK, SINGULAR
+from ..kinematics import result_status
 from ..primitives import acceleration_entry, add_force_to_parent, parent_acceleration
 from .implicit import run_states
 from .inertia import (_nonzero, init_cluster_inertias, invert_joint_inertia, project_cluster_inertia,
@@ -347,7 +348,7 @@ def cluster_aba_linked(mi, mf, ws, y, yd, tau, fext, ci, cf, cws, gravity, ydd):
     if not articulated_cluster_pass(mi, mf, ws, ci, cf, cws, tau, True, rotors_apart):
         return SINGULAR
     cluster_acceleration_pass(mi, mf, ws, ci, cws, gravity, ydd, rotors_apart)
-    return OK
+    return result_status(ydd)
 
 
 @njit(cache=True)

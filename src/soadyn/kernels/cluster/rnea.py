@@ -22,7 +22,8 @@ from __future__ import annotations
 from ...core.jit import njit
 from ...core.layout import borrow, carve, model_tables, workspace_size, workspace_views
 from ...core.status import BAD_QUATERNION, BAD_SHAPE, OK
-from ..kinematics import acceleration_step, joint_sincos, place_body, quaternions_ok, velocity_step
+from ..kinematics import (acceleration_step, joint_sincos, place_body, quaternions_ok, result_status,
+                          velocity_step)
 from ..primitives import acceleration_entry
 from ..rnea import force_step, gather_step
 from .explicit import apply_explicit_map, apply_explicit_map_transpose
@@ -82,7 +83,7 @@ def cluster_rnea_linked(mi, mf, ws, y, yd, ydd, fext, ci, cf, cws, gravity, tau)
         if not (rotors_apart and pair_rotor(c, i)):
             gather_step(m, t, i, T)
     apply_explicit_map_transpose(mi, mf, ci, cf, cws, T, tau)  # τ_ind = Gᵀ T
-    return OK
+    return result_status(tau)
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
