@@ -80,7 +80,7 @@ class ContactSettings:
     slop: float = 5e-4
     compliance: float = 0.0
     tol: float = 1e-10
-    max_iter: int = 500
+    max_iter: int = 2000
     margin: float = 0.0
     warm_start: bool = True
     _vector: np.ndarray = field(init=False, repr=False, compare=False, default=None)
