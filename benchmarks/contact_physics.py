@@ -54,7 +54,7 @@ def energy(model, Q, V):
 
 
 def tangential_slip(model, Q, V, steps):
-    """max over the steps and contacts of |σ_T| [m/s], each step's contact velocity (its
+    """max over the steps and contacts of ‖σ_T‖ [m/s], each step's contact velocity (its
     contacts, its initial q, its v⁺)."""
     return max((float(np.linalg.norm(sd.contact.contact_velocities(model, Q[i], V[i + 1], r.contacts)[:, :2],
                                      axis=1).max()) for i, r in enumerate(steps) if len(r.contacts)), default=0.0)
@@ -118,7 +118,7 @@ def main():
     late = [r for r, ti in zip(steps, t) if ti >= 1.05 * p["t_roll"]]
     first = len(steps) - len(late)
     slip = tangential_slip(s.model, Q[first:], V[first:], late)
-    rows.append(row("rolling sphere: contact point at rest after t* = 2 v₀/(7 μ g)", "|σ_T| = 0", slip,
+    rows.append(row("rolling sphere: contact point at rest after t* = 2 v₀/(7 μ g)", "‖σ_T‖ = 0", slip,
                     "< 1e-6 m/s", slip < 1e-6, "m/s"))
     E = energy(s.model, Q, V)
     rows.append(row("rolling sphere: energy never increases", "max ΔE per step ≤ 0", float(np.diff(E).max()),
@@ -137,7 +137,7 @@ def main():
                         rise, f"{tol_pen:.3g} m", rise <= tol_pen, "m"))
         E = energy(s.model, Q, V)
         rows.append(row(f"drop ({shape}): energy never above its initial value", "max E(t) − E(0) ≤ 0",
-                        float(E.max() - E[0]), "≤ 1e-9 |E₀|", E.max() <= E[0] + 1e-9 * abs(E[0]), "J"))
+                        float(E.max() - E[0]), "≤ 1e-9 abs(E₀)", E.max() <= E[0] + 1e-9 * abs(E[0]), "J"))
         rest = float(Q[-1, 2])
         rows.append(row(f"drop ({shape}): rest height of the centre", f"{p['size']} m", rest, f"{tol_pen:.3g} m",
                         abs(rest - p["size"]) <= tol_pen and np.abs(V[-1]).max() < 1e-6, "m"))
@@ -171,7 +171,7 @@ def main():
                     "1", float(ratios[np.argmax(np.abs(ratios - 1))]), "1 %", worst < 0.01, "")
                 | dict(relative_error=worst))
     slip = tangential_slip(s.model, Q, V, steps)
-    rows.append(row("solo12: feet do not slip (tangential contact velocity)", "|σ_T| = 0", slip, "< 1e-6 m/s",
+    rows.append(row("solo12: feet do not slip (tangential contact velocity)", "‖σ_T‖ = 0", slip, "< 1e-6 m/s",
                     slip < 1e-6, "m/s"))
     base = float(Q[-1, 2])
 

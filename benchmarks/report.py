@@ -655,6 +655,20 @@ def page_contacts(out, res, results_dir=RESULTS):
                               s.get("pinocchio_converged"), s.get("max_abs_impulse_difference")])
         page.table(["robot", "contacts", "max \\|G − G_pin\\|", "solver", "soadyn iterations", "converged",
                     "Pinocchio iterations", "converged", "max impulse difference"], agree)
+    cp = res.get("contact_physics.json")
+    if cp:
+        page.heading("Time stepping with contact: closed forms and MuJoCo")
+        page.text("`sd.step` on the scenes of `benchmarks/contact_scenes.py` (a box on an incline, a sphere "
+                  "launched sliding, drops, a stack of five boxes, solo12 standing under PD), each held to its "
+                  "closed form or conservation law with the tolerance of its test in `tests/contact/test_physics.py`; "
+                  "then the same MJCF scenes in MuJoCo. Values, not timings.")
+        page.source("contact_physics.json", cp)
+        page.table(["check", "closed form", "measured", "unit", "tolerance", "pass"],
+                   [[r["test"], r["closed_form"], r["measured"], r["unit"], r["tolerance"],
+                     "yes" if r["passed"] else "no"] for r in cp["physics"]])
+        page.table(["scene", "soadyn", "MuJoCo (elliptic)", "MuJoCo (pyramidal)", "closed form", "unit", "pass"],
+                   [[r["test"], r["soadyn"], r["mujoco"], r.get("mujoco_pyramidal"), r["closed_form"], r["unit"],
+                     "yes" if r["passed"] else "no"] for r in cp["mujoco_comparison"]])
     ci = res.get("control_ident.json")
     if ci:
         page.heading("Centroidal dynamics, Coriolis matrix and regressors")

@@ -191,3 +191,10 @@ def test_bad_input_names_the_argument():
             sd.solve_contacts(**args)
     with pytest.raises(TypeError, match="G"):
         sd.solve_contacts("G", g, mu)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_no_contacts_is_an_empty_converged_solution(method):
+    """k = 0 (a step that found no contacts): no impulses, converged at once, zero residuals."""
+    s = sd.solve_contacts(np.zeros((0, 0)), np.zeros(0), np.zeros(0), method=method)
+    assert s.impulses.shape == (0, 3) and s.converged and s.iterations == 0 and s.residual == 0.0

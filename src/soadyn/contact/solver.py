@@ -66,7 +66,7 @@ def _matrix(G):
     if not np.all(np.isfinite(a)):
         raise ValueError(f"G: expected finite values, got {a[~np.isfinite(a)][0]}")
     asym = np.abs(a - a.T).max() if a.size else 0.0
-    if asym > SYMMETRY_TOL * max(1.0, np.abs(a).max()):
+    if asym > SYMMETRY_TOL * max(1.0, np.abs(a).max(initial=0.0)):
         raise ValueError(f"G: expected a symmetric matrix, got max|G − Gᵀ| = {asym:.3g}")
     return np.ascontiguousarray(a)
 
