@@ -72,8 +72,8 @@ from .delassus import contact_arrays, delassus
 from .jacobian import _IMPULSE, contact_velocities
 from .solver import ContactSolution, ContactSolverWarning, solve_contacts
 
-__all__ = ["cluster_step", "compiled_cluster_step", "staged_cluster_step", "free_independent_velocity", "contact_problem", "independent_impulse_response",
-           "advance_on_manifold", "STATE_TOL"]
+__all__ = ["cluster_step", "compiled_cluster_step", "staged_cluster_step", "free_independent_velocity",
+           "contact_problem", "independent_impulse_response", "advance_on_manifold", "STATE_TOL"]
 
 #: largest constraint residual (position [m, rad] and velocity [m/s, rad/s]) accepted for the
 #: state a step starts from
