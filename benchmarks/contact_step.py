@@ -110,7 +110,7 @@ def _robot(name, feet, gains, reference, height):
         a.set_to_position(kp=p, kv=d)
         a.ctrllimited = mujoco.mjtLimited.mjLIMITED_FALSE
         a.forcelimited = mujoco.mjtLimited.mjLIMITED_FALSE
-    m = spec.compile()
+    spec.compile()
     return spec.to_xml(), np.array(kp), np.array(kd), reference, height
 
 
@@ -336,7 +336,84 @@ def measure(scene, batch, steps, rounds, seed=0):
         "base height soadyn end [m]": float(qs[-1, 2]),
         "base height mujoco end [m]": float(dend.qpos[2]),
         "mujoco rollout states finite": bool(np.isfinite(mstate).all()),
+        "stages us (min of 5)": stage_breakdown(scene),
     }
+    return out
+
+
+_STAGES = ("placements", "detect", "free velocity (block ABA)", "Delassus (G, g)", "solve (cold)", "solve (warm)",
+           "update (M⁻¹Jᵀλ, integrate)")
+
+
+def _stage_loop():
+    """A compiled loop over one stage of the step kernel (soadyn.kernels.contact.step), for
+    the breakdown of a step's time: ``which`` indexes :data:`_STAGES`."""
+    from soadyn.core.jit import njit
+    from soadyn.core.layout import carve, model_tables
+    from soadyn.kernels.contact import step as ks
+    from soadyn.kernels.kinematics import joint_placements, no_forces
+
+    @njit
+    def loop(mi, mf, ws, q, v, tau, dt, ci, cf, prm, dims, fbuf, ibuf, info, q1, v1, n, which):
+        m = model_tables(mi, mf)
+        s = ks.step_scratch(fbuf, ibuf, m.nb, m.nv, dims)
+        K = dims[0]
+        fext = no_forces(ws)
+        none = carve(s.prev_objects, 0, (0, 2))
+        joint_placements(mi, mf, ws, q)
+        k = ks.detect_stage(mi, mf, ws, ci, cf, prm[ks.MARGIN], s, K)
+        ks.free_stage(mi, mf, ws, v, tau, fext, dt, s)
+        ks.delassus_stage(mi, mf, ws, k, K, dt, prm, s)
+        ks.solve_stage(k, K, prm, none, carve(s.prev_lam, 0, 0), s.prev_scale, s, info)
+        for i in range(k):  # the solution as the warm start of the next solve
+            s.prev_objects[2 * i], s.prev_objects[2 * i + 1] = s.cil[2 * i], s.cil[2 * i + 1]
+        for r in range(3 * k):
+            s.prev_lam[r] = s.lam[r]
+        s.prev_scale[0], s.prev_scale[1] = info[ks.SCALE_L], info[ks.SCALE_POWER]
+        s.g[2] -= 1e-6  # a warm solve that has to iterate: the next step's g moved a little
+        for _ in range(n):
+            if which == 0:
+                joint_placements(mi, mf, ws, q)
+            elif which == 1:
+                ks.detect_stage(mi, mf, ws, ci, cf, prm[ks.MARGIN], s, K)
+            elif which == 2:
+                ks.free_stage(mi, mf, ws, v, tau, fext, dt, s)
+            elif which == 3:
+                ks.delassus_stage(mi, mf, ws, k, K, dt, prm, s)
+            elif which == 4:
+                ks.solve_stage(k, K, prm, none, carve(s.prev_lam, 0, 0), s.prev_scale, s, info)
+            elif which == 5:
+                ks.solve_stage(k, K, prm, carve(s.prev_objects, 0, (k, 2)), carve(s.prev_lam, 0, 3 * k),
+                               s.prev_scale, s, info)
+            else:
+                ks.update_stage(mi, mf, ws, q, k, K, dt, s, q1, v1)
+        return k
+    return loop
+
+
+def stage_breakdown(scene, n=2000):
+    """µs per call of each stage of one step at the scene's initial state (its first
+    contacts), in a compiled loop."""
+    from soadyn.contact.step import step_tables
+    from soadyn.core.compile import derived
+    from soadyn.kernels.contact import step as ks
+    model = scene.model
+    d, tables = derived(model), step_tables(model)
+    K = tables.capacity
+    fbuf, ibuf = tables.scratch(K)
+    loop = _stage_loop()
+    args = (d.compiled.mi, d.compiled.mf, d.buffer(), scene.q0, np.zeros(model.nv), np.zeros(model.nv), DT,
+            tables.ci, tables.cf, sd.ContactSettings().vector(), tables.dims(K), fbuf, ibuf,
+            np.zeros(ks.STEP_INFO_SIZE), np.empty(model.nq), np.empty(model.nv))
+    out = {}
+    for which, label in enumerate(_STAGES):
+        loop(*args, 10, which)
+        best = np.inf
+        for _ in range(5):
+            t0 = time.perf_counter()
+            loop(*args, n, which)
+            best = min(best, (time.perf_counter() - t0) / n)
+        out[label] = 1e6 * best
     return out
 
 
@@ -381,6 +458,14 @@ def report(rows, header):
             f"({comp[0]:.1e}, {comp[1]:.1e}, {comp[2]:.1e}) | "
             f"{1e3 * r['depth soadyn end [m]']:.2f} / {1e3 * r['depth mujoco end [m]']:.2f} | "
             f"{r['base height soadyn end [m]']:.4f} / {r['base height mujoco end [m]']:.4f} |")
+    lines += ["", "## Where soadyn's step time goes", "",
+              "µs per call of each stage of the step kernel at the scene's first contacts, in a compiled loop (best of "
+              "5 × 2000 calls). `solve (warm)`: from the previous solution and penalty scale, with g moved by 1e-6 so "
+              "that it iterates; in a rollout most steps' warm start already solves (0 iterations).", "",
+              "| scene | " + " | ".join(_STAGES) + " |", "|---|" + "---|" * len(_STAGES)]
+    for r in rows:
+        st = r["stages us (min of 5)"]
+        lines.append(f"| {r['scene']} | " + " | ".join(f"{st[k]:.2f}" for k in _STAGES) + " |")
     return "\n".join(lines) + "\n"
 
 

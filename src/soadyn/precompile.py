@@ -206,7 +206,7 @@ def _collision_kernels():
 
 def _contact_kernels():
     """The contact dynamics: the Delassus operator (tree and cluster paths), the contact
-    Jacobian products, the NCP solvers and the closed-chain step."""
+    Jacobian products, the NCP solvers and time stepping with contact (trees and closed chains)."""
     m = sd.models.random_tree(6, 0, floating_base=True)
     q = sd.random_configuration(m, 0)
     contacts = sd.Contacts.from_points(m, [("world", 5), (2, 4)], [[0.0, 0.0, 0.0], [0.1, 0.0, 0.2]],
@@ -221,6 +221,19 @@ def _contact_kernels():
     qc = sd.neutral(robot)
     foot = robot.frame(robot.frames[-1].name)
     sd.delassus(robot, qc, sd.Contacts.from_points(robot, [("world", foot.body)], [[0.0, 0.0, 0.0]], [[0.0, 0.0, 1.0]]))
+    # time stepping with contact: the step kernel and the rollout kernel (single and batched)
+    from soadyn.core import joints
+    from soadyn.geometry import Box
+    scene = sd.Model("contact step kernels")
+    scene.add_body("box", joints.Free(), None, mass=1.0, inertia=np.eye(3) * 0.01)
+    scene.add_collision("box", Box((0.1, 0.1, 0.1)))
+    scene.add_ground()
+    qs = sd.neutral(scene)
+    qs[2] = 0.0499
+    r = sd.step(scene, qs, np.zeros(6), None, 1e-3)
+    sd.step(scene, qs, np.zeros(6), None, 1e-3, warm_start=r)
+    for lead in ((), (2,)):
+        sd.rollout(scene, np.broadcast_to(qs, lead + (7,)), None, np.zeros(lead + (2, 6)), 1e-3, contacts=True)
     sd.models.add_foot_spheres(robot)  # the step of a model with rotors in contact (one kernel)
     robot.add_ground()
     sd.step(robot, qc, np.zeros(robot.nv), None, 1e-3)

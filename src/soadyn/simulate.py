@@ -79,7 +79,12 @@ class SimulationResult:
     Attributes: ``t`` (K,) [s], ``q`` (K, nq), ``v`` (K, nv), ``energy`` (K,) total
     mechanical energy T + U [J], ``info`` (method details) and, for closed chains,
     ``constraint_residual`` (K,) max |𝔡(q, t)| over the holonomic rows [m, rad] and
-    ``velocity_residual`` (K,) max |G_c v − 𝔘|."""
+    ``velocity_residual`` (K,) max |G_c v − 𝔘|. With ``contacts=True``: ``contacts``, a
+    :class:`~soadyn.contact.rollout.ContactRecord` of the steps that end at the recorded
+    times ((K − 1,): contact count, solver iterations, convergence, NCP residuals, Σλ_n
+    [N s], largest depth [m]), and ``contact_points``, per recorded time after t_0 a
+    (k, 6) array of the contact points [m] and contact forces [N] (world frame, on the
+    second object: C λ / dt) of that step."""
 
     t: np.ndarray
     q: np.ndarray
@@ -88,6 +93,8 @@ class SimulationResult:
     info: dict = field(default_factory=dict)
     constraint_residual: np.ndarray | None = None
     velocity_residual: np.ndarray | None = None
+    contacts: object | None = None
+    contact_points: list | None = None
 
     @property
     def energy_drift(self):
@@ -365,10 +372,60 @@ def _simulate_independent(model, q, v, grid, tau, progress, check, residual_tol)
     return res
 
 
+def _simulate_contacts(user_model, model, q, v, grid, tau, progress, settings):
+    """:func:`simulate` with ``contacts=True``: :func:`soadyn.step` step by step."""
+    import warnings
+
+    from .contact.rollout import ContactRecord
+    from .contact.settings import settings_argument
+    from .contact.solver import ContactSolverWarning
+    from .contact.step import step
+
+    settings = settings_argument(settings, "contact_settings")
+    nv = model.nv
+    T = grid.recorded_times()
+    Q, Vv = grid.new_record(q, v)
+    stats = np.full((grid.samples - 1, 8), np.nan)
+    points = []
+    result, failed, worst = None, 0, 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ContactSolverWarning)  # one summary below, not one per step
+        for k in range(1, grid.n + 1):
+            t, h = grid.time(k - 1), grid.step(k)
+            try:
+                result = step(user_model, q, v, _torque(tau, t, q, v, nv), h, settings=settings, warm_start=result)
+            except OverflowError as e:
+                raise OverflowError(f"simulate, the step from t = {t:g} s: {e}") from None
+            q, v = result.q, result.v
+            sol = result.solution
+            if not sol.converged:
+                failed += 1
+                worst = max(worst, sol.residual)
+            r = grid.row(k)
+            if r is not None:
+                Q[r], Vv[r] = q, v
+                c = result.contacts
+                lam = result.impulses
+                stats[r - 1] = (len(c), sol.iterations, sol.converged, sol.primal, sol.dual, sol.complementarity,
+                                lam[:, 2].sum(), c.depth.max(initial=0.0))
+                points.append(np.hstack([c.point, np.einsum("kij,kj->ki", c.frame, lam) / h]))
+            _progress(progress, k, grid.n)
+    if failed:
+        warnings.warn(f"simulate: the contact solve ({settings.friction_solver}) did not converge in {failed} of "
+                      f"{grid.n} steps (largest residual {worst:.3g}, tol {settings.tol:g}); raise "
+                      "ContactSettings.max_iter or tol", ContactSolverWarning, stacklevel=3)
+    E = np.array([kinetic_energy(model, qq, vv) + potential_energy(model, qq) for qq, vv in zip(Q, Vv)])
+    cols = [stats[:, c] for c in range(8)]
+    cols[2] = cols[2] == 1.0
+    info = {"method": "semi-implicit-euler", "dt": grid.dt, "steps": grid.n, "contacts": True,
+            "contact_settings": settings}
+    return SimulationResult(T, Q, Vv, E, info, contacts=ContactRecord(*cols), contact_points=points)
+
+
 def simulate(model, q0, v0, t_final, dt=1e-3, tau=None, *, method="rk4", rtol=1e-9, atol=1e-9,
              record_every=1, max_steps=MAX_STEPS, progress=False, stabilization="baumgarte",
              baumgarte=(10.0, 10.0), constraint_method="augmented", check=True, residual_tol=1e-6,
-             coordinates="spanning"):
+             coordinates="spanning", contacts=False, contact_settings=None):
     """Integrate the dynamics from ``(q0, v0)`` over [0, ``t_final``] seconds.
 
     Parameters
@@ -384,7 +441,7 @@ def simulate(model, q0, v0, t_final, dt=1e-3, tau=None, *, method="rk4", rtol=1e
         ``t_final``); a remainder below 1e-9 dt (the rounding of t_final/dt) lengthens the
         last step instead of adding one.
     tau : None (zero), an (nv,) array, or a function ``tau(t, q, v) -> (nv,)``.
-    method : ``"rk4"`` (fixed step; the Runge–Kutta–Munthe-Kaas form of classical RK4,
+    method : ``"rk4"`` (default; fixed step; the Runge–Kutta–Munthe-Kaas form of classical RK4,
         fourth order in q and v on every joint, see the module docstring) or a
         ``scipy.integrate.solve_ivp`` method name (``"RK45"``, ``"DOP853"``, ``"Radau"``,
         ...), tolerances ``rtol``/``atol``.
@@ -415,6 +472,13 @@ def simulate(model, q0, v0, t_final, dt=1e-3, tau=None, *, method="rk4", rtol=1e
         Spanning-tree ``tau`` enters as τ_ind = Gᵀτ. γ(y) is solved at every stage from
         the previous step's configuration, so that the mechanism stays on the assembly
         branch it started on; the recorded q, v are the spanning state (γ(y), G ẏ).
+    contacts : True: frictional contact between the model's collision objects, each step
+        one :func:`soadyn.step` (semi-implicit at the velocity level, fixed step dt;
+        ``method`` must be ``"rk4"`` (the default, then unused) or
+        ``"semi-implicit-euler"``), warm started from the step before; ``tau`` as above
+        (a function of (t, q, v) is evaluated at each step's start). A model with
+        constraints raises :class:`~soadyn.ClosedChainError` for now.
+    contact_settings : with ``contacts``, a :class:`~soadyn.ContactSettings` (None: defaults).
 
     Returns
     -------
@@ -423,7 +487,12 @@ def simulate(model, q0, v0, t_final, dt=1e-3, tau=None, *, method="rk4", rtol=1e
     state or the acceleration leaves the finite numbers (a diverging run: too large a
     step, state or force), naming the time.
     """
+    user_model = model
     model = snapshot(model)
+    if contacts not in (True, False):
+        raise TypeError(f"contacts: expected True or False, got {contacts!r}")
+    if contact_settings is not None and not contacts:
+        raise ValueError("contact_settings: applies to simulations with contact (contacts=True)")
     t_final = val.finite_scalar(t_final, "t_final")
     if not t_final > 0:
         raise ValueError(f"t_final: expected a positive duration [s], got {t_final!r}")
@@ -439,6 +508,11 @@ def simulate(model, q0, v0, t_final, dt=1e-3, tau=None, *, method="rk4", rtol=1e
         raise ValueError(f"q0, v0: expected shapes ({model.nq},) and ({model.nv},), got {q.shape} and {v.shape}")
     nv = model.nv
     closed = model.has_constraints
+    if contacts:
+        if method not in ("rk4", "semi-implicit-euler"):
+            raise ValueError(f"method: a simulation with contacts steps by semi-implicit Euler (velocity-level "
+                             f"impulses), got {method!r}")
+        return _simulate_contacts(user_model, model, q, v, grid, tau, progress, contact_settings)
     if coordinates not in ("spanning", "independent"):
         raise ValueError(f"coordinates: expected 'spanning' or 'independent', got {coordinates!r}")
     if coordinates == "independent":

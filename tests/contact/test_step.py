@@ -405,3 +405,28 @@ def test_closed_chain_rollout_raises_naming_the_model():
     q = sd.neutral(m)
     with pytest.raises(sd.ClosedChainError, match=repr(m.name)):
         sd.rollout(m, q, None, np.zeros((2, m.nv)), DT, contacts=True)
+
+
+# --------------------------------------------------------------------------- simulate
+def test_simulate_with_contacts_is_the_stepper():
+    """simulate(contacts=True) takes the steps of sd.step (the rollout's, warm started the
+    same), records their contacts, and reaches t_final with a shortened last step."""
+    m = box_scene(mass=2.0)
+    q, v = box_state(0.06, [0.0, 0.0, 0.0, 0.2, 0.0, 0.0])
+    res = sd.simulate(m, q, v, 0.3, DT, contacts=True)
+    qs, vs, rec = sd.rollout(m, q, v, np.zeros((300, 6)), DT, contacts=True, record=True)
+    np.testing.assert_allclose(res.q, qs, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(res.v, vs, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(res.contacts.count, rec.count)
+    np.testing.assert_allclose(res.contacts.normal_impulse, rec.normal_impulse, rtol=0, atol=1e-15)
+    last = res.contact_points[-1]
+    assert last.shape == (4, 6)
+    # at rest the box (the first object, added before the ground) pushes the ground with m g
+    np.testing.assert_allclose(last[:, 5].sum(), -2.0 * G, rtol=1e-6)
+    assert res.info["contacts"] and res.t[-1] == 0.3
+    short = sd.simulate(m, q, v, 0.0105, DT, contacts=True, record_every=5)
+    assert short.t[-1] == 0.0105 and len(short.contact_points) == len(short.t) - 1
+    with pytest.raises(ValueError, match="method"):
+        sd.simulate(m, q, v, 0.01, DT, method="RK45", contacts=True)
+    with pytest.raises(ValueError, match="contact_settings"):
+        sd.simulate(m, q, v, 0.01, DT, contact_settings=sd.ContactSettings())

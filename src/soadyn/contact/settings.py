@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -83,6 +83,7 @@ class ContactSettings:
     max_iter: int = 500
     margin: float = 0.0
     warm_start: bool = True
+    _vector: np.ndarray = field(init=False, repr=False, compare=False, default=None)
 
     def __post_init__(self):
         if not isinstance(self.friction_solver, str) or self.friction_solver not in METHODS:
@@ -105,15 +106,16 @@ class ContactSettings:
         if not isinstance(self.warm_start, (bool, np.bool_)):
             raise TypeError(f"ContactSettings.warm_start: expected True or False, got {self.warm_start!r}")
         object.__setattr__(self, "warm_start", bool(self.warm_start))
-
-    def vector(self):
-        """The settings as the kernels' vector (:mod:`soadyn.kernels.contact.step`)."""
         from ..kernels.contact import step as ks
         prm = np.empty(ks.SETTINGS_SIZE)
         prm[ks.MARGIN], prm[ks.STABILIZATION], prm[ks.SLOP] = self.margin, self.stabilization, self.slop
         prm[ks.COMPLIANCE], prm[ks.TOL], prm[ks.MAX_ITER] = self.compliance, self.tol, self.max_iter
         prm[ks.SOLVER] = ks.ADMM if self.friction_solver == "admm" else ks.PGS
-        return prm
+        object.__setattr__(self, "_vector", prm)
+
+    def vector(self):
+        """The settings as the kernels' vector (:mod:`soadyn.kernels.contact.step`; do not modify)."""
+        return self._vector
 
 
 #: the settings of a step given none
@@ -141,6 +143,9 @@ class StepResult:
     impulses : (k, 3) λ per contact in its frame (t1, t2, n) [N s] (forces λ/dt).
     solution : the :class:`~soadyn.ContactSolution` of the step's NCP (with no contacts: an
         empty one, converged, zero iterations).
+    solver_scale : (2,) ADMM's penalty scale at the end of the solve (L, the largest
+        eigenvalue of G + R it used, and the exponent p of its spectral rule; L = 0: none),
+        which a step warm started from this one takes with the impulses.
     """
 
     q: np.ndarray
@@ -148,6 +153,7 @@ class StepResult:
     contacts: Contacts
     impulses: np.ndarray
     solution: ContactSolution
+    solver_scale: np.ndarray = field(default=None, repr=False)
 
     @property
     def converged(self):

@@ -1,6 +1,6 @@
 """Time stepping with frictional contact: :func:`step`.
 
-One step is four stages (the MJX-style table of contents of :func:`step`)::
+One step is five stages (the MJX-style table of contents of :func:`step`)::
 
     detect    Contacts at q                        (soadyn.detect_contacts's kernel)
     free      v_free = v + dt M⁻¹(τ − C(q, v))      (the ABA)
@@ -8,10 +8,11 @@ One step is four stages (the MJX-style table of contents of :func:`step`)::
     solve     λ of the Coulomb NCP of (G + R, g, μ) (soadyn.solve_contacts's kernels)
     update    v⁺ = v_free + M⁻¹Jᵀλ, q⁺ = q ⊕ dt v⁺
 
-On a tree the four run in one compiled call (:mod:`soadyn.kernels.contact.step`), which
+On a tree the five run in one compiled call (:mod:`soadyn.kernels.contact.step`), which
 :func:`soadyn.rollout` with ``contacts=True`` repeats inside one compiled loop. A model
-with loops, couplings or user constraints takes :func:`closed_chain_step` (the
-closed-chain branch plugs in there; the settings and the result are those of
+with loops, couplings or user constraints takes :func:`closed_chain_step`: the same
+step by constraint embedding in the independent coordinates of its cluster tree, the
+loops exact (:mod:`.cluster_step`; the settings and the result are those of
 :mod:`.settings`).
 """
 from __future__ import annotations
@@ -30,7 +31,7 @@ from ..geometry.detect import _prepared
 from ..kernels.collision.detect import CONTACT_FLOATS, CONTACT_INTS
 from ..kernels.contact import step as ks
 from ..kernels.oscm import buffer_sizes
-from ..kernels.contact.admm import COMPLEMENTARITY, CONVERGED, DUAL, ITERATIONS, PRIMAL
+from ..kernels.contact.admm import COMPLEMENTARITY, CONVERGED, DUAL, ITERATIONS, PRIMAL, RHO_POWER
 from .cluster_step import cluster_step
 from .settings import StepResult, settings_argument
 from .solver import ContactSolution, ContactSolverWarning
@@ -73,13 +74,14 @@ def step_tables(model):
 
 
 def _scratch(d, tables, K):
-    """This thread's scratch of capacity ≥ K."""
+    """This thread's scratch of capacity ≥ K: (K, (floats, integers), dims)."""
     box = d.per_thread("contact_step_scratch", lambda snapshot: {})
     have = box.get("K", 0)
     if have < K:
         box["K"] = K
         box["buffers"] = tables.scratch(K)
-    return box["K"], box["buffers"]
+        box["dims"] = tables.dims(K)
+    return box["K"], box["buffers"], box["dims"]
 
 
 def time_step(dt):
@@ -94,13 +96,15 @@ def _warm(warm_start, model):
     """The warm start of :func:`step` as (objects (W, 2), λ (3W,)): the previous step's
     result, for ``model`` at its current version."""
     if warm_start is None:
-        return np.zeros((0, 2), dtype=np.int64), np.zeros(0)
+        return np.zeros((0, 2), dtype=np.int64), np.zeros(0), np.array([0.0, RHO_POWER])
     if not isinstance(warm_start, StepResult):
         raise TypeError(f"warm_start: expected the soadyn.StepResult of the previous step or None, got "
                         f"{type(warm_start).__name__}")
     warm_start.contacts.check(model, "warm_start")
+    scale = warm_start.solver_scale
     return (np.ascontiguousarray(warm_start.contacts.objects, dtype=np.int64),
-            np.ascontiguousarray(warm_start.impulses, dtype=float).reshape(-1))
+            np.ascontiguousarray(warm_start.impulses, dtype=float).reshape(-1),
+            np.array([0.0, RHO_POWER]) if scale is None else np.array(scale, dtype=float))
 
 
 def _contacts_of(user_model, version, K, k, fbuf, ibuf, tables):
@@ -179,7 +183,7 @@ def step(model, q, v, tau, dt, f_ext=None, settings=None, *, warm_start=None):
     v = val.vector(v, nv, "v", batch_ok=False)
     tau = np.zeros(nv) if tau is None else val.vector(tau, nv, "tau", batch_ok=False)
     fext = NO_FORCES if f_ext is None else val.external_forces(f_ext, model.nbodies, None)
-    wobj, wlam = _warm(warm_start, user_model)
+    wobj, wlam, wscale = _warm(warm_start, user_model)
     d = derived(model)
     c = d.compiled
     tables = step_tables(model)
@@ -188,9 +192,9 @@ def step(model, q, v, tau, dt, f_ext=None, settings=None, *, warm_start=None):
     info = np.zeros(ks.STEP_INFO_SIZE)
     K = tables.capacity
     while True:
-        K, (fbuf, ibuf) = _scratch(d, tables, K)
-        status = ks.step_kernel(c.mi, c.mf, d.buffer(), q, v, tau, fext, dt, tables.ci, tables.cf, prm,
-                                tables.dims(K), fbuf, ibuf, wobj, wlam, q1, v1, info)
+        K, (fbuf, ibuf), dims = _scratch(d, tables, K)
+        status = ks.step_kernel(c.mi, c.mf, d.buffer(), q, v, tau, fext, dt, tables.ci, tables.cf, prm, dims, fbuf,
+                                ibuf, wobj, wlam, wscale, q1, v1, info)
         if status != st.OK:
             raise_step_status(status, model, (q, v, tau))
         k = int(info[ks.COUNT])
@@ -205,7 +209,7 @@ def step(model, q, v, tau, dt, f_ext=None, settings=None, *, warm_start=None):
                       f"{solution.iterations} iterations (residuals: primal {solution.primal:.3g}, dual "
                       f"{solution.dual:.3g}, complementarity {solution.complementarity:.3g}; tol {settings.tol:g}); "
                       "raise ContactSettings.max_iter or tol", ContactSolverWarning, stacklevel=2)
-    return StepResult(q1, v1, contacts, solution.impulses, solution)
+    return StepResult(q1, v1, contacts, solution.impulses, solution, info[[ks.SCALE_L, ks.SCALE_POWER]].copy())
 
 
 def _views(fbuf, tables, K):

@@ -26,8 +26,12 @@ from .cones import compliant_product, de_saxce, ncp_residuals, project_cone, pro
 PROXIMAL = 1e-6
 #: the spectral rule: the initial exponent p, its step, the primal/dual ratio that moves it
 RHO_POWER, RHO_POWER_STEP, PRIMAL_DUAL_RATIO = 0.2, 0.05, 10.0
-#: power iterations for the largest eigenvalue L of G + R
+#: power iterations for the largest eigenvalue L of G + R (at most; they stop when L
+#: changes by less than EIGENVALUE_RTOL relatively)
 POWER_ITERATIONS = 30
+EIGENVALUE_RTOL = 1e-3
+#: iterations a solve started from a given penalty scale keeps ρ (:func:`admm_solve`)
+WARM_HOLD = 10
 #: relative pivot threshold of the factorization (G + R + (η + ρ) I is positive definite)
 PIVOT_TOL = 1e-15
 
@@ -65,7 +69,10 @@ def largest_eigenvalue(G, R, v, w):
         norm = math.sqrt(norm)
         if not norm > 0.0:
             return 0.0
+        settled = abs(norm - L) <= EIGENVALUE_RTOL * norm
         L = norm
+        if settled:  # ρ needs the scale of L, not its digits
+            break
         for r in range(n):
             v[r] = w[r] / norm
     return L
@@ -90,33 +97,52 @@ def admm_kernel(G, g, mu, R, tol, max_iter, warm, lam, sigma, info, A, V, perm):
     (:data:`INFO_SIZE`). Scratch: ``A`` (n, n), ``V`` (8, n), ``perm`` (n,) int64. Stops
     when the three residuals are at most ``tol`` or after ``max_iter`` iterations.
     Returns 0, or 1 when the factorization failed (G + R not positive semidefinite)."""
+    status, _, _ = admm_solve(G, g, mu, R, tol, max_iter, warm, lam, sigma, info, A, V, perm, 0.0, RHO_POWER)
+    return status
+
+
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def admm_solve(G, g, mu, R, tol, max_iter, warm, lam, sigma, info, A, V, perm, L0, power0):
+    """:func:`admm_kernel` with the scale of the penalty given: ``L0`` > 0 the largest
+    eigenvalue of G + R to use (0: estimate it by power iteration) and ``power0`` the
+    spectral rule's starting exponent p. A time stepper passes the previous step's (its
+    G nearly the same): the penalty starts where the last solve ended, no power iteration
+    runs, and ρ is held for the first :data:`WARM_HOLD` iterations (from a warm start the
+    primal and dual residuals are both tiny and their ratio says little; each change of ρ
+    costs a factorization). Returns (status, L, p at the end)."""
     n = g.shape[0]
     k = mu.shape[0]
     x, z, rhs, y_prev, x_prev, tmp, p, res = V[0], V[1], V[2], V[3], V[4], V[5], V[6], V[7]
     y = lam
-    L = largest_eigenvalue(G, R, tmp, p)
-    r_min = R[0]
-    for r in range(n):
-        r_min = min(r_min, R[r])
-    m = PROXIMAL + r_min
-    L = max(L, m)
-    power = RHO_POWER
-    rho = math.sqrt(L * m) * (L / m) ** power
-    if _factor(G, R, PROXIMAL + rho, A, perm) < n:
-        return 1
     for i in range(k):
         if warm:
             project_cone(mu[i], y, i, y)
         else:
             y[3 * i] = y[3 * i + 1] = y[3 * i + 2] = 0.0
+    compliant_product(G, R, g, y, sigma)
+    ncp_residuals(mu, y, sigma, p, res)
+    if max(res[0], max(res[1], res[2])) <= tol:
+        # the start solves it already (a warm start from the previous time step, or no
+        # contact pressed): no eigenvalue, no factorization
+        write_info(info, 0, True, res, 0.0)
+        return 0, L0, power0
+    L = L0 if L0 > 0.0 else largest_eigenvalue(G, R, tmp, p)
+    r_min = R[0]
+    for r in range(n):
+        r_min = min(r_min, R[r])
+    m = PROXIMAL + r_min
+    L = max(L, m)
+    power = power0
+    hold = WARM_HOLD if L0 > 0.0 else 0
+    rho = math.sqrt(L * m) * (L / m) ** power
+    if _factor(G, R, PROXIMAL + rho, A, perm) < n:
+        return 1, L, power
     for r in range(n):
         x[r] = y[r]
-    compliant_product(G, R, g, y, sigma)
     for i in range(k):
         z[3 * i], z[3 * i + 1] = sigma[3 * i], sigma[3 * i + 1]
         z[3 * i + 2] = sigma[3 * i + 2] + de_saxce(mu[i], sigma, i)
         project_dual_cone(mu[i], z, i, z)
-    ncp_residuals(mu, y, sigma, p, res)
     it = 0
     converged = max(res[0], max(res[1], res[2])) <= tol
     while not converged and it < max_iter:
@@ -142,6 +168,8 @@ def admm_kernel(G, g, mu, R, tol, max_iter, warm, lam, sigma, info, A, V, perm):
         converged = max(res[0], max(res[1], res[2])) <= tol
         if converged:
             break
+        if it <= hold:  # a given scale: keep its factorization for the first iterations
+            continue
         if primal > PRIMAL_DUAL_RATIO * dual:
             power += RHO_POWER_STEP
         elif dual > PRIMAL_DUAL_RATIO * primal:
@@ -150,6 +178,6 @@ def admm_kernel(G, g, mu, R, tol, max_iter, warm, lam, sigma, info, A, V, perm):
             continue
         rho = math.sqrt(L * m) * (L / m) ** power
         if _factor(G, R, PROXIMAL + rho, A, perm) < n:
-            return 1
+            return 1, L, power
     write_info(info, it, converged, res, rho)
-    return 0
+    return 0, L, power

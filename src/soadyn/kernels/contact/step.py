@@ -1,6 +1,6 @@
 """One time step of a tree with frictional contact, and rollouts of many, in one compiled call.
 
-The semi-implicit velocity-level step of DESIGN.md ("Contacts"), in four stages run by
+The semi-implicit velocity-level step of DESIGN.md ("Contacts"), in five stages run by
 :func:`step_state` (the public :func:`soadyn.step` and :func:`soadyn.rollout` with
 ``contacts=True`` call it)::
 
@@ -36,10 +36,10 @@ from ...core.layout import carve, model_tables, state_count, state_of, workspace
 from ...core.status import BAD_SECOND, BAD_SHAPE, BAD_THIRD, OK, OVERFLOW, SINGULAR
 from ..aba import acceleration_pass, articulated_body_pass
 from ..collision.detect import CONTACT_FLOATS, CONTACT_INTS, detect_contacts_kernel
-from ..kinematics import (body_velocities, configuration_status, forces_shape_ok, joint_placements, no_forces, nonfinite,
-                          state_status, world_poses)
+from ..kinematics import (body_velocities, configuration_status, forces_shape_ok, joint_placements, no_forces,
+                          nonfinite, state_status, world_poses)
 from ..oscm import buffer_sizes, oscm_scratch
-from .admm import COMPLEMENTARITY, CONVERGED, DUAL, INFO_SIZE, PRIMAL, admm_kernel
+from .admm import COMPLEMENTARITY, CONVERGED, DUAL, INFO_SIZE, PRIMAL, RHO_POWER, admm_solve
 from .delassus import contact_delassus
 from .pgs import pgs_kernel
 from .points import contact_forces_pass, contact_velocities_pass
@@ -55,9 +55,11 @@ SETTINGS_SIZE = 7
 ADMM, PGS = 0, 1
 
 #: ``info`` of a step: the solver's rows (:mod:`.admm`: iterations, converged, primal,
-#: dual, complementarity, ρ), then the contact count and whether the solve was warm started
-COUNT, WARMED = INFO_SIZE, INFO_SIZE + 1
-STEP_INFO_SIZE = INFO_SIZE + 2
+#: dual, complementarity, ρ), then the contact count, whether the solve was warm started,
+#: and ADMM's penalty scale at its end (L, the largest eigenvalue of G + R it used, and the
+#: spectral rule's exponent p; L = 0: none yet), which the next step's warm start takes
+COUNT, WARMED, SCALE_L, SCALE_POWER = INFO_SIZE, INFO_SIZE + 1, INFO_SIZE + 2, INFO_SIZE + 3
+STEP_INFO_SIZE = INFO_SIZE + 4
 
 #: columns of the per-step record of a rollout: the contact count, the solver's
 #: iterations and convergence, the three NCP residuals, Σ λ_n [N s] and the largest depth [m]
@@ -78,10 +80,10 @@ DIM_CAPACITY, DIM_DETECT_FLOATS, DIM_DETECT_INTS = range(3)
 #: the k contacts found), the solver's rows ``Vf`` (8 n) and pivots ``perm`` (n,), the
 #: frame-pair sweep's scratch (``ofl``, ``oin``) and a rollout's previous contacts
 #: (``prev_objects`` (2 K,), ``prev_lam`` (n,)) for its warm start, and a rollout's step
-#: ``info`` (:data:`STEP_INFO_SIZE`).
+#: ``info`` (:data:`STEP_INFO_SIZE`) and its previous step's ADMM scale ``prev_scale`` (2,).
 StepScratch = namedtuple("StepScratch", ["det_fs", "det_js", "cfl", "cil", "a", "vfree", "tau", "F", "g", "R",
                                          "sigma", "lam", "Gf", "Af", "Vf", "perm", "ofl", "oin", "prev_objects",
-                                         "prev_lam", "info"])
+                                         "prev_lam", "info", "prev_scale"])
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -91,7 +93,7 @@ def step_sizes(nb, nv, K, det_floats, det_ints, of, oi):
     ``buffer_sizes(nb, 2 K, 3)`` (:func:`~soadyn.kernels.oscm.buffer_sizes`); Python calls
     ``step_sizes.py_func`` (its body calls no compiled function)."""
     n = 3 * K
-    floats = det_floats + CONTACT_FLOATS * K + 3 * nv + 6 * nb + 5 * n + 2 * n * n + 8 * n + STEP_INFO_SIZE + of
+    floats = det_floats + CONTACT_FLOATS * K + 3 * nv + 6 * nb + 5 * n + 2 * n * n + 8 * n + STEP_INFO_SIZE + 2 + of
     ints = det_ints + CONTACT_INTS * K + n + oi + 2 * K
     return floats, ints
 
@@ -117,6 +119,7 @@ def step_scratch(fbuf, ibuf, nb, nv, dims):
     Af = carve(fbuf, o, n * n); o += n * n
     Vf = carve(fbuf, o, 8 * n); o += 8 * n
     info = carve(fbuf, o, STEP_INFO_SIZE); o += STEP_INFO_SIZE
+    prev_scale = carve(fbuf, o, 2); o += 2
     of, oi = buffer_sizes(nb, 2 * K, 3)
     ofl = carve(fbuf, o, of)
     o = 0
@@ -126,7 +129,7 @@ def step_scratch(fbuf, ibuf, nb, nv, dims):
     prev_objects = carve(ibuf, o, 2 * K); o += 2 * K
     oin = carve(ibuf, o, oi)
     return StepScratch(det_fs, det_js, cfl, cil, a, vfree, tau, F, g, R, sigma, lam, Gf, Af, Vf, perm, ofl, oin,
-                       prev_objects, prev_lam, info)
+                       prev_objects, prev_lam, info, prev_scale)
 
 
 @njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -190,11 +193,12 @@ def delassus_stage(mi, mf, ws, k, K, dt, prm, s):
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def solve_stage(k, K, prm, warm_objects, warm_lam, s, info):
+def solve_stage(k, K, prm, warm_objects, warm_lam, warm_scale, s, info):
     """λ (3k,) into ``s.lam`` from the NCP of the delassus stage; the solver's info into
-    ``info``. Warm started from ``warm_lam`` when ``warm_objects`` (the previous step's
-    object pairs, (W, 2)) lists the same pairs in the same order as these contacts (else
-    from zero). Returns False when G + R is not positive semidefinite."""
+    ``info``. Warm started from ``warm_lam`` and ADMM's penalty scale ``warm_scale`` (L, p;
+    L = 0: none) when ``warm_objects`` (the previous step's object pairs, (W, 2)) lists the
+    same pairs in the same order as these contacts (else from zero, the scale estimated
+    afresh). Returns False when G + R is not positive semidefinite."""
     n = 3 * k
     objects = carve(s.cil, 0, (k, 2))
     warm = warm_objects.shape[0] == k and k > 0
@@ -210,9 +214,13 @@ def solve_stage(k, K, prm, warm_objects, warm_lam, s, info):
     tol, max_iter = prm[TOL], int(prm[MAX_ITER])
     if int(prm[SOLVER]) == PGS:
         pgs_kernel(G, g, mu, R, tol, max_iter, warm, lam, s.sigma[:n], info, carve(s.Vf, 0, (2, n)))
-    elif admm_kernel(G, g, mu, R, tol, max_iter, warm, lam, s.sigma[:n], info, carve(s.Af, 0, (n, n)),
-                     carve(s.Vf, 0, (8, n)), s.perm[:n]) != 0:
-        return False
+    else:
+        L0, p0 = (warm_scale[0], warm_scale[1]) if warm else (0.0, RHO_POWER)
+        st, L, power = admm_solve(G, g, mu, R, tol, max_iter, warm, lam, s.sigma[:n], info, carve(s.Af, 0, (n, n)),
+                                  carve(s.Vf, 0, (8, n)), s.perm[:n], L0, p0)
+        if st != 0:
+            return False
+        info[SCALE_L], info[SCALE_POWER] = L, power
     info[WARMED] = 1.0 if warm else 0.0
     return True
 
@@ -236,7 +244,7 @@ def update_stage(mi, mf, ws, q, k, K, dt, s, q1, v1):
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def step_state(mi, mf, ws, q, v, tau, fext, dt, ci, cf, prm, K, s, warm_objects, warm_lam, q1, v1, info):
+def step_state(mi, mf, ws, q, v, tau, fext, dt, ci, cf, prm, K, s, warm_objects, warm_lam, warm_scale, q1, v1, info):
     """One step from (q, v) under (τ, f_ext) into (q1, v1) (module docstring), inputs
     checked by the caller. ``info`` (:data:`STEP_INFO_SIZE`): the solver's info, the
     contact count (more than K: the step stopped after the detection) and whether the
@@ -255,7 +263,7 @@ def step_state(mi, mf, ws, q, v, tau, fext, dt, ci, cf, prm, K, s, warm_objects,
         return SINGULAR
     if k > 0:
         delassus_stage(mi, mf, ws, k, K, dt, prm, s)
-        if not solve_stage(k, K, prm, warm_objects, warm_lam, s, info):
+        if not solve_stage(k, K, prm, warm_objects, warm_lam, warm_scale, s, info):
             return SINGULAR
     st = update_stage(mi, mf, ws, q, k, K, dt, s, q1, v1)
     if st != OK or nonfinite(q1) or nonfinite(v1):
@@ -264,8 +272,8 @@ def step_state(mi, mf, ws, q, v, tau, fext, dt, ci, cf, prm, K, s, warm_objects,
 
 
 @njit(nogil=True, cache=True)
-def step_kernel(mi, mf, ws, q, v, tau, fext, dt, ci, cf, prm, dims, fbuf, ibuf, warm_objects, warm_lam, q1, v1,
-                info):
+def step_kernel(mi, mf, ws, q, v, tau, fext, dt, ci, cf, prm, dims, fbuf, ibuf, warm_objects, warm_lam, warm_scale,
+                q1, v1, info):
     """:func:`step_state` with its checks: the configuration, the shapes and finiteness of
     v, τ, f_ext (statuses BAD_FIRST … BAD_FEXT), the scratch of ``dims`` (K, detection
     floats, detection integers; :func:`step_sizes`). The contacts are left in the
@@ -280,13 +288,14 @@ def step_kernel(mi, mf, ws, q, v, tau, fext, dt, ci, cf, prm, dims, fbuf, ibuf, 
     if (v.shape[0] != m.nv or tau.shape[0] != m.nv or not forces_shape_ok(m, fext) or q1.shape[0] != m.nq
             or v1.shape[0] != m.nv or fbuf.shape[0] < nf or ibuf.shape[0] < ni or prm.shape[0] != SETTINGS_SIZE
             or info.shape[0] != STEP_INFO_SIZE or warm_objects.shape[1] != 2
-            or warm_lam.shape[0] != 3 * warm_objects.shape[0]):
+            or warm_lam.shape[0] != 3 * warm_objects.shape[0] or warm_scale.shape[0] != 2):
         return BAD_SHAPE
     st = state_status(q, v, tau, fext)
     if st != OK:
         return st
     s = step_scratch(fbuf, ibuf, m.nb, m.nv, dims)
-    return step_state(mi, mf, ws, q, v, tau, fext, dt, ci, cf, prm, K, s, warm_objects, warm_lam, q1, v1, info)
+    return step_state(mi, mf, ws, q, v, tau, fext, dt, ci, cf, prm, K, s, warm_objects, warm_lam, warm_scale, q1, v1,
+                      info)
 
 
 # --------------------------------------------------------------------------- rollouts
@@ -365,10 +374,12 @@ def _rollout_state(mi, mf, ws, q0, v0, tau, qref, dt, ci, cf, prm, K, kp, kd, pd
     for j in range(m.nv):
         vs[0, j] = v0[j]
     nprev = 0
+    s.prev_scale[0], s.prev_scale[1] = 0.0, RHO_POWER
     for k in range(T):
         pd_torques(tau[k], qref, k, qs[k], vs[k], kp, kd, pd_q, s.tau)
         st = step_state(mi, mf, ws, qs[k], vs[k], s.tau, fext, dt, ci, cf, prm, K, s,
-                        carve(s.prev_objects, 0, (nprev, 2)), carve(s.prev_lam, 0, 3 * nprev), qs[k + 1], vs[k + 1], info)
+                        carve(s.prev_objects, 0, (nprev, 2)), carve(s.prev_lam, 0, 3 * nprev), s.prev_scale, qs[k + 1],
+                        vs[k + 1], info)
         _record(stats, k, info, s, K)
         if st == SINGULAR:
             return st
@@ -381,6 +392,7 @@ def _rollout_state(mi, mf, ws, q0, v0, tau, qref, dt, ci, cf, prm, K, kp, kd, pd
             s.prev_objects[2 * i + 1] = s.cil[2 * i + 1]
         for r in range(3 * nprev):
             s.prev_lam[r] = s.lam[r]
+        s.prev_scale[0], s.prev_scale[1] = info[SCALE_L], info[SCALE_POWER]
     return OK
 
 
