@@ -72,8 +72,8 @@ from .delassus import contact_arrays, delassus
 from .jacobian import _IMPULSE, contact_velocities
 from .solver import ContactSolution, ContactSolverWarning, solve_contacts
 
-__all__ = ["cluster_step", "compiled_cluster_step", "staged_cluster_step", "free_independent_velocity", "contact_problem", "independent_impulse_response",
-           "advance_on_manifold", "STATE_TOL"]
+__all__ = ["cluster_step", "compiled_cluster_step", "staged_cluster_step", "free_independent_velocity",
+           "contact_problem", "independent_impulse_response", "advance_on_manifold", "STATE_TOL"]
 
 #: largest constraint residual (position [m, rad] and velocity [m/s, rad/s]) accepted for the
 #: state a step starts from
@@ -159,7 +159,7 @@ class _StepCall:
     the model's and the clusters' tables and workspaces, the collision tables, the sizes
     and the scratch of each capacity used so far."""
 
-    __slots__ = ("tables", "det", "sizes", "nq", "nv", "lam_offset", "scratch", "settings")
+    __slots__ = ("tables", "det", "sizes", "nq", "nv", "lam_offset", "scratch")
 
     def __init__(self, model, explicit, det):
         mi, mf, ws, ci, cf, cws, nyv = explicit
@@ -172,15 +172,6 @@ class _StepCall:
         # the start of the NCP vectors g, R, σ, λ in the float scratch (the kernel's layout)
         self.lam_offset = det.floats + 4 * tree.nyv + 2 * tree.nyq + 2 * c.nq + 6 * c.nb
         self.scratch = {}
-        self.settings = (None, None)  # the last settings seen and their kernel vector
-
-    def settings_vector(self, settings):
-        """``settings.vector()``, kept for the settings of the last call (they are frozen)."""
-        last, prm = self.settings
-        if last is not settings:
-            prm = settings.vector()
-            self.settings = (settings, prm)
-        return prm
 
     def buffers(self, K):
         """The (float, integer) scratch of capacity K (the integers zero-filled: the
@@ -237,7 +228,7 @@ def compiled_cluster_step(user_model, model, q, v, tau, dt, f_ext, settings, war
     tau = np.zeros(nv) if tau is None else _state_vector(tau, nv, "tau")
     fext = NO_FORCES if f_ext is None else val.external_forces(f_ext, model.nbodies, None)
     wobj, wlam = _warm_arrays(warm_start)
-    prm = call.settings_vector(settings)
+    prm = settings.vector()
     q1, v1 = np.empty(nq), np.empty(nv)
     info = np.zeros(kcs.STEP_INFO_SIZE)
     det = call.det
