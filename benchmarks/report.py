@@ -669,6 +669,22 @@ def page_contacts(out, res, results_dir=RESULTS):
         page.table(["scene", "soadyn", "MuJoCo (elliptic)", "MuJoCo (pyramidal)", "closed form", "unit", "pass"],
                    [[r["test"], r["soadyn"], r["mujoco"], r.get("mujoco_pyramidal"), r["closed_form"], r["unit"],
                      "yes" if r["passed"] else "no"] for r in cp["mujoco_comparison"]])
+    cl = res.get("contact_loops.json")
+    if cl:
+        page.heading("Closed chains in contact: the Mini Cheetah with its rotors")
+        page.text("`sd.step` on the Mini Cheetah standing under PD, its twelve geared rotors kept exact by "
+                  "constraint embedding, against `mujoco.mj_step` on the same robot written as MJCF with the "
+                  "rotor couplings as (soft) joint equalities, same timestep (`benchmarks/contact_loops.py`). "
+                  "Times in µs per step (median, fastest, slowest sample); the standing state of both; and "
+                  "where soadyn's step spends its time.")
+        page.source("contact_loops.json", cl)
+        page.table(["step", "median [µs]", "fastest [µs]", "slowest [µs]"],
+                   [[name] + list(t) for name, t in cl["time_us"].items()])
+        page.text(f"Ratio soadyn / MuJoCo: {cl['ratio']:.2f} (target {cl.get('target')}).")
+        page.table(["part", "µs"], [[name, t] for name, t in cl["stages_us"].items()])
+        standing = cl["standing"]
+        page.table(["library", "quantity", "value"],
+                   [[lib, k, v] for lib in ("soadyn", "mujoco") for k, v in standing[lib].items()])
     ci = res.get("control_ident.json")
     if ci:
         page.heading("Centroidal dynamics, Coriolis matrix and regressors")
@@ -756,6 +772,16 @@ def page_compile(out, res, results_dir=RESULTS):
                   "CPU time of the first call in a fresh process and the number of functions Numba compiled for "
                   "it, before and after a change of the partitioned ABA (`benchmarks/compile_profile.py NAME` "
                   "prints the breakdown per compiled function).")
+    _twin_section(page, res, "layouts.json", "Layouts derived from one field list",
+                  "The per-call time of `aba` and `rnea` with the flat arrays' sizes and views derived from one "
+                  "declaration each (`soadyn/core/layout.py`), against the hand-written offsets before "
+                  "(`benchmarks/layouts.py`, CPU time, interleaved).")
+    _twin_section(page, res, "overflow_check.json", "The cost of refusing an overflow",
+                  "`aba`'s kernel with its check that finite arguments gave a finite result, against the same "
+                  "kernel compiled without it, in one process (`benchmarks/overflow_check.py`).")
+    _twin_section(page, res, "design_notes.json", "Measurements behind design choices",
+                  "The measurements that justified choices in the sources, quoted with their dates and the "
+                  "files they justified (the sources keep the reasons).")
     return page
 
 
