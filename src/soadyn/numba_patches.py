@@ -188,6 +188,10 @@ def install():
         if _installed:
             return
         _installed = True
+        if any(_wanted(name) for name in PATCHES):
+            # the record of which function is being compiled, before the first compilation
+            # (several patches ask it; registered in the middle of one, it would miss its start)
+            _soadyn_compiling()
         for name, patch in PATCHES.items():
             if not _wanted(name):
                 continue
@@ -390,7 +394,9 @@ class _SoadynTyping:
         stack.append(is_registered(getattr(ev.data["dispatcher"], "py_func", None)))
 
     def on_end(self, ev):
-        self.local.stack.pop()
+        stack = self.local.__dict__.get("stack")
+        if stack:  # (empty for a compilation that started before the listener was registered)
+            stack.pop()
 
     def active(self):
         stack = getattr(self.local, "stack", None)
