@@ -669,6 +669,25 @@ def page_contacts(out, res, results_dir=RESULTS):
         page.table(["scene", "soadyn", "MuJoCo (elliptic)", "MuJoCo (pyramidal)", "closed form", "unit", "pass"],
                    [[r["test"], r["soadyn"], r["mujoco"], r.get("mujoco_pyramidal"), r["closed_form"], r["unit"],
                      "yes" if r["passed"] else "no"] for r in cp["mujoco_comparison"]])
+    cs = res.get("contact_step.json")
+    if cs:
+        page.heading("Time stepping with contact against MuJoCo")
+        page.text("Steps per second of `sd.step` (one call from Python per step) and `sd.rollout(..., "
+                  "contacts=True)` (B initial states × T steps in one call, on 1 and 2 threads) against "
+                  "`mujoco.mj_step` and `mujoco.rollout` on the same MJCF scenes, same timestep "
+                  "(`benchmarks/contact_step.py`); ratio = soadyn / MuJoCo in steps per second (above 1: "
+                  "soadyn is faster). The NCP residuals are those of the rigid Coulomb law for both "
+                  "(MuJoCo's contacts are soft).")
+        page.source("contact_step.json", cs)
+        page.table(["scene", "nv", "step", "rollout, 1 thread", "rollout, 2 threads", "NCP soadyn (median, max)",
+                    "NCP MuJoCo (median, max)"],
+                   [[r["scene"], r["nv"], r["ratio step"], r["ratio rollout 1 thread"], r["ratio rollout 2 threads"],
+                     r["ncp soadyn (median, max)"], r["ncp mujoco (median, max)"]] for r in cs["rows"]])
+        stages = [r for r in cs["rows"] if "stages us (min of 5)" in r]
+        if stages:
+            names = list(stages[0]["stages us (min of 5)"])
+            page.table(["scene"] + [f"{n} [µs]" for n in names],
+                       [[r["scene"]] + [r["stages us (min of 5)"].get(n) for n in names] for r in stages])
     cl = res.get("contact_loops.json")
     if cl:
         page.heading("Closed chains in contact: the Mini Cheetah with its rotors")

@@ -26,11 +26,14 @@ def rotate_all(R, x, out):
 """
 
 
-def _compiled(module_name):
-    """``rotate_all`` defined in a module of that name (Numba and soadyn's patches go by
-    the defining module), compiled without a cache."""
+def _compiled(module_name, registered):
+    """``rotate_all`` defined in a module of that name, compiled without a cache; as one of
+    soadyn's functions when ``registered`` (the patches act on the functions soadyn's
+    decorator registers, :func:`soadyn.numba_patches.register`), else as a user's."""
     scope = {"__name__": module_name}
     exec(SOURCE, scope)
+    if registered:
+        numba_patches.register(scope["rotate_all"], {"cache": False})
     return njit(cache=False)(scope["rotate_all"])
 
 
@@ -58,7 +61,7 @@ def test_soadyn_functions_resolve_each_operation_once_with_numbas_answer(monkeyp
     # an empty memory (earlier compilations in this process may have remembered all of these)
     monkeypatch.setattr(numba_patches, "_call_types", {})
     before = set()
-    f = _compiled("soadyn._remembered_types_check")
+    f = _compiled("soadyn._remembered_types_check", registered=True)
     R, x, out = _inputs()
     result = f(R, x, out)
     assert np.allclose(result, np.einsum("bij,bj->bi", R, x), rtol=0, atol=1e-14)
@@ -80,7 +83,7 @@ def test_soadyn_functions_resolve_each_operation_once_with_numbas_answer(monkeyp
 def test_user_functions_are_typed_as_numba_types_them(monkeypatch):
     calls = _counting(monkeypatch)
     before = set(numba_patches._call_types)
-    f = _compiled("a_users_module")
+    f = _compiled("a_users_module", registered=False)
     R, x, out = _inputs()
     assert np.allclose(f(R, x, out), np.einsum("bij,bj->bi", R, x), rtol=0, atol=1e-14)
     # Numba resolved every operation itself, as often as it asked, and nothing was remembered
