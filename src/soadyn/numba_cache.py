@@ -109,9 +109,8 @@ def setup():
 
 
 #: cold compile time of one public function's kernels, measured on a 2-core machine
-#: (range over the tree, operator and closed-chain functions in benchmarks/results/cold_compile.md,
-#: 2026-11-28 21:3x: 2.8 s frame_jacobian to 28.5 s for cluster_aba on a batch of a model with an
-#: implicit loop)
+#: (the range over the tree, operator and closed-chain functions in
+#: benchmarks/results/cold_compile.md)
 TYPICAL_COMPILE = "3-30 s"
 
 

@@ -266,11 +266,8 @@ def compile_for_plain_types():
 # and no machine code. A kernel's module passes run over the same linked code as before,
 # its helpers' part having had the per-function passes only (call times unchanged within
 # the noise; skipping those too made the kernels' passes slower: 45 s against 36 s for
-# the first cluster_aba with q=). Measured on
-# 2026-11-28 (2 cores, fresh caches, alternating with the code before): `soadyn precompile
-# -j 2` 83.9-85.9 s against 95.2-95.6 s; first calls, CPU time, two pairs each: cluster_aba
-# with q= on a four-bar 40.0 / 35.5 s against 58.1 / 52.8 s, rnea 7.4 / 6.3 s against
-# 8.0 / 7.6 s (README, Speed).
+# the first cluster_aba with q=). The measurements:
+# benchmarks/results/design_notes.md.
 
 
 def _is_link_only(library, fndesc):
@@ -375,10 +372,7 @@ def link_helpers_only():
 # it accepts the argument types; the kernels hold tens of thousands of such operations on
 # a few distinct type combinations (8 245 resolutions, 280 distinct, in the first
 # ``cluster_aba`` call), and Numba resolves each anew, in typing and again in lowering.
-# Measured on 2026-11-28 (2 cores, fresh caches, the two side by side): first ``rnea``
-# 5.6-5.9 s against 6.6-6.7 s (three pairs), first ``cluster_aba`` 23.2 and 26.1 s against
-# 25.7 and 28.5 s (two pairs against the code before; four more with the memory switched
-# on and off in one checkout: 23.7-26.0 s against 25.5-27.5 s, one pair level at 26.0 / 26.2).
+# The measurements: benchmarks/results/design_notes.md.
 
 
 class _SoadynTyping:
@@ -467,21 +461,8 @@ def remember_call_types():
 # before it is linked; skipping them outright made the kernels' module pipelines slower,
 # see above); and a module without reference counts (soadyn's kernels count none,
 # core/jit.py) goes through the full pipeline alone. A module that does count references
-# (the few kernels compiled with counting) keeps Numba's two. Measured on 2026-11-28 (2
-# cores, fresh caches, against the code before, side by side): first ``cluster_aba`` with
-# ``q=`` on a four-bar 24.4 / 25.3 s against 25.5 / 27.4 s, the embedding method 23.5
-# against 24.8, ``cluster_efpa`` on an implicit loop 24.6 against 25.7, ``rnea`` 4.9 against
-# 4.9; ``soadyn precompile -j 2`` 66.9 / 71.2 s against 74.8 / 74.5 s (alternating). Per
-# call unchanged or slightly faster (the same pipelines set for every function, best of 5,
-# two alternating runs: four-bar ``cluster_aba`` with ``q=`` 3.57 / 3.54 against 3.64 /
-# 3.71 µs, the direct method 2.76 / 2.78 against 2.86 / 2.81, Mini Cheetah C-ABA 4.82 /
-# 4.74 against 4.80 / 4.86, tree rnea 2.07 / 2.05 against 2.10 / 2.12, M⁻¹ 4.82 / 4.84
-# against 4.81 / 4.84; in compiled loops against the code before, the direct method on a
-# four-bar 1.03 against 1.05–1.07 µs, tree kernels within ±3 %, the spread of the old
-# code's own runs). Not taken: the kernels' module pipeline at -O2, without loop
-# vectorization, without loop unrolling, or with SLP vectorization (first calls within
-# the noise; calls the same or slower, without loop vectorization Mini Cheetah C-ABA 5.02
-# against 4.74 µs).
+# (the few kernels compiled with counting) keeps Numba's two. The measurements, and what was
+# tried and not taken: benchmarks/results/design_notes.md.
 
 #: LLVM's optimization level of the per-function passes over soadyn's IR (Numba's: 3)
 FUNCTION_PASS_LEVEL = 1
@@ -562,13 +543,8 @@ def lighter_passes():
 # redundancy" — after it has been built, printed and parsed). While Numba compiles one of
 # soadyn's functions, a struct or tuple whose every member converts as the identity
 # (integers, floats, pointers, arrays of them, tuples and structs of those; not booleans,
-# whose data form is a byte) is passed through whole. Measured on 2026-11-29 (2 cores,
-# fresh caches, side by side with the code before): first ``cluster_aba`` with ``q=`` on a
-# four-bar 20.9 / 21.5 s against 22.2 / 22.5 s, the embedding method 20.7 / 21.5 against
-# 22.2 / 22.3 s (a third pair the other way, 22.8 against 21.4), ``cluster_aba`` 16.3
-# against 17.7 s, ``rnea`` 4.4 against 4.8 s; per call the same within ±2 % (medians of
-# four alternating rounds: four-bar ``cluster_aba`` with ``q=`` 3.55 against 3.53 µs, tree
-# ``rnea`` 2.06 against 2.05, Mini Cheetah C-ABA 4.74 against 4.75).
+# whose data form is a byte) is passed through whole. The
+# measurements: benchmarks/results/design_notes.md.
 
 _STRUCT_CONVERSIONS = ("as_data", "from_data", "as_return", "from_return")
 _TUPLE_CONVERSIONS = ("as_data", "from_data")
@@ -642,24 +618,15 @@ def keep_struct_values():
 # passed to such a helper is now one argument, the struct value itself. Only named tuples,
 # and only for helpers that nothing but compiled code calls (no Python or C entry point,
 # whose wrappers build their own calls) and that LLVM always inlines: passing arrays whole
-# too gave the tree RNEA kernel 23 % more machine instructions (2026-11-29), and named views
-# passed whole to every function, inlined or not, made the Mini Cheetah's C-ABA 8.3 against
-# 4.7 µs. The choice is made from the function's own options (the same at its definition
+# too, or views to every function, inlined or not, measured slower
+# (benchmarks/results/design_notes.md). The choice is made from the function's own options (the same at its definition
 # and at every call, whether it was compiled in this process or loaded from the cache).
 #
 # The helpers' LLVM copies are also made internal to each kernel's module (they are
 # linked in as ``linkonce_odr``, visible outside it, which no other module needs): LLVM
 # may then inline a helper called once wherever it is called, drop the arguments a helper
-# does not read and call it with a faster convention. Measured on 2026-11-29 (2 cores,
-# medians of nine, three alternating rounds against the code before): four-bar
-# ``cluster_aba`` with ``q=`` 3.19-3.26 against 3.49-3.54 µs, the embedding method on the
-# four-bar 2.92-2.99 against 3.13-3.23, the direct method 2.61-2.71 against 2.78-2.85,
-# Mini Cheetah C-ABA 4.61-4.63 against 4.71-4.75, tree ``rnea`` 1.95-1.97 against
-# 2.02-2.04, ``aba`` 2.88-2.90 against 3.00-3.02; ``mass_matrix`` and
-# ``mass_matrix_inverse`` the same within the noise. The first ``cluster_aba`` with ``q=``
-# compiled in 18.1 s against 20.3-23.7 s in four runs of the code before (fresh caches,
-# CPU time; 17.4 s in the cold-compile benchmark against 21.9 s before); the cut-joint
-# default call 9.2-10.2 s against 8.9 s (module passes over the inlined helpers).
+# does not read and call it with a faster convention. The measurements:
+# benchmarks/results/design_notes.md.
 
 
 _WholeView = None  # the type of a named view passed whole (made when the patch applies)
@@ -890,7 +857,7 @@ PATCHES = {p.name: p for p in (
 
 #: not a patch but the same kind of reliance: the private hooks of Numba's dispatcher that
 #: the call path's non-compiling twin of each kernel sets (:class:`soadyn.core.call.ExactCall`);
-#: without them every call takes the validated path (the same results, ~0.5-2 µs slower)
+#: without them every call takes the validated path (the same results, slower)
 DISPATCHER_HOOKS = Patch(
     "dispatcher_hooks", None,
     {f"numba.core.dispatcher:Dispatcher.{n}": "self, *args, **kws"

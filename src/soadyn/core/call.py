@@ -10,18 +10,18 @@ inverse, the world poses, the frame Jacobian — keep a batched twin
 ``batch(mi, mf, ws, *state, *params, *outputs, status, start, stop)``, a serial loop over
 states start..stop−1 of arrays with a leading batch dimension: a stacked kernel must
 release the GIL (``nogil=True``) for its blocks to run concurrently, which costs its
-single calls ~50 ns (0.50 against 0.55 µs through Numba's dispatcher with nine arguments,
-2026-11-28), and a twin costs 0.1–1.4 s of a cold compile instead. A
+single calls a tenth of Numba's dispatch, and a twin up to a second and a half of a cold
+compile instead (``benchmarks/results/design_notes.md``). A
 :class:`CompiledFunction` wraps the pair with the description of the state arguments
 and outputs, and every public function calls its kernel through it:
 
-1. **Fast path.** Validating every argument in Python costs ~0.1 µs per array, as much
-   as the dynamics of several bodies. (The hottest public functions call it through
+1. **Fast path.** Validating every argument in Python costs, per array, as much as the
+   dynamics of several bodies. (The hottest public functions call it through
    :attr:`CompiledFunction.call`, the same path with positional arguments.) Numba's dispatcher inspects the argument types
    anyway to pick a compiled version, so the call is first tried on a second dispatcher
    over the same kernel that holds only the versions already compiled and never
    compiles (:class:`ExactCall`). Other argument types (a list, a batch, a strided,
-   read-only or integer array) make it raise :class:`GeneralPath` in ~2 µs; the kernels
+   read-only or integer array) make it raise :class:`GeneralPath` at once; the kernels
    check lengths and finiteness themselves, so a fast call is as safe as a validated
    one.
 2. **General path.** Conversions and checks that name the argument, the expected and
@@ -30,7 +30,7 @@ and outputs, and every public function calls its kernel through it:
 Before the fast path, ``rnea`` and ``aba`` try their **plain call** (one state, gravity
 on, no external forces, no workspace given): a kernel of five arguments, the model's
 tables and the thread's workspace packed in one array (:mod:`soadyn.kernels.plain`;
-Numba's dispatch costs ~0.05 µs per argument).
+Numba's dispatch costs in proportion to the number of arguments).
 
 Only :class:`GeneralPath` is caught: an error inside the call is never mistaken for a
 type mismatch. :class:`ExactCall` uses private hooks of Numba's dispatcher, after
@@ -132,9 +132,8 @@ def run_blocks(kernel, d, args, status):
 
     # the calling thread takes blocks too: it is running already, where a worker woken
     # after the caller's single-threaded work is first queued on the caller's core by the
-    # OS and reaches the idle one only later (10 000 Mini Cheetah states by the embedding
-    # method right after a loop of single calls: 28 ms with the caller waiting on two
-    # workers, against 22 ms right after another batch)
+    # OS and reaches the idle one only later (a batch right after a loop of single calls
+    # measured a quarter slower with the caller waiting: benchmarks/results/design_notes.md)
     pool = _worker_pool()
     jobs = [pool.submit(take_blocks) for _ in range(batch_threads() - 1)]
     try:
@@ -207,7 +206,7 @@ class ExactCall:
             return
         fast = njit(kernel.py_func)
         # Numba's dispatcher calls these hooks when no compiled version matches; the
-        # defaults compile, search type conversions or format a message (~50 µs).
+        # defaults compile, search type conversions or format a message (tens of calls' time).
         fast._can_compile = False
         fast._compile_for_args = _mismatch
         fast._search_new_conversions = _no_conversion
@@ -464,7 +463,7 @@ class CompiledFunction:
             #: ``call(model, *state, *params, out=None, workspace=None)``: :meth:`__call__`
             #: with positional arguments (one per state argument and per parameter), for
             #: the hottest public functions: building and unpacking the two tuples costs
-            #: ~0.4 µs of a ~2 µs call on a 6-joint arm
+            #: a fifth of a call on a 6-joint arm
             self.call = _positional_call(self, len(self.args), len(self.params))
 
     def __call__(self, model, state, params=(), out=None, workspace=None):
@@ -473,7 +472,7 @@ class CompiledFunction:
         output array (a tuple of them for several outputs), or None to allocate."""
         # The fast path, for the common call (a model whose compiled form is current, this
         # thread's workspace, a single state of the kernel's exact types): every line here
-        # costs ~0.03-0.1 µs against a kernel call of ~1.5 µs on a 6-joint arm, so it only
+        # costs a few percent of a kernel call on a 6-joint arm, so it only
         # looks up what that call needs; anything else takes the general path.
         d = getattr(model, "_derived", None)
         if d is not None:  # current (see soadyn.core.compile)

@@ -8,9 +8,8 @@ result is still IEEE arithmetic, each fused step at least as accurate as the pai
 replaces; results can differ from an unfused evaluation in the last bits. The recursions
 are chains of dependent multiply-adds (6-vector dot products, spatial cross products,
 inertia times motion), and a fused step puts one instruction on that chain where there
-were two dependent ones: on the Mini Cheetah the C-RNEA kernel went from 1.72–1.77 to
-1.53–1.56 µs and C-ABA's from 4.32–4.33 to 3.99–4.21 µs in a compiled loop (2026-11-27,
-the same process kind alternated).
+were two dependent ones: the cluster kernels measured 3–11 % faster with it
+(``benchmarks/results/design_notes.md``).
 
 Code that must reproduce another evaluation's roundings exactly passes
 ``fastmath=False``: the expression tapes, which match sympy's numpy evaluation
@@ -26,13 +25,9 @@ the scratch a kernel needs beyond its arguments is in the workspace
 (:func:`~soadyn.core.layout.workspace_views`, ``aux``). Counting bought nothing, and
 cost twice: each array argument of a call from Python was wrapped in a newly allocated
 record of the runtime (and released after the call), and every function's code carried
-the counting operations that LLVM then had to optimize away. Without it (2026-11-28,
-this machine kind, alternating with the code before): public calls mostly 0.15–0.6 µs
-faster (ur5 RNEA 1.40 against 1.81 µs, panda 1.54 against 1.93; Mini Cheetah C-ABA 4.70
-against 5.08; talos ``mass_matrix_inverse``, five arguments and a long kernel, 6.75 against
-6.77), first calls compile 24–31 % faster (``rnea`` 4.5 against 6.5 s,
-``cluster_aba`` 20.1–20.7 against 26.7 s, with ``q=`` on an implicit loop 28.2 against
-39.0 s), ``soadyn precompile -j 2`` 70.2 against 86.1 s. A function that needs the
+the counting operations that LLVM then had to optimize away. Without it public calls
+and first compiles measured faster, the cold ones by a quarter
+(``benchmarks/results/design_notes.md``). A function that needs the
 runtime says so with ``_nrt=True`` and a comment (a kernel that allocates, a view
 builder that Python calls, whose views Python boxes); beside the others it is safe
 because every array it hands on is a borrowed view or its own allocation, and no
