@@ -24,7 +24,6 @@ import os
 import subprocess
 import sys
 import time
-import timeit
 
 import numpy as np
 
@@ -61,18 +60,9 @@ def worker(sample):
         v[robot], T[robot] = rng.normal(size=(2, pair.sd.nv))
         Q[robot], V[robot] = pair.q_to_pin(q[robot]), pair.v_to_pin(v[robot])
     ns = dict(sd=sd, pin=pin, P=P, q=q, v=v, Q=Q, V=V, T=T)
-    timers, numbers = {}, {}
-    for key, (stmt, _) in CASES.items():
-        timers[key] = timeit.Timer(stmt, timer=time.thread_time, globals=ns)
-        timers[key].timeit(number=100)  # warm-up (first calls: tables, plain-call versions)
-        n = 100
-        while timers[key].timeit(number=n) < sample / 4:
-            n *= 4
-        numbers[key] = max(1, int(n * sample / max(timers[key].timeit(number=n), 1e-9)))
-    print("ready", flush=True)
-    for line in sys.stdin:
-        key = line.strip()
-        print(json.dumps(timers[key].timeit(number=numbers[key]) / numbers[key]), flush=True)
+    from timing import serve_samples
+
+    serve_samples({key: stmt for key, (stmt, _) in CASES.items()}, ns, sample, timer=time.thread_time)
 
 
 def main():

@@ -31,7 +31,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import timeit
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -105,18 +104,9 @@ def worker(sample):
     qc, vc = sd.spanning_state(four_bar, y, yd)
     ns = dict(sd=sd, pin=pin, m=m, pm=pm, pd=pd, q=q, v=v, tau=tau, qp=pair.q_to_pin(q), vp=pair.v_to_pin(v),
               frame=m.frames[-1].name, four_bar=four_bar, qc=qc, vc=vc, tc=rng.normal(size=four_bar.nv))
-    timers, numbers = {}, {}
-    for key, stmt in CASES.items():
-        timers[key] = timeit.Timer(stmt, globals=ns)
-        timers[key].timeit(number=100)  # warm-up (first calls: tables, plain-call versions)
-        n = 100
-        while timers[key].timeit(number=n) < sample / 4:
-            n *= 4
-        numbers[key] = max(1, int(n * sample / max(timers[key].timeit(number=n), 1e-9)))
-    print("ready", flush=True)
-    for line in sys.stdin:
-        key = line.strip()
-        print(json.dumps(timers[key].timeit(number=numbers[key]) / numbers[key]), flush=True)
+    from timing import serve_samples
+
+    serve_samples(CASES, ns, sample)
 
 
 def per_call(configs, caches, rounds, sample):

@@ -44,6 +44,27 @@ def time_interleaved(cases, rounds, sample_seconds, rng):
     return {key: (float(np.median(s)), float(np.min(s)), float(np.max(s))) for key, s in samples.items()}
 
 
+
+def serve_samples(cases, namespace, sample_seconds, timer=time.perf_counter):
+    """The worker side of a two-process interleaved comparison: calibrate a
+    ``timeit.Timer`` per case (``cases``: key → statement, run in ``namespace``) so that one
+    sample lasts about ``sample_seconds``, print "ready", then answer each "<key>" line on
+    stdin with the per-call seconds of one sample (JSON)."""
+    import json
+
+    timers, numbers = {}, {}
+    for key, stmt in cases.items():
+        timers[key] = timeit.Timer(stmt, timer=timer, globals=namespace)
+        timers[key].timeit(number=100)  # warm-up (first calls: tables, plain-call versions)
+        n = 100
+        while timers[key].timeit(number=n) < sample_seconds / 4:
+            n *= 4
+        numbers[key] = max(1, int(n * sample_seconds / max(timers[key].timeit(number=n), 1e-9)))
+    print("ready", flush=True)
+    for line in sys.stdin:
+        key = line.strip()
+        print(json.dumps(timers[key].timeit(number=numbers[key]) / numbers[key]), flush=True)
+
 def machine_description():
     import numba
     lines = [f"date: {time.strftime('%Y-%m-%d %H:%M:%S %z')}"]
