@@ -12,7 +12,7 @@ import numpy as np
 
 from ..core import status as st
 from ..core import validation as val
-from ..core.call import run_blocks, stacked_block, thread_tables
+from ..core.call import rollout_min_block, run_blocks, stacked_block, thread_tables
 from ..core.compile import derived
 from ..kernels.contact import step as ks
 from .solver import ContactSolverWarning
@@ -155,7 +155,7 @@ def contact_rollout(model, q0, v0, tau, dt, pd, settings):
         else:
             status = np.zeros(batch, dtype=np.int64)
             run_blocks(stacked_block, None, (ks.rollout_contact_kernel, partial(thread_tables, d), (q0, v0, tau, qref),
-                                             params, (qs, vs, stats), (9, 10)), status)
+                                             params, (qs, vs, stats), (9, 10)), status, rollout_min_block(T))
             bad = np.flatnonzero(status)
             if bad.size:
                 b = int(bad[0])

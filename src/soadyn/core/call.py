@@ -56,7 +56,7 @@ from . import validation as val
 from .compile import Workspace, check_workspace, derived
 
 __all__ = ["GeneralPath", "ExactCall", "Arg", "ParamShape", "CompiledFunction", "ABSENT", "NO_FORCES", "run_blocks",
-           "stacked_block", "thread_tables", "batch_threads"]
+           "stacked_block", "thread_tables", "batch_threads", "rollout_min_block"]
 
 #: Stand-ins for absent arguments. Every kernel has one signature (each compiled version
 #: costs seconds), so an absent rate (zero velocity or acceleration) is an empty vector and
@@ -92,6 +92,13 @@ def _worker_pool():
         return _pool
 
 
+def rollout_min_block(steps):
+    """The fewest states in a block of a batched rollout of ``steps`` steps per state: a
+    state of T steps weighs T evaluations, so :data:`MIN_BLOCK` evaluations' worth of
+    states (a batch of 16 rollouts of 500 steps would otherwise be one block, one thread)."""
+    return max(1, -(-MIN_BLOCK // max(1, int(steps))))
+
+
 def _run_block(kernel, d, args, status, start, stop):
     if d is None:  # a kernel whose arguments carry the tables and workspaces
         kernel(*args, status, start, stop)
@@ -99,7 +106,7 @@ def _run_block(kernel, d, args, status, start, stop):
         kernel(d.compiled.mi, d.compiled.mf, d.buffer(), *args, status, start, stop)
 
 
-def run_blocks(kernel, d, args, status):
+def run_blocks(kernel, d, args, status, min_block=MIN_BLOCK):
     """Evaluate a batch of B = ``len(status)`` states with a block kernel
     ``kernel(mi, mf, ws, *args, status, start, stop)`` (compiled with ``nogil=True``; it
     evaluates states start..stop−1 with one workspace ``ws``): the states are split into
@@ -110,14 +117,15 @@ def run_blocks(kernel, d, args, status):
     for a kernel ``kernel(*args, status, start, stop)`` that takes its tables in ``args``
     and makes each block's own workspace itself (or a Python function that does so around
     a ``nogil`` kernel, as :func:`soadyn.closed.embedding.algorithms.embedding_batch`'s
-    blocks).
+    blocks). ``min_block``: the fewest states in a block (:data:`MIN_BLOCK` for calls of
+    one evaluation per state; a rollout, T steps per state, passes :func:`rollout_min_block`).
 
     Numba's ``prange`` would run the same loop on its own threads, but a parallel kernel
     takes 3–5× longer to compile than this serial one (13 s against 3 s for the compiled
     direct method): the threads are Python's, the loop over each block is compiled.
     """
     batch = status.shape[0]
-    blocks = min(BLOCKS_PER_THREAD * batch_threads(), -(-batch // MIN_BLOCK))
+    blocks = min(BLOCKS_PER_THREAD * batch_threads(), -(-batch // max(1, int(min_block))))
     if blocks <= 1:
         _run_block(kernel, d, args, status, 0, batch)
         return

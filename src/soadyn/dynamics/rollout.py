@@ -9,7 +9,7 @@ import numpy as np
 
 from ..core import status as st
 from ..core import validation as val
-from ..core.call import Arg, CompiledFunction, run_blocks, stacked_block, thread_tables
+from ..core.call import Arg, CompiledFunction, rollout_min_block, run_blocks, stacked_block, thread_tables
 from ..core.compile import snapshot
 from ..kernels.rollout import RK4, SEMI_IMPLICIT_EULER, exponential_coordinate_rate_kernel, rollout_kernel
 
@@ -55,7 +55,7 @@ def _rollout_batch(d, values, params, outs, status):
     call, have the batch dimension too, so they are stacked with the initial states."""
     tau, dt, integrator = params
     run_blocks(stacked_block, None, (rollout_kernel, partial(thread_tables, d), (*values, tau), (dt, integrator), outs,
-                                     ()), status)
+                                     ()), status, rollout_min_block(tau.shape[-2]))
 
 
 _ROLLOUT = CompiledFunction(rollout_kernel, _rollout_batch, (Arg("q0", "nq"), Arg("v0", "nv")), _trajectory_shapes,
