@@ -137,7 +137,11 @@ def solve_contacts(G, g, friction, method="admm", R=None, tol=1e-10, max_iter=10
     lam = np.zeros(n) if warm_start is None else _vector(warm_start, n, "warm_start", "impulses (k, 3) [N s]").copy()
     sigma = np.empty(n)
     info = np.zeros(INFO_SIZE)
-    if method == "admm":
+    if k == 0:
+        # nothing to solve; and the kernels keep their residuals (3,) in a row of their (·, n)
+        # scratch, which holds none at n = 0 (they were written out of bounds)
+        info[CONVERGED] = 1.0
+    elif method == "admm":
         status = admm_kernel(Gm, gv, mu, Rv, float(tol), int(max_iter), warm_start is not None, lam, sigma, info,
                              np.empty((n, n)), np.empty((8, n)), np.empty(n, dtype=np.int64))
         if status:
