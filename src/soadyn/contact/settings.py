@@ -159,3 +159,17 @@ class StepResult:
     def converged(self):
         """Whether the contact solve reached its tolerance."""
         return self.solution.converged
+
+
+def made_step_result(q, v, contacts, impulses, solution, solver_scale):
+    """A :class:`StepResult` of values already of its types: the object the dataclass's
+    constructor gives, its dictionary filled at once (the class is frozen: the
+    constructor sets each field through ``object.__setattr__``), for :func:`soadyn.step`."""
+    r = _new(StepResult)
+    f = r.__dict__
+    f["q"], f["v"], f["contacts"], f["impulses"], f["solution"], f["solver_scale"] = \
+        q, v, contacts, impulses, solution, solver_scale
+    return r
+
+
+_new = object.__new__
