@@ -25,7 +25,7 @@ from ..core import status as st
 from ..core import validation as val
 from ..core.call import NO_FORCES, ExactCall, GeneralPath
 from ..core.compile import derived, snapshot
-from ..geometry.contacts import Contacts, made_contacts, model_identity
+from ..geometry.contacts import Contacts, flat_contacts, model_identity
 from ..geometry.detect import _prepared
 from ..kernels.collision.detect import CONTACT_FLOATS, CONTACT_INTS
 from ..kernels.contact import step as ks
@@ -77,18 +77,18 @@ _SCRATCH = "contact_step_scratch"
 
 
 class StepScratch:
-    """One thread's scratch of the step kernel for one model version and a capacity of
-    ``K`` contacts (a thread's own: the kernel writes it, and what a step returns is copied
+    """One thread's scratch of the step kernel for one model version (its
+    :class:`StepTables` ``tables``) and a capacity of ``K`` contacts (a thread's own: the kernel writes it, and what a step returns is copied
     out of it): the buffers ``fbuf``, ``ibuf`` and the ``dims`` of
     :func:`soadyn.kernels.contact.step.step_scratch`, the step's ``info``
     (:data:`~soadyn.kernels.contact.step.STEP_INFO_SIZE`), and views of the blocks Python
     reads after the step: the contacts ``cfl`` (17 K,) and ``cil`` (4 K,) in the
-    detection's flat layout, λ ``lam`` and σ ``sigma`` (3 K,)."""
+    detection's flat layout, and ``sigma_lam`` (6 K,): σ (3 K), then λ (3 K)."""
 
-    __slots__ = ("K", "fbuf", "ibuf", "dims", "info", "cfl", "cil", "lam", "sigma")
+    __slots__ = ("tables", "K", "fbuf", "ibuf", "dims", "info", "cfl", "cil", "sigma_lam")
 
     def __init__(self, tables, K):
-        self.K = K
+        self.tables, self.K = tables, K
         self.fbuf, self.ibuf = tables.scratch(K)
         self.dims = tables.dims(K)
         self.info = np.zeros(ks.STEP_INFO_SIZE)
@@ -97,8 +97,7 @@ class StepScratch:
         self.cil = self.ibuf[i:i + CONTACT_INTS * K]
         # the NCP block after the contacts, a, vfree, tau (nv each) and F (nb, 6): g, R, σ, λ
         o = f + CONTACT_FLOATS * K + 3 * tables.nv + 6 * tables.nb
-        self.sigma = self.fbuf[o + 2 * n:o + 3 * n]
-        self.lam = self.fbuf[o + 3 * n:o + 4 * n]
+        self.sigma_lam = self.fbuf[o + 2 * n:o + 4 * n]
 
 
 def _scratch(d, tables, K):
@@ -171,9 +170,9 @@ def _fast_step(model, q, v, tau, dt, f_ext, settings, warm_start):
         ws = d.threads.buffer
     except (AttributeError, KeyError):  # this thread's first step on this version
         return None
-    tables = d.known("contact_step")
-    if c.closed or scr is None or tables is None:
+    if c.closed or scr is None:
         return None
+    tables = scr.tables
     if settings is None:
         settings = DEFAULT_SETTINGS
     elif type(settings) is not ContactSettings:
@@ -184,6 +183,7 @@ def _fast_step(model, q, v, tau, dt, f_ext, settings, warm_start):
         return None
     if tau is None:
         tau = np.zeros(c.nv)
+    identity = model_identity(model)
     if warm_start is None:
         wobj, wlam, wscale = _COLD_OBJECTS, _COLD_LAM, _COLD_SCALE
     else:
@@ -191,7 +191,7 @@ def _fast_step(model, q, v, tau, dt, f_ext, settings, warm_start):
             return None
         wc, wlam, wscale = warm_start.contacts, warm_start.impulses, warm_start.solver_scale
         # the checks of Contacts.check (anything else: the general path names it)
-        if (type(wc) is not Contacts or wc.model_version != d.version or wc._model() is not model_identity(model)
+        if (type(wc) is not Contacts or wc.model_version != d.version or wc._model() is not identity
                 or type(wlam) is not np.ndarray):
             return None
         wobj, wlam = wc.objects, wlam.reshape(-1)
@@ -205,30 +205,25 @@ def _fast_step(model, q, v, tau, dt, f_ext, settings, warm_start):
         return None
     if status != st.OK or scr.info[ks.COUNT] > scr.K:
         return None
-    return _result(model, d.version, scr, q1, v1, settings)
+    return _result(identity, d.version, scr, q1, v1, settings)
 
 
 def _frozen_copy(a):
+    """A read-only copy of ``a`` (``setflags`` costs a third of setting ``flags.writeable``)."""
     a = a.copy()
-    a.flags.writeable = False
+    a.setflags(write=False)
     return a
 
 
-def _result(user_model, version, scr, q1, v1, settings):
+def _result(identity, version, scr, q1, v1, settings):
     """The :class:`StepResult` of a step whose contacts, λ, σ and info are in this thread's
-    scratch ``scr`` (copied out: the thread's next step overwrites them)."""
+    scratch ``scr`` (copied out: the thread's next step overwrites them), for the model
+    ``identity`` (:func:`~soadyn.geometry.contacts.model_identity`) at ``version``."""
     info = scr.info.tolist()
     k, K = int(info[ks.COUNT]), scr.K
-    fl, il = _frozen_copy(scr.cfl), _frozen_copy(scr.cil)
-    # the detection's flat layout (soadyn.kernels.collision.detect): points, normals,
-    # depths, frictions, frames (floats); objects, then bodies (integers)
-    contacts = made_contacts(il[:2 * k].reshape(k, 2), il[2 * K:2 * K + 2 * k].reshape(k, 2),
-                             fl[:3 * k].reshape(k, 3), fl[3 * K:3 * K + 3 * k].reshape(k, 3), fl[6 * K:6 * K + k],
-                             fl[7 * K:7 * K + k], fl[8 * K:8 * K + 9 * k].reshape(k, 3, 3), version,
-                             weakref.ref(model_identity(user_model)))
-    n = 3 * k
-    lam = _frozen_copy(scr.lam[:n]).reshape(k, 3)
-    sigma = _frozen_copy(scr.sigma[:n]).reshape(k, 3)
+    contacts = flat_contacts(_frozen_copy(scr.cfl), _frozen_copy(scr.cil), k, K, version, weakref.ref(identity))
+    ncp = _frozen_copy(scr.sigma_lam)
+    sigma, lam = ncp[:3 * k].reshape(k, 3), ncp[3 * K:3 * K + 3 * k].reshape(k, 3)
     solution = made_solution(lam, sigma, int(info[ITERATIONS]), info[CONVERGED] != 0.0, info[PRIMAL], info[DUAL],
                              info[COMPLEMENTARITY], settings.friction_solver, settings.tol)
     return made_step_result(q1, v1, contacts, lam, solution, np.array(info[ks.SCALE_L:ks.SCALE_POWER + 1]))
@@ -318,7 +313,7 @@ def _general_step(model, q, v, tau, dt, f_ext, settings, warm_start):
         if k <= scr.K:
             break
         K = k  # more contacts than the scratch holds: again with room for all of them
-    result = _result(user_model, d.version, scr, q1, v1, settings)
+    result = _result(model_identity(user_model), d.version, scr, q1, v1, settings)
     if not result.solution.converged:
         _not_converged(result, settings, 4)
     return result
