@@ -33,7 +33,7 @@ import numpy as np
 from ..core.compile import snapshot
 from ..kernels.collision.frame import contact_frame
 
-__all__ = ["Contacts", "contact_frames", "model_identity", "flat_contacts"]
+__all__ = ["Contacts", "contact_frames", "model_identity"]
 
 
 def model_identity(model):
