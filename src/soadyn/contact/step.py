@@ -13,6 +13,21 @@ On a tree the five run in one compiled call (:mod:`soadyn.kernels.contact.step`)
 with loops, couplings or user constraints takes :func:`closed_chain_step` (the
 closed-chain branch plugs in there; the settings and the result are those of
 :mod:`.settings`).
+
+**The call path.** A step of a small robot is a few µs of compiled work, so what Python
+does around it decides the steps per second of a loop of :func:`step` calls. The common
+call — a tree whose compiled form is current, arrays of the kernel's exact types, a
+warm start of this model version — takes :func:`_fast_step`: nothing is converted or
+checked in Python that the kernel checks itself (lengths, finiteness, quaternions), the
+kernel is called through the dispatcher that never compiles (:class:`ExactCall`, as
+:mod:`soadyn.core.call`), its tables and this thread's scratch come from the model
+version's store (:class:`StepTables`, :class:`StepScratch`: per thread, so steps from
+several threads at once never share one), and the result is two read-only copies of the
+scratch's contact block and one of its (σ, λ) block, whose fields are views made on first
+use (:func:`~soadyn.geometry.contacts.flat_contacts`). Anything else, and any nonzero
+status, goes through :func:`_general_step`, which validates every argument and names
+what is wrong (running the kernel again there is safe: it writes only its scratch and the
+new outputs).
 """
 from __future__ import annotations
 

@@ -1,0 +1,140 @@
+"""What a call of ``sd.step`` costs around its compiled kernel, against ``mujoco.mj_step``
+from Python on the same MJCF scenes (those of ``benchmarks/contact_step.py``), same run.
+
+``python benchmarks/step_call.py [--label NAME]`` writes ``benchmarks/results/step_call.md``
+and its ``.json`` twin (``--output`` elsewhere: e.g. a run of another checkout of soadyn,
+whose numbers the report then quotes as its own run).
+
+Timed, interleaved (benchmarks/timing.py; per-call medians of the rounds, and their
+minimum, the least disturbed by other work on the machine), each case one call:
+
+* ``mj_step``: ``mujoco.mj_step(m, d)`` of the standing scene (servos inside);
+* ``sd.step``: ``sd.step(model, q, v, tau, dt, warm_start=r)`` of one state of the standing
+  trajectory (the same arguments every call: the same work every call);
+* ``kernel``: the step kernel itself on the same arguments, through Numba's dispatcher (the
+  floor of a call from Python: the compiled stages and the dispatch of its 20 arguments);
+* ``loop``: a step of ``contact_step.py``'s loop, the PD torques computed in NumPy and
+  the state carried over.
+
+``sd.step − kernel`` is the Python around the kernel (validation, warm start, scratch,
+the result's objects).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import contact_step as cs  # noqa: E402
+from timing import machine_description, time_interleaved  # noqa: E402
+
+import soadyn as sd  # noqa: E402
+from soadyn.core.call import NO_FORCES  # noqa: E402
+from soadyn.core.compile import derived  # noqa: E402
+
+RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+
+
+def measure(name, rounds, sample_seconds, seed=0):
+    import importlib
+
+    import mujoco
+    step_module = importlib.import_module("soadyn.contact.step")
+    from soadyn.kernels.contact import step as ks
+    scene = cs.Scene(name, *{"solo12": cs.solo12, "box stack": cs.box_stack, "talos": cs.talos}[name]())
+    model, mm = scene.model, scene.mm
+    dm = mujoco.MjData(mm)
+    dm.qpos[:] = scene.qpos0
+    dm.ctrl[:] = scene.ctrl
+    kp, kd = scene.kp_v, scene.kd_v
+    q, v, r = scene.q0.copy(), np.zeros(model.nv), None
+    for _ in range(200):  # into the standing trajectory
+        tau = kp * scene.pd_error(q, scene.q0) - kd * v
+        r = sd.step(model, q, v, tau, cs.DT, warm_start=r)
+        q, v = r.q, r.v
+    tau = kp * scene.pd_error(q, scene.q0) - kd * v
+    fixed = sd.step(model, q, v, tau, cs.DT, warm_start=r)  # its arguments, every call
+    # the kernel's arguments as sd.step passes them (StepTables and its scratch: the same
+    # in the versions of soadyn this compares)
+    d = derived(model)
+    tables = step_module.step_tables(model)
+    fbuf, ibuf = tables.scratch(tables.capacity)
+    dims = tables.dims(tables.capacity)
+    wobj = np.ascontiguousarray(r.contacts.objects, dtype=np.int64)
+    wlam = np.ascontiguousarray(r.impulses).reshape(-1)
+    wscale = np.array(r.solver_scale, dtype=float)
+    prm = sd.ContactSettings().vector()
+    q1, v1, info = np.empty(model.nq), np.empty(model.nv), np.zeros(ks.STEP_INFO_SIZE)
+    kernel_args = (d.compiled.mi, d.compiled.mf, d.buffer(), q, v, tau, NO_FORCES, cs.DT, tables.ci, tables.cf, prm,
+                   dims, fbuf, ibuf, wobj, wlam, wscale, q1, v1, info)
+    assert ks.step_kernel(*kernel_args) == 0
+    np.testing.assert_array_equal(v1, fixed.v)  # the same step
+    state = {"q": q, "v": v, "r": r}
+
+    def loop():
+        q, v = state["q"], state["v"]
+        res = sd.step(model, q, v, kp * scene.pd_error(q, scene.q0) - kd * v, cs.DT, warm_start=state["r"])
+        state["q"], state["v"], state["r"] = res.q, res.v, res
+
+    cases = {
+        "mj_step": ("f(m, d)", {"f": mujoco.mj_step, "m": mm, "d": dm}),
+        "sd.step": ("f(model, q, v, tau, dt, warm_start=r)",
+                    {"f": sd.step, "model": model, "q": q, "v": v, "tau": tau, "dt": cs.DT, "r": r}),
+        "kernel": ("f(*a)", {"f": ks.step_kernel, "a": kernel_args}),
+        "loop": ("f()", {"f": loop}),
+    }
+    times = time_interleaved(cases, rounds, sample_seconds, np.random.default_rng(seed))
+    us = {k: (1e6 * t[0], 1e6 * t[1]) for k, t in times.items()}
+    return {"scene": name, "nv": model.nv, "contacts": len(fixed.contacts), "iterations": fixed.solution.iterations,
+            **{f"{k} us median": m for k, (m, _) in us.items()}, **{f"{k} us min": lo for k, (_, lo) in us.items()}}
+
+
+def report(rows, header, label):
+    lines = [f"# sd.step per call against mujoco.mj_step ({label})", "", "```", header, "```", "",
+             "µs per call (medians of interleaved rounds; in brackets the rounds' minimum, the least disturbed by "
+             "other work on the machine). `Python` = sd.step − kernel (the same arguments: one state of the standing "
+             "trajectory, warm started from the step before); ratio = steps/s of sd.step / steps/s of mj_step "
+             "(≥ 1: soadyn faster); `loop`: a step of contact_step.py's loop (PD torques in NumPy, state carried "
+             "over).", "",
+             "| scene | nv | contacts | iterations | mj_step | sd.step | kernel | Python | ratio | loop | ratio (loop) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        def cell(k):
+            return f"{r[k + ' us median']:.2f} ({r[k + ' us min']:.2f})"
+        py = r["sd.step us median"] - r["kernel us median"]
+        lines.append(f"| {r['scene']} | {r['nv']} | {r['contacts']} | {r['iterations']} | {cell('mj_step')} | "
+                     f"{cell('sd.step')} | {cell('kernel')} | {py:.2f} | "
+                     f"{r['mj_step us median'] / r['sd.step us median']:.2f} | {cell('loop')} | "
+                     f"{r['mj_step us median'] / r['loop us median']:.2f} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--scenes", nargs="+", default=["solo12", "box stack", "talos"])
+    ap.add_argument("--rounds", type=int, default=21)
+    ap.add_argument("--sample", type=float, default=0.02, help="seconds per sample")
+    ap.add_argument("--label", default="this checkout")
+    ap.add_argument("--output", default=os.path.join(RESULTS, "step_call"))
+    args = ap.parse_args(argv)
+    import mujoco
+    header = machine_description() + f"mujoco {mujoco.__version__}"
+    rows = []
+    for name in args.scenes:
+        rows.append(measure(name, args.rounds, args.sample))
+        print(rows[-1], flush=True)
+    text = report(rows, header, args.label)
+    with open(args.output + ".md", "w") as f:
+        f.write(text)
+    with open(args.output + ".json", "w") as f:
+        json.dump({"machine": header, "label": args.label, "rows": rows}, f, indent=1)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
