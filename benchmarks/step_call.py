@@ -5,8 +5,12 @@ from Python on the same MJCF scenes (those of ``benchmarks/contact_step.py``), s
 and its ``.json`` twin (``--output`` elsewhere: e.g. a run of another checkout of soadyn,
 whose numbers the report then quotes as its own run).
 
-Timed, interleaved (benchmarks/timing.py; per-call medians of the rounds, and their
-minimum, the least disturbed by other work on the machine), each case one call:
+Timed call by call (``time.perf_counter_ns`` around each), the cases taking turns in
+blocks of calls, in a shuffled order, for many rounds; reported: the median over all calls
+of a case (a call interrupted by other work on the machine is one slow call among many: the
+median of single calls stays put where the mean of a block of them does not) and its
+25th–75th percentiles. The timer's own cost (an empty call, measured the same way) is
+subtracted. Each case is one call:
 
 * ``mj_step``: ``mujoco.mj_step(m, d)`` of the standing scene (servos inside);
 * ``sd.step``: ``sd.step(model, q, v, tau, dt, warm_start=r)`` of one state of the standing
@@ -25,12 +29,13 @@ import argparse
 import json
 import os
 import sys
+import time
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import contact_step as cs  # noqa: E402
-from timing import machine_description, time_interleaved  # noqa: E402
+from timing import machine_description  # noqa: E402
 
 import soadyn as sd  # noqa: E402
 from soadyn.core.call import NO_FORCES  # noqa: E402
@@ -39,7 +44,7 @@ from soadyn.core.compile import derived  # noqa: E402
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 
 
-def measure(name, rounds, sample_seconds, seed=0):
+def measure(name, rounds, calls, seed=0):
     import importlib
 
     import mujoco
@@ -80,23 +85,46 @@ def measure(name, rounds, sample_seconds, seed=0):
         res = sd.step(model, q, v, kp * scene.pd_error(q, scene.q0) - kd * v, cs.DT, warm_start=state["r"])
         state["q"], state["v"], state["r"] = res.q, res.v, res
 
+    step, kernel = sd.step, ks.step_kernel
     cases = {
-        "mj_step": ("f(m, d)", {"f": mujoco.mj_step, "m": mm, "d": dm}),
-        "sd.step": ("f(model, q, v, tau, dt, warm_start=r)",
-                    {"f": sd.step, "model": model, "q": q, "v": v, "tau": tau, "dt": cs.DT, "r": r}),
-        "kernel": ("f(*a)", {"f": ks.step_kernel, "a": kernel_args}),
-        "loop": ("f()", {"f": loop}),
+        "mj_step": lambda: mujoco.mj_step(mm, dm),
+        "sd.step": lambda: step(model, q, v, tau, cs.DT, warm_start=r),
+        "kernel": lambda: kernel(*kernel_args),
+        "loop": loop,
+        "empty": lambda: None,
     }
-    times = time_interleaved(cases, rounds, sample_seconds, np.random.default_rng(seed))
-    us = {k: (1e6 * t[0], 1e6 * t[1]) for k, t in times.items()}
-    return {"scene": name, "nv": model.nv, "contacts": len(fixed.contacts), "iterations": fixed.solution.iterations,
-            **{f"{k} us median": m for k, (m, _) in us.items()}, **{f"{k} us min": lo for k, (_, lo) in us.items()}}
+    us = per_call(cases, rounds, calls, np.random.default_rng(seed))
+    timer = us.pop("empty")[0]
+    row = {"scene": name, "nv": model.nv, "contacts": len(fixed.contacts), "iterations": fixed.solution.iterations,
+           "timer us": timer}
+    for k, (p25, p50, p75) in us.items():
+        row[f"{k} us median"], row[f"{k} us p25"], row[f"{k} us p75"] = p50 - timer, p25 - timer, p75 - timer
+    return row
+
+
+def per_call(cases, rounds, calls, rng):
+    """{case: (25th, 50th, 75th percentile) µs} of single calls: ``calls`` calls of each case
+    per round, the cases in a shuffled order each round (after a warm-up round)."""
+    clock = time.perf_counter_ns
+    samples = {k: [] for k in cases}
+    keys = list(cases)
+    for rnd in range(rounds + 1):
+        rng.shuffle(keys)
+        for key in keys:
+            f, out = cases[key], samples[key]
+            for _ in range(calls):
+                t0 = clock()
+                f()
+                t1 = clock()
+                if rnd:
+                    out.append(t1 - t0)
+    return {k: tuple(float(x) for x in np.percentile(np.array(s) / 1e3, [25, 50, 75])) for k, s in samples.items()}
 
 
 def report(rows, header, label):
     lines = [f"# sd.step per call against mujoco.mj_step ({label})", "", "```", header, "```", "",
-             "µs per call (medians of interleaved rounds; in brackets the rounds' minimum, the least disturbed by "
-             "other work on the machine). `Python` = sd.step − kernel (the same arguments: one state of the standing "
+             "µs per call (the median of single calls over interleaved rounds, the timer's cost subtracted; in "
+             "brackets the 25th–75th percentiles). `Python` = sd.step − kernel (the same arguments: one state of the standing "
              "trajectory, warm started from the step before); ratio = steps/s of sd.step / steps/s of mj_step "
              "(≥ 1: soadyn faster); `loop`: a step of contact_step.py's loop (PD torques in NumPy, state carried "
              "over).", "",
@@ -104,7 +132,7 @@ def report(rows, header, label):
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         def cell(k):
-            return f"{r[k + ' us median']:.2f} ({r[k + ' us min']:.2f})"
+            return f"{r[k + ' us median']:.2f} ({r[k + ' us p25']:.2f}–{r[k + ' us p75']:.2f})"
         py = r["sd.step us median"] - r["kernel us median"]
         lines.append(f"| {r['scene']} | {r['nv']} | {r['contacts']} | {r['iterations']} | {cell('mj_step')} | "
                      f"{cell('sd.step')} | {cell('kernel')} | {py:.2f} | "
@@ -116,8 +144,8 @@ def report(rows, header, label):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scenes", nargs="+", default=["solo12", "box stack", "talos"])
-    ap.add_argument("--rounds", type=int, default=21)
-    ap.add_argument("--sample", type=float, default=0.02, help="seconds per sample")
+    ap.add_argument("--rounds", type=int, default=30)
+    ap.add_argument("--calls", type=int, default=500, help="calls of each case per round")
     ap.add_argument("--label", default="this checkout")
     ap.add_argument("--output", default=os.path.join(RESULTS, "step_call"))
     args = ap.parse_args(argv)
@@ -125,7 +153,7 @@ def main(argv=None):
     header = machine_description() + f"mujoco {mujoco.__version__}"
     rows = []
     for name in args.scenes:
-        rows.append(measure(name, args.rounds, args.sample))
+        rows.append(measure(name, args.rounds, args.calls))
         print(rows[-1], flush=True)
     text = report(rows, header, args.label)
     with open(args.output + ".md", "w") as f:

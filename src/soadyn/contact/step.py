@@ -97,10 +97,11 @@ class StepScratch:
     out of it): the buffers ``fbuf``, ``ibuf`` and the ``dims`` of
     :func:`soadyn.kernels.contact.step.step_scratch`, the step's ``info``
     (:data:`~soadyn.kernels.contact.step.STEP_INFO_SIZE`), and views of the blocks Python
-    reads after the step: the contacts ``cfl`` (17 K,) and ``cil`` (4 K,) in the
-    detection's flat layout, and ``sigma_lam`` (6 K,): σ (3 K), then λ (3 K)."""
+    reads after the step: ``floats``, from the contacts' floats (17 K, the detection's flat
+    layout) to the end of λ, with σ (3 K) and then λ (3 K) from ``ncp`` on, and the
+    contacts' integers ``cil`` (4 K,) (one copy of each makes a step's result)."""
 
-    __slots__ = ("tables", "K", "fbuf", "ibuf", "dims", "info", "cfl", "cil", "sigma_lam")
+    __slots__ = ("tables", "K", "fbuf", "ibuf", "dims", "info", "floats", "ncp", "cil")
 
     def __init__(self, tables, K):
         self.tables, self.K = tables, K
@@ -108,11 +109,10 @@ class StepScratch:
         self.dims = tables.dims(K)
         self.info = np.zeros(ks.STEP_INFO_SIZE)
         f, i, n = tables.det_floats, tables.det_ints, 3 * K
-        self.cfl = self.fbuf[f:f + CONTACT_FLOATS * K]
         self.cil = self.ibuf[i:i + CONTACT_INTS * K]
-        # the NCP block after the contacts, a, vfree, tau (nv each) and F (nb, 6): g, R, σ, λ
-        o = f + CONTACT_FLOATS * K + 3 * tables.nv + 6 * tables.nb
-        self.sigma_lam = self.fbuf[o + 2 * n:o + 4 * n]
+        # after the contacts' floats: a, vfree, tau (nv each), F (nb, 6), then g, R, σ, λ (n each)
+        self.ncp = CONTACT_FLOATS * K + 3 * tables.nv + 6 * tables.nb + 2 * n
+        self.floats = self.fbuf[f:f + self.ncp + 2 * n]
 
 
 def _scratch(d, tables, K):
@@ -236,9 +236,10 @@ def _result(identity, version, scr, q1, v1, settings):
     ``identity`` (:func:`~soadyn.geometry.contacts.model_identity`) at ``version``."""
     info = scr.info.tolist()
     k, K = int(info[ks.COUNT]), scr.K
-    contacts = flat_contacts(_frozen_copy(scr.cfl), _frozen_copy(scr.cil), k, K, version, weakref.ref(identity))
-    ncp = _frozen_copy(scr.sigma_lam)
-    sigma, lam = ncp[:3 * k].reshape(k, 3), ncp[3 * K:3 * K + 3 * k].reshape(k, 3)
+    floats = _frozen_copy(scr.floats)
+    contacts = flat_contacts(floats, _frozen_copy(scr.cil), k, K, version, weakref.ref(identity))
+    o = scr.ncp
+    sigma, lam = floats[o:o + 3 * k].reshape(k, 3), floats[o + 3 * K:o + 3 * K + 3 * k].reshape(k, 3)
     solution = made_solution(lam, sigma, int(info[ITERATIONS]), info[CONVERGED] != 0.0, info[PRIMAL], info[DUAL],
                              info[COMPLEMENTARITY], settings.friction_solver, settings.tol)
     return made_step_result(q1, v1, contacts, lam, solution, np.array(info[ks.SCALE_L:ks.SCALE_POWER + 1]))
