@@ -1,9 +1,10 @@
 """What a call of ``sd.step`` costs around its compiled kernel, against ``mujoco.mj_step``
 from Python on the same MJCF scenes (those of ``benchmarks/contact_step.py``), same run.
 
-``python benchmarks/step_call.py [--label NAME]`` writes ``benchmarks/results/step_call.md``
-and its ``.json`` twin (``--output`` elsewhere: e.g. a run of another checkout of soadyn,
-whose numbers the report then quotes as its own run).
+``python benchmarks/step_call.py`` writes ``benchmarks/results/step_call.md`` and its
+``.json`` twin. ``--rows-only FILE.json`` writes just the measured rows (for a run of
+another checkout of soadyn, ``PYTHONPATH=that/src``), which ``--before FILE.json`` then shows
+beside this checkout's as a second table (each with the ratio to its own run's mj_step).
 
 Timed call by call (``time.perf_counter_ns`` around each), the cases taking turns in
 blocks of calls, in a shuffled order, for many rounds; reported: the median over all calls
@@ -35,6 +36,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import contact_step as cs  # noqa: E402
+import results_json  # noqa: E402
 from timing import machine_description  # noqa: E402
 
 import soadyn as sd  # noqa: E402
@@ -121,15 +123,21 @@ def per_call(cases, rounds, calls, rng):
     return {k: tuple(float(x) for x in np.percentile(np.array(s) / 1e3, [25, 50, 75])) for k, s in samples.items()}
 
 
-def report(rows, header, label):
-    lines = [f"# sd.step per call against mujoco.mj_step ({label})", "", "```", header, "```", "",
+def report(rows, header, label, before=None):
+    lines = ["# sd.step per call against mujoco.mj_step", "", "```", header, "```", "",
              "µs per call (the median of single calls over interleaved rounds, the timer's cost subtracted; in "
-             "brackets the 25th–75th percentiles). `Python` = sd.step − kernel (the same arguments: one state of the standing "
-             "trajectory, warm started from the step before); ratio = steps/s of sd.step / steps/s of mj_step "
-             "(≥ 1: soadyn faster); `loop`: a step of contact_step.py's loop (PD torques in NumPy, state carried "
-             "over).", "",
-             "| scene | nv | contacts | iterations | mj_step | sd.step | kernel | Python | ratio | loop | ratio (loop) |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "brackets the 25th–75th percentiles). `Python` = sd.step − kernel (the same arguments: one state of "
+             "the standing trajectory, warm started from the step before); ratio = steps/s of sd.step / steps/s "
+             "of mj_step (≥ 1: soadyn faster); `loop`: a step of contact_step.py's loop (PD torques in NumPy, state carried "
+             "over)."]
+    for title, table in ((label, rows),) + (() if before is None else ((before["label"], before["rows"]),)):
+        lines += ["", f"## {title}", ""] + _table(table)
+    return "\n".join(lines) + "\n"
+
+
+def _table(rows):
+    lines = ["| scene | nv | contacts | iterations | mj_step | sd.step | kernel | Python | ratio | loop | "
+             "ratio (loop) |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         def cell(k):
             return f"{r[k + ' us median']:.2f} ({r[k + ' us p25']:.2f}–{r[k + ' us p75']:.2f})"
@@ -138,7 +146,7 @@ def report(rows, header, label):
                      f"{cell('sd.step')} | {cell('kernel')} | {py:.2f} | "
                      f"{r['mj_step us median'] / r['sd.step us median']:.2f} | {cell('loop')} | "
                      f"{r['mj_step us median'] / r['loop us median']:.2f} |")
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def main(argv=None):
@@ -148,6 +156,8 @@ def main(argv=None):
     ap.add_argument("--calls", type=int, default=500, help="calls of each case per round")
     ap.add_argument("--label", default="this checkout")
     ap.add_argument("--output", default=os.path.join(RESULTS, "step_call"))
+    ap.add_argument("--rows-only", help="write only the measured rows (JSON) to this file")
+    ap.add_argument("--before", help="the rows of a run of another checkout (--rows-only), shown as a second table")
     args = ap.parse_args(argv)
     import mujoco
     header = machine_description() + f"mujoco {mujoco.__version__}"
@@ -155,11 +165,18 @@ def main(argv=None):
     for name in args.scenes:
         rows.append(measure(name, args.rounds, args.calls))
         print(rows[-1], flush=True)
-    text = report(rows, header, args.label)
+    if args.rows_only:
+        with open(args.rows_only, "w") as f:
+            json.dump({"machine": header, "label": args.label, "rows": rows}, f, indent=1)
+        return 0
+    before = None
+    if args.before:
+        with open(args.before) as f:
+            before = json.load(f)
+    text = report(rows, header, args.label, before)
     with open(args.output + ".md", "w") as f:
         f.write(text)
-    with open(args.output + ".json", "w") as f:
-        json.dump({"machine": header, "label": args.label, "rows": rows}, f, indent=1)
+    results_json.write_twin(args.output + ".md", header)
     print(text)
     return 0
 

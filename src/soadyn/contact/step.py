@@ -93,8 +93,8 @@ _SCRATCH = "contact_step_scratch"
 
 class StepScratch:
     """One thread's scratch of the step kernel for one model version (its
-    :class:`StepTables` ``tables``) and a capacity of ``K`` contacts (a thread's own: the kernel writes it, and what a step returns is copied
-    out of it): the buffers ``fbuf``, ``ibuf`` and the ``dims`` of
+    :class:`StepTables` ``tables``) and a capacity of ``K`` contacts (a thread's own: the
+    kernel writes it, and what a step returns is copied out of it): the buffers ``fbuf``, ``ibuf`` and the ``dims`` of
     :func:`soadyn.kernels.contact.step.step_scratch`, the step's ``info``
     (:data:`~soadyn.kernels.contact.step.STEP_INFO_SIZE`), and views of the blocks Python
     reads after the step: ``floats``, from the contacts' floats (17 K, the detection's flat
@@ -167,7 +167,8 @@ _INF = float("inf")
 
 
 def _fast_step(model, q, v, tau, dt, f_ext, settings, warm_start):
-    """The step of the common call, or None for the general path of :func:`step`: a tree
+    """(The step of the common call, whether its solve converged), or None for the general
+    path of :func:`step`: a tree
     whose compiled form is current, this thread's scratch there (its first step took the
     general path), the state of the kernel's exact types (C-contiguous float64 vectors,
     writeable; the kernel checks their lengths and finiteness), ``dt`` a positive float,
@@ -231,18 +232,27 @@ def _frozen_copy(a):
 
 
 def _result(identity, version, scr, q1, v1, settings):
-    """The :class:`StepResult` of a step whose contacts, λ, σ and info are in this thread's
-    scratch ``scr`` (copied out: the thread's next step overwrites them), for the model
-    ``identity`` (:func:`~soadyn.geometry.contacts.model_identity`) at ``version``."""
+    """(the :class:`StepResult`, whether its solve converged) of a step whose contacts, λ,
+    σ and info are in this thread's scratch ``scr`` (copied out: the thread's next step
+    overwrites them), for the model ``identity``
+    (:func:`~soadyn.geometry.contacts.model_identity`) at ``version``. Its contacts' fields
+    and its solution are made on first use from the copies."""
     info = scr.info.tolist()
     k, K = int(info[ks.COUNT]), scr.K
     floats = _frozen_copy(scr.floats)
     contacts = flat_contacts(floats, _frozen_copy(scr.cil), k, K, version, weakref.ref(identity))
     o = scr.ncp
-    sigma, lam = floats[o:o + 3 * k].reshape(k, 3), floats[o + 3 * K:o + 3 * K + 3 * k].reshape(k, 3)
-    solution = made_solution(lam, sigma, int(info[ITERATIONS]), info[CONVERGED] != 0.0, info[PRIMAL], info[DUAL],
-                             info[COMPLEMENTARITY], settings.friction_solver, settings.tol)
-    return made_step_result(q1, v1, contacts, lam, solution, np.array(info[ks.SCALE_L:ks.SCALE_POWER + 1]))
+    lam = floats[o + 3 * K:o + 3 * K + 3 * k].reshape(k, 3)
+    result = made_step_result(q1, v1, contacts, lam, (_solution, (floats, o, k, lam, info, settings)),
+                              np.array(info[ks.SCALE_L:ks.SCALE_POWER + 1]))
+    return result, info[CONVERGED] != 0.0
+
+
+def _solution(floats, o, k, lam, info, settings):
+    """The ContactSolution of a step: λ, σ (3k at ``o`` of the result's floats) and the
+    solver's info (a list)."""
+    return made_solution(lam, floats[o:o + 3 * k].reshape(k, 3), int(info[ITERATIONS]), info[CONVERGED] != 0.0,
+                         info[PRIMAL], info[DUAL], info[COMPLEMENTARITY], settings.friction_solver, settings.tol)
 
 
 def _not_converged(result, settings, stacklevel):
@@ -290,10 +300,11 @@ def step(model, q, v, tau, dt, f_ext=None, settings=None, *, warm_start=None):
     :class:`~soadyn.ContactSolverWarning`. A state that is not finite raises ValueError
     naming it; a step whose result is not finite raises OverflowError.
     """
-    result = _fast_step(model, q, v, tau, dt, f_ext, settings, warm_start)
-    if result is None:
+    fast = _fast_step(model, q, v, tau, dt, f_ext, settings, warm_start)
+    if fast is None:
         return _general_step(model, q, v, tau, dt, f_ext, settings, warm_start)
-    if not result.solution.converged:
+    result, converged = fast
+    if not converged:
         _not_converged(result, DEFAULT_SETTINGS if settings is None else settings, 3)
     return result
 
@@ -329,8 +340,8 @@ def _general_step(model, q, v, tau, dt, f_ext, settings, warm_start):
         if k <= scr.K:
             break
         K = k  # more contacts than the scratch holds: again with room for all of them
-    result = _result(model_identity(user_model), d.version, scr, q1, v1, settings)
-    if not result.solution.converged:
+    result, converged = _result(model_identity(user_model), d.version, scr, q1, v1, settings)
+    if not converged:
         _not_converged(result, settings, 4)
     return result
 

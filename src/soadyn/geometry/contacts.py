@@ -187,8 +187,8 @@ _FLAT_FIELDS = {
 def flat_contacts(fl, il, k, K, model_version, model_ref):
     """The :class:`Contacts` of k contacts in the detection's flat layout of capacity K
     (``fl`` (17 K,) floats, ``il`` (4 K,) integers, read-only arrays the Contacts then
-    own, either possibly longer: its first entries; ``_FLAT_FIELDS``), ``model_ref`` a weak reference to the model. Its fields are
-    views of the two arrays, made on first use (a time step returns contacts that its
+    own, either possibly longer: its first entries; ``_FLAT_FIELDS``), ``model_ref`` a
+    weak reference to the model. Its fields are views of the two arrays, made on first use (a time step returns contacts that its
     caller often reads only the object pairs of, for the next step's warm start)."""
     c = _new(Contacts)
     f = c.__dict__
