@@ -130,8 +130,12 @@ def report(rows, header, label, before=None):
              "the standing trajectory, warm started from the step before); ratio = steps/s of sd.step / steps/s "
              "of mj_step (≥ 1: soadyn faster); `loop`: a step of contact_step.py's loop (PD torques in NumPy, state carried "
              "over)."]
-    for title, table in ((label, rows),) + (() if before is None else ((before["label"], before["rows"]),)):
-        lines += ["", f"## {title}", ""] + _table(table)
+    lines += ["", f"## {label}", ""] + _table(rows)
+    if before is not None:
+        # the other checkout's run: its date and load from its machine block
+        when = "; ".join(x.strip() for x in before["machine"].splitlines() if x.startswith(("date", "load")))
+        lines += ["", f"## {before['label']}", "", f"A run of another checkout on the same machine ({when}).", ""]
+        lines += _table(before["rows"])
     return "\n".join(lines) + "\n"
 
 
