@@ -7,6 +7,7 @@ nothing cached) against a model edited after steps that filled the caches; steps
 same state from several threads at once against the same steps in one thread; the
 validated path (arguments of other types: lists, read-only arrays, ``dt`` an integer) against
 the fast one; the errors of bad input after the fast path is primed, as on a fresh model."""
+import dataclasses
 import threading
 import warnings
 
@@ -164,6 +165,14 @@ def test_contacts_of_a_step_are_read_only_and_complete():
         assert not a.flags.writeable
     with pytest.raises(AttributeError, match="no attribute 'points'"):
         c.points
+    # the solution (made on first use) is one object, and the result is a whole dataclass
+    assert r.solution is r.solution and r.solution.impulses is r.impulses
+    copy = dataclasses.replace(r)
+    for field in dataclasses.fields(r):
+        assert getattr(copy, field.name) is getattr(r, field.name)
+    assert "StepResult(" in repr(r) and "2 points of 'biped'" in repr(c)
+    with pytest.raises(AttributeError, match="no attribute 'solutions'"):
+        r.solutions
     with pytest.raises(AttributeError):
         c.depth = np.zeros(2)  # frozen
 

@@ -22,9 +22,10 @@ checked in Python that the kernel checks itself (lengths, finiteness, quaternion
 kernel is called through the dispatcher that never compiles (:class:`ExactCall`, as
 :mod:`soadyn.core.call`), its tables and this thread's scratch come from the model
 version's store (:class:`StepTables`, :class:`StepScratch`: per thread, so steps from
-several threads at once never share one), and the result is two read-only copies of the
-scratch's contact block and one of its (σ, λ) block, whose fields are views made on first
-use (:func:`~soadyn.geometry.contacts.flat_contacts`). Anything else, and any nonzero
+several threads at once never share one), and the result holds two read-only copies of
+the scratch (its floats from the contacts to λ, and the contacts' integers) of which the
+contacts' fields and the :class:`~soadyn.ContactSolution` are made on first use
+(:func:`~soadyn.geometry.contacts.flat_contacts`, :func:`_solution`). Anything else, and any nonzero
 status, goes through :func:`_general_step`, which validates every argument and names
 what is wrong (running the kernel again there is safe: it writes only its scratch and the
 new outputs).
@@ -94,12 +95,12 @@ _SCRATCH = "contact_step_scratch"
 class StepScratch:
     """One thread's scratch of the step kernel for one model version (its
     :class:`StepTables` ``tables``) and a capacity of ``K`` contacts (a thread's own: the
-    kernel writes it, and what a step returns is copied out of it): the buffers ``fbuf``, ``ibuf`` and the ``dims`` of
-    :func:`soadyn.kernels.contact.step.step_scratch`, the step's ``info``
-    (:data:`~soadyn.kernels.contact.step.STEP_INFO_SIZE`), and views of the blocks Python
-    reads after the step: ``floats``, from the contacts' floats (17 K, the detection's flat
-    layout) to the end of λ, with σ (3 K) and then λ (3 K) from ``ncp`` on, and the
-    contacts' integers ``cil`` (4 K,) (one copy of each makes a step's result)."""
+    kernel writes it, and what a step returns is copied out of it): the buffers ``fbuf``,
+    ``ibuf`` and the ``dims`` of :func:`soadyn.kernels.contact.step.step_scratch`, the
+    step's ``info`` (:data:`~soadyn.kernels.contact.step.STEP_INFO_SIZE`), and views of the
+    blocks Python reads after the step: ``floats``, from the contacts' floats (17 K, the
+    detection's flat layout) to the end of λ, with σ (3 K) and then λ (3 K) from ``ncp``
+    on, and the contacts' integers ``cil`` (4 K,) (one copy of each makes a step's result)."""
 
     __slots__ = ("tables", "K", "fbuf", "ibuf", "dims", "info", "floats", "ncp", "cil")
 
@@ -167,16 +168,16 @@ _INF = float("inf")
 
 
 def _fast_step(model, q, v, tau, dt, f_ext, settings, warm_start):
-    """(The step of the common call, whether its solve converged), or None for the general
-    path of :func:`step`: a tree
-    whose compiled form is current, this thread's scratch there (its first step took the
-    general path), the state of the kernel's exact types (C-contiguous float64 vectors,
-    writeable; the kernel checks their lengths and finiteness), ``dt`` a positive float,
-    no external forces or an (nbodies, 6) array, settings None or a ContactSettings, no
-    warm start or a StepResult of this model version. Anything else, a nonzero status of
-    the kernel, or more contacts than the scratch holds, gives None: the general path
-    then names what is wrong or grows the scratch (the kernel writes only the scratch and
-    outputs made here, so running it again is safe)."""
+    """(The StepResult of the common call, whether its solve converged), or None for the
+    general path of :func:`step`. The common call: a tree whose compiled form is current,
+    this thread's scratch there (its first step took the general path), the state of the
+    kernel's exact types (C-contiguous float64 vectors, writeable; the kernel checks their
+    lengths and finiteness), ``dt`` a positive float, no external forces or an
+    (nbodies, 6) array, settings None or a ContactSettings, no warm start or a StepResult
+    of this model version. Anything else, a nonzero status of the kernel, or more
+    contacts than the scratch holds, gives None: the general path then names what is
+    wrong or grows the scratch (the kernel writes only the scratch and outputs made here,
+    so running it again is safe)."""
     d = getattr(model, "_derived", None)
     if d is None or not (type(dt) is float and 0.0 < dt < _INF):
         return None
