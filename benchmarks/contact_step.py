@@ -25,7 +25,8 @@ step, the state carried over: steps per second of a single-state simulator), and
 ``sd.rollout`` call of B states × T steps against ``mujoco.rollout`` of the same (1 thread:
 MuJoCo ``Rollout(nthread=0)`` against ``sd.rollout`` with one batch thread; 2 threads:
 ``Rollout(nthread=2)`` against the default two). Medians over interleaved rounds
-(benchmarks/timing.py).
+(benchmarks/timing.py). The loop of ``sd.step`` computes its PD torques in NumPy from
+joint indices found once (about 2 µs a step), where MuJoCo's servos are inside ``mj_step``.
 
 NCP residuals of both, per contact step of a standing trajectory, against the rigid Coulomb
 NCP with De Saxcé's correction [LeLidec24]: soadyn's from its record; MuJoCo's from its
@@ -177,6 +178,17 @@ class Scene:
             vi = v_index[mm.joint(int(mm.actuator_trnid[a, 0])).name]
             self.kp_v[vi], self.kd_v[vi] = kp[a], kd[a]
         self.has_pd = mm.nu > 0
+        # the dofs of the PD of sd.rollout (its 1-coordinate joints) and their coordinates,
+        # found once: the timed loop of sd.step computes its PD torques from them as MuJoCo
+        # computes its servos' inside mj_step (a loop over the bodies in Python per step
+        # cost 14 µs on solo12, more than the step)
+        self.pd_v, self.pd_q = _pd_indices(model)
+
+    def pd_error(self, q, qref):
+        """q_ref − q on the dofs of the 1-coordinate joints (the PD of sd.rollout), 0 elsewhere."""
+        e = np.zeros(self.model.nv)
+        e[self.pd_v] = qref[self.pd_q] - q[self.pd_q]
+        return e
 
     def pd(self, T, batch=None):
         if not self.has_pd:
@@ -279,7 +291,7 @@ def measure(scene, batch, steps, rounds, seed=0):
 
     def sd_step():
         q, v = state["q"], state["v"]
-        tau1 = kp * _pd_error(model, q, qref1) - kd * v
+        tau1 = kp * scene.pd_error(q, qref1) - kd * v
         r = sd.step(model, q, v, tau1, DT, warm_start=state["r"])
         state["q"], state["v"], state["r"] = r.q, r.v, r
         if not np.isfinite(r.q).all():
@@ -418,14 +430,15 @@ def stage_breakdown(scene, n=2000):
     return out
 
 
-def _pd_error(model, q, qref):
-    """q_ref − q on the dofs of the 1-coordinate joints (the PD of sd.rollout), 0 elsewhere."""
-    e = np.zeros(model.nv)
+def _pd_indices(model):
+    """(dofs, their coordinates) of the 1-coordinate joints (the joints sd.rollout's PD acts on)."""
+    dofs, coords = [], []
     for body in model.bodies:
         j = body.joint
         if j.nv and j.nq == j.nv and j.kind not in ("free", "spherical"):
-            e[j.v_index:j.v_index + j.nv] = qref[j.q_index:j.q_index + j.nq] - q[j.q_index:j.q_index + j.nq]
-    return e
+            dofs += range(j.v_index, j.v_index + j.nv)
+            coords += range(j.q_index, j.q_index + j.nq)
+    return np.array(dofs, dtype=np.int64), np.array(coords, dtype=np.int64)
 
 
 def report(rows, header):

@@ -688,6 +688,10 @@ def page_contacts(out, res, results_dir=RESULTS):
             names = list(stages[0]["stages us (min of 5)"])
             page.table(["scene"] + [f"{n} [µs]" for n in names],
                        [[r["scene"]] + [r["stages us (min of 5)"].get(n) for n in names] for r in stages])
+    _twin_section(page, res, "step_call.json", "One sd.step call: the kernel and the Python around it",
+                  "µs per call of `sd.step`, of its compiled kernel alone on the same arguments, and of "
+                  "`mujoco.mj_step`, timed call by call (`benchmarks/step_call.py`); the Python around the "
+                  "kernel is their difference.")
     cl = res.get("contact_loops.json")
     if cl:
         page.heading("Closed chains in contact: the Mini Cheetah with its rotors")

@@ -159,3 +159,30 @@ class StepResult:
     def converged(self):
         """Whether the contact solve reached its tolerance."""
         return self.solution.converged
+
+    def __getattr__(self, name):
+        # (called only for a name the instance's dictionary lacks: the solution of a result
+        # of made_step_result not used yet, made now by its builder and kept; two threads
+        # making it at once make equal solutions of the same arrays)
+        lazy = self.__dict__.get("_lazy_solution")
+        if lazy is None or name != "solution":
+            raise AttributeError(f"'StepResult' object has no attribute {name!r}")
+        build, args = lazy
+        value = self.__dict__["solution"] = build(*args)
+        return value
+
+
+def made_step_result(q, v, contacts, impulses, solution, solver_scale):
+    """A :class:`StepResult` of values already of its types: the object the dataclass's
+    constructor gives, its dictionary filled at once (the class is frozen: the
+    constructor sets each field through ``object.__setattr__``), for :func:`soadyn.step`.
+    ``solution``: the ContactSolution, or a pair (build, args) that makes it on first use
+    as ``build(*args)`` (a loop of steps often reads only q, v and the next warm start)."""
+    r = _new(StepResult)
+    f = r.__dict__
+    f["q"], f["v"], f["contacts"], f["impulses"], f["solver_scale"] = q, v, contacts, impulses, solver_scale
+    f["_lazy_solution" if type(solution) is tuple else "solution"] = solution
+    return r
+
+
+_new = object.__new__

@@ -56,6 +56,21 @@ class ContactSolution:
         return max(self.primal, self.dual, self.complementarity)
 
 
+def made_solution(impulses, velocities, iterations, converged, primal, dual, complementarity, method, tol):
+    """A :class:`ContactSolution` of values already of its types (impulses, velocities
+    read-only (k, 3) arrays): the object the dataclass's constructor gives, its dictionary
+    filled at once (the constructor sets each of the nine fields through
+    ``object.__setattr__``: the class is frozen), for :func:`soadyn.step`."""
+    s = _new(ContactSolution)
+    f = s.__dict__
+    f["impulses"], f["velocities"], f["iterations"], f["converged"] = impulses, velocities, iterations, converged
+    f["primal"], f["dual"], f["complementarity"], f["method"], f["tol"] = primal, dual, complementarity, method, tol
+    return s
+
+
+_new = object.__new__
+
+
 def _matrix(G):
     try:
         a = np.asarray(G, dtype=float)

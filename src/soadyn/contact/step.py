@@ -13,6 +13,22 @@ On a tree the five run in one compiled call (:mod:`soadyn.kernels.contact.step`)
 with loops, couplings or user constraints takes :func:`closed_chain_step` (the
 closed-chain branch plugs in there; the settings and the result are those of
 :mod:`.settings`).
+
+**The call path.** A step of a small robot is a few µs of compiled work, so what Python
+does around it decides the steps per second of a loop of :func:`step` calls. The common
+call — a tree whose compiled form is current, arrays of the kernel's exact types, a
+warm start of this model version — takes :func:`_fast_step`: nothing is converted or
+checked in Python that the kernel checks itself (lengths, finiteness, quaternions), the
+kernel is called through the dispatcher that never compiles (:class:`ExactCall`, as
+:mod:`soadyn.core.call`), its tables and this thread's scratch come from the model
+version's store (:class:`StepTables`, :class:`StepScratch`: per thread, so steps from
+several threads at once never share one), and the result holds two read-only copies of
+the scratch (its floats from the contacts to λ, and the contacts' integers) of which the
+contacts' fields and the :class:`~soadyn.ContactSolution` are made on first use
+(:func:`~soadyn.geometry.contacts.flat_contacts`, :func:`_solution`). Anything else, and any nonzero
+status, goes through :func:`_general_step`, which validates every argument and names
+what is wrong (running the kernel again there is safe: it writes only its scratch and the
+new outputs).
 """
 from __future__ import annotations
 
@@ -23,17 +39,17 @@ import numpy as np
 
 from ..core import status as st
 from ..core import validation as val
-from ..core.call import NO_FORCES
+from ..core.call import NO_FORCES, ExactCall, GeneralPath
 from ..core.compile import derived, snapshot
-from ..geometry.contacts import Contacts
+from ..geometry.contacts import Contacts, flat_contacts, model_identity
 from ..geometry.detect import _prepared
 from ..kernels.collision.detect import CONTACT_FLOATS, CONTACT_INTS
 from ..kernels.contact import step as ks
 from ..kernels.contact.delassus import delassus_buffer_sizes
 from ..kernels.contact.admm import COMPLEMENTARITY, CONVERGED, DUAL, ITERATIONS, PRIMAL, RHO_POWER
 from .cluster_step import cluster_step
-from .settings import StepResult, settings_argument
-from .solver import ContactSolution, ContactSolverWarning
+from .settings import DEFAULT_SETTINGS, ContactSettings, StepResult, made_step_result, settings_argument
+from .solver import ContactSolverWarning, made_solution
 
 __all__ = ["step", "closed_chain_step", "step_tables", "time_step"]
 
@@ -72,15 +88,41 @@ def step_tables(model):
     return derived(model).memo("contact_step", StepTables)
 
 
+#: the key of a thread's :class:`StepScratch` in a model version's store
+_SCRATCH = "contact_step_scratch"
+
+
+class StepScratch:
+    """One thread's scratch of the step kernel for one model version (its
+    :class:`StepTables` ``tables``) and a capacity of ``K`` contacts (a thread's own: the
+    kernel writes it, and what a step returns is copied out of it): the buffers ``fbuf``,
+    ``ibuf`` and the ``dims`` of :func:`soadyn.kernels.contact.step.step_scratch`, the
+    step's ``info`` (:data:`~soadyn.kernels.contact.step.STEP_INFO_SIZE`), and views of the
+    blocks Python reads after the step: ``floats``, from the contacts' floats (17 K, the
+    detection's flat layout) to the end of λ, with σ (3 K) and then λ (3 K) from ``ncp``
+    on, and the contacts' integers ``cil`` (4 K,) (one copy of each makes a step's result)."""
+
+    __slots__ = ("tables", "K", "fbuf", "ibuf", "dims", "info", "floats", "ncp", "cil")
+
+    def __init__(self, tables, K):
+        self.tables, self.K = tables, K
+        self.fbuf, self.ibuf = tables.scratch(K)
+        self.dims = tables.dims(K)
+        self.info = np.zeros(ks.STEP_INFO_SIZE)
+        f, i, n = tables.det_floats, tables.det_ints, 3 * K
+        self.cil = self.ibuf[i:i + CONTACT_INTS * K]
+        # after the contacts' floats: a, vfree, tau (nv each), F (nb, 6), then g, R, σ, λ (n each)
+        self.ncp = CONTACT_FLOATS * K + 3 * tables.nv + 6 * tables.nb + 2 * n
+        self.floats = self.fbuf[f:f + self.ncp + 2 * n]
+
+
 def _scratch(d, tables, K):
-    """This thread's scratch of capacity ≥ K: (K, (floats, integers), dims)."""
-    box = d.per_thread("contact_step_scratch", lambda snapshot: {})
-    have = box.get("K", 0)
-    if have < K:
-        box["K"] = K
-        box["buffers"] = tables.scratch(K)
-        box["dims"] = tables.dims(K)
-    return box["K"], box["buffers"], box["dims"]
+    """This thread's :class:`StepScratch` of capacity ≥ K (grown when K is more)."""
+    box = d.per_thread(_SCRATCH, lambda snapshot: [None])
+    scr = box[0]
+    if scr is None or scr.K < K:
+        scr = box[0] = StepScratch(tables, K)
+    return scr
 
 
 def time_step(dt):
@@ -91,11 +133,16 @@ def time_step(dt):
     return dt
 
 
+#: the warm start of a step given none (arrays the kernel only reads)
+_COLD_OBJECTS, _COLD_LAM = np.zeros((0, 2), dtype=np.int64), np.zeros(0)
+_COLD_SCALE = np.array([0.0, RHO_POWER])
+
+
 def _warm(warm_start, model):
-    """The warm start of :func:`step` as (objects (W, 2), λ (3W,)): the previous step's
-    result, for ``model`` at its current version."""
+    """The warm start of :func:`step` as (objects (W, 2), λ (3W,), ADMM's scale (2,)): the
+    previous step's result, for ``model`` at its current version."""
     if warm_start is None:
-        return np.zeros((0, 2), dtype=np.int64), np.zeros(0), np.array([0.0, RHO_POWER])
+        return _COLD_OBJECTS, _COLD_LAM, _COLD_SCALE
     if not isinstance(warm_start, StepResult):
         raise TypeError(f"warm_start: expected the soadyn.StepResult of the previous step or None, got "
                         f"{type(warm_start).__name__}")
@@ -103,28 +150,7 @@ def _warm(warm_start, model):
     scale = warm_start.solver_scale
     return (np.ascontiguousarray(warm_start.contacts.objects, dtype=np.int64),
             np.ascontiguousarray(warm_start.impulses, dtype=float).reshape(-1),
-            np.array([0.0, RHO_POWER]) if scale is None else np.array(scale, dtype=float))
-
-
-def _contacts_of(user_model, version, K, k, fbuf, ibuf, tables):
-    """The Contacts (copies) the step kernel left in its scratch."""
-    fl = fbuf[tables.det_floats:tables.det_floats + CONTACT_FLOATS * K].copy()
-    il = ibuf[tables.det_ints:tables.det_ints + CONTACT_INTS * K].copy()
-    fl.flags.writeable = False
-    il.flags.writeable = False
-    return Contacts(il[:2 * k].reshape(k, 2), il[2 * K:2 * K + 2 * k].reshape(k, 2), fl[:3 * k].reshape(k, 3),
-                    fl[3 * K:3 * K + 3 * k].reshape(k, 3), fl[6 * K:6 * K + k], fl[7 * K:7 * K + k],
-                    fl[8 * K:8 * K + 9 * k].reshape(k, 3, 3), version, weakref.ref(user_model))
-
-
-def _solution(settings, k, lam, sigma, info):
-    lam = lam.reshape(k, 3)
-    sigma = sigma.reshape(k, 3)
-    lam.flags.writeable = False
-    sigma.flags.writeable = False
-    return ContactSolution(lam, sigma, int(info[ITERATIONS]), bool(info[CONVERGED]), float(info[PRIMAL]),
-                           float(info[DUAL]), float(info[COMPLEMENTARITY]), settings.friction_solver,
-                           float(settings.tol))
+            _COLD_SCALE if scale is None else np.array(scale, dtype=float))
 
 
 def raise_step_status(status, model, state):
@@ -133,6 +159,111 @@ def raise_step_status(status, model, state):
         raise OverflowError("q, v, tau, dt: the state after the step is not finite (inf or NaN): a time step too large "
                             "for these dynamics, or a state or force too large")
     st.raise_status(status, _NAMES, model=model, state=state)
+
+
+#: the step kernel's dispatcher and its twin that never compiles (the fast path of
+#: :func:`step`, as :mod:`soadyn.core.call`'s)
+_KERNEL = ExactCall(ks.step_kernel)
+_INF = float("inf")
+
+
+def _fast_step(model, q, v, tau, dt, f_ext, settings, warm_start):
+    """(The StepResult of the common call, whether its solve converged), or None for the
+    general path of :func:`step`. The common call: a tree whose compiled form is current,
+    this thread's scratch there (its first step took the general path), the state of the
+    kernel's exact types (C-contiguous float64 vectors, writeable; the kernel checks their
+    lengths and finiteness), ``dt`` a positive float, no external forces or an
+    (nbodies, 6) array, settings None or a ContactSettings, no warm start or a StepResult
+    of this model version. Anything else, a nonzero status of the kernel, or more
+    contacts than the scratch holds, gives None: the general path then names what is
+    wrong or grows the scratch (the kernel writes only the scratch and outputs made here,
+    so running it again is safe)."""
+    d = getattr(model, "_derived", None)
+    if d is None or not (type(dt) is float and 0.0 < dt < _INF):
+        return None
+    c = d.compiled
+    try:
+        scr = d.threads.objects[_SCRATCH][0]
+        ws = d.threads.buffer
+    except (AttributeError, KeyError):  # this thread's first step on this version
+        return None
+    if c.closed or scr is None:
+        return None
+    tables = scr.tables
+    if settings is None:
+        settings = DEFAULT_SETTINGS
+    elif type(settings) is not ContactSettings:
+        return None
+    if f_ext is None:
+        f_ext = NO_FORCES
+    elif type(f_ext) is not np.ndarray or f_ext.shape != (c.nb, 6):
+        return None
+    if tau is None:
+        tau = np.zeros(c.nv)
+    identity = model_identity(model)
+    if warm_start is None:
+        wobj, wlam, wscale = _COLD_OBJECTS, _COLD_LAM, _COLD_SCALE
+    else:
+        if type(warm_start) is not StepResult:
+            return None
+        wc, wlam, wscale = warm_start.contacts, warm_start.impulses, warm_start.solver_scale
+        # the checks of Contacts.check (anything else: the general path names it)
+        if (type(wc) is not Contacts or wc.model_version != d.version or wc._model() is not identity
+                or type(wlam) is not np.ndarray):
+            return None
+        wobj, wlam = wc.objects, wlam.reshape(-1)
+        if wscale is None:
+            wscale = _COLD_SCALE
+    q1, v1 = np.empty(c.nq), np.empty(c.nv)
+    try:
+        status = _KERNEL.fast(c.mi, c.mf, ws, q, v, tau, f_ext, dt, tables.ci, tables.cf, settings._vector, scr.dims,
+                              scr.fbuf, scr.ibuf, wobj, wlam, wscale, q1, v1, scr.info)
+    except GeneralPath:
+        return None
+    if status != st.OK or scr.info[ks.COUNT] > scr.K:
+        return None
+    return _result(identity, d.version, scr, q1, v1, settings)
+
+
+def _frozen_copy(a):
+    """A read-only copy of ``a`` (``setflags`` costs a third of setting ``flags.writeable``)."""
+    a = a.copy()
+    a.setflags(write=False)
+    return a
+
+
+def _result(identity, version, scr, q1, v1, settings):
+    """(the :class:`StepResult`, whether its solve converged) of a step whose contacts, λ,
+    σ and info are in this thread's scratch ``scr`` (copied out: the thread's next step
+    overwrites them), for the model ``identity``
+    (:func:`~soadyn.geometry.contacts.model_identity`) at ``version``. Its contacts' fields
+    and its solution are made on first use from the copies."""
+    info = scr.info.tolist()
+    k, K = int(info[ks.COUNT]), scr.K
+    floats = _frozen_copy(scr.floats)
+    contacts = flat_contacts(floats, _frozen_copy(scr.cil), k, K, version, weakref.ref(identity))
+    o = scr.ncp
+    lam = floats[o + 3 * K:o + 3 * K + 3 * k].reshape(k, 3)
+    result = made_step_result(q1, v1, contacts, lam, (_solution, (floats, o, k, lam, info, settings)),
+                              np.array(info[ks.SCALE_L:ks.SCALE_POWER + 1]))
+    return result, info[CONVERGED] != 0.0
+
+
+def _solution(floats, o, k, lam, info, settings):
+    """The ContactSolution of a step: λ, σ (3k at ``o`` of the result's floats) and the
+    solver's info (a list)."""
+    return made_solution(lam, floats[o:o + 3 * k].reshape(k, 3), int(info[ITERATIONS]), info[CONVERGED] != 0.0,
+                         info[PRIMAL], info[DUAL], info[COMPLEMENTARITY], settings.friction_solver, settings.tol)
+
+
+def _not_converged(result, settings, stacklevel):
+    """The ContactSolverWarning of a step whose solve did not converge (``stacklevel``:
+    that of the caller of :func:`step`, seen from here)."""
+    s = result.solution
+    warnings.warn(f"step: the contact solve ({settings.friction_solver}, {len(s.impulses)} contacts) did not converge "
+                  f"in {s.iterations} iterations (residuals: primal {s.primal:.3g}, dual {s.dual:.3g}, "
+                  f"complementarity {s.complementarity:.3g}; tol {settings.tol:g}); raise ContactSettings.max_iter "
+                  "or tol", ContactSolverWarning, stacklevel=stacklevel)
 
 
 def step(model, q, v, tau, dt, f_ext=None, settings=None, *, warm_start=None):
@@ -170,6 +301,17 @@ def step(model, q, v, tau, dt, f_ext=None, settings=None, *, warm_start=None):
     :class:`~soadyn.ContactSolverWarning`. A state that is not finite raises ValueError
     naming it; a step whose result is not finite raises OverflowError.
     """
+    fast = _fast_step(model, q, v, tau, dt, f_ext, settings, warm_start)
+    if fast is None:
+        return _general_step(model, q, v, tau, dt, f_ext, settings, warm_start)
+    result, converged = fast
+    if not converged:
+        _not_converged(result, DEFAULT_SETTINGS if settings is None else settings, 3)
+    return result
+
+
+def _general_step(model, q, v, tau, dt, f_ext, settings, warm_start):
+    """:func:`step` with every argument validated (errors naming it), for any call."""
     val.model_argument(model)
     user_model = model
     model = snapshot(model)
@@ -188,35 +330,21 @@ def step(model, q, v, tau, dt, f_ext=None, settings=None, *, warm_start=None):
     tables = step_tables(model)
     prm = settings.vector()
     q1, v1 = np.empty(nq), np.empty(nv)
-    info = np.zeros(ks.STEP_INFO_SIZE)
     K = tables.capacity
     while True:
-        K, (fbuf, ibuf), dims = _scratch(d, tables, K)
-        status = ks.step_kernel(c.mi, c.mf, d.buffer(), q, v, tau, fext, dt, tables.ci, tables.cf, prm, dims, fbuf,
-                                ibuf, wobj, wlam, wscale, q1, v1, info)
+        scr = _scratch(d, tables, K)
+        status = _KERNEL(c.mi, c.mf, d.buffer(), q, v, tau, fext, dt, tables.ci, tables.cf, prm, scr.dims, scr.fbuf,
+                         scr.ibuf, wobj, wlam, wscale, q1, v1, scr.info)
         if status != st.OK:
             raise_step_status(status, model, (q, v, tau))
-        k = int(info[ks.COUNT])
-        if k <= K:
+        k = int(scr.info[ks.COUNT])
+        if k <= scr.K:
             break
         K = k  # more contacts than the scratch holds: again with room for all of them
-    s = _views(fbuf, tables, K)
-    solution = _solution(settings, k, s["lam"][:3 * k].copy(), s["sigma"][:3 * k].copy(), info)
-    contacts = _contacts_of(user_model, d.version, K, k, fbuf, ibuf, tables)
-    if not solution.converged:
-        warnings.warn(f"step: the contact solve ({settings.friction_solver}, {k} contacts) did not converge in "
-                      f"{solution.iterations} iterations (residuals: primal {solution.primal:.3g}, dual "
-                      f"{solution.dual:.3g}, complementarity {solution.complementarity:.3g}; tol {settings.tol:g}); "
-                      "raise ContactSettings.max_iter or tol", ContactSolverWarning, stacklevel=2)
-    return StepResult(q1, v1, contacts, solution.impulses, solution, info[[ks.SCALE_L, ks.SCALE_POWER]].copy())
-
-
-def _views(fbuf, tables, K):
-    """The λ and σ blocks of the step scratch (the layout of
-    :func:`soadyn.kernels.contact.step.step_scratch`)."""
-    n = 3 * K
-    o = tables.det_floats + CONTACT_FLOATS * K + 3 * tables.nv + 6 * tables.nb
-    return {"g": fbuf[o:o + n], "sigma": fbuf[o + 2 * n:o + 3 * n], "lam": fbuf[o + 3 * n:o + 4 * n]}
+    result, converged = _result(model_identity(user_model), d.version, scr, q1, v1, settings)
+    if not converged:
+        _not_converged(result, settings, 4)
+    return result
 
 
 def closed_chain_step(user_model, model, q, v, tau, dt, f_ext, settings, warm_start):

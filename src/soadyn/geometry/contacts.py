@@ -87,6 +87,17 @@ class Contacts:
     def __len__(self):
         return len(self.depth)
 
+    def __getattr__(self, name):
+        # (called only for a name the instance's dictionary lacks: a field of the contacts
+        # of :func:`flat_contacts` not used yet, made now from their flat arrays and kept;
+        # two threads making it at once make equal read-only views of the same arrays)
+        flat = self.__dict__.get("_flat")
+        field = _FLAT_FIELDS.get(name)
+        if flat is None or field is None:
+            raise AttributeError(f"'Contacts' object has no attribute {name!r}")
+        value = self.__dict__[name] = field(*flat)
+        return value
+
     def __repr__(self):
         model = self._model()
         name = "a deleted model" if model is None else repr(model.name)
@@ -154,6 +165,35 @@ def made_contacts(objects, bodies, point, normal, depth, friction, frame, model_
     f = c.__dict__
     f["objects"], f["bodies"], f["point"], f["normal"] = objects, bodies, point, normal
     f["depth"], f["friction"], f["frame"] = depth, friction, frame
+    f["model_version"], f["_model"] = model_version, model_ref
+    return c
+
+
+#: the fields of the detection's flat layout (:mod:`soadyn.kernels.collision.detect`) of k
+#: contacts in blocks of capacity K: floats ``fl`` (17 K,) — points (3 K), normals (3 K),
+#: depths (K), frictions (K), frames (9 K) — and integers ``il`` (4 K,) — objects (2 K),
+#: bodies (2 K)
+_FLAT_FIELDS = {
+    "objects": lambda fl, il, k, K: il[:2 * k].reshape(k, 2),
+    "bodies": lambda fl, il, k, K: il[2 * K:2 * K + 2 * k].reshape(k, 2),
+    "point": lambda fl, il, k, K: fl[:3 * k].reshape(k, 3),
+    "normal": lambda fl, il, k, K: fl[3 * K:3 * K + 3 * k].reshape(k, 3),
+    "depth": lambda fl, il, k, K: fl[6 * K:6 * K + k],
+    "friction": lambda fl, il, k, K: fl[7 * K:7 * K + k],
+    "frame": lambda fl, il, k, K: fl[8 * K:8 * K + 9 * k].reshape(k, 3, 3),
+}
+
+
+def flat_contacts(fl, il, k, K, model_version, model_ref):
+    """The :class:`Contacts` of k contacts in the detection's flat layout of capacity K
+    (``fl`` (17 K,) floats, ``il`` (4 K,) integers, read-only arrays the Contacts then
+    own, either possibly longer: its first entries; ``_FLAT_FIELDS``), ``model_ref`` a
+    weak reference to the model. Its fields are views of the two arrays, made on first use (a time step returns contacts that its
+    caller often reads only the object pairs of, for the next step's warm start)."""
+    c = _new(Contacts)
+    f = c.__dict__
+    f["_flat"] = (fl, il, k, K)
+    f["objects"] = il[:2 * k].reshape(k, 2)
     f["model_version"], f["_model"] = model_version, model_ref
     return c
 
