@@ -37,7 +37,7 @@ from . import numba_patches
 
 #: what a module that defines compiled code contains (this module and numba_patches name
 #: them but define none: they are skipped, so editing them keeps the cache)
-_COMPILED_CODE = (b"@njit", b"@intrinsic", b"@overload", b"@register_jitable")
+_COMPILED_CODE = (b"@kernel", b"@helper", b"@njit", b"@intrinsic", b"@overload", b"@register_jitable")
 
 #: the modules at the package root that are not part of the tag (module docstring)
 _NOT_HASHED = ("numba_cache.py", "numba_patches.py")
@@ -125,7 +125,7 @@ class _CompileNotice(event.Listener):
     def on_start(self, ev):
         if self.said or os.environ.get("SOADYN_COMPILE_NOTICE", "1") == "0":
             return
-        if numba_patches.is_registered(getattr(ev.data["dispatcher"], "py_func", None)):
+        if numba_patches.is_soadyns(getattr(ev.data["dispatcher"], "py_func", None)):
             self.said = True
             print(f"soadyn: compiling kernels for this machine ({time.strftime('%H:%M:%S')}; first use only: usually "
                   f"{TYPICAL_COMPILE} per public function, then cached on disk; `soadyn precompile` compiles every "
