@@ -184,15 +184,15 @@ def test_a_users_function_compiles_to_the_same_llvm_ir_with_soadyn_as_without():
 ALONE = """
 import numpy as np
 from collections import namedtuple
-from soadyn.core.jit import njit
+from soadyn.core.jit import helper, kernel
 from soadyn import numba_patches
 V = namedtuple("V", ["a", "b"])
 
-@njit(no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(cache=False)
 def make(x):
     return V(x[1:], x)
 
-@njit
+@kernel(cache=False)
 def use(x):
     v = make(x)
     return v.a[0] + v.b[2]

@@ -61,6 +61,7 @@ from __future__ import annotations
 from collections import namedtuple
 
 import numba
+from numba.core.registry import CPUDispatcher
 
 from .. import numba_patches
 
@@ -114,6 +115,18 @@ def kind_named(module, qualname):
     return None if found is None else found.kind
 
 
+class HelperDispatcher(CPUDispatcher):
+    """Numba's dispatcher of a :func:`helper`, which refuses a call from Python: a helper
+    has no Python entry point, and Numba's dispatcher would jump to the one it does not
+    have (the interpreter crashes). Compiled code calls it as Numba's own dispatcher (the
+    call from Python is the only method that differs)."""
+
+    def __call__(self, *args, **kwargs):
+        py_func = self.py_func
+        raise TypeError(f"{py_func.__module__}.{py_func.__qualname__} is a soadyn helper, called from compiled code "
+                        "only (it has no Python entry point): Python code runs its Python function, .py_func")
+
+
 def _register(py_func, registered):
     known = _by_function.get(py_func)
     if known is not None:
@@ -147,7 +160,10 @@ def _decorator(which, function, options):
         if not callable(py_func):
             raise TypeError(f"@{which}: expected a Python function to compile, got {py_func!r}")
         _register(py_func, Entry(which, dict(options)))
-        return numba.njit(py_func, **numba_options)
+        dispatcher = numba.njit(py_func, **numba_options)
+        if which == HELPER:
+            dispatcher.__class__ = HelperDispatcher  # (Numba's dispatcher, made as njit makes it)
+        return dispatcher
 
     if function is None:  # @kernel(options) / @helper(options)
         return compiled
@@ -176,15 +192,7 @@ def helper(function=None, /, **options):
     for LLVM to inline it into every caller, ``inline="always"`` for Numba to inline its IR,
     ``fastmath=False``), over the defaults ``cache=True``, ``fastmath=CONTRACT``,
     ``_nrt=False`` (counted on stock Numba: :func:`soadyn.numba_patches.helpers_count_references`).
-    Returns Numba's dispatcher, registered as a :data:`HELPER` (:func:`kind`); calling it
-    from Python is an error."""
+    Returns Numba's dispatcher (a :class:`HelperDispatcher`, which refuses a call from
+    Python), registered as a :data:`HELPER` (:func:`kind`)."""
     return _decorator(HELPER, function, options)
 
-
-def njit(*args, **options):
-    """The former single decorator, kept while the sources move to :func:`kernel` and
-    :func:`helper`: a helper when ``no_cpython_wrapper`` is given, else a kernel."""
-    which = HELPER if options.pop("no_cpython_wrapper", False) else KERNEL
-    options.pop("no_cfunc_wrapper", None)
-    options.setdefault("cache", False)  # (its options as before: no cache unless asked)
-    return _decorator(which, args[0] if args else None, options)
