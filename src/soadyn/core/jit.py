@@ -22,8 +22,8 @@ statement of a function's contract.
 
 Both compile with the options below.
 
-**Floating-point contraction.** ``fastmath={"contract"}`` lets the compiler fuse a multiplication and the addition that
-consumes it into one fused multiply-add (one rounding instead of two). It is the only
+**Floating-point contraction.** ``fastmath={"contract"}`` lets the compiler fuse a
+multiplication and the addition that consumes it into one fused multiply-add (one rounding instead of two). It is the only
 relaxation: no reassociation, no assumption that values are finite or non-zero, so every
 result is still IEEE arithmetic, each fused step at least as accurate as the pair it
 replaces; results can differ from an unfused evaluation in the last bits. The recursions
@@ -58,6 +58,7 @@ helpers without a Python entry point may (:func:`soadyn.numba_patches.return_vie
 """
 from __future__ import annotations
 
+import threading
 from collections import namedtuple
 
 import numba
@@ -86,6 +87,7 @@ _by_function = {}
 #: (module, qualified name) of each -> its Entry: Numba's function descriptor names a
 #: function by these two while it compiles it
 _by_name = {}
+_registering = threading.Lock()  # (modules defining compiled code may be imported from several threads)
 
 
 def entry(function):
@@ -128,15 +130,16 @@ class HelperDispatcher(CPUDispatcher):
 
 
 def _register(py_func, registered):
-    known = _by_function.get(py_func)
-    if known is not None:
-        if known.kind != registered.kind:
-            raise TypeError(f"{py_func.__module__}.{py_func.__qualname__}: already compiled as a {known.kind}, "
-                            f"now decorated as a {registered.kind}: a compiled function has one kind")
-        return  # the same function compiled again (a twin of the call path): its first entry stays
-    _by_function[py_func] = registered
-    # (a function defined again under the same name, as a test does: the newest is the one Numba compiles)
-    _by_name[(py_func.__module__, py_func.__qualname__)] = registered
+    with _registering:
+        known = _by_function.get(py_func)
+        if known is not None:
+            if known.kind != registered.kind:
+                raise TypeError(f"{py_func.__module__}.{py_func.__qualname__}: already compiled as a {known.kind}, "
+                                f"now decorated as a {registered.kind}: a compiled function has one kind")
+            return  # the same function compiled again (the call path's twin of a kernel): its first entry stays
+        _by_function[py_func] = registered
+        # (a function defined again under the same name, as a test does: the newest is the one Numba compiles)
+        _by_name[(py_func.__module__, py_func.__qualname__)] = registered
 
 
 def _decorator(which, function, options):
