@@ -23,14 +23,14 @@ statement of a function's contract.
 Both compile with the options below.
 
 **Floating-point contraction.** ``fastmath={"contract"}`` lets the compiler fuse a
-multiplication and the addition that consumes it into one fused multiply-add (one rounding instead of two). It is the only
-relaxation: no reassociation, no assumption that values are finite or non-zero, so every
-result is still IEEE arithmetic, each fused step at least as accurate as the pair it
-replaces; results can differ from an unfused evaluation in the last bits. The recursions
-are chains of dependent multiply-adds (6-vector dot products, spatial cross products,
-inertia times motion), and a fused step puts one instruction on that chain where there
-were two dependent ones: the cluster kernels measured 3–11 % faster with it
-(``benchmarks/results/design_notes.md``).
+multiplication and the addition that consumes it into one fused multiply-add (one
+rounding instead of two). It is the only relaxation: no reassociation, no assumption
+that values are finite or non-zero, so every result is still IEEE arithmetic, each fused
+step at least as accurate as the pair it replaces; results can differ from an unfused
+evaluation in the last bits. The recursions are chains of dependent multiply-adds
+(6-vector dot products, spatial cross products, inertia times motion), and a fused step
+puts one instruction on that chain where there were two dependent ones: the cluster
+kernels measured 3–11 % faster with it (``benchmarks/results/design_notes.md``).
 
 Code that must reproduce another evaluation's roundings exactly passes
 ``fastmath=False``: the expression tapes, which match sympy's numpy evaluation
