@@ -614,11 +614,12 @@ def keep_struct_values():
 # with ``q=`` those calls were about 30 000 of the 44 910 arguments Numba built. A named view
 # passed to such a helper is now one argument, the struct value itself. Only named tuples,
 # and only for helpers (``@helper``: nothing but compiled code calls them; a Python or C
-# entry point would build its own calls) that LLVM always inlines (``forceinline=True``): passing arrays whole
-# too, or views to every function, inlined or not, measured slower
+# entry point would build its own calls) that LLVM always inlines (``forceinline=True``):
+# passing arrays whole too, or views to every function, inlined or not, measured slower
 # (benchmarks/results/design_notes.md). The choice is the decorators' registry's answer
-# (soadyn.core.jit: the kind and the options the decorator gives, the same at the definition
-# and at every call, whether the function was compiled in this process or loaded from the cache).
+# (soadyn.core.jit: the kind and the options the decorator gives, the same at the
+# definition and at every call, whether the function was compiled in this process or
+# loaded from the cache).
 #
 # The helpers' LLVM copies are also made internal to each kernel's module (they are
 # linked in as ``linkonce_odr``, visible outside it, which no other module needs): LLVM
