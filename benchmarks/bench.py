@@ -239,14 +239,14 @@ class _SoadynOnly:
 def _noop(n_args):
     """A compiled function of ``n_args`` arguments that does nothing: its call time is
     Numba's dispatch (type checks, unboxing) alone. Compiled as the kernels are
-    (soadyn.core.jit.njit: without reference counting, which makes Numba's unboxing of each
+    (soadyn.core.jit.kernel: without reference counting, which makes Numba's unboxing of each
     array argument allocate a record of its runtime); not cached: this module is loaded
     from a file path, which Numba's cache cannot re-import."""
-    from soadyn.core.jit import njit
+    from soadyn.core import jit
     names = ", ".join(f"x{k}" for k in range(n_args))
     scope = {}
     exec(f"def noop({names}):\n    return 0\n", scope)
-    return njit(scope["noop"])
+    return jit.kernel(cache=False)(scope["noop"])
 
 
 #: per function of the overhead table: the kernel its plain call runs and that kernel's

@@ -361,12 +361,12 @@ _STAGES = ("placements", "detect", "free velocity (block ABA)", "Delassus (G, g)
 def _stage_loop():
     """A compiled loop over one stage of the step kernel (soadyn.kernels.contact.step), for
     the breakdown of a step's time: ``which`` indexes :data:`_STAGES`."""
-    from soadyn.core.jit import njit
+    from soadyn.core import jit
     from soadyn.core.layout import carve, model_tables
     from soadyn.kernels.contact import step as ks
     from soadyn.kernels.kinematics import joint_placements, no_forces
 
-    @njit
+    @jit.kernel(cache=False)
     def loop(mi, mf, ws, q, v, tau, dt, ci, cf, prm, dims, fbuf, ibuf, info, q1, v1, n, which):
         m = model_tables(mi, mf)
         s = ks.step_scratch(fbuf, ibuf, m.nb, m.nv, dims)

@@ -23,7 +23,7 @@ import time
 import timeit
 
 import numpy as np
-from soadyn.core.jit import njit  # the kernels' decorator (no reference counting, contraction)
+from soadyn.core import jit  # the kernels' decorators (no reference counting, contraction)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -40,7 +40,7 @@ from soadyn.kernels.aba import (no_record, partitioned_acceleration_pass,  # noq
 from timing import machine_description  # noqa: E402
 
 
-@njit
+@jit.kernel(cache=False)
 def aba_unchecked(mi, mf, ws, q, v, tau, fext, gravity, qdd):
     """aba_kernel as it is, except that it returns OK without the result's check."""
     mi, mf, ws, q, v, tau, qdd = borrow(mi), borrow(mf), borrow(ws), borrow(q), borrow(v), borrow(tau), borrow(qdd)
@@ -65,7 +65,7 @@ def aba_unchecked(mi, mf, ws, q, v, tau, fext, gravity, qdd):
 
 
 def _loop(kernel):
-    @njit
+    @jit.kernel(cache=False)
     def run(n, mi, mf, ws, q, v, x, fext, out):
         s = 0
         for _ in range(n):

@@ -7,6 +7,7 @@ import pytest
 from numba import njit
 
 from soadyn import numba_patches
+from soadyn.core.jit import kernel
 
 pytestmark = pytest.mark.skipif(not numba_patches.applied("remember_call_types"),
                                 reason="the Numba patch remember_call_types is switched off (SOADYN_NUMBA_PATCHES)")
@@ -28,12 +29,13 @@ def rotate_all(R, x, out):
 
 def _compiled(module_name, registered):
     """``rotate_all`` defined in a module of that name, compiled without a cache; as one of
-    soadyn's functions when ``registered`` (the patches act on the functions soadyn's
-    decorator registers, :func:`soadyn.numba_patches.register`), else as a user's."""
+    soadyn's functions when ``registered`` (a kernel: the patches act on the functions
+    soadyn's decorators register, :func:`soadyn.core.jit.kind`), else as a user's
+    (Numba's ``njit``)."""
     scope = {"__name__": module_name}
     exec(SOURCE, scope)
     if registered:
-        numba_patches.register(scope["rotate_all"], {"cache": False})
+        return kernel(cache=False)(scope["rotate_all"])
     return njit(cache=False)(scope["rotate_all"])
 
 

@@ -42,12 +42,16 @@ def test_the_cache_follows_the_compiled_modules_only(tmp_path):
     """The cache directory's tag hashes the modules that define compiled code: editing a
     kernel starts a fresh cache, editing the Python front does not."""
     from soadyn.numba_cache import _source_tag
-    (tmp_path / "kernels.py").write_text("from numba import njit\n@njit(cache=True)\ndef f(x):\n    return x\n")
+    (tmp_path / "kernels.py").write_text("from .core.jit import kernel\n@kernel\ndef f(x):\n    return x\n")
+    (tmp_path / "helpers.py").write_text("from .core.jit import helper\n@helper\ndef h(x):\n    return x\n")
     (tmp_path / "front.py").write_text("import numba\ndef g(x):\n    return x\n")
     tag = _source_tag(str(tmp_path))
     (tmp_path / "front.py").write_text("import numba\ndef g(x):\n    return 2 * x\n")
     assert _source_tag(str(tmp_path)) == tag
-    (tmp_path / "kernels.py").write_text("from numba import njit\n@njit(cache=True)\ndef f(x):\n    return 2 * x\n")
+    (tmp_path / "kernels.py").write_text("from .core.jit import kernel\n@kernel\ndef f(x):\n    return 2 * x\n")
+    assert _source_tag(str(tmp_path)) != tag
+    tag = _source_tag(str(tmp_path))
+    (tmp_path / "helpers.py").write_text("from .core.jit import helper\n@helper\ndef h(x):\n    return 2 * x\n")
     assert _source_tag(str(tmp_path)) != tag
 
 

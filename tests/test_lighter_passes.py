@@ -9,7 +9,7 @@ from numba import njit
 from numba.core import codegen
 
 from soadyn import numba_patches
-from soadyn.core.jit import njit as soadyn_njit
+from soadyn.core.jit import kernel as soadyn_kernel
 
 pytestmark = pytest.mark.skipif(not numba_patches.applied("lighter_passes"),
                                 reason="the Numba patch lighter_passes is switched off (SOADYN_NUMBA_PATCHES)")
@@ -80,7 +80,7 @@ def _library(function):
 
 def test_soadyn_functions_take_the_lighter_pipelines(monkeypatch):
     seen = _pipelines(monkeypatch)
-    scaled, _ = _functions("soadyn._lighter_passes_check", soadyn_njit)
+    scaled, _ = _functions("soadyn._lighter_passes_check", soadyn_kernel)
     x, out = np.array([1.0, -2.0, 0.5]), np.empty(3)
     assert scaled(x, out) == 3.0
     assert np.array_equal(out, 2.0 * x + 1.0)
@@ -104,7 +104,7 @@ def test_a_users_functions_take_numbas_pipelines(monkeypatch):
 def test_a_soadyn_module_that_counts_references_keeps_numbas_module_pipelines(monkeypatch):
     seen = _pipelines(monkeypatch)
     # one of soadyn's functions (its decorator registers it) that counts references
-    _, fresh = _functions("soadyn._lighter_passes_check", soadyn_njit, lambda **o: soadyn_njit(_nrt=True, **o))
+    _, fresh = _functions("soadyn._lighter_passes_check", soadyn_kernel, lambda **o: soadyn_kernel(_nrt=True, **o))
     assert np.array_equal(fresh(4), [0.0, 2.0, 4.0, 6.0])
     assert numba_patches.counts_references(_library(fresh)._final_module)
     made = seen[_library(fresh)]
@@ -116,7 +116,7 @@ def test_a_lower_numba_opt_is_kept_for_soadyn_functions(monkeypatch):
     from numba.core import config
     monkeypatch.setattr(config, "OPT", 0)  # NUMBA_OPT=0, as for debugging
     seen = _pipelines(monkeypatch)
-    scaled, _ = _functions("soadyn._lighter_passes_check", soadyn_njit)
+    scaled, _ = _functions("soadyn._lighter_passes_check", soadyn_kernel)
     x, out = np.array([1.0, -2.0, 0.5]), np.empty(3)
     assert scaled(x, out) == 3.0
     assert {level for kind, level in seen[_library(scaled)] if kind == "function"} == {0}

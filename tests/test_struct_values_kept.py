@@ -13,7 +13,7 @@ from numba.core import types
 from numba.core.registry import cpu_target
 
 from soadyn import numba_patches
-from soadyn.core.jit import njit as soadyn_njit
+from soadyn.core.jit import helper, kernel
 
 pytestmark = pytest.mark.skipif(not numba_patches.applied("keep_struct_values"),
                                 reason="the Numba patch keep_struct_values is switched off (SOADYN_NUMBA_PATCHES)")
@@ -36,13 +36,18 @@ def use(x, y):
 """
 
 
-def _compiled(module_name, jit):
-    """``use`` and its helpers defined in a module of that name, compiled by ``jit``."""
+#: a user's decorators of the same two kinds: Numba's njit, without and with entry points
+USERS = (lambda **o: njit(no_cpython_wrapper=True, no_cfunc_wrapper=True, **o), njit)
+
+
+def _compiled(module_name, helper, kernel):
+    """``use`` and its helpers defined in a module of that name, compiled by the
+    decorators ``helper`` and ``kernel`` (soadyn's, or a user's: :data:`USERS`)."""
     scope = {"__name__": module_name, "Views": Views, "Flagged": Flagged}
     exec(SOURCE, scope)
     for name in ("views", "flagged"):  # helpers: called from compiled code only
-        scope[name] = jit(cache=False, no_cpython_wrapper=True, no_cfunc_wrapper=True)(scope[name])
-    return jit(cache=False)(scope["use"]), scope
+        scope[name] = helper(cache=False)(scope[name])
+    return kernel(cache=False)(scope["use"]), scope
 
 
 def _model(value):
@@ -73,7 +78,7 @@ def _conversions(monkeypatch):
 
 def test_soadyn_functions_pass_one_form_structs_whole(monkeypatch):
     seen = _conversions(monkeypatch)
-    use, _ = _compiled("soadyn._struct_values_check", soadyn_njit)
+    use, _ = _compiled("soadyn._struct_values_check", helper, kernel)
     x, y = np.array([1.0, 2.0, 3.0]), np.array([5.0, 7.0])
     assert use(x, y) == 3 + 2.0 + 7.0 + 10.0 + 3.0
     views_model, flagged_model = _model(Views(3, x[1:], y)), _model(Flagged(True, x))
@@ -83,7 +88,7 @@ def test_soadyn_functions_pass_one_form_structs_whole(monkeypatch):
 
 def test_a_users_functions_are_converted_as_numba_does(monkeypatch):
     seen = _conversions(monkeypatch)
-    use, _ = _compiled("user_module", njit)
+    use, _ = _compiled("user_module", *USERS)
     x, y = np.array([-1.0, 2.0, 3.0]), np.array([5.0, 7.0])
     assert use(x, y) == 3 + 2.0 + 7.0 + 20.0 + 3.0
     assert _model(Views(3, x[1:], y)) in seen

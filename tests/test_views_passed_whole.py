@@ -14,7 +14,7 @@ import pytest
 from numba import njit
 
 from soadyn import numba_patches
-from soadyn.core.jit import njit as soadyn_njit
+from soadyn.core.jit import helper, kernel
 
 pytestmark = pytest.mark.skipif(
     not (numba_patches.applied("pass_views_whole") and numba_patches.applied("internal_helpers")),
@@ -41,18 +41,23 @@ def use(x, y):
 """
 
 
-def _compiled(module_name, jit, monkeypatch):
+#: a user's decorators of the same two kinds: Numba's njit, without and with entry points
+USERS = (lambda **o: njit(no_cpython_wrapper=True, no_cfunc_wrapper=True, **o), njit)
+
+
+def _compiled(module_name, decorators, monkeypatch):
     """The helpers and ``use`` defined in a module of that name (registered, as Numba's
-    function descriptors name it), compiled by ``jit``."""
+    function descriptors name it), compiled by the ``decorators`` (helper, kernel):
+    soadyn's, or a user's (:data:`USERS`)."""
+    helper, kernel = decorators
     module = pytypes.ModuleType(module_name)
     module.__dict__.update(Views=Views, Flagged=Flagged)
     exec(SOURCE, module.__dict__)
     monkeypatch.setitem(sys.modules, module_name, module)
-    helper = dict(cache=False, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-    module.inlined = jit(forceinline=True, **helper)(module.inlined)
-    module.called = jit(**helper)(module.called)
-    module.entry = jit(forceinline=True, cache=False)(module.entry)  # Python can call it
-    module.use = jit(cache=False)(module.use)
+    module.inlined = helper(forceinline=True, cache=False)(module.inlined)
+    module.called = helper(cache=False)(module.called)
+    module.entry = kernel(forceinline=True, cache=False)(module.entry)  # Python can call it
+    module.use = kernel(cache=False)(module.use)
     return module
 
 
@@ -72,7 +77,7 @@ def _parameters(dispatcher):
 
 @pytest.mark.parametrize("sign", [1.0, -1.0])
 def test_an_inlined_soadyn_helper_takes_named_views_whole(monkeypatch, sign):
-    module = _compiled("soadyn._views_whole_check", soadyn_njit, monkeypatch)
+    module = _compiled("soadyn._views_whole_check", (helper, kernel), monkeypatch)
     x, y = sign * np.array([1.0, 2.0, 3.0]), np.array([5.0, 7.0, 11.0])
     assert module.use(x, y) == _expected(x, y)
     assert _parameters(module.inlined) == ["retptr", "excinfo", "arg.v", "arg.f", "arg.k"]
@@ -84,7 +89,7 @@ def test_an_inlined_soadyn_helper_takes_named_views_whole(monkeypatch, sign):
 
 
 def test_a_users_inlined_helper_keeps_numbas_convention(monkeypatch):
-    module = _compiled("user_views_whole_check", njit, monkeypatch)
+    module = _compiled("user_views_whole_check", USERS, monkeypatch)
     x, y = np.array([1.0, 2.0, 3.0]), np.array([5.0, 7.0, 11.0])
     assert module.use(x, y) == _expected(x, y)
     assert "arg.v.0" in _parameters(module.inlined)

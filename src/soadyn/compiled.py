@@ -53,7 +53,7 @@ import numpy as np
 from .closed.direct import direct_tables, packed_plain_tables
 from .core import status as st
 from .core.compile import derived
-from .core.jit import njit
+from .core.jit import kernel
 from .dynamics.frames import model_frame
 from .dynamics.jacobians import REFERENCES
 from .kernels.aba import aba_kernel
@@ -145,35 +145,35 @@ def check(model, status, function="rnea"):
         st.raise_status(int(status), _NAMES[function], model=model)
 
 
-@njit(forceinline=True, cache=True)
+@kernel(forceinline=True)
 def rnea(k, q, v, a, tau):
     """τ = M(q)a + C(q, v)v + g(q) into ``tau`` (nv,) [N m, N] (:func:`soadyn.rnea`);
     ``k.absent`` for a zero ``v`` or ``a``. Returns a status."""
     return rnea_kernel(k.mi, k.mf, k.ws, q, v, a, k.no_forces, True, tau)
 
 
-@njit(forceinline=True, cache=True)
+@kernel(forceinline=True)
 def aba(k, q, v, tau, qdd):
     """q̈ = M⁻¹(τ − C(q, v)v − g(q)) into ``qdd`` (nv,) [rad/s², m/s²] (:func:`soadyn.aba`);
     ``k.absent`` for a zero ``v``. Returns a status."""
     return aba_kernel(k.mi, k.mf, k.ws, q, v, tau, k.no_forces, True, qdd)
 
 
-@njit(forceinline=True, cache=True)
+@kernel(forceinline=True)
 def mass_matrix(k, q, M):
     """M(q) into ``M`` (nv, nv), both triangles (:func:`soadyn.mass_matrix`). Returns a
     status."""
     return mass_matrix_kernel(k.mi, k.mf, k.ws, q, M)
 
 
-@njit(forceinline=True, cache=True)
+@kernel(forceinline=True)
 def mass_matrix_inverse(k, q, Minv):
     """M⁻¹(q) into ``Minv`` (nv, nv), both triangles (:func:`soadyn.mass_matrix_inverse`).
     Returns a status."""
     return mass_matrix_inverse_kernel(k.mi, k.mf, k.ws, q, Minv)
 
 
-@njit(forceinline=True, cache=True)
+@kernel(forceinline=True)
 def body_placements(k, q, R, p):
     """The world pose of every body into ``R`` (nb, 3, 3) (its axes in world coordinates)
     and ``p`` (nb, 3) (its origin [m]) (:func:`soadyn.forward_kinematics` without rates).
@@ -181,28 +181,28 @@ def body_placements(k, q, R, p):
     return poses_kernel(k.mi, k.mf, k.ws, q, R, p)
 
 
-@njit(forceinline=True, cache=True)
+@kernel(forceinline=True)
 def frame_placement(k, f, q, T):
     """The 4×4 world pose of frame ``f`` (:func:`frame`) into ``T`` (4, 4) [m]
     (:func:`soadyn.frame_placement`). Returns a status."""
     return frame_placement_kernel(k.mi, k.mf, k.ws, q, f.body, f.rotation, f.translation, T)
 
 
-@njit(forceinline=True, cache=True)
+@kernel(forceinline=True)
 def frame_jacobian(k, f, q, J):
     """The Jacobian of frame ``f`` (:func:`frame`, in its reference axes) into ``J``
     (6, nv) (:func:`soadyn.frame_jacobian`). Returns a status."""
     return frame_jacobian_kernel(k.mi, k.mf, k.ws, q, f.body, f.rotation, f.translation, f.reference, J)
 
 
-@njit(forceinline=True, cache=True)
+@kernel(forceinline=True)
 def frame_velocity(k, f, q, v, V):
     """The spatial velocity [ω; v] [rad/s, m/s] of frame ``f`` (:func:`frame`, in its
     reference axes) into ``V`` (6,) (:func:`soadyn.frame_velocity`). Returns a status."""
     return frame_velocity_kernel(k.mi, k.mf, k.ws, q, v, f.body, f.rotation, f.translation, f.reference, V)
 
 
-@njit(forceinline=True, cache=True)
+@kernel(forceinline=True)
 def constrained_forward_dynamics(k, q, v, tau, residual_tol, out):
     """Constrained forward dynamics by the compiled direct method (the KKT system of
     :func:`soadyn.constrained_forward_dynamics` with ``method="direct"``: a tree-sparse

@@ -4,7 +4,7 @@ Numba invalidates a cached kernel only when the source file that defines it chan
 soadyn's kernels inline helpers from other modules (the spatial primitives, the
 workspace layout), so editing one of those would leave stale machine code behind. The
 cache therefore lives in a directory named after a hash of every module that defines
-compiled code (a ``@njit`` or ``@intrinsic`` function) and of the Numba version, and after
+compiled code (a ``@kernel``, ``@helper`` or ``@intrinsic`` function) and of the Numba version, and after
 it a hash of the Numba patches applied (:func:`soadyn.numba_patches.cache_format`): a
 change to the sources or to Numba starts a fresh cache, and the directories of older
 sources are removed; processes with different patches switched on
@@ -37,7 +37,7 @@ from . import numba_patches
 
 #: what a module that defines compiled code contains (this module and numba_patches name
 #: them but define none: they are skipped, so editing them keeps the cache)
-_COMPILED_CODE = (b"@njit", b"@intrinsic", b"@overload", b"@register_jitable")
+_COMPILED_CODE = (b"@kernel", b"@helper", b"@intrinsic", b"@overload", b"@register_jitable")
 
 #: the modules at the package root that are not part of the tag (module docstring)
 _NOT_HASHED = ("numba_cache.py", "numba_patches.py")
@@ -125,7 +125,7 @@ class _CompileNotice(event.Listener):
     def on_start(self, ev):
         if self.said or os.environ.get("SOADYN_COMPILE_NOTICE", "1") == "0":
             return
-        if numba_patches.is_registered(getattr(ev.data["dispatcher"], "py_func", None)):
+        if numba_patches.is_soadyns(getattr(ev.data["dispatcher"], "py_func", None)):
             self.said = True
             print(f"soadyn: compiling kernels for this machine ({time.strftime('%H:%M:%S')}; first use only: usually "
                   f"{TYPICAL_COMPILE} per public function, then cached on disk; `soadyn precompile` compiles every "

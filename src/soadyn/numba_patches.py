@@ -29,8 +29,10 @@ exists with the signature it was written for. Otherwise it stays out, with one
 Numba (the one patch the kernels need to compile, :func:`return_views_from_helpers`, has its
 stock form: soadyn's helpers then count references, :func:`helpers_count_references`).
 
-**Soadyn's functions** are the ones its decorator :func:`soadyn.core.jit.njit` registered
-(:func:`register`), not the functions of modules whose name starts with ``soadyn.``.
+**Soadyn's functions** are the ones its decorators :func:`soadyn.core.jit.kernel` and
+:func:`soadyn.core.jit.helper` registered, not the functions of modules whose name starts
+with ``soadyn.``; what a function is (a kernel Python enters, a helper only compiled code
+calls) is the registry's answer (:func:`soadyn.core.jit.kind`), not Numba's flags.
 
 What these patches write into Numba's cache is named by :func:`cache_format` (the applied
 patches and the form of each), part of the cache's tag (:mod:`soadyn.numba_cache`): bump a
@@ -67,28 +69,30 @@ _numba_declare_function = _numba_decode_arguments = _numba_call_function = _numb
 
 # --- soadyn's compiled functions ---------------------------------------------------------
 
-#: (module, qualified name) of each function soadyn's decorator compiled → its options
-_registered = {}
-#: the Python functions themselves (what a dispatcher holds)
-_registered_functions = set()
+_decorators = None
 
 
-def register(py_func, options):
-    """Record ``py_func`` as one of soadyn's compiled functions, compiled with the Numba
-    ``options`` (:func:`soadyn.core.jit.njit` calls this for every function it decorates)."""
-    _registered[(py_func.__module__, py_func.__qualname__)] = dict(options)
-    _registered_functions.add(py_func)
+def _registry():
+    """:mod:`soadyn.core.jit`, whose registry says which functions are soadyn's and of
+    which kind. Imported on first use: soadyn.core imports this module (to install the
+    patches before its first kernel is defined), so it cannot import soadyn.core here."""
+    global _decorators
+    if _decorators is None:
+        from .core import jit
+        _decorators = jit
+    return _decorators
 
 
-def is_registered(py_func):
-    """True for a Python function that :func:`soadyn.core.jit.njit` compiles."""
-    return py_func in _registered_functions
+def is_soadyns(py_func):
+    """True for a Python function that soadyn's decorators compile (a kernel or a helper)."""
+    return _registry().kind(py_func) is not None
 
 
-def registered_options(modname, qualname):
-    """The options soadyn's decorator gave the function ``qualname`` of module ``modname``
-    (Numba's function descriptor names both), or None for a function that is not soadyn's."""
-    return _registered.get((modname, qualname))
+def _is_helper_named(modname, qualname):
+    """True when the function ``qualname`` of module ``modname`` (Numba's function
+    descriptor names both) is a soadyn helper (:func:`soadyn.core.jit.helper`)."""
+    registry = _registry()
+    return registry.kind_named(modname, qualname) == registry.HELPER
 
 
 # --- the patches, their switches and their checks -----------------------------------------
@@ -220,7 +224,7 @@ def helpers_count_references():
     """True when soadyn's helpers (no Python entry point) must be compiled with reference
     counting in this process: :func:`return_views_from_helpers` is not applied, and stock
     Numba refuses a function without counting that returns an array view (soadyn's
-    decorator asks, :func:`soadyn.core.jit.njit`)."""
+    helper decorator asks, :func:`soadyn.core.jit.helper`)."""
     return not applied("return_views_from_helpers")
 
 
@@ -233,7 +237,7 @@ def _call_template(self, args, kws):
     """:meth:`CPUDispatcher.get_call_template`, with soadyn's functions called from
     compiled code compiled for the plain types of their arguments (see
     :func:`compile_for_plain_types`)."""
-    if is_registered(self.py_func):
+    if is_soadyns(self.py_func):
         args, kws = _plain_types(args, kws)
     return _numba_call_template(self, args, kws)
 
@@ -257,8 +261,8 @@ def compile_for_plain_types():
 # Numba finalizes the code library of every function it compiles: it links in the
 # libraries of the functions it calls, optimizes the linked module (LLVM's module passes)
 # and emits machine code for all of it. A caller then links the callee's optimized module
-# into its own and does both again. soadyn's helpers (compiled with ``no_cpython_wrapper``
-# and ``no_cfunc_wrapper``) are never run on their own, only inside the kernels that call
+# into its own and does both again. soadyn's helpers (``@helper``: compiled without a
+# Python or a C entry point) are never run on their own, only inside the kernels that call
 # them, so with a few layers of helpers under a kernel the same code was optimized and
 # turned into machine code once per layer. A helper's library now stops after lowering and
 # the per-function passes: it is linked into its callers as it is, and only the kernel
@@ -271,17 +275,10 @@ def compile_for_plain_types():
 
 
 def _is_link_only(library, fndesc):
-    """A soadyn function compiled without a Python or a C entry point: nothing runs it
-    except compiled code that links it in."""
-    if registered_options(fndesc.modname, fndesc.qualname) is None:
-        return False
-    for name in (fndesc.llvm_cpython_wrapper_name, fndesc.llvm_cfunc_wrapper_name):
-        try:
-            if not library._final_module.get_function(name).is_declaration:
-                return False
-        except NameError:  # not in the module: not made
-            pass
-    return True
+    """A soadyn helper (:func:`soadyn.core.jit.helper`, the registry's answer): compiled
+    without a Python or a C entry point, nothing runs it except compiled code that links
+    it in."""
+    return _is_helper_named(fndesc.modname, fndesc.qualname)
 
 
 def _get_executable(self, library, fndesc, env):
@@ -385,7 +382,7 @@ class _SoadynTyping:
 
     def on_start(self, ev):
         stack = self.local.__dict__.setdefault("stack", [])
-        stack.append(is_registered(getattr(ev.data["dispatcher"], "py_func", None)))
+        stack.append(is_soadyns(getattr(ev.data["dispatcher"], "py_func", None)))
 
     def on_end(self, ev):
         stack = self.local.__dict__.get("stack")
@@ -616,11 +613,13 @@ def keep_struct_values():
 # into every caller, where LLVM then removes all of it; in the first ``cluster_aba`` call
 # with ``q=`` those calls were about 30 000 of the 44 910 arguments Numba built. A named view
 # passed to such a helper is now one argument, the struct value itself. Only named tuples,
-# and only for helpers that nothing but compiled code calls (no Python or C entry point,
-# whose wrappers build their own calls) and that LLVM always inlines: passing arrays whole
-# too, or views to every function, inlined or not, measured slower
-# (benchmarks/results/design_notes.md). The choice is made from the function's own options (the same at its definition
-# and at every call, whether it was compiled in this process or loaded from the cache).
+# and only for helpers (``@helper``: nothing but compiled code calls them; a Python or C
+# entry point would build its own calls) that LLVM always inlines (``forceinline=True``):
+# passing arrays whole too, or views to every function, inlined or not, measured slower
+# (benchmarks/results/design_notes.md). The choice is the decorators' registry's answer
+# (soadyn.core.jit: the kind and the options the decorator gives, the same at the
+# definition and at every call, whether the function was compiled in this process or
+# loaded from the cache).
 #
 # The helpers' LLVM copies are also made internal to each kernel's module (they are
 # linked in as ``linkonce_odr``, visible outside it, which no other module needs): LLVM
@@ -691,13 +690,14 @@ def _passed_whole(fe_type):
 
 def takes_views_whole(fndesc):
     """True when the function of ``fndesc`` (Numba's function descriptor) is a soadyn
-    helper that LLVM always inlines and that only compiled code calls."""
+    helper (only compiled code calls it) that LLVM always inlines (``forceinline=True``):
+    the registry of :mod:`soadyn.core.jit` says."""
     name = fndesc.mangled_name
     known = _takes_views_whole.get(name)
     if known is None:
-        options = registered_options(fndesc.modname, fndesc.qualname)
-        known = bool(fndesc.inline and options and options.get("no_cpython_wrapper")
-                     and options.get("no_cfunc_wrapper"))
+        registry = _registry()
+        found = registry.entry_named(fndesc.modname, fndesc.qualname)
+        known = bool(found is not None and found.kind == registry.HELPER and found.options.get("forceinline"))
         _takes_views_whole[name] = known
     return known
 
@@ -768,7 +768,7 @@ def internal_helpers():
 # --- array views returned without reference counting ------------------------------------
 #
 # soadyn compiles its kernels and helpers without Numba's reference counting
-# (soadyn.core.jit.njit, ``_nrt=False``: see there). Numba then refuses a function whose
+# (soadyn.core.jit, ``_nrt=False``: see there). Numba then refuses a function whose
 # return type is an array unless it returns one of its arguments unchanged, because an
 # array returned to Python is boxed as its parent object: a view would come back as the
 # array it was cut from. A helper without a Python entry point is never boxed: the views
@@ -778,11 +778,12 @@ def internal_helpers():
 
 
 def _type_inference(self, state):
-    """:meth:`BaseTypeInference.run_pass`, letting a soadyn helper compiled without
-    reference counting and without a Python entry point return an array view."""
+    """:meth:`BaseTypeInference.run_pass`, letting a soadyn helper (no Python entry
+    point, :func:`soadyn.core.jit.helper`) compiled without reference counting return an
+    array view."""
     context = state.targetctx
-    if (context.enable_nrt or not state.flags.no_cpython_wrapper
-            or not is_registered(state.func_id.func)):
+    registry = _registry()
+    if context.enable_nrt or registry.kind(state.func_id.func) != registry.HELPER:
         return _numba_type_inference(self, state)
     # the context is this compilation's own (Numba makes one per compilation); typing
     # reads enable_nrt only in the return-type check, and lowering sees it restored
@@ -823,8 +824,7 @@ PATCHES = {p.name: p for p in (
                 f"{_LIBRARY}._get_module_for_linking", f"{_LIBRARY}._raise_if_finalized",
                 f"{_LIBRARY}.__init__ _linking_libraries, _final_module, _shared_module",
                 "numba.core.codegen:CodeLibrary.__init__ _reload_init",
-                "numba.core.funcdesc:FunctionDescriptor.llvm_cpython_wrapper_name",
-                "numba.core.funcdesc:FunctionDescriptor.llvm_cfunc_wrapper_name",
+                "numba.core.funcdesc:FunctionDescriptor.__init__ modname, qualname",
                 "numba.core.funcdesc:FunctionDescriptor.lookup_module")),
     Patch("remember_call_types", remember_call_types,
           {"numba.core.types.functions:BaseFunction.get_call_type": "self, context, args, kws"},
@@ -846,7 +846,7 @@ PATCHES = {p.name: p for p in (
            "numba.core.callconv:BaseCallConv.decode_arguments": "self, builder, argtypes, func",
            "numba.core.callconv:CPUCallConv.call_function": "self, builder, callee, resty, argtys, args, attrs=None"},
           uses=("numba.core.datamodel.models:register_default", "numba.core.datamodel.models:DataModel",
-                "numba.core.funcdesc:FunctionDescriptor.__init__ inline, argtypes, mangled_name")),
+                "numba.core.funcdesc:FunctionDescriptor.__init__ modname, qualname, argtypes, mangled_name")),
     Patch("internal_helpers", internal_helpers,
           {f"{_LIBRARY}._optimize_final_module": "self"},
           uses=("numba.core.codegen:CodeLibrary.__init__ _codegen", "llvmlite.binding:Linkage")),

@@ -1,4 +1,4 @@
-"""The one Numba decorator (soadyn.core.jit): every kernel is compiled with floating-point
+"""The options of soadyn's two decorators (soadyn.core.jit): every kernel and helper is compiled with floating-point
 contraction and nothing else relaxed, except the code that must reproduce unfused
 roundings (the expression tapes, the inlined sine and cosine); and without reference
 counting, except the few functions that allocate or return views to Python."""
@@ -13,7 +13,8 @@ import soadyn
 import soadyn.core
 import soadyn.kernels
 from soadyn import numba_patches
-from soadyn.core.jit import CONTRACT, njit
+from soadyn.core import jit
+from soadyn.core.jit import CONTRACT, helper, kernel
 
 UNFUSED = {"soadyn.kernels.tape", "soadyn.kernels.trig"}
 #: the functions compiled with Numba's reference counting, each for a reason its comment
@@ -50,12 +51,12 @@ def test_every_kernel_contracts_and_relaxes_nothing_else():
             assert set(fastmath) == set(CONTRACT), f"{module}.{name}: fastmath={fastmath!r}, expected {set(CONTRACT)}"
 
 
-def test_njit_keeps_an_explicit_choice_and_stays_ieee():
-    @njit
+def test_the_decorators_keep_an_explicit_choice_and_stay_ieee():
+    @kernel(cache=False)
     def plain(a, b, c):
         return a * b + c
 
-    @njit(fastmath=False)
+    @kernel(cache=False, fastmath=False)
     def unfused(a, b, c):
         return a * b + c
 
@@ -77,8 +78,8 @@ def test_kernels_count_no_references_except_the_listed_few():
     # (on stock Numba, without soadyn's patch that lets them return views, the helpers
     # without a Python entry point count too: soadyn.numba_patches.helpers_count_references)
     stock = numba_patches.helpers_count_references()
-    counted = {(module, name) for module, name, kernel in _kernels() if kernel.targetoptions.get("_nrt", True)
-               and not (stock and kernel.targetoptions.get("no_cpython_wrapper"))}
+    counted = {(module, name) for module, name, compiled in _kernels() if compiled.targetoptions.get("_nrt", True)
+               and not (stock and jit.kind(compiled) == jit.HELPER)}
     assert counted == COUNTED
 
 
@@ -98,20 +99,20 @@ def test_a_function_python_calls_may_not_return_a_view_without_reference_countin
     module = types.ModuleType("soadyn._view_check")
     monkeypatch.setitem(sys.modules, module.__name__, module)
     scope = module.__dict__
-    scope["njit"] = njit
+    scope.update(helper=helper, kernel=kernel)
     exec("""
-@njit(no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(cache=False)
 def tail(x):
     return x[1:]
 
-@njit
+@kernel(cache=False)
 def sum_of_tail(x):
     s = 0.0
     for v in tail(x):
         s += v
     return s
 
-@njit
+@kernel(cache=False)
 def tail_to_python(x):
     return x[1:]
 """, scope)
@@ -139,10 +140,10 @@ def test_no_function_without_reference_counting_returns_arrays_to_python():
     for group in precompile.GROUPS.values():
         group()
     checked, wrong = 0, []
-    for module, name, kernel in _kernels():
-        if kernel.targetoptions.get("no_cpython_wrapper") or kernel.targetoptions.get("_nrt", True):
+    for module, name, compiled in _kernels():
+        if jit.kind(compiled) == jit.HELPER or compiled.targetoptions.get("_nrt", True):
             continue
-        for cres in kernel.overloads.values():
+        for cres in compiled.overloads.values():
             checked += 1
             if _holds_array(cres.signature.return_type):
                 wrong.append(f"{module}.{name} -> {cres.signature.return_type}")

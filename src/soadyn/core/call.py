@@ -47,10 +47,10 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 
 import numpy as np
-from numba import njit
 from numba.core import config
 
 from .. import numba_patches
+from . import jit
 from . import status as st
 from . import validation as val
 from .compile import Workspace, check_workspace, derived
@@ -212,7 +212,9 @@ class ExactCall:
             # (another Numba: the hooks may be gone; every call takes the general path)
             self.fast = _mismatch
             return
-        fast = njit(kernel.py_func)
+        # (the same Python function as a kernel again: one kind in the registry; no cache,
+        # since it never compiles)
+        fast = jit.kernel(cache=False)(kernel.py_func)
         # Numba's dispatcher calls these hooks when no compiled version matches; the
         # defaults compile, search type conversions or format a message (tens of calls' time).
         fast._can_compile = False

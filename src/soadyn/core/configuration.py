@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from .jit import njit
+from .jit import helper, kernel
 from . import validation as val
 from .call import Arg, CompiledFunction
 from .joints import FREE, SPHERICAL, quaternion_rotation, unit_quaternion
@@ -49,7 +49,7 @@ def random_configuration(model, rng=None):
 
 
 # =========================================================================== kernels
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _quat_mul(ax, ay, az, aw, bx, by, bz, bw):
     return (aw * bx + ax * bw + ay * bz - az * by,
             aw * by - ax * bz + ay * bw + az * bx,
@@ -57,7 +57,7 @@ def _quat_mul(ax, ay, az, aw, bx, by, bz, bw):
             aw * bw - ax * bx - ay * by - az * bz)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _quat_exp(wx, wy, wz):
     """Unit quaternion of the rotation vector w."""
     th = math.sqrt(wx * wx + wy * wy + wz * wz)
@@ -68,7 +68,7 @@ def _quat_exp(wx, wy, wz):
     return s * wx, s * wy, s * wz, math.cos(0.5 * th)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _quat_log(x, y, z, w):
     """Rotation vector (|w| ≤ π) of a nonzero quaternion (normalised here, at any scale)."""
     x, y, z, w = unit_quaternion(x, y, z, w)
@@ -82,7 +82,7 @@ def _quat_log(x, y, z, w):
     return k * x, k * y, k * z
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _se3_coefficients(th):
     """a = sin θ/θ-free coefficients of V(ω) = I + b[ω]× + c[ω]×² (SE(3) exp):
     returns (b, c) = ((1 − cos θ)/θ², (θ − sin θ)/θ³)."""
@@ -92,7 +92,7 @@ def _se3_coefficients(th):
     return (1.0 - math.cos(th)) / (th * th), (th - math.sin(th)) / (th * th * th)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _apply_V(wx, wy, wz, b, c, ux, uy, uz):
     """(I + b[ω]× + c[ω]×²) u."""
     cx = wy * uz - wz * uy
@@ -104,13 +104,13 @@ def _apply_V(wx, wy, wz, b, c, ux, uy, uz):
     return ux + b * cx + c * ccx, uy + b * cy + c * ccy, uz + b * cz + c * ccz
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _unit_quaternion(q, o):
     """The quaternion q[o:o+4] normalised (at any scale); all zeros when it is zero."""
     return unit_quaternion(q[o], q[o + 1], q[o + 2], q[o + 3])
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _result_status(out):
     """OK, or OVERFLOW when a result computed from finite arguments is not finite (an
     overflow: the arguments are too large for float64, e.g. v·dt beyond 1e154 rad)."""
@@ -120,7 +120,7 @@ def _result_status(out):
     return OK
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _configuration_ok(m, q):
     """Status of a configuration: length, finiteness, nonzero quaternions."""
     if q.shape[0] != m.nq:
@@ -137,7 +137,7 @@ def _configuration_ok(m, q):
     return OK
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _state_ok(m, q, v):
     """Status of (q, v): lengths, finiteness, nonzero quaternions."""
     status = _configuration_ok(m, q)
@@ -151,7 +151,7 @@ def _state_ok(m, q, v):
     return OK
 
 
-@njit(cache=True)
+@kernel
 def integrate_kernel(mi, mf, ws, q, v, dt, out):
     """out = q ⊕ v·dt joint by joint; quaternion joints move on SO(3) / SE(3)."""
     m = model_tables(mi, mf)
@@ -184,7 +184,7 @@ def integrate_kernel(mi, mf, ws, q, v, dt, out):
     return _result_status(out)
 
 
-@njit(cache=True)
+@kernel
 def difference_kernel(mi, mf, ws, q0, q1, out):
     """out = the velocity v with q0 ⊕ v = q1 (unit time), the inverse of ``integrate_kernel``."""
     m = model_tables(mi, mf)
@@ -228,7 +228,7 @@ def difference_kernel(mi, mf, ws, q0, q1, out):
     return _result_status(out)
 
 
-@njit(cache=True)
+@kernel
 def configuration_rate_kernel(mi, mf, ws, q, v, out):
     """out = q̇ for velocity v: q̇ = v for vector joints, ½ q ⊗ (ω, 0) for quaternions, ṗ = R v
     for the position of a free joint."""
@@ -255,7 +255,7 @@ def configuration_rate_kernel(mi, mf, ws, q, v, out):
     return _result_status(out)
 
 
-@njit(cache=True)
+@kernel
 def normalize_kernel(mi, mf, ws, q, out):
     """out = q with unit quaternions."""
     m = model_tables(mi, mf)

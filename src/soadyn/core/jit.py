@@ -1,15 +1,36 @@
-"""The one Numba decorator of soadyn's kernels: :func:`njit`, Numba's ``njit`` with
-floating-point contraction allowed.
+"""The two decorators of soadyn's compiled code, and their registry.
 
-``fastmath={"contract"}`` lets the compiler fuse a multiplication and the addition that
-consumes it into one fused multiply-add (one rounding instead of two). It is the only
-relaxation: no reassociation, no assumption that values are finite or non-zero, so every
-result is still IEEE arithmetic, each fused step at least as accurate as the pair it
-replaces; results can differ from an unfused evaluation in the last bits. The recursions
-are chains of dependent multiply-adds (6-vector dot products, spatial cross products,
-inertia times motion), and a fused step puts one instruction on that chain where there
-were two dependent ones: the cluster kernels measured 3–11 % faster with it
-(``benchmarks/results/design_notes.md``).
+Every function soadyn compiles is one of two kinds, named by its decorator:
+
+- :func:`kernel`: entered from Python (the public functions' kernels, ``*_kernel``,
+  ``*_batch``, and the few view builders Python calls). Numba builds its Python entry
+  point, which unboxes the arguments.
+- :func:`helper`: called from compiled code only (the per-body steps, the spatial
+  primitives, the named views, the passes a kernel runs). Built without the entry points
+  that let Python or C call it (Numba's ``no_cpython_wrapper`` and ``no_cfunc_wrapper``):
+  unpacking the named views from Python objects took about 0.5 s of compilation per
+  helper, and soadyn's patches of Numba link a helper into its callers only
+  (:func:`soadyn.numba_patches.link_helpers_only`). Python code that needs a helper's
+  result runs its Python function (``helper.py_func``).
+
+Both are used bare (``@helper``) or with Numba's options (``@helper(forceinline=True)``,
+``@kernel(nogil=True)``), and both cache the machine code on disk (``cache=True`` unless
+the caller says otherwise, :mod:`soadyn.numba_cache`). Whatever needs to know what a
+compiled function is (soadyn's patches of Numba, the compile notice, the tests) asks the
+registry, :func:`kind` and :func:`entry`, not Numba's flags: the decorator is the one
+statement of a function's contract.
+
+Both compile with the options below.
+
+**Floating-point contraction.** ``fastmath={"contract"}`` lets the compiler fuse a
+multiplication and the addition that consumes it into one fused multiply-add (one
+rounding instead of two). It is the only relaxation: no reassociation, no assumption
+that values are finite or non-zero, so every result is still IEEE arithmetic, each fused
+step at least as accurate as the pair it replaces; results can differ from an unfused
+evaluation in the last bits. The recursions are chains of dependent multiply-adds
+(6-vector dot products, spatial cross products, inertia times motion), and a fused step
+puts one instruction on that chain where there were two dependent ones: the cluster
+kernels measured 3–11 % faster with it (``benchmarks/results/design_notes.md``).
 
 Code that must reproduce another evaluation's roundings exactly passes
 ``fastmath=False``: the expression tapes, which match sympy's numpy evaluation
@@ -37,25 +58,101 @@ helpers without a Python entry point may (:func:`soadyn.numba_patches.return_vie
 """
 from __future__ import annotations
 
+import threading
+from collections import namedtuple
+
 import numba
+from numba.core.registry import CPUDispatcher
 
 from .. import numba_patches
 
 #: the floating-point relaxation every kernel is compiled with (module docstring)
 CONTRACT = frozenset({"contract"})
 
+#: the two kinds of compiled function (module docstring)
+KERNEL = "kernel"
+HELPER = "helper"
 
-def njit(*args, **options):
-    """``numba.njit`` with ``fastmath=CONTRACT`` unless the caller gives ``fastmath``, and
-    without Numba's reference counting (``_nrt=False``, module docstring); used as
-    ``@njit(cache=True, ...)`` like Numba's. Each function it compiles is registered as
-    soadyn's (:func:`soadyn.numba_patches.register`): the patches of Numba's compilation
-    apply to those only."""
-    options.setdefault("fastmath", set(CONTRACT))
-    options.setdefault("_nrt", False)
+#: Numba's options that make the kind: set by the decorator, never given to it
+_ENTRY_POINT_OPTIONS = ("no_cpython_wrapper", "no_cfunc_wrapper")
 
+Entry = namedtuple("Entry", ("kind", "options"))
+Entry.__doc__ = """What the registry knows of one compiled function: its ``kind``
+(:data:`KERNEL` or :data:`HELPER`) and the Numba ``options`` its decorator compiles it
+with (a dict: the caller's, with soadyn's defaults and the kind's entry-point options)."""
+
+#: the Python function of each compiled function (what its dispatcher holds as ``py_func``)
+#: -> its Entry
+_by_function = {}
+#: (module, qualified name) of each -> its Entry: Numba's function descriptor names a
+#: function by these two while it compiles it
+_by_name = {}
+_registering = threading.Lock()  # (modules defining compiled code may be imported from several threads)
+
+
+def entry(function):
+    """The registry's :class:`Entry` of ``function`` (a dispatcher made by :func:`kernel`
+    or :func:`helper`, or the Python function it compiles), or None for any other
+    function (a user's, or Numba's)."""
+    return _by_function.get(getattr(function, "py_func", function))
+
+
+def kind(function):
+    """:data:`KERNEL` or :data:`HELPER` for a function compiled by soadyn's decorators (a
+    dispatcher or its Python function), None for any other."""
+    found = entry(function)
+    return None if found is None else found.kind
+
+
+def entry_named(module, qualname):
+    """The :class:`Entry` of the compiled function ``qualname`` of module ``module`` (the
+    names Numba's function descriptor holds), or None when soadyn's decorators compiled
+    no function of that name."""
+    return _by_name.get((module, qualname))
+
+
+def kind_named(module, qualname):
+    """:func:`kind` of the function ``qualname`` of module ``module`` (:func:`entry_named`)."""
+    found = entry_named(module, qualname)
+    return None if found is None else found.kind
+
+
+class HelperDispatcher(CPUDispatcher):
+    """Numba's dispatcher of a :func:`helper`, which refuses a call from Python: a helper
+    has no Python entry point, and Numba's dispatcher would jump to the one it does not
+    have (the interpreter crashes). Compiled code calls it as Numba's own dispatcher (the
+    call from Python is the only method that differs)."""
+
+    def __call__(self, *args, **kwargs):
+        py_func = self.py_func
+        raise TypeError(f"{py_func.__module__}.{py_func.__qualname__} is a soadyn helper, called from compiled code "
+                        "only (it has no Python entry point): Python code runs its Python function, .py_func")
+
+
+def _register(py_func, registered):
+    with _registering:
+        known = _by_function.get(py_func)
+        if known is not None:
+            if known.kind != registered.kind:
+                raise TypeError(f"{py_func.__module__}.{py_func.__qualname__}: already compiled as a {known.kind}, "
+                                f"now decorated as a {registered.kind}: a compiled function has one kind")
+            return  # the same function compiled again (the call path's twin of a kernel): its first entry stays
+        _by_function[py_func] = registered
+        # (a function defined again under the same name, as a test does: the newest is the one Numba compiles)
+        _by_name[(py_func.__module__, py_func.__qualname__)] = registered
+
+
+def _decorator(which, function, options):
+    for name in _ENTRY_POINT_OPTIONS:
+        if name in options:
+            raise TypeError(f"@{which}: {name}= is set by the decorator (a kernel has Python's entry point, a helper "
+                            f"none: use @{HELPER if which == KERNEL else KERNEL} for the other kind); got "
+                            f"{name}={options[name]!r}")
+    options = {"cache": True, "fastmath": set(CONTRACT), "_nrt": False, **options}
+    if which == HELPER:
+        options.update(no_cpython_wrapper=True, no_cfunc_wrapper=True)
     numba_options = options
-    if options["_nrt"] is False and options.get("no_cpython_wrapper") and numba_patches.helpers_count_references():
+    if which == HELPER and options["_nrt"] is False and numba_patches.helpers_count_references():
         # stock Numba refuses a function without reference counting that returns an array
         # view (soadyn.numba_patches.return_views_from_helpers is what allows it): the
         # helpers count then, which is safe beside uncounted kernels (the kernels' arrays
@@ -63,11 +160,42 @@ def njit(*args, **options):
         numba_options = dict(options, _nrt=True)
 
     def compiled(py_func):
-        numba_patches.register(py_func, options)
-        return numba.njit(py_func, **numba_options)
+        if not callable(py_func):
+            raise TypeError(f"@{which}: expected a Python function to compile, got {py_func!r}")
+        _register(py_func, Entry(which, dict(options)))
+        dispatcher = numba.njit(py_func, **numba_options)
+        if which == HELPER:
+            dispatcher.__class__ = HelperDispatcher  # (Numba's dispatcher, made as njit makes it)
+        return dispatcher
 
-    if args and callable(args[0]):  # @njit without parentheses, or njit(function)
-        return compiled(args[0])
-    if args:
-        raise TypeError(f"njit: expected options as keywords (soadyn's kernels compile lazily), got {args!r}")
-    return compiled
+    if function is None:  # @kernel(options) / @helper(options)
+        return compiled
+    if not callable(function):
+        raise TypeError(f"@{which}: expected a function or Numba's options as keywords (soadyn's functions compile "
+                        f"lazily, with no signature), got {function!r}")
+    return compiled(function)  # @kernel / @helper without parentheses
+
+
+def kernel(function=None, /, **options):
+    """Compile ``function`` as a soadyn kernel: entered from Python (module docstring).
+
+    ``@kernel`` or ``@kernel(**options)``: Numba's ``njit`` options (``nogil=True``,
+    ``forceinline=True``, ``_nrt=True`` for a kernel that allocates or returns views to
+    Python, ``fastmath=False`` for unfused roundings), over the defaults ``cache=True``,
+    ``fastmath=CONTRACT``, ``_nrt=False``. Returns Numba's dispatcher, registered as a
+    :data:`KERNEL` (:func:`kind`)."""
+    return _decorator(KERNEL, function, options)
+
+
+def helper(function=None, /, **options):
+    """Compile ``function`` as a soadyn helper: called from compiled code only, built
+    without Python's or C's entry point (module docstring).
+
+    ``@helper`` or ``@helper(**options)``: Numba's ``njit`` options (``forceinline=True``
+    for LLVM to inline it into every caller, ``inline="always"`` for Numba to inline its IR,
+    ``fastmath=False``), over the defaults ``cache=True``, ``fastmath=CONTRACT``,
+    ``_nrt=False`` (counted on stock Numba: :func:`soadyn.numba_patches.helpers_count_references`).
+    Returns Numba's dispatcher (a :class:`HelperDispatcher`, which refuses a call from
+    Python), registered as a :data:`HELPER` (:func:`kind`)."""
+    return _decorator(HELPER, function, options)
+

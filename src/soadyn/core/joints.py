@@ -42,7 +42,7 @@ import math
 
 import numpy as np
 
-from .jit import njit
+from .jit import helper
 from . import spatial as sp
 
 # joint type codes shared by the model compiler and the kernels
@@ -437,7 +437,7 @@ def joint_from_name(kind, **kwargs):
 # arrays: small array-returning helpers inside the body loops cost more in reference
 # counting than the arithmetic they do.
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def axis_rotation(ax, ay, az, angle):
     """Rodrigues: rotation matrix (row-major 9-tuple) of ``angle`` about unit (ax, ay, az)."""
     c = math.cos(angle)
@@ -453,7 +453,7 @@ def axis_rotation(ax, ay, az, angle):
 _SAFE_NORM2 = (1e-150, 1e150)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def unit_quaternion(x, y, z, w):
     """The quaternion (x, y, z, w) divided by its norm; all zeros for the zero quaternion.
 
@@ -471,7 +471,7 @@ def unit_quaternion(x, y, z, w):
     return x / n, y / n, z / n, w / n
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def quaternion_rotation(x, y, z, w):
     """Rotation matrix (row-major 9-tuple) of the quaternion (x, y, z, w), normalised
     (at any scale, :func:`unit_quaternion`; the callers refuse the zero quaternion)."""
@@ -485,7 +485,7 @@ def quaternion_rotation(x, y, z, w):
             s * (x * z - y * w), s * (y * z + x * w), 1.0 - s * (x * x + y * y))
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def joint_pose_and_subspace(i, jtype, nsub, subkinds, axes, pitch, q, qi, S, vi, Rj, pj):
     """Joint transform and joint map of body ``i``'s hinge at configuration ``q``.
 
@@ -543,7 +543,7 @@ def joint_pose_and_subspace(i, jtype, nsub, subkinds, axes, pitch, q, qi, S, vi,
                 Rj[i, a, b] = 1.0 if a == b else 0.0
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _composite_pose_and_subspace(i, nsub, subkinds, axes, q, qi, S, vi, Rj, pj):
     # Tip-to-base accumulation of the pose (R, p) of the child in sub-frame k, which
     # both maps sub-hinge k's axis into the child frame and yields the joint pose.
@@ -598,7 +598,7 @@ def _composite_pose_and_subspace(i, nsub, subkinds, axes, q, qi, S, vi, Rj, pj):
     pj[i, 0], pj[i, 1], pj[i, 2] = p0, p1, p2
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def composite_bias(S, vi, nsub, v, k6):
     """Component ``k6`` of Ḣ* v = Σ_{k<j} (h_k v_k) × (h_j v_j) for a composite joint."""
     out = 0.0

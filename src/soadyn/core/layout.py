@@ -37,7 +37,7 @@ from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic
 from numba.np.arrayobj import make_array, populate_array
 
-from .jit import njit
+from .jit import helper
 from .joints import PRISMATIC, REVOLUTE
 
 
@@ -140,7 +140,7 @@ def rows(typingctx, x, first, count):
     return sig, codegen
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def borrow(x):
     """``x`` (a C-contiguous vector) as a borrowed view (see :func:`carve`).
 
@@ -308,7 +308,7 @@ class Layout:
 # (:func:`soadyn.core.call.stacked_block`). One compiled entry point then serves both:
 # a batched twin would re-optimise and re-compile the kernel's whole linked closure, a
 # cold-compile cost the states' loop does not need (benchmarks/results/design_notes.md).
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def state_count(length, size):
     """B: the number of states of ``size`` entries in an argument of ``length`` entries; 1
     when ``length`` is not a positive multiple of ``size`` (one state of a wrong length,
@@ -318,7 +318,7 @@ def state_count(length, size):
     return length // size
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def state_of(x, b, B):
     """State ``b`` of the ``B`` states stored one after another along the first axis of
     the C-contiguous ``x`` — its rows b·n … (b + 1)·n − 1, n = len(x) / B — as a borrowed
@@ -362,13 +362,13 @@ model_int_views, model_float_views = MODEL_INTS.views, MODEL_FLOATS.views
 _model_int_size, _model_float_size = MODEL_INTS.size, MODEL_FLOATS.size
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def model_int_size(nb):
     """Length of ``mi`` for ``nb`` bodies (:data:`MODEL_INTS`; Python: :func:`model_lengths`)."""
     return _model_int_size((nb,))
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def model_float_size(nb):
     """Length of ``mf`` for ``nb`` bodies (:data:`MODEL_FLOATS`; Python: :func:`model_lengths`)."""
     return _model_float_size((nb,))
@@ -379,7 +379,7 @@ def model_lengths(nb):
     return MODEL_INTS.length((nb,)), MODEL_FLOATS.length((nb,))
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def model_tables(mi, mf):
     """Named views of a packed model (:class:`ModelTables`; borrowed, see :func:`carve`)."""
     nb = mi[0]
@@ -393,7 +393,7 @@ def numpy_model_tables(mi, mf):
                        *MODEL_FLOATS.numpy_views(mf, (nb,)))
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def split_model_tables(mti, mtf):
     """``(ok, mi, mf, rest_i, rest_f)``: borrowed views of a model's packed tables
     followed by other tables in one int array ``mti`` = [mi | rest_i] and one float array
@@ -420,7 +420,7 @@ def pack_tables(ints, floats, work):
     return np.concatenate([head.view(np.float64), ints.view(np.float64), floats, work])
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def split_tables(tables):
     """``(ok, ints, floats, work)``: borrowed views of an array of :func:`pack_tables`;
     ``ok`` is False when the array is shorter than its header says (the views are then
@@ -512,7 +512,7 @@ WorkspaceViews = namedtuple("WorkspaceViews", WORKSPACE.names)
 _workspace_size, _workspace_views = WORKSPACE.size, WORKSPACE.views
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def aux_size(nb, nv):
     """Length of the workspace's ``aux``: the most any of its users takes — the RNEA
     derivatives' buffer (42 nv + 44 nb, :func:`soadyn.kernels.derivatives.derivative_size`),
@@ -522,7 +522,7 @@ def aux_size(nb, nv):
     return max(42 * nv + 44 * nb, 6 * (nb + nv), 64)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def workspace_size(nb, nv):
     """Length of the flat workspace of a model with ``nb`` bodies and ``nv`` velocities
     (:data:`WORKSPACE`; Python: :func:`workspace_length`)."""
@@ -534,7 +534,7 @@ def workspace_length(nb, nv):
     return WORKSPACE.length((nb, nv, aux_size.py_func(nb, nv)))
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def workspace_views(ws, m):
     """Named views (:class:`WorkspaceViews`; borrowed, see :func:`carve`) of the flat
     workspace ``ws`` for the model tables ``m``."""
@@ -546,7 +546,7 @@ def numpy_workspace_views(ws, m):
     return WorkspaceViews(*WORKSPACE.numpy_views(ws, (m.nb, m.nv, aux_size.py_func(m.nb, m.nv))))
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def sizes_match(m, q, ws):
     """True when ``q`` has length nq and ``ws`` is large enough for the model tables
     ``m``: the kernels' own shape check (their callers may skip validating in Python)."""

@@ -50,7 +50,7 @@ sub-hinge s of body k at ``Dinv[k, s, s]`` and G*(k′_s) in the row ``Gt`` of i
 from __future__ import annotations
 
 
-from ..core.jit import njit
+from ..core.jit import helper, kernel
 from ..core.joints import COMPOSITE, FREE, SPHERICAL, axis_rotation
 from ..core.layout import borrow, carve, model_tables, state_count, state_of, workspace_views
 from ..core.status import BAD_SHAPE, OK, SINGULAR
@@ -61,7 +61,7 @@ from .primitives import (add_force_to_parent, add_inertia_to_parent, articulated
 
 
 # --------------------------------------------------------------------------- one sub-hinge
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def subhinge_map(jtype, code, s):
     """(unit, sign): H(k′_s) = sign·e_unit (angular-first) when unit ≥ 0, else the general
     row ``S[v_index + s]``. Unit rows: a 1-dof hinge with an ``axis_code``; sub-hinge s of
@@ -73,7 +73,7 @@ def subhinge_map(jtype, code, s):
     return -1, 1.0
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def subhinge_gather(w, i, s, col, unit, sign, t, update):
     """Sub-hinge s (dof ``col``) of body i, in place on P = w.P[i] and z = w.z[i]:
     D(k′_s) = HPH*, ε = t − Hz, and with ``update`` P ← P⁺ = P − U D⁻¹ Uᵀ, z ← z⁺ = z + Gε
@@ -114,7 +114,7 @@ def subhinge_gather(w, i, s, col, unit, sign, t, update):
     return True
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def subhinge_scatter(w, i, s, col, unit, sign, qdd):
     """Sub-hinge s (dof ``col``) of body i: θ̈_s = D⁻¹(ε − Uᵀα) into ``qdd[col]`` and
     α ← α + H*θ̈_s, with α = ``w.alpha[i]`` (α⁺(k′_s))."""
@@ -132,7 +132,7 @@ def subhinge_scatter(w, i, s, col, unit, sign, qdd):
 
 
 # --------------------------------------------------------------------------- driver loops
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def subbody_count(m):
     """Bodies of the partitioned model: one per sub-hinge, one per fixed-joint body."""
     n = 0
@@ -141,7 +141,7 @@ def subbody_count(m):
     return n
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def partitioned_articulated_pass(mi, mf, ws, tau, fext, has_v, P_sub, Pplus_sub):
     """The tips-to-base gather of [Jain23p, eq. 8] (module docstring). Needs
     ``joint_placements`` (and ``body_velocities`` when ``has_v``). Leaves z⁺ in ``w.z``
@@ -190,7 +190,7 @@ def partitioned_articulated_pass(mi, mf, ws, tau, fext, has_v, P_sub, Pplus_sub)
     return True
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def partitioned_acceleration_pass(mi, mf, ws, gravity, has_v, qdd):
     """The base-to-tips scatter of the partitioned recursion: θ̈ into ``qdd``, α(k) into
     ``w.alpha`` (module docstring)."""
@@ -209,14 +209,14 @@ def partitioned_acceleration_pass(mi, mf, ws, gravity, has_v, qdd):
                 w.alpha[i, a] += w.coriolis[i, a]
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def no_record(ws):
     """An empty (0, 6, 6) array: record no sub-body inertias."""
     return carve(ws, 0, (0, 6, 6))
 
 
 # --------------------------------------------------------------------------- the entry points of sd.aba
-@njit(cache=True)
+@kernel
 def aba_kernel(mi, mf, ws, q, v, tau, fext, gravity, qdd):
     """q̈ into ``qdd`` (an empty ``v`` means zero velocity); returns a status code.
 
@@ -246,7 +246,7 @@ def aba_kernel(mi, mf, ws, q, v, tau, fext, gravity, qdd):
     return result_status(qdd)
 
 
-@njit(nogil=True, cache=True)
+@kernel(nogil=True)
 def aba_batch(mi, mf, ws, Q, Vq, T, Fext, gravity, qdd, status, start, stop):
     """:func:`aba_kernel` on states ``start`` to ``stop − 1`` of a batch, with one workspace (a
     block of a batched call, see :func:`soadyn.core.call.run_blocks`)."""
@@ -255,7 +255,7 @@ def aba_batch(mi, mf, ws, Q, Vq, T, Fext, gravity, qdd, status, start, stop):
 
 
 # --------------------------------------------------------------------------- P, P⁺, D, G per sub-body
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _subhinge_pose(m, i, s, q, R, t):
     """(R[0], t[0]) ← X_s ∘ (R[0], t[0]), X_s the motion of composite sub-hinge s of body i
     (rotation about its axis by θ_s, or translation along it by d_s)."""
@@ -276,7 +276,7 @@ def _subhinge_pose(m, i, s, q, R, t):
             R[0, a, b] = r[3 * a] * c0 + r[3 * a + 1] * c1 + r[3 * a + 2] * c2
 
 
-@njit(nogil=True, cache=True)
+@kernel(nogil=True)
 def partitioned_inertias_kernel(mi, mf, ws, q, P_out, Pplus_out, D_out, G_out):
     """P, P⁺, D and G of :func:`_partitioned_inertias_state`, for B = len(q) / nq states
     stored one after another (:func:`~soadyn.core.layout.state_of`: one state for a call, a
@@ -290,7 +290,7 @@ def partitioned_inertias_kernel(mi, mf, ws, q, P_out, Pplus_out, D_out, G_out):
     return OK
 
 
-@njit(inline="always", cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(inline="always")
 def _partitioned_inertias_state(mi, mf, ws, q, P_out, Pplus_out, D_out, G_out):
     """P, P⁺ (n_sub, 6, 6), D (nv, nv) diagonal and G (6, nv) of every body and sub-body
     (:func:`subbody_count` of them, the order of the partitioned model's bodies), each in

@@ -27,12 +27,12 @@ the direct method of :mod:`soadyn.kernels.direct`.
 from __future__ import annotations
 
 
-from ..core.jit import njit
+from ..core.jit import helper
 from ..core.layout import model_tables, workspace_views
 from .primitives import articulated_to_parent, init_articulated, inverse_times_rows, parent_acceleration, spd_inverse
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def articulated_body_pass(mi, mf, ws, tau, fext, has_v):
     """The tips-to-base gather: P, D⁻¹, U = P H*, G* and ε into the workspace, z⁺ into z.
 
@@ -128,7 +128,7 @@ def articulated_body_pass(mi, mf, ws, tau, fext, has_v):
     return True
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def acceleration_pass(mi, mf, ws, gravity, has_v, qdd):
     """The base-to-tips scatter: θ̈(k) = ν(k) − G*(k)α⁺(k) into ``qdd``, α(k) into
     ``w.alpha`` (ν(k) = D⁻¹(k)ε(k))."""

@@ -21,14 +21,14 @@ parameters.
 """
 from __future__ import annotations
 
-from ..core.jit import njit
+from ..core.jit import helper, kernel
 from ..core.layout import borrow, model_tables, state_count, state_of, workspace_views
 from ..core.status import BAD_SHAPE, NO_MASS, OK
 from .kinematics import configuration_status, joint_sincos, world_pose_step
 from .primitives import add_rigid_inertia_to_parent, joint_column_to_world, rigid_inertia_times
 
 
-@njit(nogil=True, cache=True)
+@kernel(nogil=True)
 def centroidal_map_kernel(mi, mf, ws, q, A):
     """A_G(q) into ``A`` of 6 rows per state, or J_c(q) into ``A`` of 3 rows per state (the
     output says which: a flag would be a constant that the plain-call kernel's compilation
@@ -43,7 +43,7 @@ def centroidal_map_kernel(mi, mf, ws, q, A):
     return OK
 
 
-@njit(inline="always", cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(inline="always")
 def _centroidal_map_state(mi, mf, ws, q, A):
     """A_G into ``A`` (6, nv), or J_c into ``A`` (3, nv), of one configuration; NO_MASS for a
     system without mass."""

@@ -16,7 +16,7 @@ diagonal about the centre of mass). One pass over the bodies after the kinematic
 """
 from __future__ import annotations
 
-from ..core.jit import njit
+from ..core.jit import helper, kernel
 from ..core.layout import borrow, carve, model_tables, state_count, state_of, workspace_views
 from ..core.status import BAD_SHAPE, NO_MASS, OK
 from .kinematics import checked_motion, no_forces
@@ -28,7 +28,7 @@ from .rnea import force_step
 MASS, COM, COM_VELOCITY, COM_ACCELERATION, MOMENTUM, MOMENTUM_RATE, INERTIA, SIZE = 0, 1, 4, 7, 10, 16, 22, 58
 
 
-@njit(nogil=True, cache=True)
+@kernel(nogil=True)
 def centroidal_momentum_kernel(mi, mf, ws, q, v, a, rate, out):
     """The ``SIZE`` entries of the module's quantities per state into ``out``
     (:func:`_centroidal_momentum_state`; an empty ``v`` or ``a`` means zero; without ``rate``
@@ -44,7 +44,7 @@ def centroidal_momentum_kernel(mi, mf, ws, q, v, a, rate, out):
     return OK
 
 
-@njit(inline="always", cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(inline="always")
 def _centroidal_momentum_state(mi, mf, ws, q, v, a, rate, out):
     """The quantities of one state (module docstring); NO_MASS for a system without mass."""
     # borrowed views: the passes below then pass them on without reference counting
@@ -97,7 +97,7 @@ def _centroidal_momentum_state(mi, mf, ws, q, v, a, rate, out):
     return OK
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _add_in_world(w, i, F, out, o):
     """out[o:o + 6] += the force F[i] on body i (body axes, about its origin) in world axes
     about the world origin."""

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-from ..core.jit import njit
+from ..core.jit import helper, kernel
 from ..core.joints import COMPOSITE
 from ..core.layout import borrow, carve, model_tables, state_count, state_of, workspace_views
 from ..core.status import BAD_SECOND, BAD_SHAPE, OK
@@ -44,13 +44,13 @@ from .primitives import (add_rigid_inertia_to_parent, cross_force6, cross_motion
 CoriolisViews = namedtuple("CoriolisViews", ("V", "Y", "Ydot", "h", "Sdot"))
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def coriolis_size(nb, nv):
     """Floats of ``aux`` that :func:`coriolis_views` takes."""
     return nb * (6 + 10 + 10 + 6) + 6 * nv
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def coriolis_views(buf, nb, nv):
     """Named views of ``buf`` (:class:`CoriolisViews`; borrowed: ``buf`` must outlive them)."""
     o = 0
@@ -62,7 +62,7 @@ def coriolis_views(buf, nb, nv):
     return CoriolisViews(V, Y, Ydot, h, Sdot)
 
 
-@njit(nogil=True, cache=True)
+@kernel(nogil=True)
 def coriolis_kernel(mi, mf, ws, q, v, C):
     """C(q, q̇) (nv, nv) into ``C`` (:func:`_coriolis_state`; an empty ``v`` means zero), for
     B = len(q) / nq states stored one after another (:func:`~soadyn.core.layout.state_of`).
@@ -75,7 +75,7 @@ def coriolis_kernel(mi, mf, ws, q, v, C):
     return OK
 
 
-@njit(inline="always", cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(inline="always")
 def _coriolis_state(mi, mf, ws, q, v, C):
     """C (nv, nv) of one state: the forward pass (:func:`_forward_step`), then the subtree
     sums and the entries tips to base (:func:`_backward_step`)."""
@@ -101,7 +101,7 @@ def _coriolis_state(mi, mf, ws, q, v, C):
     return matrix_result_status(C)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _forward_step(m, w, d, i, q, sc, v):
     """Body i's world pose, columns s_c and their rates ṡ_c, its velocity V, inertia Y, Ẏ and
     momentum h (its parent's V must be known)."""
@@ -143,7 +143,7 @@ def _forward_step(m, w, d, i, q, sc, v):
         Y, i, v0, v1, v2, v3, v4, v5)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _backward_step(m, w, d, i, C):
     """The entries between body i's dofs and its own and its ancestors' dofs (its subtree
     sums complete), then its subtree sums added to its parent's."""

@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 
-from ..core.jit import njit
+from ..core.jit import helper, kernel
 from ..core.layout import borrow, model_tables, workspace_views
 from ..core.status import BAD_SHAPE, OK
 from .kinematics import configuration_status, joint_placements, matrix_result_status, world_poses
@@ -20,7 +20,7 @@ from .primitives import (add_force_to_parent, add_rigid_inertia_to_parent, add_r
                          rigid_inertia_matrix, rigid_inertia_times_joint_column)
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def composite_rigid_inertias(mi, mf, ws):
     """``w.crb[k]`` = R(k), the composite rigid-body inertia of the subtree at k in
     10-parameter form (m, h, I_o; body frame).
@@ -46,7 +46,7 @@ def composite_rigid_inertias(mi, mf, ws):
             add_rigid_inertia_to_parent(w.R, w.t, i, crb, crb, p)
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def composite_inertias(mi, mf, ws):
     """``w.P[k]`` = R(k), the composite rigid-body inertia of the subtree at k (body
     frame, 6×6); ``w.crb`` keeps the same in 10-parameter form."""
@@ -57,7 +57,7 @@ def composite_inertias(mi, mf, ws):
         rigid_inertia_matrix(w.crb, i, w.P, i)
 
 
-@njit(cache=True)
+@kernel
 def mass_matrix_kernel(mi, mf, ws, q, M):
     """M(q) into ``M`` (nv, nv), both triangles (:func:`mass_matrix_pass`)."""
     mi, mf, ws, q = borrow(mi), borrow(mf), borrow(ws), borrow(q)
@@ -73,7 +73,7 @@ def mass_matrix_kernel(mi, mf, ws, q, M):
     return matrix_result_status(M)
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def mass_matrix_pass(mi, mf, ws, M):
     """M(j, i) = H(j) φ(j, i) R(i) H*(i) for every ancestor j of i (both triangles), given
     the body poses (``joint_placements`` and ``world_poses`` first).
@@ -115,7 +115,7 @@ def mass_matrix_pass(mi, mf, ws, M):
                 j = m.parent[j]
 
 
-@njit(nogil=True, cache=True)
+@kernel(nogil=True)
 def mass_matrix_batch(mi, mf, ws, Q, M, status, start, stop):
     """:func:`mass_matrix_kernel` on states ``start`` to ``stop − 1`` of a batch, with one workspace (a
     block of a batched call, see :func:`soadyn.core.call.run_blocks`)."""
@@ -123,7 +123,7 @@ def mass_matrix_batch(mi, mf, ws, Q, M, status, start, stop):
         status[b] = mass_matrix_kernel(mi, mf, ws, Q[b], M[b])
 
 
-@njit(cache=True)
+@kernel
 def mass_matrix_jtmj_kernel(mi, mf, ws, q, M):
     """M = Gᵀ Ψ_Dᵀ M Ψ_D G [CDI18, eq. 14], one column c at a time by the O(N) operator
     products of [CDI18, "O(N) Recursive Operators"]:

@@ -32,7 +32,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from ..core.jit import njit
+from ..core.jit import helper, kernel
 from ..core.joints import COMPOSITE
 from ..core.layout import borrow, carve, model_tables, state_count, state_of, workspace_views
 from ..core.status import BAD_SHAPE, OK, SINGULAR
@@ -56,13 +56,13 @@ DerivativeViews = namedtuple("DerivativeViews", ("psi", "eta", "zeta", "u", "w",
                                                  "V", "A", "h", "F", "Y", "Ydot"))
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def derivative_size(nb, nv):
     """Length of the buffer of :func:`derivative_views`."""
     return 7 * 6 * nv + nb * (4 * 6 + 2 * 10)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def derivative_views(buf, nb, nv):
     """Named views of ``buf`` (:class:`DerivativeViews`; borrowed: ``buf`` must outlive them)."""
     o = 0
@@ -83,25 +83,25 @@ def derivative_views(buf, nb, nv):
 
 
 # --------------------------------------------------------------------------- 6-vectors as scalars
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _dot(X, i, Y, j):
     return (X[i, 0] * Y[j, 0] + X[i, 1] * Y[j, 1] + X[i, 2] * Y[j, 2]
             + X[i, 3] * Y[j, 3] + X[i, 4] * Y[j, 4] + X[i, 5] * Y[j, 5])
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _store(X, i, x0, x1, x2, x3, x4, x5):
     X[i, 0], X[i, 1], X[i, 2], X[i, 3], X[i, 4], X[i, 5] = x0, x1, x2, x3, x4, x5
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _times(Y, k, X, c):
     """Y[k] X[c]: a 10-parameter inertia (or inertia rate) times a motion, 6 scalars."""
     return rigid_inertia_times(Y, k, X[c, 0], X[c, 1], X[c, 2], X[c, 3], X[c, 4], X[c, 5])
 
 
 # --------------------------------------------------------------------------- forward
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _forward_step(m, w, d, i, v, a, fext, gravity):
     """Body i's world columns s_c, ψ_c, η_c, ζ_c, its V, α, Y, Ẏ, h and f (its parent's
     V and α must be known). An empty ``v``, ``a`` or ``fext`` means zero."""
@@ -182,7 +182,7 @@ def _forward_step(m, w, d, i, v, a, fext, gravity):
 
 
 # --------------------------------------------------------------------------- backward
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _subtree_columns(d, Sw, i, c):
     """u_c = Y^c s_c, w_c = B^cᵀ s_c = Ẏ^c s_c − s_c ×* h^c and the force derivatives
     ∂F/∂q_c, ∂F/∂v_c of dof c of body i (B^c: x ↦ Ẏ^c x + x ×* h^c; its transpose is
@@ -209,7 +209,7 @@ def _subtree_columns(d, Sw, i, c):
            a4 + e4 + y4 + g4, a5 + e5 + y5 + g5)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _backward_step(m, w, d, i, dq, dv, M):
     """The rows and columns of body i's dofs against its own and its ancestors' dofs (its
     subtree sums must be complete), then its subtree sums added to its parent's."""
@@ -265,7 +265,7 @@ def _backward_step(m, w, d, i, dq, dv, M):
 
 
 # --------------------------------------------------------------------------- passes and kernels
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def rnea_derivative_passes(mi, mf, ws, buf, v, a, fext, gravity, dq, dv, M):
     """∂τ/∂q, ∂τ/∂v and M into ``dq``, ``dv``, ``M`` (nv, nv), given the joint placements
     (``joint_placements`` first); ``buf``: :func:`derivative_size` floats of scratch.
@@ -283,7 +283,7 @@ def rnea_derivative_passes(mi, mf, ws, buf, v, a, fext, gravity, dq, dv, M):
         _backward_step(m, w, d, i, dq, dv, M)
 
 
-@njit(nogil=True, cache=True)
+@kernel(nogil=True)
 def rnea_derivatives_kernel(mi, mf, ws, q, v, a, fext, gravity, dtau_dq, dtau_dv, M):
     """∂τ/∂q (tangent space), ∂τ/∂v and M(q) of τ = rnea(q, v, a, f_ext) into the three
     (nv, nv) outputs; an empty ``v`` or ``a`` means zero. B = len(q) / nq states stored one
@@ -299,7 +299,7 @@ def rnea_derivatives_kernel(mi, mf, ws, q, v, a, fext, gravity, dtau_dq, dtau_dv
     return OK
 
 
-@njit(inline="always", cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(inline="always")
 def _rnea_derivatives_state(mi, mf, ws, q, v, a, fext, gravity, dtau_dq, dtau_dv, M):
     """:func:`rnea_derivatives_kernel` on one state."""
     # borrowed views: the passes below then pass them on without reference counting
@@ -326,7 +326,7 @@ def _rnea_derivatives_state(mi, mf, ws, q, v, a, fext, gravity, dtau_dq, dtau_dv
 # allocates q̈ and the sparse factors of M, (nv, nv), which the O(N) workspace does not hold.
 # Safe beside the kernels without it: every array it hands to a pass is a borrowed view
 # (no reference to count) or its own allocation, and no pass returns an array it was given
-@njit(nogil=True, cache=True, _nrt=True)
+@kernel(nogil=True, _nrt=True)
 def aba_derivatives_kernel(mi, mf, ws, q, v, tau, fext, gravity, dqdd_dq, dqdd_dv, Minv):
     """∂q̈/∂q, ∂q̈/∂v and ∂q̈/∂τ = M⁻¹ of q̈ = aba(q, v, τ, f_ext) into the three (nv, nv)
     outputs (:func:`_aba_derivatives_state`), for B = len(q) / nq states stored one after
@@ -341,7 +341,7 @@ def aba_derivatives_kernel(mi, mf, ws, q, v, tau, fext, gravity, dqdd_dq, dqdd_d
     return OK
 
 
-@njit(inline="always", cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(inline="always")
 def _aba_derivatives_state(mi, mf, ws, q, v, tau, fext, gravity, dqdd_dq, dqdd_dv, Minv):
     """∂q̈/∂q = −M⁻¹ ∂τ/∂q, ∂q̈/∂v = −M⁻¹ ∂τ/∂v (the RNEA's derivatives at a = q̈) and
     ∂q̈/∂τ = M⁻¹ of q̈ = aba(q, v, τ, f_ext) into the three (nv, nv) outputs: q̈ by the ABA,

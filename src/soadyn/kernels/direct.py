@@ -64,7 +64,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from ..core.jit import njit
+from ..core.jit import helper, kernel
 from ..core.layout import (borrow, carve, model_tables, split_model_tables, split_tables, state_count, state_of,
                            workspace_length, workspace_size, workspace_views)
 from ..core.status import BAD_SHAPE, OFF_MANIFOLD, OK, SINGULAR
@@ -77,7 +77,7 @@ from .primitives import compose_pose, force_to_world, joint_column_to_world
 
 
 # --------------------------------------------------------------------------- pivoted Cholesky
-@njit(cache=True)
+@kernel
 def pivoted_cholesky(A, perm, pivot_tol):
     """A = Pᵀ L Lᵀ P in place for a symmetric positive semidefinite A (m, m), with
     diagonal pivoting; stops when the largest remaining pivot is below ``pivot_tol``
@@ -119,7 +119,7 @@ def pivoted_cholesky(A, perm, pivot_tol):
     return m
 
 
-@njit(cache=True)
+@kernel
 def pivoted_solve(A, perm, r, b, x, y):
     """x (m,) with x[perm[:r]] = (L Lᵀ)⁻¹ b[perm[:r]] and zero elsewhere; ``y`` (m,) scratch."""
     for i in range(r):
@@ -144,7 +144,7 @@ def pivoted_solve(A, perm, r, b, x, y):
 ROW_TOL = 1e-9
 
 
-@njit(cache=True)
+@kernel
 def independent_rows(G, rows, work, scale, tol):
     """Rows of G (m, nv) that span its row space: Gram–Schmidt with pivoting (the QR
     factorization of G* with column pivoting), each step keeping the row with the largest
@@ -229,7 +229,7 @@ def pack_direct_tables(li, lf, coupling_v, coupling_q, coupling_offset, m_loop, 
 
 # compiled with reference counting (_nrt=True, soadyn.core.jit) for its calls from Python,
 # which box the views it returns; in the kernels its views are borrowed (nothing to count)
-@njit(forceinline=True, cache=True, _nrt=True)
+@kernel(forceinline=True, _nrt=True)
 def direct_tables(ti, tf, nv):
     """Named views (:class:`DirectTables`) of the packed tables ``ti``, ``tf``."""
     n_li, nc, nq, m_loop, m, n_sel = ti[0], ti[1], ti[2], ti[3], ti[4], ti[5]
@@ -256,7 +256,7 @@ DirectOutputs = namedtuple("DirectOutputs", ["qdd", "lam", "rank", "worst_residu
                                              "sel"])
 
 
-@njit(cache=True)
+@kernel
 def direct_output_size(nv, m, m_loop):
     """Length of the kernel's output array for nv coordinates, m rows, m_loop loop rows."""
     return nv + m + 3 + m * nv + 3 * m + 12 * m_loop
@@ -264,7 +264,7 @@ def direct_output_size(nv, m, m_loop):
 
 # compiled with reference counting (_nrt=True, soadyn.core.jit) for its calls from Python,
 # which box the views it returns; in the kernels its views are borrowed (nothing to count)
-@njit(forceinline=True, cache=True, _nrt=True)
+@kernel(forceinline=True, _nrt=True)
 def direct_outputs(out, nv, m, m_loop):
     """Named views (:class:`DirectOutputs`) of the output array (also used from Python)."""
     o = 0
@@ -294,7 +294,7 @@ DirectScratch = namedtuple("DirectScratch", ["x", "eps0", "target", "basis", "Uw
                                              "A", "rhs", "mu", "y", "Xc", "Zc", "rows", "perm", "mark", "cols"])
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def direct_scratch(buf, ibuf, nb, nv, m, n, k):
     """Named views (:class:`DirectScratch`) for n ≤ m kept rows of which k are coupling
     rows (sizes: :func:`scratch_size`, :func:`int_scratch_size`)."""
@@ -319,26 +319,26 @@ def direct_scratch(buf, ibuf, nb, nv, m, n, k):
                          carve(ibuf, m, m), carve(ibuf, 2 * m, nb), carve(ibuf, 2 * m + nb, nv))
 
 
-@njit(forceinline=True, cache=True)
+@kernel(forceinline=True)
 def scratch_size(nb, nv, m, nc):
     """Floats of the scratch of :func:`direct_scratch` at n = m, k = nc (the most)."""
     return 8 * nv + 36 + m + 3 * m * nv + m * m + 3 * m + nv * nc + 6 * nb * nc
 
 
-@njit(forceinline=True, cache=True)
+@kernel(forceinline=True)
 def int_scratch_size(nb, nv, m):
     """Integers of the scratch of :func:`direct_scratch`."""
     return 2 * m + nb + nv
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _scratch_fits(ws, nb, nv, m, nc):
     """Whether ``ws`` holds the kernel's scratch after the model's workspace (the plain
     call's per-thread array, :func:`direct_work_size`)."""
     return ws.shape[0] >= workspace_size(nb, nv) + scratch_size(nb, nv, m, nc) + int_scratch_size(nb, nv, m)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _scratch(ws, nb, nv, m, nc):
     """The float and int scratch of :func:`direct_scratch`, after the model's workspace in
     ``ws`` (:func:`_scratch_fits`)."""
@@ -357,7 +357,7 @@ def direct_work_size(nb, nv, m, nc):
 # kernel's array holds it (the two allocations are a measurable part of the four-bar's
 # kernel, benchmarks/results/design_notes.md). Safe beside the kernels without reference counting: every
 # array it hands on is a borrowed view or its own allocation, which no pass returns.
-@njit(nogil=True, cache=True, _nrt=True)
+@kernel(nogil=True, _nrt=True)
 def direct_kernel(mi, mf, ws, q, v, tau, fext, ti, tf, out):
     """θ̈ of :func:`_direct_state` (the constraint rows, their factorization and the solve)
     for B = len(q) / nq states stored one after another (:func:`~soadyn.core.layout.state_of`:
@@ -371,7 +371,7 @@ def direct_kernel(mi, mf, ws, q, v, tau, fext, ti, tf, out):
     return OK
 
 
-@njit(inline="always", cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(inline="always")
 def _direct_state(mi, mf, ws, q, v, tau, fext, ti, tf, out):
     """θ̈ of a tree closed by loop joints and constant couplings (the packed tables
     ``ti``, ``tf``: :class:`DirectTables`, m = m_loop + nc rows), with the constraint
@@ -471,7 +471,7 @@ def _direct_state(mi, mf, ws, q, v, tau, fext, ti, tf, out):
     return OK
 
 
-@njit(cache=True)
+@kernel
 def direct_plain_kernel(tables, q, v, tau, residual_tol, out):
     """:func:`direct_kernel` for the common call (the plain call of
     ``constrained_forward_dynamics``): the model's tables, the constraint tables and a
@@ -500,7 +500,7 @@ def direct_plain_kernel(tables, q, v, tau, residual_tol, out):
 SELECTION_TOL = 1e-8
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def constrained_accelerations(mi, mf, ws, ti, tf, out, target, buf, ibuf, n, x, has_v):
     """Steps 4–6 of :func:`direct_kernel` on the n rows Ĝ of G_c (``o.G``, m × nv) in
     ``rows`` (the first n of the scratch's row list), for G_c θ̈ = ``target`` and the free
@@ -659,7 +659,7 @@ def constrained_accelerations(mi, mf, ws, ti, tf, out, target, buf, ibuf, n, x, 
     return OK if rows_hold(o.G, target, o.qdd) else SINGULAR
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _loop_of_row(L, r):
     """The loop (of the packed loops ``L``) whose rows include row r < m_loop."""
     l = 0
@@ -668,7 +668,7 @@ def _loop_of_row(L, r):
     return l
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _row_times(G, r, x):
     acc = 0.0
     for k in range(x.shape[0]):
@@ -676,7 +676,7 @@ def _row_times(G, r, x):
     return acc
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def rows_hold(G, target, qdd):
     """True when every row of G θ̈ = target holds to ``SELECTION_TOL`` (relative to the
     row's terms)."""

@@ -7,13 +7,13 @@ the world position of body k's centre of mass. (The centre of mass itself and it
 from __future__ import annotations
 
 
-from ..core.jit import njit
+from ..core.jit import helper, kernel
 from ..core.layout import borrow, model_tables, state_count, state_of, workspace_views
 from ..core.status import BAD_SHAPE, OK
 from .kinematics import absent, checked_motion, result_status
 
 
-@njit(nogil=True, cache=True)
+@kernel(nogil=True)
 def energy_kernel(mi, mf, ws, q, v, out):
     """out = [T, U] per state (:func:`_energy_state`), for B = len(q) / nq states stored one after another
     (:func:`~soadyn.core.layout.state_of`: one state for a call, a block of a batch's rows).
@@ -26,7 +26,7 @@ def energy_kernel(mi, mf, ws, q, v, out):
     return OK
 
 
-@njit(inline="always", cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(inline="always")
 def _energy_state(mi, mf, ws, q, v, out):
     """out = [T, U] (T needs v; an empty v means zero velocity)."""
     # borrowed views: the passes below then pass them on without reference counting

@@ -12,7 +12,7 @@ the bodies after the velocities (body frames) and the world poses.
 """
 from __future__ import annotations
 
-from ..core.jit import njit
+from ..core.jit import helper, kernel
 from ..core.layout import borrow, model_tables, state_count, state_of, workspace_views
 from ..core.status import BAD_SHAPE, OK
 from .kinematics import absent, checked_motion
@@ -21,7 +21,7 @@ from .kinematics import absent, checked_motion
 KINETIC, POTENTIAL = 0, 1
 
 
-@njit(nogil=True, cache=True)
+@kernel(nogil=True)
 def energy_regressors_kernel(mi, mf, ws, q, v, out):
     """The rows y_T (an empty ``v``: zero) and y_U into ``out`` (2, 10 nb), rows ``KINETIC``
     and ``POTENTIAL`` (:func:`_energy_regressors_state`), for B = len(q) / nq states stored
@@ -35,7 +35,7 @@ def energy_regressors_kernel(mi, mf, ws, q, v, out):
     return OK
 
 
-@njit(inline="always", cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(inline="always")
 def _energy_regressors_state(mi, mf, ws, q, v, out):
     """y_T and y_U of one state (module docstring)."""
     # borrowed views: the passes below then pass them on without reference counting

@@ -20,7 +20,7 @@ sum of the Jacobian's columns times θ̇ on the way (:mod:`soadyn.kernels.jacobi
 from __future__ import annotations
 
 
-from ..core.jit import njit
+from ..core.jit import helper, kernel
 from ..core.layout import borrow, model_tables, workspace_views
 from ..core.status import BAD_SECOND, BAD_SHAPE, BAD_THIRD, OK
 from .jacobians import LOCAL, WORLD, frame_column, local_to_reference
@@ -29,12 +29,12 @@ from .kinematics import (body_accelerations, body_velocities, configuration_stat
 from .primitives import motion_to_world
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _frame_ok(m, body, fR, fp):
     return body < m.nb and fR.shape[0] == 3 and fR.shape[1] == 3 and fp.shape[0] == 3
 
 
-@njit(cache=True)
+@kernel
 def frame_placement_kernel(mi, mf, ws, q, body, fR, fp, T):
     """The 4×4 world pose of the frame at pose (fR, fp) in body ``body`` into ``T``: the
     walk from the body to the root (module docstring), bodies off the path untouched."""
@@ -61,7 +61,7 @@ def frame_placement_kernel(mi, mf, ws, q, body, fR, fp, T):
     return OK
 
 
-@njit(cache=True)
+@kernel
 def frame_velocity_kernel(mi, mf, ws, q, v, body, fR, fp, reference, out):
     """The spatial velocity of the frame at pose (fR, fp) in body ``body`` into ``out``
     (6,), in the reference frame LOCAL, LOCAL_WORLD_ALIGNED or WORLD (module docstring):
@@ -104,7 +104,7 @@ def frame_velocity_kernel(mi, mf, ws, q, v, body, fR, fp, reference, out):
     return OK
 
 
-@njit(cache=True)
+@kernel
 def frame_acceleration_kernel(mi, mf, ws, q, v, a, body, fR, fp, reference, out):
     """The spatial acceleration (the derivative of the spatial velocity, gravity not
     included) of the frame at pose (fR, fp) in body ``body`` into ``out`` (6,), in the

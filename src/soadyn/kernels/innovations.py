@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 
 
-from ..core.jit import njit
+from ..core.jit import helper, kernel
 from ..core.layout import model_tables, state_count, state_of, workspace_views
 from ..core.status import BAD_SECOND, BAD_SHAPE, OK, SINGULAR
 from .articulated_blocks import articulated_body_pass
@@ -30,7 +30,7 @@ from .primitives import add_force_to_parent, motion_to_child
 
 
 # --------------------------------------------------------------------------- ATBI
-@njit(inline="always", cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(inline="always")
 def atbi(mi, mf, ws, q):
     """The ATBI recursion [Jain23p, eq. 7] at ``q`` with zero velocity and forces.
 
@@ -52,7 +52,7 @@ def atbi(mi, mf, ws, q):
     return OK
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def spo_adjoint_blocks(mi, mf, ws, psi, A):
     """A[k] = φ*(℘(k), k) (``psi`` False) or ψ*(℘(k), k) = τ̄*(k)φ*(℘(k), k) (``psi`` True).
 
@@ -92,7 +92,7 @@ def spo_adjoint_blocks(mi, mf, ws, psi, A):
 
 
 # --------------------------------------------------------------------------- factor products
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _rows_times(rows, vi, n, z, zi, out):
     """out[r] = rows[vi + r] · z[zi] for the n dofs of a body (H z with rows = S, Uᵀz with U)."""
     for r in range(n):
@@ -102,7 +102,7 @@ def _rows_times(rows, vi, n, z, zi, out):
         out[r] = acc
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _dinv_times(Dinv, k, n, h, out):
     """out = D⁻¹(k) h."""
     for r in range(n):
@@ -112,7 +112,7 @@ def _dinv_times(Dinv, k, n, h, out):
         out[r] = acc
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _add_rows_combination(rows, vi, n, g, z, zi):
     """z[zi] += Σ_r g[r] rows[vi + r] (H*g with rows = S, U g with U)."""
     for a in range(6):
@@ -122,7 +122,7 @@ def _add_rows_combination(rows, vi, n, g, z, zi):
         z[zi, a] += acc
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _update_rows(X, vi, n, c, d, inverse, h):
     """X[vi + r, c] ← x ∓ d[r]; h ← the result (``inverse``) or the old x."""
     for r in range(n):
@@ -132,7 +132,7 @@ def _update_rows(X, vi, n, c, d, inverse, h):
         h[r] = y if inverse else x
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _column_is_zero(X, vi, n, c, Zk):
     """True when column c has no entry at body k's dofs and no force gathered from its
     children: the gather then leaves it zero there. Columns supported on a few dofs (the
@@ -147,7 +147,7 @@ def _column_is_zero(X, vi, n, c, Zk):
     return True
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def factor_gather(mi, mf, ws, X, Z, inverse):
     """X ← [I + HφK] X, or with ``inverse`` X ← [I − HψK] X = [I + HφK]⁻¹ X, in place.
 
@@ -177,7 +177,7 @@ def factor_gather(mi, mf, ws, X, Z, inverse):
                 add_force_to_parent(w.R, w.t, k, Zk, c, Z[p], c)
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def factor_scatter(mi, mf, ws, X, Z, inverse):
     """X ← [I + HφK]* X, or with ``inverse`` X ← [I − HψK]* X, in place.
 
@@ -205,7 +205,7 @@ def factor_scatter(mi, mf, ws, X, Z, inverse):
             _add_rows_combination(w.S, vi, n, h, Zk, c)  # s = a⁺ + H* h
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def apply_dinv(mi, mf, ws, X, inverse):
     """X ← D⁻¹X (``inverse``) or X ← DX, blockwise, D(k) = H(k)U(k) (D block diagonal)."""
     m = model_tables(mi, mf)
@@ -230,7 +230,7 @@ def apply_dinv(mi, mf, ws, X, inverse):
                 X[vi + r, c] = acc
 
 
-@njit(cache=True)
+@kernel
 def factor_product_kernel(mi, mf, ws, q, Z, inverse, adjoint, X):
     """X ← one innovations factor times X, in place (see ``apply_innovations_factor``);
     ``Z`` (nb, ncols, 6) scratch."""
@@ -250,7 +250,7 @@ def factor_product_kernel(mi, mf, ws, q, Z, inverse, adjoint, X):
 
 
 # --------------------------------------------------------------------------- det
-@njit(nogil=True, cache=True)
+@kernel(nogil=True)
 def log_det_kernel(mi, mf, ws, q, out):
     """out[b] = log det M of state b (:func:`_log_det_state`), for B = len(q) / nq states
     stored one after another (:func:`~soadyn.core.layout.state_of`: one state for a call, a
@@ -263,7 +263,7 @@ def log_det_kernel(mi, mf, ws, q, out):
     return OK
 
 
-@njit(inline="always", cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(inline="always")
 def _log_det_state(mi, mf, ws, q, out):
     """out[0] = log det M = Σ_k log det D(k) [Jain24, topic 6], O(N)."""
     st = atbi(mi, mf, ws, q)
@@ -295,7 +295,7 @@ def _log_det_state(mi, mf, ws, q, out):
     return OK
 
 
-@njit(nogil=True, cache=True)
+@kernel(nogil=True)
 def articulated_inertias_kernel(mi, mf, ws, q, P_out, D_out, G_out):
     """P(k), D and G of :func:`_articulated_inertias_state`, for B = len(q) / nq states
     stored one after another (:func:`~soadyn.core.layout.state_of`: one state for a call, a
@@ -309,7 +309,7 @@ def articulated_inertias_kernel(mi, mf, ws, q, P_out, D_out, G_out):
     return OK
 
 
-@njit(inline="always", cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(inline="always")
 def _articulated_inertias_state(mi, mf, ws, q, P_out, D_out, G_out):
     """P(k) (nb, 6, 6), D = blockdiag D(k) (nv, nv), G (6, nv) with G(k) in k's columns."""
     st = atbi(mi, mf, ws, q)

@@ -8,7 +8,7 @@ zero.
 from __future__ import annotations
 
 
-from ..core.jit import njit
+from ..core.jit import helper, kernel
 from ..core.layout import borrow, model_tables, workspace_views
 from ..core.status import BAD_SHAPE, OK
 from .kinematics import configuration_status, frame_pose_in_body, joint_transform, pose_to_parent
@@ -18,7 +18,7 @@ from .kinematics import configuration_status, frame_pose_in_body, joint_transfor
 LOCAL, LOCAL_WORLD_ALIGNED, WORLD = 0, 1, 2
 
 
-@njit(cache=True)
+@kernel
 def frame_jacobian_kernel(mi, mf, ws, q, body, fR, fp, mode, J):
     """Columns of the frame Jacobian J = ℬ*φ*H* [Jain24]. ``mode``: LOCAL,
     LOCAL_WORLD_ALIGNED or WORLD.
@@ -64,7 +64,7 @@ def frame_jacobian_kernel(mi, mf, ws, q, body, fR, fp, mode, J):
     return OK
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def frame_column(m, w, k, col, X):
     """Column ``col`` of the joint map H*(k) of body k carried to a frame whose pose in
     body k is X: [Xᵣᵀ ω; Xᵣᵀ (v + ω × Xₚ)] for the column [ω; v] (the frame's axes, the
@@ -92,7 +92,7 @@ def frame_column(m, w, k, col, X):
             X[0, 1] * u0 + X[1, 1] * u1 + X[2, 1] * u2, X[0, 2] * u0 + X[1, 2] * u1 + X[2, 2] * u2)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def local_to_reference(X, mode, w0, w1, w2, l0, l1, l2):
     """A motion [ω; v] of a frame in its own axes (LOCAL) in world axes
     (LOCAL_WORLD_ALIGNED: [Xᵣ ω; Xᵣ v]), or in world axes at the world origin (WORLD:
@@ -111,7 +111,7 @@ def local_to_reference(X, mode, w0, w1, w2, l0, l1, l2):
     return a0, a1, a2, b0, b1, b2
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def jacobian_columns(m, w, body, fR, fp, mode, J):
     """The nonzero columns of the Jacobian of the frame at pose (fR, fp) in ``body`` into
     ``J`` (whose other columns are left as they are), from the joint maps ``w.S`` and the
@@ -160,7 +160,7 @@ def jacobian_columns(m, w, body, fR, fp, mode, J):
         k = m.parent[k]
 
 
-@njit(nogil=True, cache=True)
+@kernel(nogil=True)
 def frame_jacobian_batch(mi, mf, ws, Q, body, fR, fp, mode, J, status, start, stop):
     """:func:`frame_jacobian_kernel` on states ``start`` to ``stop − 1`` of a batch, with one workspace (a
     block of a batched call, see :func:`soadyn.core.call.run_blocks`)."""

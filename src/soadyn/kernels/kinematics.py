@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 
 
-from ..core.jit import njit
+from ..core.jit import helper, kernel
 from ..core.joints import FREE, REVOLUTE, SPHERICAL, joint_pose_and_subspace
 from ..core.layout import borrow, carve, model_tables, sizes_match, state_count, state_of, workspace_views
 from ..core.status import BAD_FEXT, BAD_FIRST, BAD_QUATERNION, BAD_SECOND, BAD_SHAPE, BAD_THIRD, OK, OVERFLOW
@@ -31,20 +31,20 @@ from .trig import sincos, sincos_into
 # no external forces) is passed as an empty array rather than None, so that Numba compiles
 # one version of each kernel (each version costs seconds of compile time).
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def absent(ws):
     """An empty vector (0,), the stand-in for an absent rate or force argument."""
     return carve(ws, 0, 0)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def no_forces(ws):
     """An empty (0, 6) array: no external forces."""
     return carve(ws, 0, (0, 6))
 
 
 # --------------------------------------------------------------------------- input checks
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def nonfinite(x):
     for k in range(x.shape[0]):
         if not math.isfinite(x[k]):
@@ -52,7 +52,7 @@ def nonfinite(x):
     return False
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def result_status(out):
     """OK, or OVERFLOW when the result ``out`` (1-D) of finite arguments (the kernels check
     them first) holds inf or NaN: an entry such as a velocity of 1e300 overflowed the
@@ -60,13 +60,13 @@ def result_status(out):
     return OVERFLOW if nonfinite(out) else OK
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def matrix_result_status(out):
     """:func:`result_status` of a 2-D result."""
     return OVERFLOW if nonfinite_matrix(out) else OK
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def nonfinite_matrix(X):
     """:func:`nonfinite` of a 2-D array (``X.ravel()`` is a call that returns an array,
     which code compiled without reference counting may not make: soadyn.core.jit)."""
@@ -77,7 +77,7 @@ def nonfinite_matrix(X):
     return False
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def state_status(first, second, third, fext):
     """Status code of the first non-finite state argument, ``OK`` when all are finite.
     Absent arguments are empty arrays (``fext`` (0, 6)), which are finite."""
@@ -93,7 +93,7 @@ def state_status(first, second, third, fext):
     return OK
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def quaternions_ok(m, q):
     """False when a free or spherical joint's quaternion is zero."""
     for i in range(m.nb):
@@ -105,19 +105,19 @@ def quaternions_ok(m, q):
     return True
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def forces_shape_ok(m, fext):
     """``fext`` is an (nb, 6) array, or (0, 6) for no forces."""
     return (fext.shape[0] == 0 or fext.shape[0] == m.nb) and fext.shape[1] == 6
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def rates_shape_ok(m, x):
     """A velocity-sized argument: nv entries, or none (absent: zero)."""
     return x.shape[0] == m.nv or x.shape[0] == 0
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def configuration_status(m, q, ws):
     """Status of a configuration argument: length, finiteness, nonzero quaternions."""
     if not sizes_match(m, q, ws):
@@ -130,7 +130,7 @@ def configuration_status(m, q, ws):
 
 
 # --------------------------------------------------------------------------- passes
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def other_axes(k):
     """(k + 1, k + 2) mod 3: the plane a rotation about e_k turns."""
     if k == 0:
@@ -140,7 +140,7 @@ def other_axes(k):
     return 0, 1
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def joint_sincos(w, q):
     """``w.sincos``: sin and cos of every entry of q, in one vectorized pass
     (:func:`~.trig.sincos_into`; an entry that is not a revolute joint's angle is computed
@@ -151,7 +151,7 @@ def joint_sincos(w, q):
     return w.sincos
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def joint_placements(mi, mf, ws, q):
     """Pose ``(w.R[k], w.t[k])`` of each body in its parent and the joint maps ``w.S``:
     (R, t) = (R_tree R_J(q), p_tree + R_tree p_J(q)), the joint placement followed by the
@@ -164,7 +164,7 @@ def joint_placements(mi, mf, ws, q):
         place_body(m, w, i, q, sc)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def place_body(m, w, i, q, sc):
     """Body i's part of :func:`joint_placements`, ``sc`` the sines and cosines of q
     (:func:`joint_sincos`). Revolute joints about a coordinate axis and placements without
@@ -215,7 +215,7 @@ def place_body(m, w, i, q, sc):
                 R[i, a, b] = Rj[i, a, b]
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def joint_transform(m, w, i, q):
     """The joint transform ``(w.Rj[i], w.pj[i])`` and joint map (rows of ``w.S``) of body
     i (:func:`~soadyn.core.joints.joint_pose_and_subspace`): the general path of the
@@ -224,7 +224,7 @@ def joint_transform(m, w, i, q):
                             w.S, m.v_index[i], w.Rj, w.pj)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def world_pose_step(m, w, i, q, sc, Rw, pw):
     """(Rw, pw)[i] = (Rw, pw)[℘(i)] ∘ (R_tree, p_tree)[i] ∘ (R_J(q), p_J(q))[i]: the world
     pose of body i from its parent's (the world: identity) in one step, into any (nb, 3, 3),
@@ -270,7 +270,7 @@ def world_pose_step(m, w, i, q, sc, Rw, pw):
             pw[i, a] += x * Rw[i, a, k]
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def pose_to_parent(m, w, i, q, X):
     """X ← (R_tree, p_tree)[i] ∘ (R_J(q), p_J(q))[i] ∘ X: a pose given in body i's frame
     (``X[:3, :3]`` rotation, ``X[:3, 3]`` origin) re-expressed in its parent's, the step
@@ -299,7 +299,7 @@ def pose_to_parent(m, w, i, q, X):
             X[a, 3] += m.pos_tree[i, a]
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def pose_times(R, p, i, X):
     """X ← (R[i], p[i]) ∘ X for a pose X (``X[:3, :3]``, ``X[:3, 3]``)."""
     for b in range(4):
@@ -310,7 +310,7 @@ def pose_times(R, p, i, X):
         X[2, b] = o2 + R[i, 2, 0] * x0 + R[i, 2, 1] * x1 + R[i, 2, 2] * x2
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def frame_pose_in_body(X, fR, fp):
     """X ← (fR, fp), the pose of a frame in its body: the start of a walk to the root
     (:func:`pose_to_parent`)."""
@@ -320,7 +320,7 @@ def frame_pose_in_body(X, fR, fp):
             X[a, b] = fR[a, b]
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def world_poses(mi, mf, ws):
     """World pose of every body: (Rw, pw)[k] = (Rw, pw)[℘(k)] ∘ (R, t)[k]."""
     m = model_tables(mi, mf)
@@ -329,7 +329,7 @@ def world_poses(mi, mf, ws):
         world_pose(m, w, i, w.Rw, w.pw)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def world_pose(m, w, i, Rw, pw):
     """Body i's part of :func:`world_poses`, into any (nb, 3, 3), (nb, 3) pair ``Rw, pw``
     that holds its parent's world pose: (Rw, pw)[i] = (Rw, pw)[℘(i)] ∘ (w.R, w.t)[i]."""
@@ -343,7 +343,7 @@ def world_pose(m, w, i, Rw, pw):
         compose_pose(Rw, pw, p, w.R, w.t, i, Rw, pw, i)
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def body_velocities(mi, mf, ws, v):
     """V(k) = φ*(℘(k), k) V(℘(k)) + H*(k)θ̇(k) into ``w.V`` and the Coriolis term
     a(k) = V(k) × H*(k)θ̇(k) + Ḣ*(k)θ̇(k) [Jain12, eq. 11] into ``w.coriolis``."""
@@ -353,7 +353,7 @@ def body_velocities(mi, mf, ws, v):
         velocity_step(m, w, i, v)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def velocity_step(m, w, i, v):
     """Body i's step of :func:`body_velocities` (its parent's V already final)."""
     V, C, S = w.V, w.coriolis, w.S
@@ -379,7 +379,7 @@ def velocity_step(m, w, i, v):
     coriolis_term(m.joint_type[i], i, S, vi, n, v, V, C)
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def body_accelerations(mi, mf, ws, qdd, gravity, has_v):
     """α(k) = φ*(℘(k), k) α(℘(k)) + H*(k) θ̈(k) + a(k) [Jain12, eq. 15] into ``w.alpha``.
 
@@ -393,7 +393,7 @@ def body_accelerations(mi, mf, ws, qdd, gravity, has_v):
         acceleration_step(m, w, i, qdd, gravity, has_v)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def acceleration_step(m, w, i, qdd, gravity, has_v):
     """Body i's step of :func:`body_accelerations` (its parent's α already final)."""
     A = w.alpha
@@ -413,7 +413,7 @@ def acceleration_step(m, w, i, qdd, gravity, has_v):
             A[i, k] += w.coriolis[i, k]
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def checked_motion(mi, mf, ws, q, v, a, accelerations, gravity):
     """The checks of a state (q: :func:`configuration_status`; v, a: nv entries or empty,
     finite) and the kinematics the body-by-body sums and regressors read: the placements
@@ -447,7 +447,7 @@ def checked_motion(mi, mf, ws, q, v, a, accelerations, gravity):
 
 
 # --------------------------------------------------------------------------- kernels
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def poses_into(mi, mf, ws, q, R_out, p_out):
     """World poses of every body for a checked ``q``, into ``R_out`` (nb, 3, 3) and
     ``p_out`` (nb, 3) (:func:`world_pose_step`). (The steps write the workspace, then the
@@ -466,7 +466,7 @@ def poses_into(mi, mf, ws, q, R_out, p_out):
                 R_out[i, a, b] = Rw[i, a, b]
 
 
-@njit(cache=True)
+@kernel
 def poses_kernel(mi, mf, ws, q, R_out, p_out):
     """World poses only (:func:`kinematics_kernel` without rates): five arguments fewer
     through Numba's dispatcher (each costs the call) for the most common kinematic call."""
@@ -482,7 +482,7 @@ def poses_kernel(mi, mf, ws, q, R_out, p_out):
     return OK
 
 
-@njit(nogil=True, cache=True)
+@kernel(nogil=True)
 def poses_batch(mi, mf, ws, Q, R_out, p_out, status, start, stop):
     """:func:`poses_kernel` on states ``start`` to ``stop − 1`` of a batch (a block of a
     batched call, see :func:`soadyn.core.call.run_blocks`)."""
@@ -490,7 +490,7 @@ def poses_batch(mi, mf, ws, Q, R_out, p_out, status, start, stop):
         status[b] = poses_kernel(mi, mf, ws, Q[b], R_out[b], p_out[b])
 
 
-@njit(nogil=True, cache=True)
+@kernel(nogil=True)
 def kinematics_kernel(mi, mf, ws, q, v, a, gravity, R_out, p_out, V_out, A_out):
     """World poses, body velocities and accelerations (:func:`_kinematics_state`) for B =
     len(q) / nq states stored one after another (:func:`~soadyn.core.layout.state_of`: one
@@ -505,7 +505,7 @@ def kinematics_kernel(mi, mf, ws, q, v, a, gravity, R_out, p_out, V_out, A_out):
     return OK
 
 
-@njit(inline="always", cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(inline="always")
 def _kinematics_state(mi, mf, ws, q, v, a, gravity, R_out, p_out, V_out, A_out):
     """World poses into ``R_out, p_out``; with ``v`` body velocities into ``V_out``; with
     ``a`` (and ``v``) body accelerations into ``A_out``. ``v``, ``a`` may be empty

@@ -21,7 +21,7 @@ import math
 from collections import namedtuple
 
 
-from ..core.jit import njit
+from ..core.jit import helper, kernel
 from ..core.layout import carve, model_tables, workspace_views
 from ..core.status import BAD_SECOND, BAD_SHAPE, OK
 from .primitives import joint_column_to_world
@@ -51,7 +51,7 @@ def loop_float_size(nl):
 
 # compiled with reference counting (_nrt=True, soadyn.core.jit) for its calls from Python,
 # which box the views it returns; in the kernels its views are borrowed (nothing to count)
-@njit(forceinline=True, cache=True, _nrt=True)
+@kernel(forceinline=True, _nrt=True)
 def loop_tables(li, lf):
     """Named views (:class:`LoopTables`) of the packed loops ``li`` (int) and ``lf`` (float)."""
     n = li[0]
@@ -72,7 +72,7 @@ def loop_tables(li, lf):
                       axis2)
 
 
-@njit(cache=True)
+@kernel
 def loop_row_count(li, lf):
     """m_loop: the number of rows of all packed loops (each loop's rows follow the previous
     loop's)."""
@@ -82,19 +82,19 @@ def loop_row_count(li, lf):
     return L.first_row[L.n - 1] + LOOP_ROWS_BY_KIND[L.kind[L.n - 1]]
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _cross(a, b, out):
     out[0] = a[1] * b[2] - a[2] * b[1]
     out[1] = a[2] * b[0] - a[0] * b[2]
     out[2] = a[0] * b[1] - a[1] * b[0]
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _dot(a, b):
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _matvec(R, x, out, transpose):
     for a in range(3):
         acc = 0.0
@@ -103,7 +103,7 @@ def _matvec(R, x, out, transpose):
         out[a] = acc
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def rotation_vector(R, out):
     """out = log(R)^∨, the rotation vector of a rotation matrix (angle in [0, π])."""
     c = 0.5 * (R[0, 0] + R[1, 1] + R[2, 2] - 1.0)
@@ -132,7 +132,7 @@ def rotation_vector(R, out):
     out[0], out[1], out[2] = k * w0, k * w1, k * w2
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _node(w, b, Rl, pl, has_v, Rn, on, Vn, An):
     """World pose (Rn, on), velocity Vn and velocity-product acceleration An (local) of
     a node fixed to body ``b`` at the pose (Rl, pl) there (b < 0: the world)."""
@@ -164,7 +164,7 @@ def _node(w, b, Rl, pl, has_v, Rn, on, Vn, An):
     _node_motion(w.alpha, b, Rl, pl, An)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _node_motion(src, b, Rl, pl, dst):
     """dst = body-``b`` motion vector src[b] expressed at the node (its axes and origin)."""
     w0, w1, w2 = src[b, 0], src[b, 1], src[b, 2]
@@ -177,7 +177,7 @@ def _node_motion(src, b, Rl, pl, dst):
         dst[3 + a] = Rl[0, a] * l0 + Rl[1, a] * l1 + Rl[2, a] * l2
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _emit(r, cP, cS, extra, res, AP, AS, ubias, resid, sel):
     """One constraint row's node selection Q = [cP | cS], 𝔘̊ = −(cP·A_P + cS·A_S + extra)
     and residual (its row of G_c follows from the selection, :func:`_node_rows`)."""
@@ -190,7 +190,7 @@ def _emit(r, cP, cS, extra, res, AP, AS, ubias, resid, sel):
     resid[r] = res
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def node_force_to_world(Rn, on, c, out):
     """out = the node force c = [n; f] (node axes, about the node origin) in world axes
     about the world origin, [Rn n + on × Rn f; Rn f], for the node's world pose (Rn, on)."""
@@ -202,7 +202,7 @@ def node_force_to_world(Rn, on, c, out):
     out[2] += on[0] * out[4] - on[1] * out[3]
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def next_on_paths(parent, a, b):
     """The next body of a walk from two bodies a, b (−1: none) to the root, joint paths
     visited once (parent-first numbering: the larger index is the deeper one): returns
@@ -215,7 +215,7 @@ def next_on_paths(parent, a, b):
     return b, False, False
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _node_rows(m, w, bP, bS, FP, FS, nr, G, r0, scale):
     """G[r0 + j, cols(k)] += (H(k) φ(k, P) fP_j + H(k) φ(k, S) fS_j)ᵀ on the joints of
     the nodes' paths up to where they meet, fP_j = FP[j], fS_j = FS[j] (nr, 6) the node
@@ -250,7 +250,7 @@ def _node_rows(m, w, bP, bS, FP, FS, nr, G, r0, scale):
             b = m.parent[b]
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _emit_rotation(r, n, extra, res, Rrel, cP, cS, tmp, AP, AS, ubias, resid, sel):
     """A rotation row n·ω_rel = n·(R_rel ω_S − ω_P): Q = [−n, 0 | R_relᵀ n, 0]."""
     _matvec(Rrel, n, tmp, True)
@@ -262,7 +262,7 @@ def _emit_rotation(r, n, extra, res, Rrel, cP, cS, tmp, AP, AS, ubias, resid, se
     _emit(r, cP, cS, extra, res, AP, AS, ubias, resid, sel)
 
 
-@njit(cache=True)
+@kernel
 def loop_constraints_kernel(mi, mf, ws, q, v, li, lf, G, ubias, resid, sel, scale):
     """Rows of all loop joints: G (m_loop, nv), 𝔘̊, residuals, node selections Q and the
     rows' scales (the rows come from walks of the node forces, :func:`_node_rows`; the
@@ -288,7 +288,7 @@ def loop_constraints_kernel(mi, mf, ws, q, v, li, lf, G, ubias, resid, sel, scal
     return OK
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def loop_kinematics(mi, mf, ws, q, v):
     """What the loop rows read: body poses (parent and world), and with a nonempty ``v``
     the body velocities and the velocity-product accelerations J̇θ̇ (``w.alpha`` at θ̈ = 0,
@@ -299,7 +299,7 @@ def loop_kinematics(mi, mf, ws, q, v):
         loop_rates(mi, mf, ws, v)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def loop_rates(mi, mf, ws, v):
     """The rates part of :func:`loop_kinematics` (body velocities and J̇θ̇), for a tree
     whose poses at q it left in the workspace before."""
@@ -307,7 +307,7 @@ def loop_rates(mi, mf, ws, v):
     body_accelerations(mi, mf, ws, absent(ws), False, True)
 
 
-@njit(forceinline=True, cache=True)
+@kernel(forceinline=True)
 def loop_extent(li, lf):
     """1 + the largest body that carries a loop node (0 without loops): with parent-first
     numbering, the bodies below it hold every node's path to the root."""
@@ -318,7 +318,7 @@ def loop_extent(li, lf):
     return top + 1
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def loop_kinematics_upto(mi, mf, ws, q, v, extent):
     """:func:`loop_kinematics` with the world poses and J̇θ̇ of the bodies below ``extent``
     only (:func:`loop_extent`: all the loop rows read; the placements and velocities of
@@ -334,7 +334,7 @@ def loop_kinematics_upto(mi, mf, ws, q, v, extent):
             acceleration_step(m, w, i, absent(ws), False, True)
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def loop_rows_pass(mi, mf, ws, li, lf, has_v, G, ubias, resid, sel, scale):
     """The rows of every loop joint into G, 𝔘̊ (``ubias``), the residuals, the node
     selections and (a nonempty ``scale``) the rows' scales, from the state
@@ -343,7 +343,7 @@ def loop_rows_pass(mi, mf, ws, li, lf, has_v, G, ubias, resid, sel, scale):
         loop_rows(mi, mf, ws, li, lf, l, has_v, G, ubias, resid, sel, scale, True)
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def loop_rows(mi, mf, ws, li, lf, l, has_v, G, ubias, resid, sel, scale, with_G):
     """The rows of loop joint ``l`` (at its ``first_row``), as :func:`loop_rows_pass`.
     Without ``with_G`` its rows of G_c are left as they are (a second call at the same q
@@ -501,7 +501,7 @@ def loop_rows(mi, mf, ws, li, lf, l, has_v, G, ubias, resid, sel, scale, with_G)
     _node_rows(m, w, bP, bS, FP, FS, row - r0, G, r0, scale)
 
 
-@njit(cache=True)
+@kernel
 def add_node_forces(sel, loop_of_row, lam, node_body, node_R, node_p, f):
     """f[body] += φ(body, node) Q*λ for both nodes of every loop row: the node forces
     f_nd = Q*λ of the loop multipliers carried to the nodes' bodies [Jain24, "Single loop

@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.jit import njit
+from ..core.jit import helper, kernel
 from ..core.layout import borrow, model_tables
 from ..core.status import BAD_SHAPE, OK, SINGULAR
 from .crba import mass_matrix_kernel
 from .primitives import copy_upper_to_lower
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def dof_parents(mi, mf, lam):
     """λ into ``lam`` (nv,): the previous dof of the same joint, else the last dof of the
     nearest ancestor body that has dofs, else −1."""
@@ -38,7 +38,7 @@ def dof_parents(mi, mf, lam):
             lam[vi + c] = vi + c - 1
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def ltdl_factor(H, lam):
     """H ← its LTDL factors in place ([Featherstone05]'s LTDL algorithm): D(k) = H[k, k] and,
     below the diagonal, L[k, i] = H[k, i] (zero unless i is an ancestor of k); the upper triangle
@@ -62,7 +62,7 @@ def ltdl_factor(H, lam):
     return True
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def ltdl_solve(LD, lam, X, last):
     """X ← M⁻¹X in place for the factors ``LD`` of :func:`ltdl_factor` and X (nv, ncols):
     Lᵀy = x from the tips (each row y(k) is subtracted from its ancestors' rows), then
@@ -95,7 +95,7 @@ def ltdl_solve(LD, lam, X, last):
             i = lam[i]
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def subtree_ends(lam, last):
     """``last[k]`` = the largest dof of the subtree of dof k (k itself for a leaf): the
     columns of M's row k, and of the rows of M⁻¹'s first sweep, end there."""
@@ -108,7 +108,7 @@ def subtree_ends(lam, last):
             last[i] = last[k]
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def ltdl_inverse(LD, lam, last, Minv):
     """M⁻¹ into ``Minv`` (nv, nv) from the factors ``LD``: the solve of :func:`ltdl_solve`
     on the identity, with each row's first sweep bounded by ``last`` and its last sweep
@@ -142,7 +142,7 @@ def ltdl_inverse(LD, lam, last, Minv):
 
 # with reference counting (_nrt=True), as soadyn.kernels.derivatives.aba_derivatives_kernel:
 # it allocates the (nv, nv) factors of M
-@njit(cache=True, _nrt=True)
+@kernel(_nrt=True)
 def mass_matrix_inverse_ltdl_kernel(mi, mf, ws, q, Minv):
     """M⁻¹(q) into ``Minv`` (nv, nv): M by composite rigid bodies
     (:func:`~soadyn.kernels.crba.mass_matrix_kernel`), its sparse factors M = LᵀDL and the
@@ -163,7 +163,7 @@ def mass_matrix_inverse_ltdl_kernel(mi, mf, ws, q, Minv):
     return OK if factor_and_invert(mi, mf, LD, lam, Minv) else SINGULAR
 
 
-@njit(inline="always", cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(inline="always")
 def factor_and_invert(mi, mf, LD, lam, Minv):
     """M (in ``LD``) ← its factors LᵀDL, and M⁻¹ into ``Minv``; ``lam`` (2, nv) receives the
     dof parents λ and the subtree ends (for further solves with :func:`ltdl_solve`).
@@ -178,7 +178,7 @@ def factor_and_invert(mi, mf, LD, lam, Minv):
     return True
 
 
-@njit(nogil=True, cache=True)
+@kernel(nogil=True)
 def mass_matrix_inverse_ltdl_batch(mi, mf, ws, Q, Minv, status, start, stop):
     """:func:`mass_matrix_inverse_ltdl_kernel` on states ``start`` to ``stop − 1`` of a batch,
     with one workspace (a block of a batched call, see :func:`soadyn.core.call.run_blocks`)."""

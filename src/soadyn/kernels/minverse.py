@@ -45,7 +45,7 @@ other on every robot measured, most on the humanoids (``benchmarks/results/desig
 from __future__ import annotations
 
 
-from ..core.jit import njit
+from ..core.jit import helper, kernel
 from ..core.layout import borrow, model_tables, workspace_views
 from ..core.joints import FREE
 from ..core.status import BAD_SHAPE, OK, SINGULAR
@@ -54,14 +54,14 @@ from .primitives import (add_rigid_inertia_to_parent, copy_lower_to_upper, inver
                          rigid_inertia_matrix, spd_inverse)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def dot6(s, a0, a1, a2, a3, a4, a5):
     """s · a for a 6-vector ``s`` and six scalars, summed pairwise (a shorter chain of
     dependent additions than left to right: the recursions below wait on these sums)."""
     return (s[0] * a0 + s[1] * a1) + (s[2] * a2 + s[3] * a3) + (s[4] * a4 + s[5] * a5)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def add_columns6(cols, start, n, x, a0, a1, a2, a3, a4, a5):
     """(a0, …, a5) + Σ_r cols[start + r] x[start + r] over r < n: a 6-vector plus n
     six-vector columns (rows of ``cols``) times their entries of ``x``, in scalars."""
@@ -76,7 +76,7 @@ def add_columns6(cols, start, n, x, a0, a1, a2, a3, a4, a5):
     return a0, a1, a2, a3, a4, a5
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def world_articulated_factors(mi, mf, ws, q):
     """The ATBI recursion [Jain23p, eq. 7] at ``q`` (zero velocity and forces) in world
     axes at the world origin: ``w.Sw`` = H*(k) columns, ``w.U`` = U(k) = P(k)H*(k) columns,
@@ -109,7 +109,7 @@ def world_articulated_factors(mi, mf, ws, q):
     return True
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def joint_step(m, w, k, vi, n, p):
     """Body k's step of :func:`world_articulated_factors` for an n-dof joint: H*(k),
     U(k) = P(k)H*(k), D(k) = H(k)U(k), D⁻¹(k) and, below a parent, G*(k) = D⁻¹(k)Uᵀ(k)
@@ -147,7 +147,7 @@ def joint_step(m, w, k, vi, n, p):
     return True
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def free_root_step(m, w, k, vi):
     """Body k's step of :func:`world_articulated_factors` for a free-floating root (a FREE
     joint: S = 1 in body axes, so H*(k) = X, the map of body k's motions to world axes at
@@ -167,7 +167,7 @@ def free_root_step(m, w, k, vi):
     return True
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def from_world_rows(Rw, pw, i, M, o, transposed, out, oo):
     """out[oo:oo + 6] = X⁻¹ A for the 6×6 A = M[o:o + 6] (its transpose with
     ``transposed``), X the map of body i's motions [ω; v] (body axes and origin) to world
@@ -188,7 +188,7 @@ def from_world_rows(Rw, pw, i, M, o, transposed, out, oo):
             out[oo + 3 + r, j] = Rw[i, 0, r] * b0 + Rw[i, 1, r] * b1 + Rw[i, 2, r] * b2
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def joint_step_one(m, w, k, vi, p):
     """Body k's step of :func:`world_articulated_factors` for a one-dof joint, in scalars:
     H*(k), U(k) = P(k)H*(k), D(k) = H(k)U(k), G*(k) = Uᵀ(k)/D(k) and
@@ -223,7 +223,7 @@ def joint_step_one(m, w, k, vi, p):
     return True
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def block_gather(Sw, Dinv, h, k, vi, n, c, row, y0, y1, y2, y3, y4, y5):
     """r(k) = D⁻¹(k) (e_k − H(k) y) into ``row`` for an n-dof body k (``h``: n scratch)."""
     for r in range(n):
@@ -235,7 +235,7 @@ def block_gather(Sw, Dinv, h, k, vi, n, c, row, y0, y1, y2, y3, y4, y5):
         row[vi + r] = x
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def root_gather(Gt, Dinv, k, vi, n, c, row, y0, y1, y2, y3, y4, y5):
     """r(k) = D⁻¹(k) e_k − (D⁻¹(k)H(k)) y into ``row`` for a root k of n > 1 dofs, whose rows
     of ``Gt`` hold D⁻¹(k)H(k) (:func:`joint_step`): one product with y instead of two
@@ -246,7 +246,7 @@ def root_gather(Gt, Dinv, k, vi, n, c, row, y0, y1, y2, y3, y4, y5):
         row[vi + r] = e - dot6(Gt[vi + r], y0, y1, y2, y3, y4, y5)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def one_dof_gather(Sw, U, Dinv, k, v, c, p, row, y0, y1, y2, y3, y4, y5):
     """One-dof body k's step of column c's walk (its dof v, parent p): the scalar
     r(k) = D⁻¹(k) (e_k − H(k) y) into ``row[v]``; returns y + U(k) r(k) (y itself at a root,
@@ -259,7 +259,7 @@ def one_dof_gather(Sw, U, Dinv, k, v, c, p, row, y0, y1, y2, y3, y4, y5):
     return y0 + u[0] * r, y1 + u[1] * r, y2 + u[2] * r, y3 + u[3] * r, y4 + u[4] * r, y5 + u[5] * r
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def column_walk(m, w, k, c, row, y0, y1, y2, y3, y4, y5):
     """The walk of column c (:func:`column_gathers`) from body k to the root, with the
     gathered force y so far: r(k) = D⁻¹(k) (e_k − H(k) y) into ``row``,
@@ -287,7 +287,7 @@ def column_walk(m, w, k, c, row, y0, y1, y2, y3, y4, y5):
         k = p
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def column_gathers(m, w, b1, c1, row1, b2, c2, row2):
     """D⁻¹[I − HψK] on columns c1 and c2 of the identity (dofs of bodies b1 and b2; c2 < 0:
     c1 alone) into ``row1`` and ``row2``: the walks from b1 and from b2 to the root
@@ -315,7 +315,7 @@ def column_gathers(m, w, b1, c1, row1, b2, c2, row2):
     column_walk(m, w, k2, c2, row2, z0, z1, z2, z3, z4, z5)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def scatter_step(m, w, k, row, A, a0, a1, a2, a3, a4, a5):
     """Body k's step of [I − HψK]* on one column (module docstring): its entries of ``row``
     x(k) −= G*(k)a(℘(k)), then a(k) = a(℘(k)) + H*(k)x(k) into ``A`` (nb, 6). (a0, …, a5)
@@ -344,7 +344,7 @@ def scatter_step(m, w, k, row, A, a0, a1, a2, a3, a4, a5):
     return a0, a1, a2, a3, a4, a5
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def inverse_columns(mi, mf, ws, Minv):
     """Every column of M⁻¹'s upper triangle into its row of ``Minv`` (column c: the
     gather from its body b, then the scatter over the bodies 0..b), then mirrored.
@@ -379,7 +379,7 @@ def inverse_columns(mi, mf, ws, Minv):
     copy_lower_to_upper(Minv)
 
 
-@njit(cache=True)
+@kernel
 def mass_matrix_inverse_kernel(mi, mf, ws, q, Minv):
     """M⁻¹(q) into ``Minv`` (nv, nv), both triangles, by the innovations factors applied
     to the identity (module docstring), O(N²); returns a status (SINGULAR when some D(k)
@@ -398,7 +398,7 @@ def mass_matrix_inverse_kernel(mi, mf, ws, q, Minv):
     return OK
 
 
-@njit(nogil=True, cache=True)
+@kernel(nogil=True)
 def mass_matrix_inverse_batch(mi, mf, ws, Q, Minv, status, start, stop):
     """:func:`mass_matrix_inverse_kernel` on states ``start`` to ``stop − 1`` of a batch
     (a block of a batched call, see :func:`soadyn.core.call.run_blocks`)."""

@@ -27,13 +27,13 @@ from __future__ import annotations
 from collections import namedtuple
 
 
-from ..core.jit import njit
+from ..core.jit import helper, kernel
 from ..core.layout import carve, model_tables, state_count, state_of, workspace_views
 from ..core.status import BAD_SHAPE, OK
 from .innovations import atbi, spo_adjoint_blocks
 
 # --------------------------------------------------------------------------- 6×6 helpers
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _mul6(A, B, out, transpose_a=False):
     """out = A B, or Aᵀ B with ``transpose_a`` (6×6)."""
     for a in range(6):
@@ -45,7 +45,7 @@ def _mul6(A, B, out, transpose_a=False):
 
 
 # --------------------------------------------------------------------------- Υ
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def upsilon_pass(mi, mf, ws, A, Ups, tmp):
     """Υ(k) = A_k Υ(℘(k)) A_kᵀ + H*(k)D⁻¹(k)H(k) with A_k = ψ*(℘(k), k), base to tips.
 
@@ -81,7 +81,7 @@ def upsilon_pass(mi, mf, ws, A, Ups, tmp):
                     Ups[k, a, b] += acc
 
 
-@njit(cache=True)
+@kernel
 def eoscm_diagonal_kernel(mi, mf, ws, q, A, Ups):
     """Υ(k) for every body into ``Ups`` (nb, 6, 6); ``A`` (nb, 6, 6) scratch."""
     st = atbi(mi, mf, ws, q)
@@ -96,7 +96,7 @@ def eoscm_diagonal_kernel(mi, mf, ws, q, A, Ups):
 
 
 # --------------------------------------------------------------------------- Λ
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _copy6(dst, src, transpose=False):
     """dst ← src (or srcᵀ), 6×6. Element loops, not ``dst[:, :] = src``: Numba compiles
     the shape-mismatch error path of an array assignment (~4 s per kernel)."""
@@ -105,7 +105,7 @@ def _copy6(dst, src, transpose=False):
             dst[r, c] = src[c, r] if transpose else src[r, c]
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _transfer_group(head, nxt, T, X, tmp):
     """X_f ← T X_f for every frame f of the list starting at ``head`` (X_f: 6 × w)."""
     w = X.shape[2]
@@ -124,7 +124,7 @@ def _transfer_group(head, nxt, T, X, tmp):
         f = nxt[f]
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _add_pair(Lam, of, og, same, Xf, Wg):
     """Λ(f, g) = X_fᵀ W_g added to the block (of, og) of ``Lam`` and its transpose to the
     block (og, of) — once only for a frame with itself (``same``). Blocks of w = X.shape[1]
@@ -144,7 +144,7 @@ def _add_pair(Lam, of, og, same, Xf, Wg):
                 Lam[w * of + b, w * og + a] += acc
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _meet(Lam, owner, Ups, head, nxt, X, W, new, among_new):
     """Λ(f, g) = X_f* Υ X_g for every frame g of the list ``new`` and f of the list ``head``
     (both anchored at the body of Υ) and, with ``among_new``, for every pair within ``new``."""
@@ -182,14 +182,14 @@ OscmScratch = namedtuple("OscmScratch", ["A", "Ups", "T", "X", "W", "tmp", "head
                                          "own_tail", "nxt", "body", "owner"])
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def buffer_sizes(nb, m, w=6):
     """Lengths of the float and integer scratch of the frame-pair sweep for m frames of
     w columns."""
     return 3 * nb * 36 + 2 * m * 6 * w + 2 * 36, 5 * nb + 3 * m
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def oscm_scratch(fbuf, ibuf, nb, m, w=6):
     """Named views (:class:`OscmScratch`) of the float and integer scratch."""
     o = 0
@@ -204,7 +204,7 @@ def oscm_scratch(fbuf, ibuf, nb, m, w=6):
                        carve(ibuf, 5 * nb + m, m), carve(ibuf, 5 * nb + 2 * m, m))
 
 
-@njit(nogil=True, cache=True)
+@kernel(nogil=True)
 def oscm_kernel(mi, mf, ws, q, fbody, Bf, fbuf, ibuf, Lam):
     """Λ of :func:`_oscm_state` (its scratch ``fbuf``, ``ibuf`` reused from state to state)
     for B = len(q) / nq states stored one after another
@@ -218,7 +218,7 @@ def oscm_kernel(mi, mf, ws, q, fbody, Bf, fbuf, ibuf, Lam):
     return OK
 
 
-@njit(inline="always", cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(inline="always")
 def _oscm_state(mi, mf, ws, q, fbody, Bf, fbuf, ibuf, Lam):
     """Λ (6m × 6m) for frames on bodies ``fbody`` with pick-off blocks ``Bf[f]`` = φ(b_f, O_f);
     ``fbuf``, ``ibuf`` scratch of the sizes :func:`buffer_sizes` gives."""
@@ -243,7 +243,7 @@ def _oscm_state(mi, mf, ws, q, fbody, Bf, fbuf, ibuf, Lam):
     return OK
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def frame_pair_sweep(parent, s, Lam):
     """Λ(f, g) = X_f* Ω(b_f, b_g) X_g added into ``Lam`` for every pair of the frames of the
     scratch ``s`` (:class:`OscmScratch`: ``body``, ``owner`` and the pick-offs ``X`` set,

@@ -27,7 +27,7 @@ from __future__ import annotations
 from numba import types
 from numba.extending import overload
 
-from ..core.jit import njit
+from ..core.jit import kernel
 from ..core.layout import split_tables
 from ..core.status import BAD_SHAPE
 from .aba import aba_kernel
@@ -60,7 +60,7 @@ def _given_empty(x):
     return lambda x: x.shape[0] == 0
 
 
-@njit(cache=True)
+@kernel
 def rnea_plain_kernel(tables, q, v, a, tau):
     """:func:`~soadyn.kernels.rnea.rnea_kernel` with gravity and without external forces,
     from the packed tables; ``v``, ``a``: arrays or None (zero)."""
@@ -71,7 +71,7 @@ def rnea_plain_kernel(tables, q, v, a, tau):
     return rnea_kernel(mi, mf, ws, q, rate_or_zero(v, zero), rate_or_zero(a, zero), no_forces(mf), True, tau)
 
 
-@njit(cache=True)
+@kernel
 def aba_plain_kernel(tables, q, v, tau, qdd):
     """:func:`~soadyn.kernels.aba.aba_kernel` with gravity and without external forces,
     from the packed tables; ``v``: an array or None (zero)."""
@@ -81,7 +81,7 @@ def aba_plain_kernel(tables, q, v, tau, qdd):
     return aba_kernel(mi, mf, ws, q, rate_or_zero(v, absent(mf)), tau, no_forces(mf), True, qdd)
 
 
-@njit(cache=True)
+@kernel
 def centroidal_map_plain_kernel(tables, q, A):
     """:func:`~soadyn.kernels.centroidal_map.centroidal_map_kernel` (A_G into ``A`` (6, nv),
     J_c into ``A`` (3, nv)) from the packed tables."""

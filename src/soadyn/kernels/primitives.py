@@ -16,11 +16,11 @@ from __future__ import annotations
 import math
 
 
-from ..core.jit import njit
+from ..core.jit import helper
 from ..core.joints import COMPOSITE, composite_bias
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def motion_to_child(R, t, i, src, si, dst, di):
     """dst[di] = φ*(℘(i), i) src[si]."""
     w0, w1, w2 = src[si, 0], src[si, 1], src[si, 2]
@@ -32,7 +32,7 @@ def motion_to_child(R, t, i, src, si, dst, di):
         dst[di, 3 + a] = R[i, 0, a] * l0 + R[i, 1, a] * l1 + R[i, 2, a] * l2
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def parent_acceleration(R, t, i, p, g, gravity, A):
     """A[i] = α⁺(i) = φ*(℘(i), i) α(℘(i)); for a root (p < 0) α(world) = −g when
     ``gravity`` (the fictitious base acceleration that models gravity), else 0."""
@@ -45,7 +45,7 @@ def parent_acceleration(R, t, i, p, g, gravity, A):
             A[i, k] = 0.0
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def acceleration_entry(A, p, e, g, gravity):
     """Entry e of α(p): ``A[p, e]`` for a body, and for the world (p < 0) the fictitious
     base acceleration −g when ``gravity`` (as in :func:`parent_acceleration`), else 0."""
@@ -54,7 +54,7 @@ def acceleration_entry(A, p, e, g, gravity):
     return -g[e - 3] if gravity and e >= 3 else 0.0
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def compose_pose(Ra, pa, ia, Rb, pb, ib, Rout, pout, io):
     """(Rout, pout)[io] = (Ra, pa)[ia] ∘ (Rb, pb)[ib] = (Ra Rb, pa + Ra pb).
 
@@ -83,7 +83,7 @@ def compose_pose(Ra, pa, ia, Rb, pb, ib, Rout, pout, io):
     Rout[io, 2, 2] = a20 * b02 + a21 * b12 + a22 * b22
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def gravity_to_child(R, t, i, g, dst, di):
     """dst[di] = φ*(world, i) [0; −g]: the base acceleration that models gravity."""
     for a in range(3):
@@ -91,7 +91,7 @@ def gravity_to_child(R, t, i, g, dst, di):
         dst[di, 3 + a] = -(R[i, 0, a] * g[0] + R[i, 1, a] * g[1] + R[i, 2, a] * g[2])
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def add_force_to_parent(R, t, i, src, si, dst, di):
     """dst[di] += φ(℘(i), i) src[si]."""
     f0 = R[i, 0, 0] * src[si, 3] + R[i, 0, 1] * src[si, 4] + R[i, 0, 2] * src[si, 5]
@@ -108,7 +108,7 @@ def add_force_to_parent(R, t, i, src, si, dst, di):
     dst[di, 5] += f2
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def rotate_symmetric(r00, r01, r02, r10, r11, r12, r20, r21, r22, a00, a01, a02, a11, a12, a22):
     """Upper triangle of R A Rᵀ for a symmetric 3×3 A (given by its upper triangle):
     W = A Rᵀ, then R W (45 multiplications)."""
@@ -126,7 +126,7 @@ def rotate_symmetric(r00, r01, r02, r10, r11, r12, r20, r21, r22, a00, a01, a02,
             r10 * w02 + r11 * w12 + r12 * w22, r20 * w02 + r21 * w12 + r22 * w22)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def add_inertia_to_parent(R, t, i, src, dst, di, tmp):
     """dst[di] += φ(℘(i), i) src φ*(℘(i), i) for a symmetric 6×6 ``src``.
 
@@ -169,7 +169,7 @@ def add_inertia_to_parent(R, t, i, src, dst, di, tmp):
                          c00, c01, c02, c11, c12, c22)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def add_inertia_to_parent_about_axis(R, t, i, k, src, dst, di):
     """:func:`add_inertia_to_parent` when R is a rotation about the coordinate axis e_k
     (a revolute joint about e_k with an unrotated placement: R = R_J).
@@ -213,7 +213,7 @@ def add_inertia_to_parent_about_axis(R, t, i, k, src, dst, di):
                          c00, c01, c02, c11, c12, c22)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _add_shifted_inertia(dst, di, l0, l1, l2, t0, t1, t2, e00, e01, e02, e11, e12, e22,
                          b00, b01, b02, b10, b11, b12, b20, b21, b22, c00, c01, c02, c11, c12, c22):
     """dst[di] += [[A'', B''], [B''ᵀ, C']] for blocks A', B', C' already in the parent's
@@ -263,7 +263,7 @@ def _add_shifted_inertia(dst, di, l0, l1, l2, t0, t1, t2, e00, e01, e02, e11, e1
             d[c, r] = d[r, c]
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _add_symmetric_block(d, r0, r1, r2, c0, c1, c2, x00, x01, x02, x11, x12, x22):
     """d[(r_a, c_b)] += x_ab for a ≤ b (the upper triangle of a 3×3 block); for a
     diagonal block (r = c) also mirror it."""
@@ -279,7 +279,7 @@ def _add_symmetric_block(d, r0, r1, r2, c0, c1, c2, x00, x01, x02, x11, x12, x22
         d[r2, c1] = d[r1, c2]
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def inertia_times_motion(I, i, src, si, dst, di):
     """dst[di] = I[i] src[si] (6×6 times 6)."""
     for a in range(6):
@@ -289,7 +289,7 @@ def inertia_times_motion(I, i, src, si, dst, di):
         dst[di, a] = acc
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def cross_motion6(a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5):
     """[a_ω; a_v] × [b_ω; b_v] = [a_ω × b_ω; a_ω × b_v + a_v × b_ω] (6 scalars)."""
     return (a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0,
@@ -298,7 +298,7 @@ def cross_motion6(a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5):
             a0 * b4 - a1 * b3 + a3 * b1 - a4 * b0)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def cross_force6(a0, a1, a2, a3, a4, a5, n0, n1, n2, f0, f1, f2):
     """[a_ω; a_v] ×* [n; f] = [a_ω × n + a_v × f; a_ω × f] (6 scalars)."""
     return (a1 * n2 - a2 * n1 + a4 * f2 - a5 * f1,
@@ -307,7 +307,7 @@ def cross_force6(a0, a1, a2, a3, a4, a5, n0, n1, n2, f0, f1, f2):
             a1 * f2 - a2 * f1, a2 * f0 - a0 * f2, a0 * f1 - a1 * f0)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def add_cross_force(V, vi, h, hi, dst, di):
     """dst[di] += V[vi] ×* h[hi] (force cross product)."""
     w0, w1, w2, v0, v1, v2 = V[vi, 0], V[vi, 1], V[vi, 2], V[vi, 3], V[vi, 4], V[vi, 5]
@@ -320,7 +320,7 @@ def add_cross_force(V, vi, h, hi, dst, di):
     dst[di, 5] += w0 * f1 - w1 * f0
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def coriolis_term(joint_type, i, S, vi, nv, v, V, C):
     """C[i] = a(k) = V(k) × (H* θ̇)(k) + Ḣ*θ̇ (Coriolis acceleration, [Jain12, eq. 11]).
 
@@ -347,7 +347,7 @@ def coriolis_term(joint_type, i, S, vi, nv, v, V, C):
             C[i, a] += composite_bias(S, vi, nv, v, a)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def inverse_times_rows(Dinv, i, X, vi, n, out):
     """out[vi:vi + n] = D⁻¹(i) X[vi:vi + n] for n rows of 6-vectors (``Dinv`` (nb, 6, 6), the
     inverses of :func:`spd_inverse`): G*(i) = D⁻¹(i)Uᵀ(i) of the ABA's recursions, and the
@@ -360,7 +360,7 @@ def inverse_times_rows(Dinv, i, X, vi, n, out):
             out[vi + r, a] = acc
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def spd_inverse(D, Dinv, i, n):
     """Dinv[i][:n,:n] = D⁻¹ for a symmetric positive-definite n×n ``D`` (n ≤ 6): D copied
     there and inverted in place (:func:`spd_inverse_in_place`); returns False when D is not
@@ -379,7 +379,7 @@ def spd_inverse(D, Dinv, i, n):
     return spd_inverse_in_place(X, n)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def spd_inverse_in_place(A, n):
     """A[:n, :n] ← A⁻¹ for a symmetric positive-definite A (both triangles given), in A's
     own storage (no scratch) — the Cholesky factor L
@@ -417,7 +417,7 @@ def spd_inverse_in_place(A, n):
     return True
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def axis_coriolis_term(V, i, k, x, C):
     """C[i] = V(i) × (x e_k): the Coriolis term a(k) of a joint whose map is the unit
     column e_k (k = 0..5, angular-first) moving at rate x ([Jain12, eq. 11]; Ḣ* = 0)."""
@@ -442,7 +442,7 @@ def axis_coriolis_term(V, i, k, x, C):
         C[i, 3 + j2] = -V[i, j1] * x
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def rigid_inertia_matrix(src, i, P, di):
     """P[di] = the 6×6 spatial inertia [[I_o, [h]×], [[h]×ᵀ, m 1]] of the 10 parameters
     src[i] (see ``ModelTables.rigid``)."""
@@ -462,7 +462,7 @@ def rigid_inertia_matrix(src, i, P, di):
     d[5, 3], d[5, 4], d[5, 5] = 0.0, 0.0, m
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def add_rigid_inertia_to_parent(R, t, i, src, dst, di):
     """dst[di] += φ(℘(i), i) src[i] φ*(℘(i), i) for rigid-body inertias in 10-parameter
     form (see ``ModelTables.rigid``): with g = R h,
@@ -486,7 +486,7 @@ def add_rigid_inertia_to_parent(R, t, i, src, dst, di):
     _add_shifted_rigid_inertia(dst, di, 0, 1, 2, t0, t1, t2, m, g0, g1, g2, i00, i01, i02, i11, i12, i22)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def add_rigid_inertia_to_parent_about_axis(R, t, i, k, src, dst, di):
     """:func:`add_rigid_inertia_to_parent` when R is a rotation about the coordinate
     axis e_k (worked in the cyclically permuted coordinates (k, k + 1, k + 2), see
@@ -507,7 +507,7 @@ def add_rigid_inertia_to_parent_about_axis(R, t, i, k, src, dst, di):
         ss * p11 + 2.0 * cs * p12 + cc * p22)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def sym_param(a, b):
     """Index of entry (a, b) of I_o in the 10-parameter form (m, h (3), I00, I01, I02,
     I11, I12, I22)."""
@@ -516,7 +516,7 @@ def sym_param(a, b):
     return 4 + a * (5 - a) // 2 + b
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _add_shifted_rigid_inertia(dst, di, l0, l1, l2, t0, t1, t2, m, g0, g1, g2,
                                i00, i01, i02, i11, i12, i22):
     """dst[di] += the rigid inertia (m, g, I) already rotated to the parent's axes and
@@ -535,7 +535,7 @@ def _add_shifted_rigid_inertia(dst, di, l0, l1, l2, t0, t1, t2, m, g0, g1, g2,
     dst[di, sym_param(l2, l2)] += i22 - 2.0 * t2 * g2 - m * t2 * t2 + d2
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def rigid_inertia_times(src, i, w0, w1, w2, l0, l1, l2):
     """The momentum [I_o ω + h × v; m v − h × ω] (6 scalars) of the rigid-body inertia
     src[i] (10-parameter form, see ``ModelTables.rigid``) moving with [ω; v]."""
@@ -549,7 +549,7 @@ def rigid_inertia_times(src, i, w0, w1, w2, l0, l1, l2):
             m * l2 - h0 * w1 + h1 * w0)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def inertia_rate(Y, Yd, i, w0, w1, w2, l0, l1, l2):
     """Yd[i] = Ẏ = V ×* Y − Y V× for the world inertia Y[i] (m, h, I_o) moving with
     V = [ω; v]: ṁ = 0, ḣ = ω × h + m v, İ_o = [ω]×I_o − I_o[ω]× + 2(h·v)1 − (v hᵀ + h vᵀ)
@@ -579,7 +579,7 @@ def inertia_rate(Y, Yd, i, w0, w1, w2, l0, l1, l2):
     Yd[i, 9] = 2.0 * x22 + hv - 2.0 * l2 * h2
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def rigid_inertia_times_joint_column(code, i, src, S, col):
     """src[i] H*(i)[:, col] (6 scalars) for a rigid inertia in 10-parameter form; for a
     unit-column joint (``code`` = its ``axis_code`` ≠ 0) the entries are read, not
@@ -603,7 +603,7 @@ def rigid_inertia_times_joint_column(code, i, src, S, col):
             sg * m if k == 2 else 0.0)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def joint_column_to_world(code, i, S, col, Rw, pw):
     """Joint-map column ``col`` of body i in world axes at the world origin (6 scalars,
     see :func:`motion_to_world`); a unit-column joint (``code`` = its ``axis_code`` ≠ 0)
@@ -620,7 +620,7 @@ def joint_column_to_world(code, i, S, col, Rw, pw):
     return motion_to_world(Rw, pw, i, S[col, 0], S[col, 1], S[col, 2], S[col, 3], S[col, 4], S[col, 5])
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def motion_to_world(Rw, pw, i, w0, w1, w2, l0, l1, l2):
     """A motion vector [ω; v] of body i (body axes, body origin) in world axes at the
     world origin: [Rw ω; Rw v + pw × Rw ω] (Rw, pw: the body's world pose)."""
@@ -634,7 +634,7 @@ def motion_to_world(Rw, pw, i, w0, w1, w2, l0, l1, l2):
     return a0, a1, a2, b0, b1, b2
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def force_to_world(Rw, pw, i, n0, n1, n2, f0, f1, f2):
     """A force [n; f] on body i (body axes, about the body origin) in world axes about
     the world origin: [Rw n + pw × Rw f; Rw f] (the motion map with the roles of the
@@ -643,7 +643,7 @@ def force_to_world(Rw, pw, i, n0, n1, n2, f0, f1, f2):
     return m0, m1, m2, g0, g1, g2
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def rigid_times_motion(rigid, i, src, si, dst, di):
     """dst[di] = M(i) src[si]: the momentum of body i's rigid inertia (10-parameter form,
     ``ModelTables.rigid``) moving with the motion src[si]."""
@@ -651,7 +651,7 @@ def rigid_times_motion(rigid, i, src, si, dst, di):
         rigid, i, src[si, 0], src[si, 1], src[si, 2], src[si, 3], src[si, 4], src[si, 5])
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def add_bias_force(rigid, i, V, vi, dst, di):
     """dst[di] += b(i) = V ×* M(i) V, the velocity-dependent force of body i moving with
     V[vi] ([Jain12], b(k) in eq. 14), in scalars."""
@@ -665,7 +665,7 @@ def add_bias_force(rigid, i, V, vi, dst, di):
     dst[di, 5] += w0 * f1 - w1 * f0
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def copy_matrix6(src, si, dst, di):
     """dst[di] = src[si] for stacks of 6 × 6 matrices, element by element: Numba's slice
     assignment would compile its shape-mismatch message (string formatting, ~5 s of
@@ -675,7 +675,7 @@ def copy_matrix6(src, si, dst, di):
             dst[di, a, b] = src[si, a, b]
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def copy_lower_to_upper(M):
     """M[r, c] = M[c, r] for r < c: a square matrix made symmetric from its lower triangle.
     Row by row of the source: contiguous loads, strided stores, faster than column by
@@ -685,7 +685,7 @@ def copy_lower_to_upper(M):
             M[r, c] = M[c, r]
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def copy_upper_to_lower(M):
     """M[c, r] = M[r, c] for r < c: a square matrix made symmetric from its upper triangle
     (row by row of the source, as :func:`copy_lower_to_upper`)."""
@@ -694,7 +694,7 @@ def copy_upper_to_lower(M):
             M[c, r] = M[r, c]
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def articulated_to_parent(m, w, i, p):
     """P(℘(i)) += φ(℘(i), i) P⁺(i) φ*(℘(i), i) and z(℘(i)) += φ(℘(i), i) z⁺(i): body i's
     articulated inertia and force handed to its parent ([Jain23p, eq. 7]; the last step of
@@ -709,7 +709,7 @@ def articulated_to_parent(m, w, i, p):
     add_force_to_parent(w.R, w.t, i, w.z, i, w.z, p)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def init_articulated(m, w, i, fext, has_v):
     """P(i) = M(i) and z(i) = b(i) − f_ext(i), b(i) = V(i) ×* M(i)V(i) (zero without
     ``has_v``): body i before its children's contributions, the start of the ABA's gather

@@ -12,7 +12,7 @@ subtracted from body k's force balance.
 from __future__ import annotations
 
 
-from ..core.jit import njit
+from ..core.jit import helper, kernel
 from ..core.layout import borrow, model_tables, state_count, state_of, workspace_size, workspace_views
 from ..core.status import BAD_SHAPE, OK
 from .kinematics import (body_accelerations, body_velocities, configuration_status, forces_shape_ok,
@@ -20,7 +20,7 @@ from .kinematics import (body_accelerations, body_velocities, configuration_stat
 from .primitives import add_bias_force, add_force_to_parent, rigid_times_motion
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def body_forces_pass(mi, mf, ws, fext, has_v):
     """f(k) = M(k)α(k) + b(k) − f_ext(k) into ``w.f``, b(k) = V(k) ×* M(k)V(k)
     [Jain12, eq. 14]. Needs ``w.alpha`` (and ``w.V`` when ``has_v``)."""
@@ -30,7 +30,7 @@ def body_forces_pass(mi, mf, ws, fext, has_v):
         force_step(m, w, i, fext, has_v)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def force_step(m, w, i, fext, has_v):
     """Body i's step of :func:`body_forces_pass`."""
     rigid_times_motion(m.rigid, i, w.alpha, i, w.f, i)
@@ -41,7 +41,7 @@ def force_step(m, w, i, fext, has_v):
             w.f[i, k] -= fext[i, k]
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def generalized_forces_pass(mi, mf, ws, tau):
     """The tips-to-base gather f(℘(k)) += φ(℘(k), k) f(k) and T(k) = H(k) f(k) into
     ``tau`` [Jain12, eq. 12]."""
@@ -51,7 +51,7 @@ def generalized_forces_pass(mi, mf, ws, tau):
         gather_step(m, w, i, tau)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def gather_step(m, w, i, tau):
     """Body i's step of :func:`generalized_forces_pass` (its children's forces already
     gathered into ``w.f[i]``)."""
@@ -72,7 +72,7 @@ def gather_step(m, w, i, tau):
         add_force_to_parent(w.R, w.t, i, F, i, F, p)
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def rnea_passes(mi, mf, ws, q, v, a, fext, gravity, tau):
     """The RNEA: τ into ``tau`` and the hinge forces f(k) in ``w.f``; returns a status."""
     mi, mf, ws, q, v, a, tau = borrow(mi), borrow(mf), borrow(ws), borrow(q), borrow(v), borrow(a), borrow(tau)
@@ -95,13 +95,13 @@ def rnea_passes(mi, mf, ws, q, v, a, fext, gravity, tau):
     return result_status(tau)
 
 
-@njit(cache=True)
+@kernel
 def rnea_kernel(mi, mf, ws, q, v, a, fext, gravity, tau):
     """τ = M(q)a + C(q, v) − Σ J_kᵀ f_ext(k) into ``tau``; an empty ``v`` or ``a`` means zero."""
     return rnea_passes(mi, mf, ws, q, v, a, fext, gravity, tau)
 
 
-@njit(nogil=True, cache=True)
+@kernel(nogil=True)
 def hinge_forces_kernel(mi, mf, ws, q, v, a, fext, gravity, f):
     """The hinge forces f(k) (nb, 6) of :func:`_hinge_forces_state`, for B = len(q) / nq
     states stored one after another (:func:`~soadyn.core.layout.state_of`: one state for a
@@ -115,7 +115,7 @@ def hinge_forces_kernel(mi, mf, ws, q, v, a, fext, gravity, f):
     return OK
 
 
-@njit(inline="always", cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(inline="always")
 def _hinge_forces_state(mi, mf, ws, q, v, a, fext, gravity, f):
     """The spatial force f(k) (nb, 6) that each body's hinge transmits from its parent, in
     the body frame — the gathered forces of the RNEA [Jain12, eq. 12] — into ``f``."""
@@ -132,7 +132,7 @@ def _hinge_forces_state(mi, mf, ws, q, v, a, fext, gravity, f):
     return OK
 
 
-@njit(nogil=True, cache=True)
+@kernel(nogil=True)
 def rnea_batch(mi, mf, ws, Q, Vq, Aq, Fext, gravity, tau, status, start, stop):
     """:func:`rnea_kernel` on states ``start`` to ``stop − 1`` of a batch, with one workspace (a
     block of a batched call, see :func:`soadyn.core.call.run_blocks`)."""

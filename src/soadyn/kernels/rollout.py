@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.jit import njit
+from ..core.jit import helper, kernel
 from ..core.configuration import integrate_kernel
 from ..core.joints import FREE, SPHERICAL
 from ..core.layout import carve, model_tables, state_count, state_of, workspace_views
@@ -45,7 +45,7 @@ from .primitives import cross_motion6
 SEMI_IMPLICIT_EULER, RK4 = 0, 1
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def exponential_coordinate_rate(m, u, s, w, out):
     """out = dexp⁻¹_{−s u}(w) ≈ w + ½[s u, w] + 1/12 [s u, [s u, w]], joint by joint: the
     rate of the exponential coordinates x of q = q_k ⊕ x (x = s u here) when q moves with
@@ -78,7 +78,7 @@ def exponential_coordinate_rate(m, u, s, w, out):
                 out[vi + k] = w[vi + k]
 
 
-@njit(cache=True)
+@kernel
 def exponential_coordinate_rate_kernel(mi, mf, ws, u, w, dt, out):
     """The kernel of :func:`soadyn.dynamics.rollout.exponential_coordinate_rate`:
     out = dexp⁻¹_{−u dt}(w) (:func:`exponential_coordinate_rate`); returns a status."""
@@ -93,7 +93,7 @@ def exponential_coordinate_rate_kernel(mi, mf, ws, u, w, dt, out):
     return OVERFLOW if nonfinite(out) else OK
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def _diverged(qs, vs, k):
     """Rows k.. of the trajectory as NaN: the state left the finite numbers at step k."""
     for r in range(k, qs.shape[0]):
@@ -103,7 +103,7 @@ def _diverged(qs, vs, k):
             vs[r, j] = np.nan
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def _euler_step(mi, mf, ws, q, v, tau, dt, fext, a, q1, v1):
     """(q1, v1) one semi-implicit Euler step from (q, v); returns the ABA status."""
     status = aba_kernel(mi, mf, ws, q, v, tau, fext, True, a)
@@ -114,7 +114,7 @@ def _euler_step(mi, mf, ws, q, v, tau, dt, fext, a, q1, v1):
     return integrate_kernel(mi, mf, ws, q, v1, dt, q1)
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def _rk4_step(mi, mf, ws, q, v, tau, dt, fext, s, q1, v1):
     """(q1, v1) one RK4 step in the Runge–Kutta–Munthe-Kaas form from (q, v) (module
     docstring), with the scratch rows ``s`` (6, max(nq, nv)); returns the first nonzero
@@ -149,7 +149,7 @@ def _rk4_step(mi, mf, ws, q, v, tau, dt, fext, s, q1, v1):
     return integrate_kernel(mi, mf, ws, q, ksum, dt / 6.0, q1)
 
 
-@njit(nogil=True, cache=True)
+@kernel(nogil=True)
 def rollout_kernel(mi, mf, ws, q0, v0, tau, dt, integrator, qs, vs):
     """The trajectories of :func:`_rollout_state`, for B = len(q0) / nq states stored one
     after another (:func:`~soadyn.core.layout.state_of`: one state for a call, a block of a
@@ -163,7 +163,7 @@ def rollout_kernel(mi, mf, ws, q0, v0, tau, dt, integrator, qs, vs):
     return OK
 
 
-@njit(inline="always", cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(inline="always")
 def _rollout_state(mi, mf, ws, q0, v0, tau, dt, integrator, qs, vs):
     """The trajectory from (q0, v0) under the controls ``tau`` (T, nv) into ``qs``
     (T + 1, nq) and ``vs`` (T + 1, nv), ``integrator`` one of ``SEMI_IMPLICIT_EULER``,

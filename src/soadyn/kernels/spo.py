@@ -14,14 +14,14 @@ procedures for computing SPO operator and stacked vector products").
 from __future__ import annotations
 
 
-from ..core.jit import njit
+from ..core.jit import kernel
 from ..core.layout import model_tables
 from ..core.status import BAD_SECOND, BAD_SHAPE, OK
 from .innovations import atbi, spo_adjoint_blocks
 from .kinematics import configuration_status, joint_placements, nonfinite_matrix
 
 
-@njit(cache=True)
+@kernel
 def influence_product_kernel(parents, A, x, z, transpose):
     """z = Ψ_A x (``transpose`` False) or z = Ψ_Aᵀ x (True); A (n, k, k), x and z (n, k)."""
     n = parents.shape[0]
@@ -49,7 +49,7 @@ def influence_product_kernel(parents, A, x, z, transpose):
                     z[p, a] += acc
 
 
-@njit(cache=True)
+@kernel
 def spo_product_kernel(mi, mf, ws, q, psi, adjoint, A, x, z):
     """z = φx, φ*x, ψx or ψ*x (see ``soadyn.dynamics.spo.spo_product``); ``A`` (nb, 6, 6) scratch."""
     m = model_tables(mi, mf)

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from ..core.jit import njit
+from ..core.jit import helper, kernel
 
 # operation codes, in the order of soadyn.core.expression_tape.OPCODES
 (CONST, ADD, MUL, DIV, NEG, POWI, POW, SIN, COS, TAN, EXP, LOG, SQRT, ABS, ATAN2, ASIN, ACOS, ATAN, SINH, COSH,
@@ -15,7 +15,7 @@ from ..core.jit import njit
 LOW = 0xFFFFFFFF  # the first of two registers packed in one operand (the second: >> 32)
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, fastmath=False)
+@helper(fastmath=False)
 def run_tape(code, consts, regs):
     """Run the instructions ``code`` (n, 4) over the registers ``regs``, whose first
     entries hold the inputs; every other register is written before it is read. The
@@ -106,7 +106,7 @@ def run_tape(code, consts, regs):
 
 # with reference counting (_nrt=True, soadyn.core.jit): it allocates its registers (a call
 # from Python, not from the kernels, which pass theirs)
-@njit(cache=True, fastmath=False, _nrt=True)
+@kernel(fastmath=False, _nrt=True)
 def tape_kernel(code, consts, outputs, n_registers, x, out):
     """Evaluate a tape from Python (tests, and constraints evaluated outside the kernels):
     inputs ``x``, outputs into ``out``; returns 0."""

@@ -19,14 +19,14 @@ zero. O(N d) for a tree of depth d.
 """
 from __future__ import annotations
 
-from ..core.jit import njit
+from ..core.jit import helper, kernel
 from ..core.layout import borrow, carve, model_tables, state_count, state_of, workspace_views
 from ..core.status import BAD_SHAPE, OK
 from .kinematics import checked_motion
 from .primitives import force_to_world, joint_column_to_world
 
 
-@njit(nogil=True, cache=True)
+@kernel(nogil=True)
 def torque_regressor_kernel(mi, mf, ws, q, v, a, gravity, Y):
     """Y(q, q̇, q̈) (nv, 10 nb) into ``Y`` (:func:`_torque_regressor_state`; an empty ``v`` or
     ``a`` means zero), for B = len(q) / nq states stored one after another
@@ -40,7 +40,7 @@ def torque_regressor_kernel(mi, mf, ws, q, v, a, gravity, Y):
     return OK
 
 
-@njit(inline="always", cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(inline="always")
 def _torque_regressor_state(mi, mf, ws, q, v, a, gravity, Y):
     """Y of one state: the RNEA's kinematics (body frames), world poses and columns, then
     body by body its ten force columns in world axes and their projections on the columns
@@ -77,7 +77,7 @@ def _torque_regressor_state(mi, mf, ws, q, v, a, gravity, Y):
     return OK
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _body_columns(m, w, k, F):
     """F[e] = X_{O,k}* A_k[:, e] (10, 6): body k's force columns (module docstring) in world
     axes at the world origin, from its body-frame V and α (``w.V``, ``w.alpha``); of the
@@ -104,14 +104,14 @@ def _body_columns(m, w, k, F):
     _store_rotational(w, k, F, 9, 0.0, 0.0, b2, 0.0, 0.0, w2, w0, w1, w2)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _store_world(w, k, F, e, n0, n1, n2, f0, f1, f2):
     """F[e] = the force [n; f] on body k (body axes, about its origin) in world axes about
     the world origin."""
     F[e, 0], F[e, 1], F[e, 2], F[e, 3], F[e, 4], F[e, 5] = force_to_world(w.Rw, w.pw, k, n0, n1, n2, f0, f1, f2)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _store_rotational(w, k, F, e, x0, x1, x2, y0, y1, y2, w0, w1, w2):
     """F[e, :3] = the moment x + ω × y in world axes (x = L(α_ω), y = L(ω) of one rotational
     parameter): a pure moment, which only turns (its force part, zero, is not stored: the

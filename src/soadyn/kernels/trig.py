@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from ..core.jit import njit
+from ..core.jit import helper
 
 # the polynomial coefficients of fdlibm's __kernel_sin (S1..S6) and __kernel_cos (C1..C6)
 S1, S2, S3 = -1.66666666666666324348e-01, 8.33333333332248946124e-03, -1.98412698298579493134e-04
@@ -30,7 +30,7 @@ ROUND = 6755399441055744.0
 LARGE = 1.0e5
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, fastmath=False)
+@helper(forceinline=True, fastmath=False)
 def sincos(x):
     """(sin x, cos x), within 1 ulp of libm's for |x| ≤ 10⁵ (module docstring)."""
     if not abs(x) <= LARGE:  # (also NaN)
@@ -38,7 +38,7 @@ def sincos(x):
     return reduced_sincos(x)
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, fastmath=False)
+@helper(fastmath=False)
 def sincos_into(x, out):
     """``out[0, k], out[1, k]`` = :func:`sincos` of ``x[k]`` for every k, bit for bit.
 
@@ -53,7 +53,7 @@ def sincos_into(x, out):
             out[0, k], out[1, k] = math.sin(x[k]), math.cos(x[k])
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, fastmath=False)
+@helper(forceinline=True, fastmath=False)
 def reduced_sincos(x):
     """(sin x, cos x) by the reduction and polynomials of the module docstring, for
     |x| ≤ 10⁵ (beyond, digits are lost: :func:`sincos` sends such angles to libm)."""

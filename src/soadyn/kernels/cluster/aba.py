@@ -16,7 +16,7 @@ with a_0 = −a_g (gravity as a base acceleration).
 from __future__ import annotations
 
 
-from ...core.jit import njit
+from ...core.jit import helper, kernel
 from ...core.layout import borrow, model_tables, workspace_views
 from ...core.status import BAD_SHAPE, OK, SINGULAR
 from ..kinematics import result_status
@@ -31,7 +31,7 @@ from .layout import (articulated_inertia, bias_force, cluster_bodies, cluster_sc
                      velocity_product)
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def articulated_cluster_pass(mi, mf, ws, ci, cf, cws, tau, with_bias, rotors_apart):
     """The backward pass of C-ABA (module docstring). I^a is projected as
     ^λX* I^A ^kX − (^λX*U) D⁻¹ (^λX*U)ᵀ: the rank-n_y correction is carried by the n_y
@@ -117,7 +117,7 @@ def articulated_cluster_pass(mi, mf, ws, ci, cf, cws, tau, with_bias, rotors_apa
     return True
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _unit_axis(c, axis_code, i):
     """x when body i's motion in S_k is along its joint's unit axis ±e_x only (hinged to a
     body of another cluster by a 1-dof joint whose map H* is ±e_x: ``axis_code`` of the
@@ -126,7 +126,7 @@ def _unit_axis(c, axis_code, i):
     return abs(code) - 1 if code != 0 and c.parent_local[i] < 0 else -1
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _diagonal_block_row(IA, S, j, a, x, r):
     """(I^A_aa S[j, a])[r]: row r of body a's diagonal block of I^A_k times its motion for
     ẏ_k = e_j. A body hinged to another cluster by a unit-axis joint moves along ±e_x only
@@ -140,7 +140,7 @@ def _diagonal_block_row(IA, S, j, a, x, r):
     return acc
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def pair_step(m, t, c, cf, w, k, tau):
     """The backward-pass step of a link–rotor pair k whose rotor was not placed
     (``rotors_apart``: :func:`~.kinematics.positions_pass`). The rotor's quantities are
@@ -207,7 +207,7 @@ def pair_step(m, t, c, cf, w, k, tau):
     return True
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _project_articulated_inertia(c, w, k, axis_code, rotated):
     """I^A_λ(k) += ^λX* I^A_k ^kX − (^λX*U_k) D_k⁻¹ (^λX*U_k)ᵀ, body block by body block
     (module docstring; any cluster; ``axis_code``, ``rotated``: the model's tables, for
@@ -245,7 +245,7 @@ def _project_articulated_inertia(c, w, k, axis_code, rotated):
                     IAp[la, lb, r, e] -= acc
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _receives(c, bodies, local):
     """Whether some body of ``bodies`` has the parent cluster's body ``local`` as output body."""
     for i in bodies:
@@ -254,7 +254,7 @@ def _receives(c, bodies, local):
     return False
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def cluster_acceleration_pass(mi, mf, ws, ci, cws, gravity, ydd, rotors_apart):
     """The forward pass over clusters (module docstring): ÿ_k = D_k⁻¹(u_k − U_kᵀ a') into
     ``ydd`` and the body accelerations into the tree workspace's ``alpha`` (with
@@ -296,7 +296,7 @@ def cluster_acceleration_pass(mi, mf, ws, ci, cws, gravity, ydd, rotors_apart):
                     A[i, e] += S[j, a, e] * x
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def pair_acceleration(m, c, w, k, gravity, A, ydd):
     """The forward-pass step of a pair k taken by :func:`pair_step`: a'_l = ^lX_Λ a_Λ + c_l,
     a'_r = a_Λ + c_r in Λ's frame (a_Λ = −g for the world), ÿ = D⁻¹(u − U_lᵀa'_l −
@@ -319,7 +319,7 @@ def pair_acceleration(m, c, w, k, gravity, A, ydd):
         A[il, e] += S[0, l, e] * x
 
 
-@njit(cache=True)
+@kernel
 def cluster_aba_kernel(mi, mf, ws, y, yd, tau, fext, ci, cf, cws, gravity, ydd):
     """C-ABA [Chignoli23, Alg. 1]: ÿ from (y, ẏ, τ_ind) into ``ydd`` (the nonlinear
     clusters prepared in the workspace); returns a status. (The validated path's entry:
@@ -331,7 +331,7 @@ def cluster_aba_kernel(mi, mf, ws, y, yd, tau, fext, ci, cf, cws, gravity, ydd):
 # compiled code is optimized and turned into machine code on its own as well (its whole
 # closure), a helper is linked into its callers only (soadyn.numba_patches.link_helpers_only):
 # a shorter first cluster_aba call, per call unchanged (benchmarks/results/design_notes.md)
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def cluster_aba_linked(mi, mf, ws, y, yd, tau, fext, ci, cf, cws, gravity, ydd):
     """:func:`cluster_aba_kernel`."""
     # borrowed views: the passes below then pass them on without reference counting
@@ -351,7 +351,7 @@ def cluster_aba_linked(mi, mf, ws, y, yd, tau, fext, ci, cf, cws, gravity, ydd):
     return result_status(ydd)
 
 
-@njit(cache=True)
+@kernel
 def cluster_aba_plain_kernel(tables, y, yd, tau, gravity, ydd):
     """:func:`cluster_aba_kernel` for the plain call (no external forces) with all its
     tables in one array (:func:`~.layout.pack_plain_tables`: each array argument costs
@@ -362,7 +362,7 @@ def cluster_aba_plain_kernel(tables, y, yd, tau, gravity, ydd):
     return cluster_aba_linked(mi, mf, ws, y, yd, tau, no_forces, ci, cf, cws, gravity, ydd)
 
 
-@njit(nogil=True, cache=True)
+@kernel(nogil=True)
 def cluster_aba_states(tables, Y, YD, TAU, FEXT, Q, gravity, mode, YDD, status, start, stop):
     """:func:`cluster_aba_kernel` after :func:`~.implicit.prepare_implicit` (q and ``mode``:
     the spanning configuration or the start of the solve, and how to use it) on states

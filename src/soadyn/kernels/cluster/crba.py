@@ -9,7 +9,7 @@ and F = I^C_k S_k carried to the ancestor clusters j: H_jk = S_jᵀ ^jX*_k F.
 from __future__ import annotations
 
 
-from ...core.jit import njit
+from ...core.jit import kernel
 from ...core.layout import model_tables
 from ...core.status import BAD_SHAPE, OK
 from ..kinematics import no_forces
@@ -20,7 +20,7 @@ from .layout import (articulated_inertia, cluster_bodies, cluster_tables, cluste
                      inertia_subspace, motion_subspace)
 
 
-@njit(cache=True)
+@kernel
 def cluster_mass_matrix_kernel(mi, mf, ws, y, ci, cf, cws, H):
     """H = GᵀMG (n_y, n_y) into ``H`` (the nonlinear clusters prepared in the workspace);
     returns a status."""

@@ -10,7 +10,7 @@ EFPA with clusters for bodies).
 from __future__ import annotations
 
 
-from ...core.jit import njit
+from ...core.jit import helper, kernel
 from ...core.layout import model_tables
 from ...core.status import BAD_SHAPE, OK, SINGULAR
 from ..kinematics import absent, no_forces
@@ -22,7 +22,7 @@ from .layout import (cluster_bodies, cluster_scratch, cluster_tables, cluster_wo
                      inertia_subspace, inverse_joint_inertia, motion_subspace, split_plain_tables)
 
 
-@njit(cache=True)
+@kernel
 def cluster_efpa_kernel(mi, mf, ws, y, fbody, fR, fp, Z, ci, cf, cws, Omega):
     """Ω (6m, 6m) of the m frames at poses (fR, fp)[e] in bodies ``fbody[e]``; ``Z``
     (2m, n_y, 6) scratch for the projected propagators χ^e_k S_k (rows e) and
@@ -35,7 +35,7 @@ def cluster_efpa_kernel(mi, mf, ws, y, fbody, fR, fp, Z, ci, cf, cws, Omega):
 # compiled code is optimized and turned into machine code on its own as well (its whole
 # closure), a helper is linked into its callers only (soadyn.numba_patches.link_helpers_only;
 # measured on C-ABA, :func:`~.aba.cluster_aba_linked`)
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def cluster_efpa_linked(mi, mf, ws, y, fbody, fR, fp, Z, ci, cf, cws, Omega):
     """:func:`cluster_efpa_kernel`."""
     m = model_tables(mi, mf)
@@ -60,7 +60,7 @@ def cluster_efpa_linked(mi, mf, ws, y, fbody, fR, fp, Z, ci, cf, cws, Omega):
     return OK
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def efpa_propagation(mi, mf, ci, cws, fbody, fR, fp, Z, Omega, rotors_apart):
     """Ω of the frames from the articulated quantities in the cluster workspace (S_k, U_k,
     D_k⁻¹ and the output poses of a backward pass at the frames' configuration: the
@@ -158,7 +158,7 @@ def efpa_propagation(mi, mf, ci, cws, fbody, fR, fp, Z, Omega, rotors_apart):
                     Omega[6 * e2 + d2, 6 * e1 + d1] = B[d1, d2]
 
 
-@njit(cache=True)
+@kernel
 def cluster_efpa_plain_kernel(tables, y, fbody, fR, fp, Z, Omega):
     """:func:`cluster_efpa_kernel` for the plain call, with all its tables in one array
     (:func:`~.layout.pack_plain_tables`). Returns a status."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from ...core.jit import njit
+from ...core.jit import helper, kernel
 from ...core.layout import borrow, carve, model_tables
 from ...core.status import BAD_SHAPE, OK, SINGULAR
 from ..kinematics import state_status
@@ -23,7 +23,7 @@ from .kinematics import positions_pass
 from .layout import LINEAR, cluster_tables, cluster_workspace, explicit_map, no_rotor_forces, split_plain_tables
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def worst_residuals(mi, mf, ci, cf, cws, q, v, y, yd):
     """(max |φ|, max |K q̇|) over the constraint rows of the implicit clusters (as the
     preparation at q left them) and (max |q_c − G y_c|, max |q̇_c − G ẏ_c|) over the linear
@@ -60,14 +60,14 @@ def worst_residuals(mi, mf, ci, cf, cws, q, v, y, yd):
     return worst_q, worst_v
 
 
-@njit(forceinline=True, cache=True)
+@kernel(forceinline=True)
 def input_copies_size(nq, nv):
     """Length of :func:`embedding_kernel`'s output with copies of its inputs:
     [q̈ (nv) | worst residuals (2) | q (nq) | q̇ (nv) | τ (nv)]."""
     return nq + 3 * nv + 2
 
 
-@njit(nogil=True, cache=True)
+@kernel(nogil=True)
 def embedding_kernel(tables, q, v, tau, fext, gravity, mode, out):
     """q̈ from (q, q̇, τ) (module docstring) into ``out[:nv]``, and into ``out[nv:nv + 2]``
     the worst residuals of (q, q̇) (:func:`worst_residuals`; NaN in mode PREPARED); an
@@ -115,7 +115,7 @@ def embedding_kernel(tables, q, v, tau, fext, gravity, mode, out):
 
 # inlined by Numba into the kernel (compiled on its own it would be one more library holding
 # the whole method, see embedding_kernel)
-@njit(inline="always", cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(inline="always")
 def _one_state(mi, mf, ws, ci, cf, cws, q, v, tau, fext, gravity, mode, out):
     """:func:`embedding_kernel` on one state (its views of the flat arrays)."""
     st = state_status(q, v, tau, fext)

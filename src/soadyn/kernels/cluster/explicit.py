@@ -8,13 +8,13 @@ and its transpose, the independent generalized forces τ_ind = Gᵀτ (virtual w
 from __future__ import annotations
 
 
-from ...core.jit import njit
+from ...core.jit import helper, kernel
 from ...core.layout import carve, model_tables
 from ...core.status import OK
 from .layout import LINEAR, RIGID, cluster_bodies, cluster_tables, cluster_workspace, constant_map, explicit_map
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def apply_explicit_map(mi, mf, ci, cf, cws, x, out, positions, with_bias):
     """out = G x (+ g with ``with_bias``), cluster by cluster: spanning velocities or
     accelerations from independent ones, q̇ = G ẏ, q̈ = G ÿ + g. With ``positions``, the
@@ -44,7 +44,7 @@ def apply_explicit_map(mi, mf, ci, cf, cws, x, out, positions, with_bias):
             _map_rows(G, g, carve(rows, c.row_start[k], c.n_spanning[k]), x, y0, out, with_bias)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _map_rows(G, g, rows, x, y0, out, with_bias):
     """out[rows[r]] = (G x_k)[r] (+ g[r]) for a cluster's independent entries x_k = x[y0:]
     (called in a branch per kind of G: see :func:`~.layout.constant_map`). Inlined: as a
@@ -56,7 +56,7 @@ def _map_rows(G, g, rows, x, y0, out, with_bias):
         out[rows[r]] = acc
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _map_transpose(G, rows, f, y0, out):
     """out[y0 + j] = (G_kᵀ f_k)[j], f_k = f[rows] (see :func:`_map_rows`)."""
     for j in range(G.shape[1]):
@@ -66,7 +66,7 @@ def _map_transpose(G, rows, f, y0, out):
         out[y0 + j] = acc
 
 
-@njit(cache=True)
+@kernel
 def apply_explicit_map_transpose(mi, mf, ci, cf, cws, f, out):
     """out = Gᵀ f: independent generalized forces τ_ind = Gᵀτ from spanning-tree ones."""
     m = model_tables(mi, mf)
@@ -90,7 +90,7 @@ def apply_explicit_map_transpose(mi, mf, ci, cf, cws, f, out):
             _map_transpose(G, rows, f, y0, out)
 
 
-@njit(cache=True)
+@kernel
 def explicit_map_kernel(mi, mf, ci, cf, cws, x, out, positions, with_bias):
     """:func:`apply_explicit_map` called from Python (the helper itself has no Python
     entry point: see :mod:`soadyn.kernels`); returns OK."""

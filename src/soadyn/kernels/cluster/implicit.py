@@ -35,7 +35,7 @@ import math
 from collections import namedtuple
 
 
-from ...core.jit import njit
+from ...core.jit import helper, kernel
 from ...core.layout import carve, model_tables
 from ...core.status import BAD_FIRST, BAD_SECOND, BAD_SHAPE, BAD_THIRD, OK, UNSOLVED
 from ..kinematics import absent, nonfinite
@@ -108,7 +108,7 @@ def implicit_workspace_size(counts, nv):
         + rows + 2 * dep
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def implicit_tables(ci, cf):
     """Named views (:class:`ImplicitTables`) of the implicit clusters' tables, which start at
     ``ci[7]`` and ``cf[ci[8]]``."""
@@ -180,7 +180,7 @@ def implicit_tables(ci, cf):
                           consts)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def implicit_workspace(cws, x, nv):
     """Named views (:class:`ImplicitWorkspace`) of the implicit clusters' scratch."""
     o = x.workspace_offset
@@ -198,14 +198,14 @@ def implicit_workspace(cws, x, nv):
     return ImplicitWorkspace(G, resid, ubias, sel, regs, Q, R, r, step, saved)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _pinv(x, cws, i):
     """K_d⁺ (n_dep, n_rows) of implicit cluster i."""
     return carve(cws, x.pinv_offset[i], (x.n_dep[i], x.n_rows[i]))
 
 
 # --------------------------------------------------------------------------- constraint rows
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _symbolic_rows(x, s, q, v, has_v, iw):
     """The rows of symbolic constraint s: φ and K from its position tape or, with
     ``has_v``, only 𝔘̊ = −K̇q̇ from its bias tape (φ and K then stay as the positions-only
@@ -235,7 +235,7 @@ def _symbolic_rows(x, s, q, v, has_v, iw):
             iw.ubias[r0 + r] = 0.0
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _coupling_row(x, c, q, iw):
     """Row m_loop + c of a coupling: constant G, residual A q − offset, 𝔘̊ = 0."""
     r = x.m_loop + c
@@ -257,7 +257,7 @@ def _coupling_row(x, c, q, iw):
 ROWS, ROWS_AND_BIAS, BIAS, BIAS_PLACED = 0, 1, 2, 3
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def constraint_rows(mi, mf, ws, ci, cf, cws, i, q, v, what):
     """The constraint rows of implicit cluster i — of every implicit cluster for i < 0,
     the loop kinematics once — at (q, q̇ = v) into the implicit clusters' scratch of the
@@ -290,7 +290,7 @@ EVERY = -1
 
 
 # --------------------------------------------------------------------------- explicit form
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def dependent_pinv(ci, cf, cws, nv, i):
     """K_d⁺ = R⁻¹Qᵀ of implicit cluster i from the rows in ``iw`` (modified Gram–Schmidt
     on the columns of K_d); False when K_d is singular (relative to SINGULAR_TOL)."""
@@ -342,7 +342,7 @@ def dependent_pinv(ci, cf, cws, nv, i):
     return True
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def write_explicit_map(ci, cf, cws, nv, i):
     """G = [1; −K_d⁺K_i] of implicit cluster i (spanning order) into its slot, g = 0."""
     c = cluster_tables(ci)
@@ -370,7 +370,7 @@ def write_explicit_map(ci, cf, cws, nv, i):
         g[a] = 0.0
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def write_bias(ci, cf, cws, nv, i):
     """g = [0; K_d⁺ k] of implicit cluster i from the bias rows of the scratch."""
     c = cluster_tables(ci)
@@ -390,7 +390,7 @@ def write_bias(ci, cf, cws, nv, i):
 
 
 # --------------------------------------------------------------------------- position solve
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _residual(x, iw, i):
     """(2-norm, max-norm) of implicit cluster i's residual rows."""
     s2, top = 0.0, 0.0
@@ -401,7 +401,7 @@ def _residual(x, iw, i):
     return math.sqrt(s2), top
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def newton(mi, mf, ws, ci, cf, cws, i, q):
     """Gauss–Newton on φ_i(q) = 0 for implicit cluster i's dependent coordinates, from
     their values in ``q`` (model q, modified in place); returns (converged, current):
@@ -455,7 +455,7 @@ def newton(mi, mf, ws, ci, cf, cws, i, q):
             q[c.rows_q[col0 + dep[d]]] = iw.saved[d] + alpha * iw.step[d]
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def _start(ci, cf, i, q, y, first_order):
     """The dependent coordinates of implicit cluster i at its reference (moved to y along
     the reference branch to first order with ``first_order``)."""
@@ -476,7 +476,7 @@ def _start(ci, cf, i, q, y, first_order):
         q[c.rows_q[col0 + dep[d]]] = acc
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _wrap(x, i, q):
     """Implicit cluster i's 2π-periodic dependent angles wrapped to (−π, π] (those already
     there left bit for bit); True when some angle changed."""
@@ -489,14 +489,14 @@ def _wrap(x, i, q):
     return changed
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def one_pass_rows(x):
     """True when :func:`explicit_form`, given the spanning rates, evaluates the rows once
     (no symbolic constraint, whose bias tape reads the positions tape's rows)."""
     return x.n_symbolic == 0
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def rows_place_the_tree(ci, cf):
     """True when :func:`explicit_form` (status OK) leaves the tree's joint placements at q
     — and, when it evaluated the bias, the body velocities at the rates of the bias, the
@@ -506,7 +506,7 @@ def rows_place_the_tree(ci, cf):
     return implicit_tables(ci, cf).m_loop > 0
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def explicit_form(mi, mf, ws, ci, cf, cws, yd, check, with_bias, rates):
     """The explicit form of every implicit cluster at the spanning configuration in the
     workspace [Chignoli23, eq. 3]: its rows, K_d⁺, G = [1; −K_d⁺K_i] and, with
@@ -542,7 +542,7 @@ def explicit_form(mi, mf, ws, ci, cf, cws, yd, check, with_bias, rates):
     return OK
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def explicit_bias(mi, mf, ws, ci, cf, cws, yd, placed):
     """g = [0; K_d⁺k] of every implicit cluster at q̇ = G ẏ (``yd``), their rows, G and
     K_d⁺ evaluated before at the configuration in the workspace; ``placed``: the tree's
@@ -558,7 +558,7 @@ def explicit_bias(mi, mf, ws, ci, cf, cws, yd, placed):
         write_bias(ci, cf, cws, m.nv, i)
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def given_configuration(mi, mf, ci, cf, cws, y, q_given):
     """The spanning configuration ``q_given`` of mode GIVEN into the workspace, checked:
     y equals q's independent coordinates (to 1e-9 (1 + |y|)) and the linear clusters'
@@ -597,7 +597,7 @@ def given_configuration(mi, mf, ci, cf, cws, y, q_given):
     return OK
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def prepare_implicit(mi, mf, ws, ci, cf, cws, y, yd, q_given, mode, with_bias):
     """The spanning configuration and the explicit form (G, and g with ``with_bias``) of
     the implicit clusters, into the cluster workspace, for the cluster kernels (module
@@ -664,7 +664,7 @@ def prepare_implicit(mi, mf, ws, ci, cf, cws, y, yd, q_given, mode, with_bias):
     return OK
 
 
-@njit(cache=True)
+@kernel
 def prepare_implicit_kernel(mi, mf, ws, y, yd, q_given, ci, cf, cws, mode, with_bias, spanning):
     """:func:`prepare_implicit` called from Python, before a cluster kernel run in mode
     PREPARED: the implicit clusters' preparation is compiled only for models that have
@@ -699,7 +699,7 @@ def prepare_implicit_kernel(mi, mf, ws, y, yd, q_given, ci, cf, cws, mode, with_
     return OK
 
 
-@njit(inline="always", cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(inline="always")
 def run_states(algorithm, tables, Y, YD, X, FEXT, Q, gravity, mode, OUT, status, start, stop):
     """``algorithm(mi, mf, ws, y, ẏ, x, f_ext, ci, cf, cws, gravity, out)`` (C-ABA or C-RNEA)
     after :func:`prepare_implicit` (q and ``mode``) on states ``start`` to ``stop − 1`` of

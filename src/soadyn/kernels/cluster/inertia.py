@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.jit import njit
+from ...core.jit import helper
 from ...core import spatial as sp
 from ...core.layout import model_tables, workspace_views
 from ..primitives import add_bias_force, add_force_to_parent, add_inertia_to_parent, add_inertia_to_parent_about_axis, \
@@ -56,7 +56,7 @@ def rotor_pair_constants(model, bodies, output_bodies, G):
     return None
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def rotor_bias(V, lam, I_r, h, qd, c_r, p_r, scratch):
     """A pair rotor seen from the body Λ it sits on (``lam``; −1: the world, at rest):
     with V = ``V[lam]`` Λ's velocity, h its joint axis and I_r its inertia in Λ's frame
@@ -81,7 +81,7 @@ def rotor_bias(V, lam, I_r, h, qd, c_r, p_r, scratch):
                                                                  Iv[0], Iv[1], Iv[2], Iv[3], Iv[4], Iv[5])
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def init_cluster_inertias(mi, mf, ws, ci, cws, with_bias, fext, rotors_apart):
     """I^A_k = block(I_i) [Chignoli23, eq. 14] and, with ``with_bias``,
     p^A_k = stack(v_i ×* I_i v_i − f_ext,i) (eq. 34), for every cluster (needs the body
@@ -119,7 +119,7 @@ def init_cluster_inertias(mi, mf, ws, ci, cws, with_bias, fext, rotors_apart):
                         pA[a, r] -= fext[i, r]
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _nonzero(M):
     for r in range(6):
         for e in range(6):
@@ -128,7 +128,7 @@ def _nonzero(M):
     return False
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def _add_transformed_block(Ro, to, ia, ib, M, dst, tmp):
     """dst += φ(Λ(a), a) M φ*(Λ(b), b) for a 6×6 block M coupling two bodies a ≠ b."""
     for r in range(6):
@@ -147,7 +147,7 @@ def _add_transformed_block(Ro, to, ia, ib, M, dst, tmp):
             dst[r, col] += tmp[2, col, r]
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def turn_axis(c, i, axis_code, rotated):
     """k when body i's pose (Ro, to)[i] in its output body is a turn about the coordinate
     axis e_k (i hinged to Λ(i) by a revolute joint about e_k with an unrotated placement:
@@ -156,7 +156,7 @@ def turn_axis(c, i, axis_code, rotated):
     return code - 1 if c.parent_local[i] < 0 and 0 < code <= 3 and not rotated[i] else -1
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)  # not inlined: one copy for its callers
+@helper  # not inlined: one copy for its callers
 def add_inertia_to_output(Ro, to, i, axis, src, dst, di):
     """dst[di] += ^ΛX*_i src ^iX_Λ for a symmetric 6×6 ``src`` of body i: the congruence
     about a coordinate axis when ``axis`` ≥ 0 (:func:`turn_axis`; ~50 multiplications for
@@ -167,7 +167,7 @@ def add_inertia_to_output(Ro, to, i, axis, src, dst, di):
         add_inertia_to_parent(Ro, to, i, src, dst, di, dst)  # (its scratch argument is unused)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def project_cluster_inertia(c, w, k, axis_code, rotated):
     """I_λ(k) += ^λX*_k I_k ^kX_λ for the cluster inertia I_k (n × n body blocks) of
     cluster k [Chignoli23, eq. 55]: block (a, b) lands on the output bodies' block
@@ -191,7 +191,7 @@ def project_cluster_inertia(c, w, k, axis_code, rotated):
                 _add_transformed_block(w.Ro, w.to, ia, ib, IA[a, b], IAp[la, c.output_local[ib]], w.tmp)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def project_rotor_pair(c, cf, w, k, axis_code, rotated):
     """I^A_λ(k) += ^λX*_k I^a ^kX_λ(k) for a link–rotor pair k (``c.rotor_offset[k] ≥ 0``,
     n_y = 1), I^a = I^A_k − U_k D_k⁻¹ U_kᵀ [Chignoli23, eq. 55–56], on the one block of
@@ -224,7 +224,7 @@ def project_rotor_pair(c, cf, w, k, axis_code, rotated):
             B[a, e] += I_r[a, e] - x * W[e]
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def invert_joint_inertia(c, cf, w, k):
     """D_k = S_kᵀ U_k + H̃_k [Chignoli23, eq. 49; H̃_k the optional reflected inertia] and
     D_k⁻¹ into ``inverse_joint_inertia(c, w, k)``. False when D_k is not positive definite."""

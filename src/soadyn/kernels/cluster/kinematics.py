@@ -15,7 +15,7 @@ subspaces [Chignoli23, §V].
 from __future__ import annotations
 
 
-from ...core.jit import njit
+from ...core.jit import helper, kernel
 from ...core.layout import model_tables, workspace_views
 from ...core.status import BAD_FIRST, BAD_QUATERNION, BAD_SHAPE, OK
 from ..kinematics import (forces_shape_ok, joint_sincos, nonfinite, place_body, quaternions_ok,
@@ -26,7 +26,7 @@ from .layout import (NONLINEAR, cluster_bodies, cluster_tables, cluster_workspac
                      motion_subspace, pair_rotor, velocity_product)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def cluster_state_status(mi, mf, ci, y, yd, third, fext, out_length):
     """Status of a cluster call's arguments: y (nyq,); ẏ and the third rate (ÿ or τ_ind)
     (nyv,); ``fext`` (nb, 6) or (0, 6); an output of ``out_length`` entries (nyv for ÿ
@@ -42,7 +42,7 @@ def cluster_state_status(mi, mf, ci, y, yd, third, fext, out_length):
     return state_status(y, yd, third, fext)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def cluster_configuration_status(ci, y, out_length):
     """Status of a cluster call that takes y (nyq,) alone (C-CRBA, C-EFPA), with an
     output of ``out_length`` (nyv) rows: its length, then its finiteness."""
@@ -52,7 +52,7 @@ def cluster_configuration_status(ci, y, out_length):
     return BAD_FIRST if nonfinite(y) else OK
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def output_poses(mi, mf, ws, ci, cws):
     """(Ro, to)[i]: the pose of body i in its output body Λ(i), composed along the tree
     path inside the cluster [Chignoli23, eq. 17–18]. Needs ``joint_placements``."""
@@ -81,7 +81,7 @@ def output_poses(mi, mf, ws, ci, cws):
                     Ro[i, a, b] = t.R[i, a, b]
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def cluster_subspaces(mi, mf, ws, ci, cf, cws, with_bias, rotors_apart):
     """S_k [Chignoli23, eq. 24] and, with ``with_bias``, c_k = Ṡ_k ẏ_k (eq. 25–26) for every
     cluster. Needs ``joint_placements`` (and ``body_velocities`` for c_k). With
@@ -101,7 +101,7 @@ def cluster_subspaces(mi, mf, ws, ci, cf, cws, with_bias, rotors_apart):
             _cluster_subspace(m, t, c, w, k, G, g, False, with_bias, skip)
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)  # not inlined: typed once for both branches
+@helper  # not inlined: typed once for both branches
 def _cluster_subspace(m, t, c, w, k, G, g, nonlinear, with_bias, skip):
     """S_k and (with ``with_bias``) c_k of cluster k by the recursion inside the cluster
     (module docstring), for its explicit map (G, g); not the slots of its body ``skip``
@@ -138,7 +138,7 @@ def _cluster_subspace(m, t, c, w, k, G, g, nonlinear, with_bias, skip):
                         ck[a, d] += t.S[vi + e, d] * x
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def positions_pass(mi, mf, ws, ci, cf, cws, y, yd, with_velocity, with_bias, rotors_apart, placed):
     """The spanning state (q, q̇) = (γ(y), G ẏ), the joint placements, body velocities,
     output poses and S_k (and c_k). The positions and explicit form of the nonlinear
@@ -171,7 +171,7 @@ def positions_pass(mi, mf, ws, ci, cf, cws, y, yd, with_velocity, with_bias, rot
     return OK
 
 
-@njit(cache=True)
+@kernel
 def cluster_subspaces_kernel(mi, mf, ws, ci, cf, cws, y, yd, with_velocity, k, S, c_k):
     """:func:`positions_pass`, then S_k into ``S`` (n_y, n_bodies, 6) and c_k into ``c_k``
     (n_bodies, 6) (when ``with_velocity``) for cluster k: the compiled quantities, for

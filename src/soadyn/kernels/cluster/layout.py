@@ -35,7 +35,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from ...core.jit import njit
+from ...core.jit import helper, kernel
 from ...core.layout import carve, pack_tables, split_model_tables, split_tables, workspace_size
 
 #: cluster kinds
@@ -62,7 +62,7 @@ def cluster_int_size(ncl, nb, nrows, nyq, nyv):
 
 # compiled with reference counting (_nrt=True, soadyn.core.jit) for its calls from Python,
 # which box the views it returns; in the kernels its views are borrowed (nothing to count)
-@njit(forceinline=True, cache=True, _nrt=True)
+@kernel(forceinline=True, _nrt=True)
 def cluster_tables(ci):
     """Named views (:class:`ClusterTables`) of a packed cluster tree."""
     n, nb, n_rows, nyq, nyv = ci[0], ci[1], ci[2], ci[5], ci[6]
@@ -129,7 +129,7 @@ def fixed_workspace_size(nq, nv, nb, max_rows):
     return nq + 2 * nv + nb * 12 + 4 * 36 + 8 * 6 + 2 * max_rows * 6
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def independent_vectors_size(nq, nv):
     """Length of the independent vectors y, ẏ, τ_ind, ÿ at the end of the workspace
     (sized by nq and nv, which bound nyq and nyv). At the end, so that the other parts
@@ -139,7 +139,7 @@ def independent_vectors_size(nq, nv):
     return nq + 3 * nv
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def cluster_workspace(cws, c, nq, nv):
     """Named views (:class:`ClusterWorkspace`) of the flat cluster workspace."""
     nb, rows = c.nb, c.max_rows
@@ -163,62 +163,62 @@ def cluster_workspace(cws, c, nq, nv):
 
 
 # --------------------------------------------------------------------------- per-cluster views
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def cluster_bodies(c, k):
     """The bodies of cluster k (n_bodies,), ascending."""
     return carve(c.bodies, c.body_start[k], c.n_bodies[k])
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def motion_subspace(c, w, k):
     """S_k (n_y, n_bodies, 6) [Chignoli23, eq. 24]: S[j, a] is body a's motion for ẏ_k = e_j."""
     return carve(w.flat, c.S_offset[k], (c.n_y[k], c.n_bodies[k], 6))
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def velocity_product(c, w, k):
     """c_k = Ṡ_k ẏ_k (n_bodies, 6) [Chignoli23, eq. 25–26]."""
     return carve(w.flat, c.c_offset[k], (c.n_bodies[k], 6))
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def bias_force(c, w, k):
     """p^A_k (n_bodies, 6), the articulated-cluster bias force [Chignoli23, eq. 34, 56]."""
     return carve(w.flat, c.pA_offset[k], (c.n_bodies[k], 6))
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def inertia_subspace(c, w, k):
     """U_k = I^A_k S_k (n_y, n_bodies, 6) [Chignoli23, Alg. 1]."""
     return carve(w.flat, c.U_offset[k], (c.n_y[k], c.n_bodies[k], 6))
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def articulated_inertia(c, w, k):
     """I^A_k (n_bodies, n_bodies, 6, 6), the articulated-cluster inertia as body blocks."""
     n = c.n_bodies[k]
     return carve(w.flat, c.IA_offset[k], (n, n, 6, 6))
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def inverse_joint_inertia(c, w, k):
     """D_k⁻¹ (n_y, n_y), D_k = S_kᵀ U_k (+ H̃_k)."""
     return carve(w.flat, c.Dinv_offset[k], (c.n_y[k], c.n_y[k]))
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def innovation(c, w, k):
     """u_k = τ_k − S_kᵀ p^A_k (n_y,) [Chignoli23, Alg. 1]."""
     return carve(w.flat, c.u_offset[k], c.n_y[k])
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def cluster_scratch(c, w, k):
     """Two (n_y,) scratch vectors of cluster k."""
     return carve(w.flat, c.y_offset[k], c.n_y[k]), carve(w.flat, c.t_offset[k], c.n_y[k])
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def explicit_map(c, cf, w, k):
     """(G_k (n_spanning, n_y), g_k (n_spanning,)) of a constrained cluster, q̇_k = G_k ẏ_k,
     q̈_k = G_k ÿ_k + g_k [Chignoli23, eq. 3]: constants in ``cf`` for a rigid or linear
@@ -229,7 +229,7 @@ def explicit_map(c, cf, w, k):
     return constant_map(c, cf, k)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def constant_map(c, cf, k):
     """(G_k, g_k = 0) of a rigid or linear cluster, constants in ``cf`` (see
     :func:`explicit_map`). Loops that run over many clusters call this in a branch of
@@ -239,20 +239,20 @@ def constant_map(c, cf, k):
     return carve(cf, c.G_offset[k], (nc, ny)), carve(cf, c.g_offset[k], nc)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def reflected_inertia(c, cf, k):
     """H̃_k (n_y, n_y), added to D_k (the approximate models of [Chignoli23, §II-C])."""
     return carve(cf, c.armature_offset[k], (c.n_y[k], c.n_y[k]))
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def force_columns(w, area, ncols, nbodies):
     """A view (ncols, nbodies, 6) of force scratch area ``area`` (0 or 1): ncols force
     columns, one spatial force per body of a cluster."""
     return carve(w.flat, w.scratch_offsets[area], (ncols, nbodies, 6))
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def rotor_constants(c, cf, k):
     """(I_r (6, 6), s_r (6,), u_r (6,), h_r (6,)) of a link–rotor pair k
     (``c.rotor_offset[k] ≥ 0``), in the frame of the pair's output body Λ: the rotor's
@@ -264,14 +264,14 @@ def rotor_constants(c, cf, k):
     return carve(cf, o, (6, 6)), carve(cf, o + 36, 6), carve(cf, o + 42, 6), carve(cf, o + 48, 6)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def pair_rotor(c, i):
     """Whether body i is the rotor of a link–rotor pair (:func:`rotor_constants`)."""
     k = c.cluster_of[i]
     return c.rotor_offset[k] >= 0 and c.local_index[i] == c.rotor_local[k]
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def no_rotor_forces(c, fext):
     """Whether no external force acts on a pair rotor (``fext`` (nb, 6), or (0, 6): none):
     then C-ABA and C-RNEA take the rotors from their constants, in the frame of the body
@@ -286,7 +286,7 @@ def no_rotor_forces(c, fext):
     return True
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def states_fit(mi, ci, Y, YD, X, FEXT, Q, OUT, status, start, stop):
     """True when flat arrays hold B states of the cluster tree ``ci`` one after another
     (the arguments of the states kernels, :func:`~.aba.cluster_aba_states`): y in
@@ -301,7 +301,7 @@ def states_fit(mi, ci, Y, YD, X, FEXT, Q, OUT, status, start, stop):
             and (Q.shape[0] == 0 or Q.shape[0] == B * nq) and 0 <= start and start <= stop and stop <= B)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def state_views(mi, ci, Y, YD, X, FEXT, Q, OUT, b):
     """(y, ẏ, x, f_ext (nb, 6) or (0, 6), q (nq,) or (0,), out): borrowed views of state b
     of the flat arrays of :func:`states_fit`."""
@@ -320,7 +320,7 @@ def pack_plain_tables(mi, ci, mf, cf, ws, cws):
     return pack_tables(np.concatenate([mi, ci]), np.concatenate([mf, cf]), np.concatenate([ws, cws]))
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def split_plain_tables(tables):
     """``(ok, mi, mf, ws, ci, cf, cws, no_forces)``: borrowed views of the array of a
     plain-call cluster kernel (:func:`pack_plain_tables`), and an empty (0, 6) force

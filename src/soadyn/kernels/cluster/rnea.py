@@ -19,7 +19,7 @@ it sits on, so its velocity, acceleration and force follow in Λ's frame
 from __future__ import annotations
 
 
-from ...core.jit import njit
+from ...core.jit import helper, kernel
 from ...core.layout import borrow, carve, model_tables, workspace_size, workspace_views
 from ...core.status import BAD_QUATERNION, BAD_SHAPE, OK
 from ..kinematics import (acceleration_step, joint_sincos, place_body, quaternions_ok, result_status,
@@ -34,7 +34,7 @@ from .layout import (cluster_bodies, cluster_tables, cluster_workspace, no_rotor
                      rotor_constants, split_plain_tables)
 
 
-@njit(cache=True)
+@kernel
 def cluster_rnea_kernel(mi, mf, ws, y, yd, ydd, fext, ci, cf, cws, gravity, tau):
     """τ_ind from (y, ẏ, ÿ) into ``tau`` (the nonlinear clusters prepared in the
     workspace: their γ, G and g); returns a status."""
@@ -45,7 +45,7 @@ def cluster_rnea_kernel(mi, mf, ws, y, yd, ydd, fext, ci, cf, cws, gravity, tau)
 # compiled code is optimized and turned into machine code on its own as well (its whole
 # closure), a helper is linked into its callers only (soadyn.numba_patches.link_helpers_only;
 # measured on C-ABA, :func:`~.aba.cluster_aba_linked`)
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def cluster_rnea_linked(mi, mf, ws, y, yd, ydd, fext, ci, cf, cws, gravity, tau):
     """:func:`cluster_rnea_kernel`."""
     # borrowed views: the passes below then pass them on without reference counting
@@ -86,7 +86,7 @@ def cluster_rnea_linked(mi, mf, ws, y, yd, ydd, fext, ci, cf, cws, gravity, tau)
     return result_status(tau)
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def add_rotor_forces(m, t, c, cf, w, gravity, T):
     """Each pair rotor's force, in the frame of the body Λ it sits on, added to Λ's force
     in ``t.f``, and its joint force h_rᵀ f_r into ``T`` (its entry of the tree's joint
@@ -123,7 +123,7 @@ def add_rotor_forces(m, t, c, cf, w, gravity, T):
                 t.f[lam, e] += f[e]
 
 
-@njit(cache=True)
+@kernel
 def cluster_rnea_plain_kernel(tables, y, yd, ydd, gravity, tau):
     """:func:`cluster_rnea_kernel` for the plain call (no external forces) with all its
     tables in one array (:func:`~.layout.pack_plain_tables`). Returns a status."""
@@ -133,7 +133,7 @@ def cluster_rnea_plain_kernel(tables, y, yd, ydd, gravity, tau):
     return cluster_rnea_linked(mi, mf, ws, y, yd, ydd, no_forces, ci, cf, cws, gravity, tau)
 
 
-@njit(nogil=True, cache=True)
+@kernel(nogil=True)
 def cluster_rnea_states(tables, Y, YD, YDD, FEXT, Q, gravity, mode, TAU, status, start, stop):
     """:func:`cluster_rnea_kernel` after :func:`~.implicit.prepare_implicit` on states
     ``start`` to ``stop − 1`` of flat arrays, as :func:`~.aba.cluster_aba_states` runs

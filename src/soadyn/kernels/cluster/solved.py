@@ -12,7 +12,7 @@ Python solve.
 from __future__ import annotations
 
 
-from ...core.jit import njit
+from ...core.jit import helper, kernel
 from ...core.status import BAD_SHAPE, OK
 from .aba import cluster_aba_linked
 from .efpa import cluster_efpa_linked
@@ -24,7 +24,7 @@ from .rnea import cluster_rnea_linked
 
 # inlined by Numba into its two callers: compiled on its own, this wrapper of the solve
 # recompiled the solve's whole closure (~2 s of a cold compile)
-@njit(inline="always", cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(inline="always")
 def _solved_state(mi, mf, ws, ci, cf, cws, y, yd, third, out_length, with_bias, fext):
     """Status of the plain call's state (``fext`` empty), then the implicit clusters solved
     and prepared from their references."""
@@ -34,7 +34,7 @@ def _solved_state(mi, mf, ws, ci, cf, cws, y, yd, third, out_length, with_bias, 
     return prepare_implicit(mi, mf, ws, ci, cf, cws, y, yd, y[:0], SOLVE, with_bias)
 
 
-@njit(cache=True)
+@kernel
 def cluster_aba_solved_kernel(tables, y, yd, tau, gravity, ydd):
     """C-ABA after the position solve (module docstring), no external forces: ÿ into
     ``ydd``; returns a status."""
@@ -47,7 +47,7 @@ def cluster_aba_solved_kernel(tables, y, yd, tau, gravity, ydd):
     return cluster_aba_linked(mi, mf, ws, y, yd, tau, no_forces, ci, cf, cws, gravity, ydd)
 
 
-@njit(cache=True)
+@kernel
 def cluster_rnea_solved_kernel(tables, y, yd, ydd, gravity, tau):
     """C-RNEA after the position solve (module docstring), no external forces: τ_ind into
     ``tau``; returns a status."""
@@ -60,7 +60,7 @@ def cluster_rnea_solved_kernel(tables, y, yd, ydd, gravity, tau):
     return cluster_rnea_linked(mi, mf, ws, y, yd, ydd, no_forces, ci, cf, cws, gravity, tau)
 
 
-@njit(cache=True)
+@kernel
 def cluster_efpa_solved_kernel(tables, y, fbody, fR, fp, Z, Omega):
     """C-EFPA after the position solve (module docstring): Ω (6m, 6m) of the m frames at
     poses (fR, fp)[e] in bodies ``fbody[e]`` into ``Omega``, ``Z`` the scratch of

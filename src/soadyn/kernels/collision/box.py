@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 
-from ...core.jit import njit
+from ...core.jit import helper
 from .capsule import closest_on_segments
 from .convex import convex_distance
 from .manifold import select4
@@ -30,25 +30,25 @@ from .vector import axpy, column, cross, dot, midpoint, norm, scale, sub
 __all__ = ["box_distance", "box_contacts", "separating_axis"]
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _half(S):
     return (0.5 * S.a, 0.5 * S.b, 0.5 * S.c)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _extent(S):
     """The box's half-diagonal [m]: the scale of its rounding."""
     return 0.5 * math.sqrt(S.a * S.a + S.b * S.b + S.c * S.c)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _radius(R, half, u):
     """The half-width of a box along the unit u: Σ half_k |axis_k · u|."""
     return half[0] * abs(dot(column(R, 0), u)) + half[1] * abs(dot(column(R, 1), u)) + \
         half[2] * abs(dot(column(R, 2), u))
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def separating_axis(A, B, prefer_faces):
     """The largest separation of the boxes A and B over the 15 axes: (sep, n, code,
     face_sep, face_code), n the unit axis oriented from A towards B; code 0–2: a face of A,
@@ -80,7 +80,7 @@ def separating_axis(A, B, prefer_faces):
     return best, n, code, face_sep, face_code
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def _edges(A, B, n, code):
     """The closest points (x on A, y on B) of the two edges of an edge axis: A's edge i at
     A's corner farthest along n, B's edge j at B's corner farthest along −n."""
@@ -100,7 +100,7 @@ def _edges(A, B, n, code):
     return axpy(pa, s, da), axpy(pb, t, db)
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def _clipped_face(A, B, n, code, margin, P):
     """The incident face clipped by the reference face's sides (module docstring). Rows of
     ``P`` (2, 16, 4): (height above the reference face, world point on the incident face);
@@ -143,7 +143,7 @@ def _clipped_face(A, B, n, code, margin, P):
     return kept, src, N, ref_is_a
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def _clip(P, src, m, axis, limit):
     """Sutherland–Hodgman: the polygon in P[src] (m rows) cut by axis·p ≤ limit into
     P[1 − src]; returns its vertex count. Heights are interpolated with the points."""
@@ -166,7 +166,7 @@ def _clip(P, src, m, axis, limit):
     return out
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def box_distance(A, B, hulls, fs, js, P):
     """(d, x, y, n) of the boxes A and B: the separating-axis test for penetrating boxes
     (the deepest clipped vertex and its projection on the reference face, or the closest
@@ -193,7 +193,7 @@ def box_distance(A, B, hulls, fs, js, P):
     return sep, p, q, n
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def box_contacts(A, B, margin, M, P):
     """Contacts of the boxes A and B within ``margin`` into rows of M (distance, midpoint
     (3), normal (3)); returns their count (at most 4; module docstring). ``P``: (2, 16, 4)

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import math
 
-from ...core.jit import njit
+from ...core.jit import helper
 from ...core.shapes import BOX, CAPSULE, CYLINDER, ELLIPSOID, PLANE, SPHERE
 
 __all__ = ["world_boxes", "candidate_pairs"]
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def world_boxes(t, Rw, pw, margin, box):
     """``box`` (n, 6) ← the world bounds (lower (3), upper (3)) of each object, grown by
     ``margin`` / 2 on each side (so that two boxes meet when the objects are within the
@@ -54,7 +54,7 @@ def world_boxes(t, Rw, pw, margin, box):
             box[i, 3 + e] = pw[i, e] + h
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _sift(order, box, start, end):
     """Heapsort's sift-down of ``order[start]`` in the heap order[0:end], keyed by the
     lower x bound."""
@@ -72,7 +72,7 @@ def _sift(order, box, start, end):
             return
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def candidate_pairs(t, pw, Rw, box, margin, order, flags):
     """``flags`` (P,) ← 1 for the allowed pairs the broad phase keeps, 0 for the others
     (module docstring); ``order`` (n,): scratch. Returns the number of candidates."""

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 
-from ...core.jit import njit
+from ...core.jit import helper
 from .vector import TINY, add, axpy, column, cross, dot, norm, perpendicular, rotate, scale, sub, unit_or, unrotate
 
 __all__ = ["closest_on_segments", "capsule_capsule_distance", "capsule_capsule_contacts", "capsule_box_distance",
@@ -32,7 +32,7 @@ __all__ = ["closest_on_segments", "capsule_capsule_distance", "capsule_capsule_c
 PARALLEL = 1e-6
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def closest_on_segments(p1, d1, p2, d2):
     """(s, t) ∈ [0, 1]²: the parameters of the closest points p1 + s d1 and p2 + t d2 of two
     segments [Ericson05, §5.1.9]; parallel segments give one of the closest pairs."""
@@ -58,21 +58,21 @@ def closest_on_segments(p1, d1, p2, d2):
     return s, t
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _segment(S):
     """(start, direction) of a capsule's segment (world)."""
     axis = scale(column(S.R, 2), S.b)
     return axpy(S.p, -0.5, axis), axis
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _spheres(p, ra, q, rb, fallback):
     """(d, x, y, n) of spheres about p and q."""
     n = unit_or(sub(q, p), fallback)
     return norm(sub(q, p)) - ra - rb, axpy(p, ra, n), axpy(q, -rb, n), n
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def capsule_capsule_distance(A, B):
     """(d, x, y, n) of the capsules A and B (module docstring)."""
     p1, d1 = _segment(A)
@@ -90,7 +90,7 @@ def capsule_capsule_distance(A, B):
     return g - A.a - B.a, axpy(q1, A.a, m), axpy(axpy(q1, g, m), -B.a, m), m
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def capsule_capsule_contacts(A, B, margin, M):
     """Contacts of two capsules within ``margin`` into rows of M (distance, midpoint (3),
     normal (3)); returns their count: 1, or up to 2 for parallel axes (module docstring)."""
@@ -120,7 +120,7 @@ def capsule_capsule_contacts(A, B, margin, M):
     return count
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _row(M, k, d, x, y, n):
     """Contact row k: (d, midpoint of x and y, n)."""
     M[k, 0] = d
@@ -134,7 +134,7 @@ def _row(M, k, d, x, y, n):
 
 
 # --------------------------------------------------------------------------- capsule–box
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def _clip(p, d, half, skip):
     """[t0, t1] ⊂ [0, 1] where p + t d lies in the slabs |w_k| ≤ half_k (k ≠ ``skip``), in
     the box's axes; t0 > t1 when the segment misses them."""
@@ -153,7 +153,7 @@ def _clip(p, d, half, skip):
     return t0, t1
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def _segment_box(p, d, half):
     """The signed distance of the segment p + t d (t ∈ [0, 1]) and the box |w| ≤ half, in
     the box's axes: (d, x, y, n, face) with x on the segment, y on the box, n the unit
@@ -231,19 +231,19 @@ def _segment_box(p, d, half):
     return best, bx, by, n, face if bounds == 1 else -1
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _clamp(w, half):
     return (min(max(w[0], -half[0]), half[0]), min(max(w[1], -half[1]), half[1]), min(max(w[2], -half[2]), half[2]))
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def _local(A, B):
     """A's segment in B's axes, and B's half-sizes."""
     p, d = _segment(A)
     return unrotate(B.R, sub(p, B.p)), unrotate(B.R, d), (0.5 * B.a, 0.5 * B.b, 0.5 * B.c)
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def capsule_box_distance(A, B):
     """(d, x, y, n) of the capsule A and the box B (module docstring)."""
     p, d, half = _local(A, B)
@@ -252,7 +252,7 @@ def capsule_box_distance(A, B):
     return g - A.a, axpy(add(B.p, rotate(B.R, x)), A.a, nw), add(B.p, rotate(B.R, y)), nw
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def capsule_box_contacts(A, B, margin, M):
     """Contacts of the capsule A and the box B within ``margin`` into rows of M (distance,
     midpoint (3), normal (3)); returns their count (module docstring)."""

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import math
 
-from ...core.jit import njit
+from ...core.jit import helper
 from ...core.layout import carve
 from ...core.shapes import BOX, CAPSULE, CONVEX, CYLINDER, ELLIPSOID, SPHERE
 from .support import core_radius, curved, support, support_hessian
@@ -87,18 +87,18 @@ CONVEX_INTS = EPA_VERTICES * 2 + EPA_FACES * 4 + EPA_EDGES * 2 + 8
 
 
 # =========================================================================== GJK
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _polytope(S):
     return not curved(S)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _rounded(S):
     """Ellipsoids, spheres and capsules: surfaces without faces or edges."""
     return S.kind == ELLIPSOID or S.kind == SPHERE or S.kind == CAPSULE
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def _s1d(s1, s2):
     """Barycentric weights of the point of segment s1 s2 nearest the origin [Montanari17,
     Alg. 4]: the projection onto the line, read on the axis of the segment's largest
@@ -124,12 +124,12 @@ def _s1d(s1, s2):
     return 0.0, 1.0
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _same_sign(a, b):
     return (a > 0.0 and b > 0.0) or (a < 0.0 and b < 0.0)
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def _s2d(s1, s2, s3):
     """Barycentric weights of the point of triangle s1 s2 s3 nearest the origin
     [Montanari17]: the origin projected onto the plane, its signed areas in the
@@ -175,12 +175,12 @@ def _s2d(s1, s2, s3):
     return l1, l2, l3
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _det(a, b, c):
     return dot(a, cross(b, c))
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def _s3d(s1, s2, s3, s4):
     """Barycentric weights of the point of tetrahedron s1..s4 nearest the origin
     [Montanari17]: all four cofactors of the signed volume with its sign means
@@ -218,19 +218,19 @@ def _s3d(s1, s2, s3, s4):
     return l1, l2, l3, l4
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _row(X, i):
     return (X[i, 0], X[i, 1], X[i, 2])
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _put(X, i, c, v):
     X[i, c] = v[0]
     X[i, c + 1] = v[1]
     X[i, c + 2] = v[2]
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def gjk(A, B, hulls, sx, cutoff):
     """GJK on the cores of A and B [GJK88; Montanari17]. ``sx`` (4, 12) holds the simplex:
     rows w = a − b (0:3), a (3:6), b (6:9), the ids of a and b (9, 10) and the weight of
@@ -301,7 +301,7 @@ def gjk(A, B, hulls, sx, cutoff):
     return norm(v), k, scale_length
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _simplex_witness(sx, k):
     """The witness points Σ λ a, Σ λ b of GJK's simplex."""
     x = (0.0, 0.0, 0.0)
@@ -313,7 +313,7 @@ def _simplex_witness(sx, k):
 
 
 # =========================================================================== EPA
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _add_vertex(PV, PI, nv, w, a, b, ia, ib):
     _put(PV, nv, 0, w)
     _put(PV, nv, 3, a)
@@ -323,7 +323,7 @@ def _add_vertex(PV, PI, nv, w, a, b, ia, ib):
     return nv + 1
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def _set_face(PV, FD, FI, f, i, j, k, centre):
     """Face f = (i, j, k) of the polytope, oriented outwards (away from ``centre``), with
     its unit normal (FD[f, 0:3]) and the distance of its plane from the origin (FD[f, 3]).
@@ -343,7 +343,7 @@ def _set_face(PV, FD, FI, f, i, j, k, centre):
     return True
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _epa_support(A, B, hulls, PV, PI, nv, u, hint):
     """A new polytope vertex: the support point of D along u (the shapes' searches start
     from the ids of polytope vertex ``hint``)."""
@@ -352,14 +352,14 @@ def _epa_support(A, B, hulls, PV, PI, nv, u, hint):
     return _add_vertex(PV, PI, nv, sub(a, b), a, b, ia, ib)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _off_line(p, a, d):
     """The distance of p from the line through a along the unit d."""
     r = sub(p, a)
     return norm(axpy(r, -dot(r, d), d))
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def _initial_polytope(A, B, hulls, sx, k, PV, PI, FD, FI, tol):
     """EPA's first polytope, a tetrahedron around the origin (or with the origin on a face,
     the touching case), from GJK's last simplex of k points whose affine hull holds the
@@ -418,7 +418,7 @@ def _initial_polytope(A, B, hulls, sx, k, PV, PI, FD, FI, tol):
     return nv, 4 if ok else 0
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def epa(A, B, hulls, sx, k, fs, js, scale_length):
     """EPA [vandenBergen01] from GJK's simplex (``sx``, k rows) around the origin.
     Returns (depth, n, x, y, i0, i1, i2, l0, l1, l2, ok): the depth (≥ 0), the normal n
@@ -551,7 +551,7 @@ def epa(A, B, hulls, sx, k, fs, js, scale_length):
 
 
 # =========================================================================== polish
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def _vertex(S, hulls, ident):
     """The world position of vertex ``ident`` of a polytope core (:func:`~.support.local_support`'s ids)."""
     k = S.kind
@@ -569,7 +569,7 @@ def _vertex(S, hulls, ident):
     return add(S.p, rotate(S.R, (V[v, 0], V[v, 1], V[v, 2])))
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _feature_point(S, hulls, ftype, p0, u):
     """The support point and Hessian of a feature reading at the unit direction u: the
     shape's own where the point moves with u (SMOOTH, SIDE), a fixed point of the feature
@@ -581,20 +581,20 @@ def _feature_point(S, hulls, ftype, p0, u):
     return p0, (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _quadratic(H, a, b):
     """aᵀ H b for a row-major 3×3 H."""
     return dot(a, (H[0] * b[0] + H[1] * b[1] + H[2] * b[2], H[3] * b[0] + H[4] * b[1] + H[5] * b[2],
                    H[6] * b[0] + H[7] * b[1] + H[8] * b[2]))
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _constrains(t):
     """The readings that keep n orthogonal to their direction."""
     return t == EDGE or t == SIDE
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def _newton(A, B, hulls, ta, pa, da, tb, pb, db, n):
     """Maximize f(n) = n·(y − x), x the feature reading (ta, pa, da) of A at n, y that of
     B at −n, over unit n (module docstring). An EDGE or SIDE reading keeps n orthogonal to
@@ -677,7 +677,7 @@ def _newton(A, B, hulls, ta, pa, da, tb, pb, db, n):
     return n
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def gap(A, B, hulls, n):
     """f(n) = −h_A(n) − h_B(−n) for the cores, with the true support functions: a lower
     bound of the cores' signed distance for every unit n, equal to it at the optimum."""
@@ -686,7 +686,7 @@ def gap(A, B, hulls, n):
     return dot(n, sub(b, a))
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def _readings(S, hulls, ids, count, u, R):
     """The feature readings of shape S at the direction u (the outward direction of S at
     the contact) into rows of R (type, p0 (3), d (3)); ``ids`` the distinct vertex ids of S
@@ -775,7 +775,7 @@ def _readings(S, hulls, ids, count, u, R):
     return r
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _flatness(t):
     """How large a reading's support set is (a face 2, a line 1, a point 0): on a tie of
     the gap, the flatter reading gives the right witness points (a curved shape's support
@@ -787,7 +787,7 @@ def _flatness(t):
     return 0
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def _contains(S, hulls, x, tol):
     """x lies in S's core (within ``tol``): inside every face plane of a convex mesh."""
     k = S.kind
@@ -809,7 +809,7 @@ def _contains(S, hulls, x, tol):
     return S.fcount > 0
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def polish(A, B, hulls, n0, ida, na, idb, nb, fs, scale_length):
     """The best normal of the Newton polish (module docstring) over the feature readings
     of A at n0 and of B at −n0 (``ida``/``idb``: their distinct vertex ids in the final
@@ -858,7 +858,7 @@ def polish(A, B, hulls, n0, ida, na, idb, nb, fs, scale_length):
             (RB[bj, 4], RB[bj, 5], RB[bj, 6]))
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def _line(S, hulls, t, p0, u):
     """A point of the line a constraining reading supports at u: its fixed point (EDGE), the
     side line's point at u (SIDE)."""
@@ -867,7 +867,7 @@ def _line(S, hulls, t, p0, u):
     return p0
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def _polished_witness(A, B, hulls, n, d, ta, pa, da, tb, pb, db, x0):
     """Witness points x on A, y on B with y − x = d n from the winning readings: a point
     reading (smooth or vertex) is its own witness and the other side's is found from it;
@@ -899,7 +899,7 @@ def _polished_witness(A, B, hulls, n, d, ta, pa, da, tb, pb, db, x0):
     return x, axpy(x, d, n)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _distinct_ids(ids, count, ident):
     for c in range(count):
         if ids[c] == ident:
@@ -908,7 +908,7 @@ def _distinct_ids(ids, count, ident):
     return count + 1
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def convex_distance(A, B, hulls, fs, js, cutoff):
     """(d, x, y, n) of two convex shapes by GJK, EPA and the polish (module docstring):
     the signed distance [m], the witness points on A and B (world), and the unit normal

@@ -22,7 +22,7 @@ MuJoCo gives them).
 """
 from __future__ import annotations
 
-from ...core.jit import njit
+from ...core.jit import helper, kernel
 from ...core.layout import carve, model_tables
 from ...core.shapes import CONVEX, PLANE
 from ...core.status import BAD_SHAPE, OK
@@ -48,7 +48,7 @@ CONTACT_FLOATS = 17
 CONTACT_INTS = 4
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def scratch_sizes(n, npairs, maxv, nb):
     """(floats, integers) of scratch the kernels need for n objects, P pairs, at most
     ``maxv`` hull vertices per object and nb bodies (Python calls ``scratch_sizes.py_func``)."""
@@ -56,7 +56,7 @@ def scratch_sizes(n, npairs, maxv, nb):
     return n * (9 + 3 + 6) + nb * 12 + _ROWS + _CLIP + 4 * v + CONVEX_FLOATS, n + npairs + 2 * v + CONVEX_INTS
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def place_objects(t, Rb, pb, Rw, pw):
     """The world pose (Rw[i], pw[i]) of each object: its body's world pose composed with
     the shape's pose in the body (the world itself for body −1)."""
@@ -72,7 +72,7 @@ def place_objects(t, Rb, pb, Rw, pw):
         compose_pose(Rb, pb, b, R, p, i, Rw, pw, i)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _inputs_ok(t, nb, fs, js):
     """The body poses cover every object's body and the scratch is long enough."""
     nf, ni = scratch_sizes(t.n, t.npairs, t.maxv, 0)
@@ -86,7 +86,7 @@ def _inputs_ok(t, nb, fs, js):
     return True
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def _detect(t, Rb, pb, margin, fs, js, objects, bodies, point, normal, depth, friction, frame):
     """The detection of :func:`detect_contacts_kernel` on checked inputs."""
     n = t.n
@@ -138,7 +138,7 @@ def _detect(t, Rb, pb, margin, fs, js, objects, bodies, point, normal, depth, fr
     return count
 
 
-@njit(cache=True)
+@kernel
 def detect_contacts_kernel(ci, cf, Rb, pb, margin, fs, js, objects, bodies, point, normal, depth, friction, frame):
     """Detect the contacts within ``margin`` [m] (module docstring) into the first rows of
     the outputs: ``objects``, ``bodies`` (K, 2) int64, ``point``, ``normal`` (K, 3),
@@ -151,7 +151,7 @@ def detect_contacts_kernel(ci, cf, Rb, pb, margin, fs, js, objects, bodies, poin
     return _detect(t, Rb, pb, margin, fs, js, objects, bodies, point, normal, depth, friction, frame)
 
 
-@njit(cache=True)
+@kernel
 def detect_kernel(mi, mf, ws, q, ci, cf, margin, fs, js, vectors, scalars, frames, pairs):
     """:func:`detect_contacts_kernel` from the configuration ``q`` of the model ``(mi, mf)``
     (workspace ``ws``): the world poses first (:func:`~soadyn.kernels.kinematics.poses_into`).
@@ -181,7 +181,7 @@ def detect_kernel(mi, mf, ws, q, ci, cf, margin, fs, js, vectors, scalars, frame
                    scalars[K:], frames)
 
 
-@njit(cache=True)
+@kernel
 def collision_distances_kernel(ci, cf, Rb, pb, fs, js, distance, points, normal):
     """The signed distance (``distance`` (P,) [m], < 0: penetration), the witness points
     (``points`` (P, 2, 3): on the first and on the second object) and the unit normal from

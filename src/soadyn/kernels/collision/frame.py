@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import math
 
-from ...core.jit import njit
+from ...core.jit import helper
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def contact_frame(n0, n1, n2, R, k):
     """R[k] = [t1 t2 n] (columns) for the unit normal (n0, n1, n2) (module docstring)."""
     a0, a1, a2 = abs(n0), abs(n1), abs(n2)

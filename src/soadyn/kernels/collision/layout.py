@@ -28,7 +28,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from ...core.jit import njit
+from ...core.jit import helper
 from ...core.layout import carve
 
 __all__ = ["CollisionViews", "collision_views", "pack_collision_tables", "HEADER"]
@@ -43,7 +43,7 @@ CollisionViews = namedtuple("CollisionViews", ("n", "npairs", "nverts", "maxv", 
 HEADER = 6
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def collision_views(ci, cf):
     """Named views of packed collision tables (:class:`CollisionViews`; borrowed, see
     :func:`soadyn.core.layout.carve`)."""

@@ -9,7 +9,7 @@ other side of that line.
 """
 from __future__ import annotations
 
-from ...core.jit import njit
+from ...core.jit import helper
 from .vector import axpy, dot, norm, scale, sub
 
 __all__ = ["MAX_POINTS", "select4"]
@@ -18,12 +18,12 @@ __all__ = ["MAX_POINTS", "select4"]
 MAX_POINTS = 4
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _point(C, i):
     return (C[i, 1], C[i, 2], C[i, 3])
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def select4(C, m):
     """Indices (4; −1 where fewer) of at most 4 of the ``m`` candidate rows of ``C``
     (distance, point (3)): the deepest, the farthest from it, the farthest from their line,

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 
-from ...core.jit import njit
+from ...core.jit import helper
 from ...core.shapes import BOX, CAPSULE, CYLINDER, PLANE, SPHERE
 from .box import box_contacts, box_distance
 from .capsule import capsule_box_contacts, capsule_box_distance, capsule_capsule_contacts, capsule_capsule_distance
@@ -36,7 +36,7 @@ from .sphere import sphere_distance
 __all__ = ["pair_distance", "pair_contacts"]
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def pair_distance(A, B, hulls, fs, js, P):
     """(d, x, y, n) of the ordered pair A, B (A.kind ≤ B.kind): the signed distance [m]
     (< 0: penetration), the witness points on A and B (world, y − x = d n) and the unit
@@ -56,7 +56,7 @@ def pair_distance(A, B, hulls, fs, js, P):
     return convex_distance(A, B, hulls, fs, js, math.inf)
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def pair_contacts(A, B, hulls, margin, fs, js, P, C, Q, M):
     """The contact points of the ordered pair A, B within ``margin`` [m] into rows of ``M``
     (4, 7): (signed distance, point midway between the surfaces (3), unit normal from A into

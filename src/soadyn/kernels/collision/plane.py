@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 
-from ...core.jit import njit
+from ...core.jit import helper
 from ...core.shapes import BOX, CAPSULE, CONVEX, CYLINDER, PLANE
 from .manifold import MAX_POINTS, select4
 from .support import CLIMB, core_radius, support
@@ -32,7 +32,7 @@ from .vector import add, axpy, column, cross, dot, norm, rotate, scale, sub, unr
 __all__ = ["plane_distance", "plane_contacts"]
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def plane_distance(P, S, hulls):
     """(d, x, y, n) of the plane P and the shape S: the signed distance [m], the witness
     points on the plane and on S (y − x = d n), the plane's normal n. Another plane: its
@@ -52,7 +52,7 @@ def plane_distance(P, S, hulls):
     return d, axpy(y, -d, n), y, n
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _write(M, k, d, point, n):
     """Contact row k of the manifold buffer ``M`` (rows: distance, midpoint (3)) for a
     point of the shape's surface at distance d from the plane."""
@@ -63,7 +63,7 @@ def _write(M, k, d, point, n):
     return k + 1
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def plane_contacts(P, S, hulls, margin, M, C, Q):
     """The contact points of the plane P and the shape S within ``margin`` [m] (module
     docstring) into rows of ``M`` (MAX_POINTS, 4): (signed distance, midpoint); ``C``, ``Q``:
@@ -105,7 +105,7 @@ def plane_contacts(P, S, hulls, margin, M, C, Q):
     return 0, n
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def _cylinder(P, S, margin, M, n, h0):
     """The cylinder's points (module docstring)."""
     axis = column(S.R, 2)
@@ -138,7 +138,7 @@ def _cylinder(P, S, margin, M, n, h0):
     return count, n
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def _convex(P, S, hulls, margin, M, n, C, Q):
     """A convex mesh's points (module docstring): the vertices within the margin are the
     candidates (rows of ``C``) of :func:`~.manifold.select4`. They are found from the lowest
@@ -198,7 +198,7 @@ def _convex(P, S, hulls, margin, M, n, C, Q):
     return count, n
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _world(S, hulls, v):
     V = hulls.vertices
     return add(S.p, rotate(S.R, (V[v, 0], V[v, 1], V[v, 2])))

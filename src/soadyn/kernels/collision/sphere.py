@@ -17,21 +17,21 @@ from __future__ import annotations
 
 import math
 
-from ...core.jit import njit
+from ...core.jit import helper
 from ...core.shapes import BOX, CAPSULE, CYLINDER, SPHERE
 from .vector import add, axpy, column, norm, perpendicular, rotate, scale, sub, unit_or, unrotate
 
 __all__ = ["point_sphere", "point_capsule", "point_cylinder", "point_box", "sphere_distance", "point_distance"]
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def point_sphere(c, S):
     """(sd, q, m) of the point c and the sphere S."""
     m = unit_or(sub(c, S.p), (0.0, 0.0, 1.0))
     return norm(sub(c, S.p)) - S.a, axpy(S.p, S.a, m), m
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def point_capsule(c, S):
     """(sd, q, m) of the point c and the capsule S: the sphere about the nearest point of
     its segment."""
@@ -43,7 +43,7 @@ def point_capsule(c, S):
     return norm(sub(c, core)) - S.a, axpy(core, S.a, m), m
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def point_cylinder(c, S):
     """(sd, q, m) of the point c and the cylinder S: the distance in the half-plane of
     radius ρ and height z from the rectangle [0, r] × [−h, h] it revolves."""
@@ -75,7 +75,7 @@ def point_cylinder(c, S):
     return sd, add(S.p, rotate(S.R, q)), rotate(S.R, m)
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def point_box(c, S):
     """(sd, q, m) of the point c and the box S: outside, the clamped point; inside or on
     the surface, the nearest face."""
@@ -102,7 +102,7 @@ def point_box(c, S):
     return -best, add(S.p, rotate(S.R, q)), rotate(S.R, m)
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def point_distance(c, S):
     """(sd, q, m) of the point c and S (a sphere, capsule, cylinder or box)."""
     if S.kind == SPHERE:
@@ -114,7 +114,7 @@ def point_distance(c, S):
     return point_box(c, S)
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def sphere_distance(A, B):
     """(d, x, y, n) of the sphere A and the shape B (a sphere, capsule, cylinder or box):
     the signed distance [m], the witness points on A and B (y − x = d n), the unit normal

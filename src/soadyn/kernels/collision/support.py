@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from collections import namedtuple
 
-from ...core.jit import njit
+from ...core.jit import helper
 from ...core.shapes import BOX, CAPSULE, CYLINDER, ELLIPSOID, PLANE, SPHERE
 from .vector import add, dot, rotate, unrotate
 
@@ -46,7 +46,7 @@ CLIMB = 16
 NO_ID = -1
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def solid(t, Rw, pw, i):
     """Object i as a :class:`Solid`, from the tables ``t`` (:func:`~.layout.collision_views`)
     and its world pose (``Rw`` (n, 3, 3), ``pw`` (n, 3))."""
@@ -56,7 +56,7 @@ def solid(t, Rw, pw, i):
                  t.vstart[i], t.vcount[i], t.fstart[i], t.fcount[i], i)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def core_radius(S):
     """The radius that inflates the core of a sphere or a capsule into the shape (0 for the
     other kinds)."""
@@ -65,18 +65,18 @@ def core_radius(S):
     return 0.0
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def curved(S):
     """True for the kinds whose support point moves continuously with the direction."""
     return S.kind == ELLIPSOID or S.kind == CYLINDER
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _sign(x):
     return 1.0 if x >= 0.0 else -1.0
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def local_support(S, hulls, u, hint):
     """(s, id): the support point of S's core in the direction u (both in S's axes; u need
     not be unit, and may be zero: a point of the shape then) and its vertex id (:data:`NO_ID`
@@ -151,14 +151,14 @@ def local_support(S, hulls, u, hint):
     return (V[bi, 0], V[bi, 1], V[bi, 2]), bi - S.vstart
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def support(S, hulls, u, hint):
     """(s, id): :func:`local_support` in world coordinates (u and s world vectors)."""
     s, ident = local_support(S, hulls, unrotate(S.R, u), hint)
     return add(S.p, rotate(S.R, s)), ident
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def support_hessian(S, u):
     """∂s/∂u at the unit world direction u, a symmetric world 3×3 matrix (row-major
     9-tuple) with u in its null space: the Hessian of h_S. Its eigenvalues on the plane
@@ -193,7 +193,7 @@ def support_hessian(S, u):
     return _rotate_symmetric(S.R, H)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _rotate_symmetric(R, H):
     """R H Rᵀ (row-major 9-tuples)."""
     # M = R H, then M Rᵀ
@@ -211,7 +211,7 @@ def _rotate_symmetric(R, H):
             m[6] * R[6] + m[7] * R[7] + m[8] * R[8])
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def support_value(S, hulls, u):
     """h_S(u) = u·s_S(u) for the core (world u)."""
     s, _ = support(S, hulls, u, -1)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 
-from ...core.jit import njit
+from ...core.jit import helper, kernel
 from ..direct import pivoted_cholesky, pivoted_solve
 from .cones import compliant_product, de_saxce, ncp_residuals, project_cone, project_dual_cone
 
@@ -40,7 +40,7 @@ ITERATIONS, CONVERGED, PRIMAL, DUAL, COMPLEMENTARITY, RHO = range(6)
 INFO_SIZE = 6
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def write_info(info, iterations, converged, res, rho):
     """The ``info`` output of a solver kernel: iterations, converged, the residuals ``res``
     (primal, dual, complementarity) and the final ρ (0 for PGS)."""
@@ -50,7 +50,7 @@ def write_info(info, iterations, converged, res, rho):
     info[RHO] = rho
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def largest_eigenvalue(G, R, v, w):
     """The largest eigenvalue of the symmetric positive semidefinite G + diag R by power
     iteration from the vector of ones; ``v``, ``w`` (n,) scratch."""
@@ -78,7 +78,7 @@ def largest_eigenvalue(G, R, v, w):
     return L
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _factor(G, R, shift, A, perm):
     """A ← the pivoted Cholesky factor of G + diag R + shift I; returns its rank."""
     n = G.shape[0]
@@ -89,7 +89,7 @@ def _factor(G, R, shift, A, perm):
     return pivoted_cholesky(A, perm, PIVOT_TOL)
 
 
-@njit(nogil=True, cache=True)
+@kernel(nogil=True)
 def admm_kernel(G, g, mu, R, tol, max_iter, warm, lam, sigma, info, A, V, perm):
     """Solve the NCP of (G (n, n), g (n,), μ (k,), R (n,)), n = 3k, into λ = ``lam`` (n,)
     (on entry the warm start when ``warm``), σ = (G + R)λ + g into ``sigma`` and
@@ -101,7 +101,7 @@ def admm_kernel(G, g, mu, R, tol, max_iter, warm, lam, sigma, info, A, V, perm):
     return status
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def admm_solve(G, g, mu, R, tol, max_iter, warm, lam, sigma, info, A, V, perm, L0, power0):
     """:func:`admm_kernel` with the scale of the penalty given: ``L0`` > 0 the largest
     eigenvalue of G + R to use (0: estimate it by power iteration) and ``power0`` the

@@ -27,7 +27,7 @@ scratch one float and one integer buffer of capacity K (:func:`cluster_step_size
 from __future__ import annotations
 
 from ...core.configuration import integrate_kernel
-from ...core.jit import njit
+from ...core.jit import helper, kernel
 from ...core.layout import carve, model_tables, workspace_views
 from ...core.status import BAD_SHAPE, OK, OVERFLOW, SINGULAR
 from ..cluster.aba import articulated_cluster_pass, cluster_aba_linked, cluster_acceleration_pass
@@ -52,7 +52,7 @@ COUNT, WORST_Q, WORST_V = INFO_SIZE, INFO_SIZE + 1, INFO_SIZE + 2
 STEP_INFO_SIZE = INFO_SIZE + 3
 
 
-@njit(cache=True)
+@kernel
 def cluster_step_sizes(nq, nb, nyq, nyv, K, det_floats, det_ints):
     """(floats, ints) of the scratch of a step of capacity K contacts (n = 3K, at most 2K
     contact sides on bodies): the detection's scratch and outputs, ẏ, ẏ_free, Δẏ, zeros
@@ -69,7 +69,7 @@ def cluster_step_sizes(nq, nb, nyq, nyv, K, det_floats, det_ints):
     return floats, ints
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def _free_stage(mi, mf, ws, ci, cf, cws, y, yd, tau, fext, dt, yd_free):
     """ẏ_free = ẏ + dt ÿ, ÿ by C-ABA for τ_ind = Gᵀτ (as the embedding kernel). False
     when the articulated inertias are singular."""
@@ -89,7 +89,7 @@ def _free_stage(mi, mf, ws, ci, cf, cws, y, yd, tau, fext, dt, yd_free):
     return True
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def _problem_stage(mi, mf, ws, ci, cf, cws, y, fext, yd_free, vfree, k, cbody, cpoint, cframe, depth, dt, prm, g,
                    R, D, fbody, owner, fRf, fpf, Zf, Omega, X):
     """g (3k,) and D (3k, 3k) of the k contacts (module docstring); R (3k,). Needs the
@@ -156,7 +156,7 @@ def _problem_stage(mi, mf, ws, ci, cf, cws, y, fext, yd_free, vfree, k, cbody, c
     return OK
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def _solve_stage(k, prm, objects, friction, warm_objects, warm_lam, D, g, R, lam, sigma, A, V, perm, info):
     """λ of the NCP (D + R, g, μ), warm started from ``warm_lam`` when ``warm_objects``
     lists the same object pairs in the same order. False when D + R is not PSD."""
@@ -176,7 +176,7 @@ def _solve_stage(k, prm, objects, friction, warm_objects, warm_lam, D, g, R, lam
     return admm_kernel(D, g, friction, R, tol, max_iter, warm, lam, sigma, info, A, carve(V, 0, (8, n)), perm) == 0
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def cluster_step_state(mi, mf, ws, ci, cf, cws, col_ci, col_cf, q, v, tau, fext, dt, prm, K, fbuf, ibuf,
                        det_floats, det_ints, warm_objects, warm_lam, q1, v1, info):
     """One step from (q, v) under (τ, f_ext) into (q1, v1) (module docstring). Returns a
@@ -273,7 +273,7 @@ def cluster_step_state(mi, mf, ws, ci, cf, cws, col_ci, col_cf, q, v, tau, fext,
     return OK
 
 
-@njit(nogil=True, cache=True)
+@kernel(nogil=True)
 def cluster_step_kernel(mi, mf, ws, ci, cf, cws, col_ci, col_cf, q, v, tau, fext, dt, prm, K, fbuf, ibuf,
                         det_floats, det_ints, warm_objects, warm_lam, q1, v1, info):
     """:func:`cluster_step_state` with its checks: shapes, finiteness (statuses BAD_FIRST

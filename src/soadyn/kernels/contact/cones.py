@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import math
 
-from ...core.jit import njit
+from ...core.jit import helper, kernel
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def project_cone(mu, x, i, out):
     """out[3i:3i+3] ← the Euclidean projection of x[3i:3i+3] onto K_μ."""
     a, b, n = x[3 * i], x[3 * i + 1], x[3 * i + 2]
@@ -32,7 +32,7 @@ def project_cone(mu, x, i, out):
         out[3 * i], out[3 * i + 1], out[3 * i + 2] = scale * a, scale * b, alpha
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def project_dual_cone(mu, x, i, out):
     """out[3i:3i+3] ← the Euclidean projection of x[3i:3i+3] onto K_μ* = {μ‖σ_T‖ ≤ σ_n}."""
     a, b, n = x[3 * i], x[3 * i + 1], x[3 * i + 2]
@@ -47,13 +47,13 @@ def project_dual_cone(mu, x, i, out):
         out[3 * i], out[3 * i + 1], out[3 * i + 2] = scale * a, scale * b, mu * beta
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def de_saxce(mu, sigma, i):
     """Γ(σ_i)_n = μ‖σ_T‖, the normal entry of De Saxcé's correction (the others are 0)."""
     return mu * math.sqrt(sigma[3 * i] ** 2 + sigma[3 * i + 1] ** 2)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def compliant_product(G, R, g, lam, sigma):
     """σ = (G + diag R) λ + g (3k,)."""
     n = g.shape[0]
@@ -64,7 +64,7 @@ def compliant_product(G, R, g, lam, sigma):
         sigma[r] = acc
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def ncp_residuals(mu, lam, sigma, p, residuals):
     """``residuals`` (3,) ← (primal, dual, complementarity) of λ with velocities σ
     (module docstring); ``p`` (3k,) scratch."""
@@ -84,7 +84,7 @@ def ncp_residuals(mu, lam, sigma, p, residuals):
     residuals[0], residuals[1], residuals[2] = primal, dual, comp
 
 
-@njit(cache=True)
+@kernel
 def ncp_residuals_kernel(G, R, g, mu, lam, sigma, p, residuals):
     """σ = (G + diag R) λ + g into ``sigma`` and the NCP residuals of λ into ``residuals``
     (3,): primal, dual, complementarity (:func:`ncp_residuals`); ``p`` (3k,) scratch."""

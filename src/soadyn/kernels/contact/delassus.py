@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-from ...core.jit import njit
+from ...core.jit import helper, kernel
 from ...core.layout import carve, model_tables, workspace_views
 from ...core.status import BAD_SHAPE, OK
 from ..innovations import atbi
@@ -50,14 +50,14 @@ from .points import contacts_shape_ok
 DelassusScratch = namedtuple("DelassusScratch", ["Y", "W", "So", "Uo", "Z", "y", "w", "count", "active"])
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def delassus_buffer_sizes(nb, nv, k):
     """Lengths of the float and integer scratch of :func:`delassus_kernel` for k contacts
     on a model of nb bodies and nv velocities."""
     return 2 * k * nv * 3 + 2 * nv * 6 + 18 + 12, nb + nb * k
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def delassus_scratch(fbuf, ibuf, nb, nv, k):
     """Named views (:class:`DelassusScratch`) of the float and integer scratch."""
     o = 0
@@ -71,7 +71,7 @@ def delassus_scratch(fbuf, ibuf, nb, nv, k):
     return DelassusScratch(Y, W, So, Uo, Z, y, w, carve(ibuf, 0, nb), carve(ibuf, nb, (nb, k)))
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _rotated_row(R, k, src, r):
     """Both halves of the 6-row ``src[r]`` rotated by R[k] (body axes to world axes)."""
     return (R[k, 0, 0] * src[r, 0] + R[k, 0, 1] * src[r, 1] + R[k, 0, 2] * src[r, 2],
@@ -82,7 +82,7 @@ def _rotated_row(R, k, src, r):
             R[k, 2, 0] * src[r, 3] + R[k, 2, 1] * src[r, 4] + R[k, 2, 2] * src[r, 5])
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _joint_rows_about(m, w, s, k, o):
     """S_o = X_k S and U_o = X_k* U for body k's dofs: its joint rows [angular; linear] in
     body axes at the body origin turned into world axes about the point ``o`` (3,), with
@@ -104,7 +104,7 @@ def _joint_rows_about(m, w, s, k, o):
         Uo[r, 3], Uo[r, 4], Uo[r, 5] = b0, b1, b2
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _side_pickoff(cpoint, cframe, i, sign, o, Z):
     """Z (6, 3) ← sign · [[p_i − o]× C_i; C_i]: the spatial forces about o, world axes, of a
     unit force along each axis of contact i's frame at its point."""
@@ -119,7 +119,7 @@ def _side_pickoff(cpoint, cframe, i, sign, o, Z):
         Z[5, c] = c2
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _gather_step(m, w, s, i, k):
     """Body k's step of the gather of contact i's side held in ``s.Z`` = z(k), column by
     column: Y_i(k) += H(k)z, W_i(k) += D⁻¹(k)H(k)z, then z ← τ̄(k) z = z − U(k)D⁻¹(k)H(k)z,
@@ -154,7 +154,7 @@ def _gather_step(m, w, s, i, k):
         Z[0, c], Z[1, c], Z[2, c], Z[3, c], Z[4, c], Z[5, c] = z0, z1, z2, z3, z4, z5
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _gather_side(m, w, s, i, b, sign, cpoint, cframe, o):
     """Contact i's side on body b (``sign`` −1 first, +1 second) into Y_i, W_i, from b to
     the root. A body reached for contact i the first time joins ``active`` and has its rows
@@ -178,7 +178,7 @@ def _gather_side(m, w, s, i, b, sign, cpoint, cframe, o):
         k = m.parent[k]
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _pair_blocks(m, s, G):
     """G(i, j) += Σ_k Y_i(k)ᵀ W_j(k) for i ≤ j over the bodies k on the paths of both
     contacts (each body's dofs summed in registers, then added): the blocks on and above
@@ -218,7 +218,7 @@ def _pair_blocks(m, s, G):
                 G[a + 2, b + 2] += g22
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def delassus_after_atbi(mi, mf, ws, cbody, cpoint, cframe, fbuf, ibuf, G):
     """G (3k, 3k) from the ATBI already in the workspace ``ws`` (:func:`~..innovations.atbi`
     at the contacts' q): world poses, the gathers of the 2k sides, the pair blocks. The
@@ -250,7 +250,7 @@ def delassus_after_atbi(mi, mf, ws, cbody, cpoint, cframe, fbuf, ibuf, G):
     return OK
 
 
-@njit(nogil=True, cache=True)
+@kernel(nogil=True)
 def delassus_kernel(mi, mf, ws, q, cbody, cpoint, cframe, fbuf, ibuf, G):
     """G (3k, 3k) at q for the contacts (``cbody`` (k, 2), ``cpoint`` (k, 3), ``cframe``
     (k, 3, 3): :mod:`.points`), rows and columns of contact i at 3i..3i+2 in its frame

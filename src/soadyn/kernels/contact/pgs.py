@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from ...core.jit import njit
+from ...core.jit import helper, kernel
 from .admm import write_info
 from .cones import compliant_product, ncp_residuals, project_cone
 
@@ -21,7 +21,7 @@ from .cones import compliant_product, ncp_residuals, project_cone
 TINY = 1e-300
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def _add_column(G, R, j, d, sigma):
     """σ += (G + R)[:, j] d."""
     for r in range(sigma.shape[0]):
@@ -29,7 +29,7 @@ def _add_column(G, R, j, d, sigma):
     sigma[j] += R[j] * d
 
 
-@njit(nogil=True, cache=True)
+@kernel(nogil=True)
 def pgs_kernel(G, g, mu, R, tol, max_iter, warm, lam, sigma, info, V):
     """Solve the NCP of (G, g, μ, R) by PGS: arguments and outputs as
     :func:`~.admm.admm_kernel` (``info``: ρ entry 0), scratch ``V`` (2, n). Returns 0."""

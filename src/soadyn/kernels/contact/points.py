@@ -12,14 +12,14 @@ Xᵀ V_b ([Jain24]: the pick-off operator ℬ restricted to the three linear dir
 """
 from __future__ import annotations
 
-from ...core.jit import njit
+from ...core.jit import helper, kernel
 from ...core.layout import model_tables, workspace_views
 from ...core.status import BAD_SHAPE, OK
 from ..kinematics import body_velocities, configuration_status, joint_placements, world_poses
 from ..rnea import generalized_forces_pass
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def point_pickoff(Rw, pw, b, cpoint, cframe, i, sign, X):
     """X (6, 3) ← sign · [[r]× C; C], C = R_bᵀ C_i, r = R_bᵀ(p_i − p_b): the pick-off of
     contact i on body b (world pose ``Rw[b]``, ``pw[b]``), the spatial force on b of a unit
@@ -45,7 +45,7 @@ def point_pickoff(Rw, pw, b, cpoint, cframe, i, sign, X):
         X[5, c] = c2
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def contacts_shape_ok(m, cbody, cpoint, cframe):
     """True when the contact arrays agree in length and name bodies of the model."""
     k = cbody.shape[0]
@@ -60,7 +60,7 @@ def contacts_shape_ok(m, cbody, cpoint, cframe):
     return True
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def contact_velocities_pass(w, cbody, cpoint, cframe, X, sigma):
     """σ_i = Σ_sides X_sideᵀ V_b (:func:`point_pickoff`) from the world poses and body
     velocities in the workspace views ``w``; ``X`` a (6, 3) scratch."""
@@ -79,7 +79,7 @@ def contact_velocities_pass(w, cbody, cpoint, cframe, X, sigma):
                 sigma[i, c] += acc
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def contact_forces_pass(w, cbody, cpoint, cframe, lam, X, F):
     """F (nb, 6) ← the spatial forces [n; f] (body frames, at the body origins) of the
     impulses ``lam`` (k, 3) on the bodies: Σ over the contacts on b of X λ_i. Needs the
@@ -95,7 +95,7 @@ def contact_forces_pass(w, cbody, cpoint, cframe, lam, X, F):
                 F[b, a] += X[a, 0] * lam[i, 0] + X[a, 1] * lam[i, 1] + X[a, 2] * lam[i, 2]
 
 
-@njit(nogil=True, cache=True)
+@kernel(nogil=True)
 def contact_velocities_kernel(mi, mf, ws, q, v, cbody, cpoint, cframe, sigma):
     """σ = J v (k, 3) at (q, v), each row in its contact frame. Returns a status."""
     m = model_tables(mi, mf)
@@ -112,7 +112,7 @@ def contact_velocities_kernel(mi, mf, ws, q, v, cbody, cpoint, cframe, sigma):
     return OK
 
 
-@njit(nogil=True, cache=True)
+@kernel(nogil=True)
 def contact_impulse_kernel(mi, mf, ws, q, cbody, cpoint, cframe, lam, F, tau):
     """The generalized impulse Jᵀλ (nv,) into ``tau`` and the bodies' spatial impulses
     (nb, 6) into ``F``, for the contact impulses ``lam`` (k, 3), by one gather

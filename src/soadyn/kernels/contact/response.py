@@ -19,13 +19,13 @@ velocity terms)::
 """
 from __future__ import annotations
 
-from ...core.jit import njit
+from ...core.jit import helper
 from ...core.layout import model_tables, workspace_views
 from ..articulated_blocks import acceleration_pass
 from ..primitives import add_force_to_parent
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def impulse_gather(mi, mf, ws, F):
     """ε (``w.eps``) and z⁺ (``w.z``) of the spatial impulses ``F`` (nb, 6) [N m s, N s]
     (body frames, at the body origins) on the ATBI in the workspace (module docstring)."""
@@ -54,7 +54,7 @@ def impulse_gather(mi, mf, ws, F):
         add_force_to_parent(w.R, w.t, i, z, i, z, p)
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def impulse_response(mi, mf, ws, F, dv):
     """Δv = M⁻¹ Jᵀλ (nv,) into ``dv`` for the bodies' spatial impulses ``F`` (nb, 6) of
     the contact impulses λ (:func:`~soadyn.kernels.contact.points.contact_forces_pass`),

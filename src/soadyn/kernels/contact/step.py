@@ -32,7 +32,7 @@ from collections import namedtuple
 import numpy as np
 
 from ...core.configuration import integrate_kernel
-from ...core.jit import njit
+from ...core.jit import helper, kernel
 from ...core.joints import FREE
 from ...core.layout import carve, model_tables, state_count, state_of, workspace_views
 from ...core.status import BAD_SECOND, BAD_SHAPE, BAD_THIRD, OK, OVERFLOW, SINGULAR
@@ -87,7 +87,7 @@ StepScratch = namedtuple("StepScratch", ["det_fs", "det_js", "cfl", "cil", "a", 
                                          "prev_lam", "info", "prev_scale"])
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def step_sizes(nb, nv, K, det_floats, det_ints, of, oi):
     """(floats, integers) of the scratch of a step with capacity K (:data:`StepScratch`),
     ``of``, ``oi`` those of the Delassus kernel for K contacts,
@@ -99,7 +99,7 @@ def step_sizes(nb, nv, K, det_floats, det_ints, of, oi):
     return floats, ints
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def step_scratch(fbuf, ibuf, nb, nv, dims):
     """Named views (:data:`StepScratch`) of the step's scratch buffers."""
     K, dfl, dint = dims[DIM_CAPACITY], dims[DIM_DETECT_FLOATS], dims[DIM_DETECT_INTS]
@@ -133,7 +133,7 @@ def step_scratch(fbuf, ibuf, nb, nv, dims):
                        prev_objects, prev_lam, info, prev_scale)
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def normal_bias(depth, dt, stabilization, slop):
     """b [m/s], the least separating normal velocity σ_n⁺ ≥ b a contact of ``depth`` asks
     for after the step: (β/dt)·max(depth − slop, 0) for a penetration (a Baumgarte-like
@@ -147,7 +147,7 @@ def normal_bias(depth, dt, stabilization, slop):
 
 
 # --------------------------------------------------------------------------- the stages
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def detect_stage(mi, mf, ws, ci, cf, margin, s, K):
     """The world poses at the joint placements in the workspace, then the contacts into
     ``s.cfl``/``s.cil`` (capacity K). Returns their count (more than K: not all written),
@@ -160,7 +160,7 @@ def detect_stage(mi, mf, ws, ci, cf, margin, s, K):
                                   carve(s.cfl, 6 * K, K), carve(s.cfl, 7 * K, K), carve(s.cfl, 8 * K, (K, 3, 3)))
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def free_stage(mi, mf, ws, v, tau, fext, dt, s):
     """v_free = v + dt q̈(q, v, τ, f_ext) into ``s.vfree`` by the block ABA (its gather
     leaves the ATBI of q in the workspace for the later stages). Needs the joint
@@ -175,7 +175,7 @@ def free_stage(mi, mf, ws, v, tau, fext, dt, s):
     return True
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def free_joint_rotation(m, v, dt, vfree):
     """The rotating-frame term of a free joint on the world, integrated exactly. Its linear
     velocity v is in the body frame, whose rate holds −ω × v (v̇ = Rᵀ a_world − ω × v): the
@@ -206,7 +206,7 @@ def free_joint_rotation(m, v, dt, vfree):
         vfree[o + 5] += rz + dt * (wx * vy - wy * vx)
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def delassus_stage(mi, mf, ws, k, K, dt, prm, s):
     """G (3k, 3k) into ``s.Gf`` and g = J v_free − b (3k,) into ``s.g`` for the k
     contacts of the detect stage (:func:`normal_bias`), the compliance R into ``s.R``."""
@@ -224,7 +224,7 @@ def delassus_stage(mi, mf, ws, k, K, dt, prm, s):
     delassus_after_atbi(mi, mf, ws, bodies, point, frame, s.ofl, s.oin, carve(s.Gf, 0, (n, n)))
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def solve_stage(k, K, prm, warm_objects, warm_lam, warm_scale, s, info):
     """λ (3k,) into ``s.lam`` from the NCP of the delassus stage; the solver's info into
     ``info``. Warm started from ``warm_lam`` and ADMM's penalty scale ``warm_scale`` (L, p;
@@ -257,7 +257,7 @@ def solve_stage(k, K, prm, warm_objects, warm_lam, warm_scale, s, info):
     return True
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def update_stage(mi, mf, ws, q, k, K, dt, s, q1, v1):
     """v⁺ = v_free + M⁻¹Jᵀλ into ``v1`` (k > 0: the response on the free stage's ATBI) and
     q⁺ = q ⊕ dt v⁺ into ``q1``. Returns the integration's status."""
@@ -275,7 +275,7 @@ def update_stage(mi, mf, ws, q, k, K, dt, s, q1, v1):
     return integrate_kernel(mi, mf, ws, q, v1, dt, q1)
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def step_state(mi, mf, ws, q, v, tau, fext, dt, ci, cf, prm, K, s, warm_objects, warm_lam, warm_scale, q1, v1, info):
     """One step from (q, v) under (τ, f_ext) into (q1, v1) (module docstring), inputs
     checked by the caller. ``info`` (:data:`STEP_INFO_SIZE`): the solver's info, the
@@ -303,7 +303,7 @@ def step_state(mi, mf, ws, q, v, tau, fext, dt, ci, cf, prm, K, s, warm_objects,
     return OK
 
 
-@njit(nogil=True, cache=True)
+@kernel(nogil=True)
 def step_kernel(mi, mf, ws, q, v, tau, fext, dt, ci, cf, prm, dims, fbuf, ibuf, warm_objects, warm_lam, warm_scale,
                 q1, v1, info):
     """:func:`step_state` with its checks: the configuration, the shapes and finiteness of
@@ -331,7 +331,7 @@ def step_kernel(mi, mf, ws, q, v, tau, fext, dt, ci, cf, prm, dims, fbuf, ibuf, 
 
 
 # --------------------------------------------------------------------------- rollouts
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(forceinline=True)
 def pd_torques(tau, qref, k, q, v, kp, kd, pd_q, out):
     """out = τ + K_p (q_ref[k] − q) − K_d v on the dofs j with ``pd_q[j]`` ≥ 0 (the q
     index of a 1-coordinate joint's dof), τ elsewhere; ``qref`` (T, nq), or empty: no PD."""
@@ -344,7 +344,7 @@ def pd_torques(tau, qref, k, q, v, kp, kd, pd_q, out):
         out[j] = x
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def _record(stats, k, info, s, K):
     """Row k of a rollout's record from the step's ``info`` and contacts."""
     n = int(info[COUNT])
@@ -364,7 +364,7 @@ def _record(stats, k, info, s, K):
     stats[k, STAT_DEPTH] = depth
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def _diverged(qs, vs, stats, k):
     """Rows k.. of the trajectory (and rows k.. of its record) as NaN: the state left the
     finite numbers at step k, or step k − 1 found more contacts than the capacity."""
@@ -378,7 +378,7 @@ def _diverged(qs, vs, stats, k):
             stats[r, c] = np.nan
 
 
-@njit(inline="always", cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper(inline="always")
 def _rollout_state(mi, mf, ws, q0, v0, tau, qref, dt, ci, cf, prm, K, kp, kd, pd_q, warm, s, fext, qs, vs, stats,
                    info):
     """The trajectory from (q0, v0) under ``tau`` (T, nv) and the PD references ``qref``
@@ -428,7 +428,7 @@ def _rollout_state(mi, mf, ws, q0, v0, tau, qref, dt, ci, cf, prm, K, kp, kd, pd
     return OK
 
 
-@njit(nogil=True, cache=True)
+@kernel(nogil=True)
 def rollout_contact_kernel(mi, mf, ws, q0, v0, tau, qref, dt, ci, cf, prm, dims, kp, kd, pd_q, warm, fbuf, ibuf,
                            qs, vs, stats):
     """The trajectories of :func:`_rollout_state` for B = len(q0) / nq states stored one
