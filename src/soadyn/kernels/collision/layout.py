@@ -14,7 +14,10 @@ as ``ci`` (integers) and ``cf`` (reals), as the dynamics kernels receive a model
   (shape frame); ``hull_box`` (n, 6): the centre and half-sizes of a convex mesh's box in
   its shape frame (the broad phase's bounds); ``adj_start`` (V + 1,), ``adj``: the hull's
   edge graph, the neighbours of vertex g being the local ids ``adj[adj_start[g]:adj_start[g + 1]]``
-  (:class:`~.support.Hulls`); ``fstart``, ``fcount`` (n,): the range of its faces' planes
+  (:class:`~.support.Hulls`), and ``adj_vertices`` (len(adj), 3): the shape-frame position of
+  each neighbour ``adj[e]`` beside its id (a copy of its row of ``vertices``: a climbing step
+  reads one contiguous run of the vertex's neighbours instead of one scattered vertex row
+  per neighbour); ``fstart``, ``fcount`` (n,): the range of its faces' planes
   in ``planes`` (F, 4) (outward unit normal, offset; shape frame); ``extremes`` (n, 6): the
   local ids of a hull's extreme vertices along ±x, ±y, ±z;
 * ``pairs`` (P, 2): the allowed pairs (i < j), in the order of
@@ -37,7 +40,7 @@ CollisionViews = namedtuple("CollisionViews", ("n", "npairs", "nverts", "maxv", 
                                                "fstart", "fcount", "extremes", "pairs", "pair_index", "adj_start",
                                                "adj", "params",
                                                "rotation", "translation", "friction", "radius", "hull_box", "vertices",
-                                               "planes"))
+                                               "planes", "adj_vertices"))
 
 #: ci's header: n, P, V, maxv, the length of adj, F
 HEADER = 6
@@ -68,10 +71,11 @@ def collision_views(ci, cf):
     radius = carve(cf, o, n); o += n
     hull_box = carve(cf, o, (n, 6)); o += 6 * n
     vertices = carve(cf, o, (nverts, 3)); o += 3 * nverts
-    planes = carve(cf, o, (nfaces, 4))
+    planes = carve(cf, o, (nfaces, 4)); o += 4 * nfaces
+    adj_vertices = carve(cf, o, (nadj, 3))
     return CollisionViews(n, npairs, nverts, maxv, kind, body, vstart, vcount, fstart, fcount, extremes, pairs,
                           pair_index, adj_start, adj, params, rotation, translation, friction, radius, hull_box,
-                          vertices, planes)
+                          vertices, planes, adj_vertices)
 
 
 def pack_collision_tables(tables):
@@ -109,6 +113,11 @@ def pack_collision_tables(tables):
             normal /= np.linalg.norm(normal, axis=1)[:, None]
             planes[fstart[i]:fstart[i] + fcount[i], :3] = normal
             planes[fstart[i]:fstart[i] + fcount[i], 3] = np.einsum("ij,ij->i", normal, v[f[:, 0]])
+    adj_vertices = np.zeros((len(adj), 3))
+    for i in range(n):  # the neighbours' rows: adj holds local ids, each vertex's run those of its object
+        for g in range(vstart[i], vstart[i] + vcount[i]):
+            run = slice(adj_start[g], adj_start[g + 1])
+            adj_vertices[run] = vertices[vstart[i] + adj[run]]
     header = [n, len(pairs), len(vertices), int(vcount.max()) if n else 0, len(adj), len(faces)]
     ci = np.concatenate([np.array(header, dtype=np.int64), kind, np.asarray(tables.body, dtype=np.int64), vstart,
                          vcount, fstart, fcount, extremes.ravel(), pairs.ravel(), index.ravel(), adj_start, adj])
@@ -117,7 +126,7 @@ def pack_collision_tables(tables):
                          np.asarray(tables.translation, dtype=float).ravel(),
                          np.asarray(tables.friction, dtype=float).ravel(),
                          np.asarray(tables.bounding_radius, dtype=float).ravel(), hull_box.ravel(), vertices.ravel(),
-                         planes.ravel()])
+                         planes.ravel(), adj_vertices.ravel()])
     return ci, cf
 
 

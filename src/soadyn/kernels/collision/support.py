@@ -36,8 +36,9 @@ Solid = namedtuple("Solid", ("kind", "a", "b", "c", "R", "p", "vstart", "vcount"
 #: ``adj[adj_start[g]:adj_start[g + 1]]``) and their faces' planes (F, 4): outward unit
 #: normal and offset, n·x ≤ offset inside (a mesh's rows ``fstart:fstart + fcount``), and
 #: per object the local ids of its hull's extreme vertices along ±x, ±y, ±z (n, 6): the starts
-#: of the hill climbing
-Hulls = namedtuple("Hulls", ("vertices", "adj_start", "adj", "planes", "extremes"))
+#: of the hill climbing; ``adj_vertices`` (len(adj), 3): the shape-frame position of each
+#: neighbour ``adj[e]`` (:mod:`.layout`), read by the climbing steps
+Hulls = namedtuple("Hulls", ("vertices", "adj_start", "adj", "planes", "extremes", "adj_vertices"))
 
 #: convex meshes with more vertices are searched by hill climbing, smaller ones vertex by vertex
 CLIMB = 16
@@ -134,14 +135,19 @@ def local_support(S, hulls, u, hint):
                 x = V[w, 0] * u[0] + V[w, 1] * u[1] + V[w, 2] * u[2]
                 if x > best:
                     best, v = x, w
-        moved = True
-        while moved:
-            moved = False
+        # steepest ascent: each step moves to the highest neighbour (the first of equals), read
+        # from the neighbours' own rows (one contiguous run per step: the cost of a climb is
+        # the memory it touches)
+        W = hulls.adj_vertices
+        while True:
+            up = -1
             for e in range(hulls.adj_start[v], hulls.adj_start[v + 1]):
-                w = S.vstart + hulls.adj[e]
-                x = V[w, 0] * u[0] + V[w, 1] * u[1] + V[w, 2] * u[2]
+                x = W[e, 0] * u[0] + W[e, 1] * u[1] + W[e, 2] * u[2]
                 if x > best:
-                    best, v, moved = x, w, True
+                    best, up = x, e
+            if up < 0:
+                break
+            v = S.vstart + hulls.adj[up]
         return (V[v, 0], V[v, 1], V[v, 2]), v - S.vstart
     best, bi = -math.inf, S.vstart  # every vertex (the first on a tie)
     for v in range(S.vstart, S.vstart + S.vcount):
