@@ -1,7 +1,7 @@
 """The support point of a convex mesh by hill climbing on its hull's edge graph
 (:func:`soadyn.kernels.collision.support.local_support`, for hulls of more than ``CLIMB``
 vertices) against the brute-force maximum over the hull's vertices: from every start (the
-six extreme vertices, or any vertex as a hint), on random directions, on hulls with
+start vertex of the direction's cell in the cube map of starts, or any vertex as a hint), on random directions, on hulls with
 coplanar faces (ties) and without; and through the public API, the signed distance of a
 plane to the mesh against the lowest vertex in world coordinates."""
 import numpy as np
@@ -20,9 +20,9 @@ from soadyn.kernels.collision.support import CLIMB, Hulls, local_support, solid
 def _climbed(ci, cf, Rw, pw, obj, directions, hints, values, ids):
     """values[k], ids[k] ← the support value u_k·s and the vertex id of object ``obj``'s
     hull along directions[k] (its shape frame), climbing from the local vertex hints[k]
-    (−1: from the extreme vertices)."""
+    (−1: from the start of the direction's cell)."""
     t = collision_views(ci, cf)
-    hulls = Hulls(t.vertices, t.adj_start, t.adj, t.planes, t.extremes, t.adj_vertices)
+    hulls = Hulls(t.vertices, t.adj_start, t.adj, t.planes, t.starts, t.adj_vertices)
     S = solid(t, Rw, pw, obj)
     for k in range(directions.shape[0]):
         u = (directions[k, 0], directions[k, 1], directions[k, 2])
@@ -59,8 +59,10 @@ def test_hill_climbing_support_equals_the_brute_force_maximum(cloud):
     ci, cf = pack_collision_tables(tables)
     Rw, pw = np.eye(3)[None].copy(), np.zeros((1, 3))
     # random directions, the axes (along z: the prism's faces, ties) and tiny ones, from the
-    # extremes and from random hints
-    directions = np.vstack([rng.normal(size=(300, 3)), np.eye(3), -np.eye(3), rng.normal(size=(100, 3)) * 1e-6])
+    # cells' starts and from random hints
+    # the cells' borders (two or three equal largest components)
+    borders = np.array([[1.0, 1.0, 0.0], [1.0, -1.0, 1.0], [-1.0, -1.0, -1.0], [0.0, 1.0, -1.0], [1.0, 0.25, -1.0]])
+    directions = np.vstack([rng.normal(size=(300, 3)), np.eye(3), -np.eye(3), borders, rng.normal(size=(100, 3)) * 1e-6])
     for hints in (np.full(len(directions), -1), rng.integers(0, len(vertices), len(directions))):
         values, ids = np.empty(len(directions)), np.empty(len(directions), dtype=np.int64)
         _climbed(ci, cf, Rw, pw, 0, directions, hints.astype(np.int64), values, ids)
@@ -73,7 +75,7 @@ def test_hill_climbing_support_equals_the_brute_force_maximum(cloud):
 
 def test_plane_distance_of_a_many_vertex_mesh_is_its_lowest_vertex():
     """collision_distances of the ground and a free mesh at random orientations: the height of
-    the lowest world vertex (the support in −n, found by climbing from the extremes)."""
+    the lowest world vertex (the support in −n, found by climbing from its cell's start)."""
     rng = np.random.default_rng(3)
     points = _ellipsoid_cloud(rng, 300)
     model = sd.Model("hull on ground")

@@ -245,7 +245,7 @@ def gjk(A, B, hulls, sx, cutoff):
     exact = _polytope(A) and _polytope(B)
     k = 0
     scale_length = 0.0
-    ia = ib = -1  # the support ids, each query's hint for the next (−1: a mesh's extremes)
+    ia = ib = -1  # the support ids, each query's hint for the next (−1: the start of the direction's cell, :func:`~.support.start_vertex`)
     for _ in range(GJK_ITERATIONS):
         a, ia = support(A, hulls, scale(v, -1.0), ia)
         b, ib = support(B, hulls, v, ib)
