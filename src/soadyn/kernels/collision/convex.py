@@ -62,6 +62,10 @@ EPA_EDGES = EPA_FACES
 #: needs a start (its Newton steps then converge quadratically)
 GJK_TOLERANCE_POLYTOPE = 1e-14
 GJK_TOLERANCE_CURVED = 1e-8
+#: and between ellipsoids, spheres and capsules, whose polish has one reading (no faces, no
+#: edges but a capsule's segment, whose sides are smooth) and needs only a start in the basin
+#: of the optimum (as :data:`EPA_TOLERANCE_ROUNDED`)
+GJK_TOLERANCE_ROUNDED = 1e-6
 #: EPA stops when the support beyond the nearest face is within this (relative) distance
 #: for polytopes (a rounding guard: they end on a repeated vertex), and on curved surfaces,
 #: where the polish takes over from a normal this close
@@ -243,6 +247,12 @@ def gjk(A, B, hulls, sx, cutoff):
     if dot(v, v) <= 0.0:
         v = (1.0, 0.0, 0.0)
     exact = _polytope(A) and _polytope(B)
+    if exact:
+        tolerance = GJK_TOLERANCE_POLYTOPE
+    elif _rounded(A) and _rounded(B):
+        tolerance = GJK_TOLERANCE_ROUNDED
+    else:
+        tolerance = GJK_TOLERANCE_CURVED
     k = 0
     scale_length = 0.0
     ia = ib = -1  # the support ids, each query's hint for the next (−1: the start of the direction's cell, :func:`~.support.start_vertex`)
@@ -256,7 +266,7 @@ def gjk(A, B, hulls, sx, cutoff):
         if vw > cutoff * math.sqrt(vv):  # the plane v·x = v·w separates D from the origin (any v)
             return vw / math.sqrt(vv), -1, scale_length
         if k > 0:
-            if vv - vw <= (GJK_TOLERANCE_POLYTOPE if exact else GJK_TOLERANCE_CURVED) * vv:
+            if vv - vw <= tolerance * vv:
                 break
             if exact:
                 repeated = False
