@@ -760,12 +760,13 @@ def _readings(S, hulls, ids, count, u, R):
         f0 = f1 = f2 = -1
         for f in range(S.fstart, S.fstart + S.fcount):
             x = planes[f, 0] * w[0] + planes[f, 1] * w[1] + planes[f, 2] * w[2]
-            if x > d0:
-                d0, d1, d2, f0, f1, f2 = x, d0, d1, f, f0, f1
-            elif x > d1:
-                d1, d2, f1, f2 = x, d1, f, f1
-            elif x > d2:
-                d2, f2 = x, f
+            if x > d2:  # d0 ≥ d1 ≥ d2: most faces fail this one test (the scan reads every face)
+                if x > d0:
+                    d0, d1, d2, f0, f1, f2 = x, d0, d1, f, f0, f1
+                elif x > d1:
+                    d1, d2, f1, f2 = x, d1, f, f1
+                else:
+                    d2, f2 = x, f
         for face in (f0, f1, f2):
             if face >= 0 and r < R.shape[0]:
                 m = rotate(S.R, (planes[face, 0], planes[face, 1], planes[face, 2]))
