@@ -1,5 +1,6 @@
 """The public fronts detect_contacts and collision_distances: batches equal single calls,
-more contacts than the first capacity are all returned, the friction of a contact is the
+more contacts than the first capacity are all returned, the broad phase keeps every pair
+within the margin (against collision_distances, which has none), the friction of a contact is the
 larger of its two objects', the frames are orthonormal with the normal last, contacts feed
 the Delassus operator, and bad input is refused naming the argument."""
 import numpy as np
@@ -7,7 +8,7 @@ import pytest
 
 import soadyn as sd
 from soadyn.core import joints as jt
-from soadyn.geometry import Box, Plane, Sphere
+from soadyn.geometry import Box, Capsule, Ellipsoid, Plane, Sphere
 from soadyn.geometry.detect import CAPACITY
 
 from collision_scenes import build
@@ -23,6 +24,34 @@ def _boxes_on_the_ground(count, depth=1e-3):
         q.extend([2.0 * k, 0.0, 0.5 - depth, 0.0, 0.0, 0.0, 1.0])
     model.add_ground(friction=0.5)
     return model, np.array(q)
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2])
+def test_broad_phase_keeps_every_pair_within_the_margin(axis):
+    """detect_contacts (broad phase, then the narrow phase on its candidates) finds exactly
+    the pairs that collision_distances (every allowed pair, no broad phase) puts within the
+    margin, on heaps stretched along each world axis in turn (the axis the sweep sorts on)."""
+    rng = np.random.default_rng(11 + axis)
+    makers = (lambda: Sphere(rng.uniform(0.05, 0.15)), lambda: Box(rng.uniform(0.05, 0.3, 3)),
+              lambda: Capsule(rng.uniform(0.03, 0.1), rng.uniform(0.1, 0.4)),
+              lambda: Ellipsoid(rng.uniform(0.05, 0.2, 3)))
+    model = sd.Model("heap")
+    spread = np.full(3, 0.4)
+    spread[axis] = 3.0
+    q = []
+    for k in range(40):
+        model.add_body(f"b{k}", jt.Free(), None, mass=1.0, inertia=np.eye(3))
+        model.add_collision(f"b{k}", makers[k % len(makers)]())
+        quat = rng.normal(size=4)
+        q.extend([*rng.uniform(-spread, spread), *(quat / np.linalg.norm(quat))])
+    model.add_ground(height=-0.3)
+    q = np.array(q)
+    margin = 0.05
+    d = sd.collision_distances(model, q)
+    assert np.all(np.abs(d.distance - margin) > 1e-9)  # no pair on the border
+    near = {tuple(map(int, p)) for p, x in zip(d.objects, d.distance) if x <= margin}
+    assert len(near) >= 5
+    assert {tuple(map(int, p)) for p in sd.detect_contacts(model, q, margin=margin).objects} == near
 
 
 def test_more_contacts_than_the_first_capacity_are_all_returned():

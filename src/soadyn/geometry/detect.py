@@ -63,6 +63,37 @@ class _Scratch:
         self.js = np.zeros(detection.ints, dtype=np.int64)
 
 
+class _Call:
+    """Everything one thread's :func:`detect_contacts` passes the kernel for one model
+    version, gathered once (a call then finds it in one lookup): the model's and the
+    collision tables, this thread's workspace and scratch, the first capacity K with the
+    shapes of the output arrays of that capacity, and the Contacts' model version and weak
+    reference (to the model the snapshot stands for, :func:`~.contacts.model_identity`)."""
+
+    __slots__ = ("mi", "mf", "ws", "ci", "cf", "fs", "js", "nq", "capacity", "shapes", "version", "_identity", "model")
+
+    def __init__(self, d, detection, scratch):
+        c = d.compiled
+        self.mi, self.mf, self.ws = c.mi, c.mf, d.buffer()
+        self.ci, self.cf, self.fs, self.js = detection.ci, detection.cf, scratch.fs, scratch.js
+        self.nq, self.capacity, self.version, self.model = c.nq, detection.capacity, d.version, d.model
+        self.shapes = _shapes(detection.capacity)
+        self._identity = weakref.ref(model_identity(d.model))
+
+    def identity(self):
+        """The weak reference the Contacts keep (made again if the model it named is gone)."""
+        ref = self._identity
+        if ref() is None:
+            ref = weakref.ref(model_identity(self.model))
+        return ref
+
+
+def _shapes(K):
+    """The shapes of the kernel's output arrays of capacity K (:func:`detect_kernel`): two
+    fields each (vectors, scalars, pairs), the frames."""
+    return (2 * K, 3), (2 * K,), (K, 3, 3), (2 * K, 2)
+
+
 def _margin(margin):
     m = val.finite_scalar(margin, "margin")
     if m < 0.0:
@@ -80,21 +111,27 @@ def _prepared(model):
     return d, detection, scratch
 
 
-def _detect_one(model, d, detection, scratch, q, margin):
+def _call(model):
+    """This thread's :class:`_Call` of the model's current version (built on first use)."""
+    d, detection, scratch = _prepared(model)
+    return d.per_thread("collision_call", lambda snapshot: _Call(d, detection, scratch))
+
+
+def _detect_one(call, q, margin):
     """The Contacts of one configuration (a float64 vector of length nq; the kernel checks
     its values)."""
-    c = d.compiled
-    K = detection.capacity
+    K, (vs, ss, fs, ps) = call.capacity, call.shapes
     while True:
         # two fields per array (detect_kernel): each field of the k contacts is one slice
-        vectors, scalars, frames, pairs = empty((2 * K, 3)), empty(2 * K), empty((K, 3, 3)), empty((2 * K, 2), int64)
-        k = detect_kernel(c.mi, c.mf, d.threads.buffer, q, detection.ci, detection.cf, margin, scratch.fs, scratch.js,
-                          vectors, scalars, frames, pairs)
+        vectors, scalars, frames, pairs = empty(vs), empty(ss), empty(fs), empty(ps, int64)
+        k = detect_kernel(call.mi, call.mf, call.ws, q, call.ci, call.cf, margin, call.fs, call.js, vectors, scalars,
+                          frames, pairs)
         if k < 0:
             raise_status(-k, ("q",))
         if k <= K:
             break
         K = k  # more contacts than the arrays hold: again with arrays of the count found
+        vs, ss, fs, ps = _shapes(K)
     # read-only, as a Contacts' arrays are (the slices inherit it; setflags costs half of
     # setting the flags attribute)
     vectors.setflags(write=False)
@@ -102,7 +139,7 @@ def _detect_one(model, d, detection, scratch, q, margin):
     frames.setflags(write=False)
     pairs.setflags(write=False)
     return made_contacts(pairs[:k], pairs[K:K + k], vectors[:k], vectors[K:K + k], scalars[:k], scalars[K:K + k],
-                         frames[:k], d.version, weakref.ref(model_identity(model)))
+                         frames[:k], call.version, call.identity())
 
 
 def detect_contacts(model, q, margin=0.0):
@@ -132,27 +169,19 @@ def detect_contacts(model, q, margin=0.0):
     coefficients MuJoCo gives its contacts).
     """
     m = margin if margin == 0.0 and type(margin) is float else _margin(margin)
-    # the common call (a current model whose tables and this thread's scratch and workspace
-    # exist, q a float64 vector): a few lookups; else _prepared builds what is missing.
-    # Either way the call works on one model state: the store d of one version, its
-    # snapshot d.model
+    # the common call (a current model whose call tables this thread has built, q a float64
+    # vector): one lookup; else _call builds what is missing. Either way the call works on
+    # one model state: the tables of one version
     try:
-        d = model._derived
-        detection = d.known("collision_detection")
-        scratch = d.threads.objects["collision_scratch"]
-        d.threads.buffer
+        call = model._derived.threads.objects["collision_call"]
     except (AttributeError, KeyError):
-        d, detection, scratch = _prepared(snapshot(model))
-    else:
-        if detection is None:
-            d, detection, scratch = _prepared(snapshot(model))
-    model = d.model
+        call = _call(snapshot(model))
     if not (type(q) is ndarray and q.dtype == float64 and q.ndim == 1 and q.flags.c_contiguous
-            and q.shape[0] == d.compiled.nq):
-        q = val.vector(q, model.nq, "q")
+            and q.shape[0] == call.nq):
+        q = val.vector(q, call.model.nq, "q")
         if q.ndim == 2:
-            return [_detect_one(model, d, detection, scratch, row, m) for row in q]
-    return _detect_one(model, d, detection, scratch, q, m)
+            return [_detect_one(call, row, m) for row in q]
+    return _detect_one(call, q, m)
 
 
 @dataclass(frozen=True, eq=False)

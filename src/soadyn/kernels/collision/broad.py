@@ -1,10 +1,13 @@
 """The broad phase: the allowed pairs whose world bounding boxes overlap.
 
 Each object's axis-aligned box in world coordinates (:func:`world_boxes`, grown by the
-margin) is sorted by its lower x bound (heapsort, O(n log n)); a sweep along x then
-compares each box only with the boxes that start before it ends (sort and sweep
-[Cohen95; Ericson05, §7.5]), and a pair whose boxes also overlap in y and z and
-that the tables allow (``pair_index`` ≥ 0) is a candidate. Planes have no bounded box:
+margin) is sorted by its lower bound along the sweep axis (heapsort, O(n log n)); a sweep
+along that axis then compares each box only with the boxes that start before it ends (sort
+and sweep [Cohen95; Ericson05, §7.5]), and a pair whose boxes also overlap along the other
+two axes and that the tables allow (``pair_index`` ≥ 0) is a candidate. The sweep axis is
+the world axis along which the boxes' centres spread most ([Ericson05, §7.5]: a robot
+standing upright is thin along x and y, and a sweep across it would compare nearly every
+pair); the candidates do not depend on it. Planes have no bounded box:
 each is tested apart against the bounding sphere of every object it may touch.
 """
 from __future__ import annotations
@@ -55,21 +58,42 @@ def world_boxes(t, Rw, pw, margin, box):
 
 
 @helper(forceinline=True)
-def _sift(order, box, start, end):
+def _sift(order, box, start, end, axis):
     """Heapsort's sift-down of ``order[start]`` in the heap order[0:end], keyed by the
-    lower x bound."""
+    lower bound along ``axis``."""
     root = start
     while True:
         child = 2 * root + 1
         if child >= end:
             return
-        if child + 1 < end and box[order[child + 1], 0] > box[order[child], 0]:
+        if child + 1 < end and box[order[child + 1], axis] > box[order[child], axis]:
             child += 1
-        if box[order[child], 0] > box[order[root], 0]:
+        if box[order[child], axis] > box[order[root], axis]:
             order[root], order[child] = order[child], order[root]
             root = child
         else:
             return
+
+
+@helper(forceinline=True)
+def _sweep_axis(order, m, box):
+    """The world axis (0, 1, 2) of the largest variance of the centres of the boxes
+    ``order[:m]`` (the first of equals)."""
+    s0 = s1 = s2 = q0 = q1 = q2 = 0.0
+    for a in range(m):
+        i = order[a]
+        c0, c1, c2 = box[i, 0] + box[i, 3], box[i, 1] + box[i, 4], box[i, 2] + box[i, 5]  # 2 × centre
+        s0 += c0
+        s1 += c1
+        s2 += c2
+        q0 += c0 * c0
+        q1 += c1 * c1
+        q2 += c2 * c2
+    # m² × 4 × variance per axis: m Σc² − (Σc)²
+    v0, v1, v2 = m * q0 - s0 * s0, m * q1 - s1 * s1, m * q2 - s2 * s2
+    if v0 >= v1 and v0 >= v2:
+        return 0
+    return 1 if v1 >= v2 else 2
 
 
 @helper
@@ -84,19 +108,22 @@ def candidate_pairs(t, pw, Rw, box, margin, order, flags):
         if t.kind[i] != PLANE:
             order[m] = i
             m += 1
-    # heapsort of the bounded objects by their lower x bound
+    axis = _sweep_axis(order, m, box)
+    e1, e2 = (axis + 1) % 3, (axis + 2) % 3
+    # heapsort of the bounded objects by their lower bound along the axis
     for start in range(m // 2 - 1, -1, -1):
-        _sift(order, box, start, m)
+        _sift(order, box, start, m, axis)
     for end in range(m - 1, 0, -1):
         order[0], order[end] = order[end], order[0]
-        _sift(order, box, 0, end)
+        _sift(order, box, 0, end, axis)
     for a in range(m):
         i = order[a]
         for b in range(a + 1, m):
             j = order[b]
-            if box[j, 0] > box[i, 3]:
+            if box[j, axis] > box[i, 3 + axis]:
                 break
-            if box[j, 1] > box[i, 4] or box[i, 1] > box[j, 4] or box[j, 2] > box[i, 5] or box[i, 2] > box[j, 5]:
+            if (box[j, e1] > box[i, 3 + e1] or box[i, e1] > box[j, 3 + e1] or box[j, e2] > box[i, 3 + e2]
+                    or box[i, e2] > box[j, 3 + e2]):
                 continue
             p = t.pair_index[i, j]
             if p >= 0 and flags[p] == 0:

@@ -62,6 +62,10 @@ EPA_EDGES = EPA_FACES
 #: needs a start (its Newton steps then converge quadratically)
 GJK_TOLERANCE_POLYTOPE = 1e-14
 GJK_TOLERANCE_CURVED = 1e-8
+#: and between ellipsoids, spheres and capsules, whose polish has one reading (no faces, no
+#: edges but a capsule's segment, whose sides are smooth) and needs only a start in the basin
+#: of the optimum (as :data:`EPA_TOLERANCE_ROUNDED`)
+GJK_TOLERANCE_ROUNDED = 1e-6
 #: EPA stops when the support beyond the nearest face is within this (relative) distance
 #: for polytopes (a rounding guard: they end on a repeated vertex), and on curved surfaces,
 #: where the polish takes over from a normal this close
@@ -243,9 +247,15 @@ def gjk(A, B, hulls, sx, cutoff):
     if dot(v, v) <= 0.0:
         v = (1.0, 0.0, 0.0)
     exact = _polytope(A) and _polytope(B)
+    if exact:
+        tolerance = GJK_TOLERANCE_POLYTOPE
+    elif _rounded(A) and _rounded(B):
+        tolerance = GJK_TOLERANCE_ROUNDED
+    else:
+        tolerance = GJK_TOLERANCE_CURVED
     k = 0
     scale_length = 0.0
-    ia = ib = -1  # the support ids, each query's hint for the next (−1: a mesh's extremes)
+    ia = ib = -1  # the support ids, each query's hint for the next (−1: the start of the direction's cell, :func:`~.support.start_vertex`)
     for _ in range(GJK_ITERATIONS):
         a, ia = support(A, hulls, scale(v, -1.0), ia)
         b, ib = support(B, hulls, v, ib)
@@ -256,7 +266,7 @@ def gjk(A, B, hulls, sx, cutoff):
         if vw > cutoff * math.sqrt(vv):  # the plane v·x = v·w separates D from the origin (any v)
             return vw / math.sqrt(vv), -1, scale_length
         if k > 0:
-            if vv - vw <= (GJK_TOLERANCE_POLYTOPE if exact else GJK_TOLERANCE_CURVED) * vv:
+            if vv - vw <= tolerance * vv:
                 break
             if exact:
                 repeated = False
@@ -750,12 +760,13 @@ def _readings(S, hulls, ids, count, u, R):
         f0 = f1 = f2 = -1
         for f in range(S.fstart, S.fstart + S.fcount):
             x = planes[f, 0] * w[0] + planes[f, 1] * w[1] + planes[f, 2] * w[2]
-            if x > d0:
-                d0, d1, d2, f0, f1, f2 = x, d0, d1, f, f0, f1
-            elif x > d1:
-                d1, d2, f1, f2 = x, d1, f, f1
-            elif x > d2:
-                d2, f2 = x, f
+            if x > d2:  # d0 ≥ d1 ≥ d2: most faces fail this one test (the scan reads every face)
+                if x > d0:
+                    d0, d1, d2, f0, f1, f2 = x, d0, d1, f, f0, f1
+                elif x > d1:
+                    d1, d2, f1, f2 = x, d1, f, f1
+                else:
+                    d2, f2 = x, f
         for face in (f0, f1, f2):
             if face >= 0 and r < R.shape[0]:
                 m = rotate(S.R, (planes[face, 0], planes[face, 1], planes[face, 2]))

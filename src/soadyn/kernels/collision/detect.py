@@ -102,7 +102,7 @@ def _detect(t, Rb, pb, margin, fs, js, objects, bodies, point, normal, depth, fr
     flags = carve(js, n, t.npairs)
     Q = carve(js, n + t.npairs, (2, v))
     jsc = carve(js, n + t.npairs + 2 * v, CONVEX_INTS)
-    hulls = Hulls(t.vertices, t.adj_start, t.adj, t.planes, t.extremes)
+    hulls = Hulls(t.vertices, t.adj_start, t.adj, t.planes, t.starts, t.adj_vertices)
     place_objects(t, Rb, pb, Rw, pw)
     world_boxes(t, Rw, pw, margin, box)
     candidate_pairs(t, pw, Rw, box, margin, order, flags)
@@ -198,7 +198,7 @@ def collision_distances_kernel(ci, cf, Rb, pb, fs, js, distance, points, normal)
     P = carve(fs, 18 * n + _ROWS, (2, 16, 4))
     fsc = carve(fs, 18 * n + _ROWS + _CLIP + 4 * v, CONVEX_FLOATS)
     jsc = carve(js, n + t.npairs + 2 * v, CONVEX_INTS)
-    hulls = Hulls(t.vertices, t.adj_start, t.adj, t.planes, t.extremes)
+    hulls = Hulls(t.vertices, t.adj_start, t.adj, t.planes, t.starts, t.adj_vertices)
     place_objects(t, Rb, pb, Rw, pw)
     for p in range(t.npairs):
         i, j = t.pairs[p, 0], t.pairs[p, 1]

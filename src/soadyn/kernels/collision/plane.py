@@ -180,10 +180,10 @@ def _convex(P, S, hulls, margin, M, n, C, Q):
             C[m, 0] = h0 + nl[0] * V[g, 0] + nl[1] * V[g, 1] + nl[2] * V[g, 2]
             C[m, 1], C[m, 2], C[m, 3] = p[0], p[1], p[2]
             m += 1
+            W = hulls.adj_vertices  # the neighbours' rows, one contiguous run (:mod:`.layout`)
             for e in range(hulls.adj_start[g], hulls.adj_start[g + 1]):
                 w = hulls.adj[e]
-                x = S.vstart + w
-                if mark[w] == 0 and h0 + nl[0] * V[x, 0] + nl[1] * V[x, 1] + nl[2] * V[x, 2] <= margin:
+                if mark[w] == 0 and h0 + nl[0] * W[e, 0] + nl[1] * W[e, 1] + nl[2] * W[e, 2] <= margin:
                     mark[w] = 1
                     queue[tail] = w
                     tail += 1

@@ -26,7 +26,7 @@ from ...core.jit import helper
 from ...core.shapes import BOX, CAPSULE, CYLINDER, ELLIPSOID, PLANE, SPHERE
 from .vector import add, dot, rotate, unrotate
 
-__all__ = ["Solid", "Hulls", "CLIMB", "solid", "core_radius", "support", "local_support", "support_hessian", "curved",
+__all__ = ["Solid", "Hulls", "CLIMB", "START_GRID", "START_CELLS", "start_vertex", "solid", "core_radius", "support", "local_support", "support_hessian", "curved",
            "NO_ID"]
 
 Solid = namedtuple("Solid", ("kind", "a", "b", "c", "R", "p", "vstart", "vcount", "fstart", "fcount", "index"))
@@ -35,12 +35,23 @@ Solid = namedtuple("Solid", ("kind", "a", "b", "c", "R", "p", "vstart", "vcount"
 #: neighbours of vertex g, a global row of ``vertices``, are the local ids
 #: ``adj[adj_start[g]:adj_start[g + 1]]``) and their faces' planes (F, 4): outward unit
 #: normal and offset, n·x ≤ offset inside (a mesh's rows ``fstart:fstart + fcount``), and
-#: per object the local ids of its hull's extreme vertices along ±x, ±y, ±z (n, 6): the starts
-#: of the hill climbing
-Hulls = namedtuple("Hulls", ("vertices", "adj_start", "adj", "planes", "extremes"))
+#: per object the starts of the hill climbing (n, :data:`START_CELLS`), the support vertex of
+#: each cell of a cube map of directions (:func:`start_vertex`); ``adj_vertices`` (len(adj), 3): the shape-frame position of each
+#: neighbour ``adj[e]`` (:mod:`.layout`), read by the climbing steps
+Hulls = namedtuple("Hulls", ("vertices", "adj_start", "adj", "planes", "starts", "adj_vertices"))
 
 #: convex meshes with more vertices are searched by hill climbing, smaller ones vertex by vertex
 CLIMB = 16
+
+#: the cube map of the climbs' starts: each face of the cube of directions (the largest
+#: component of u, ±x, ±y, ±z) divided in START_GRID × START_GRID cells, each holding the
+#: support vertex of its centre direction. A cell spans about 90°/START_GRID: about the
+#: angle between the normals of neighbouring faces of a hull of a few hundred vertices, so
+#: that a climb from the cell's vertex takes a step or two where one from the six extreme
+#: vertices took five (a step reads every neighbour of a vertex, eight on average on the
+#: robots' hulls)
+START_GRID = 8
+START_CELLS = 6 * START_GRID * START_GRID
 
 #: the id of a support point on a curved surface (no vertex)
 NO_ID = -1
@@ -76,6 +87,27 @@ def _sign(x):
     return 1.0 if x >= 0.0 else -1.0
 
 
+@helper(forceinline=True)
+def start_vertex(S, hulls, u):
+    """The local id of the climbing start of convex mesh S for the direction u (its axes, any
+    length): the vertex stored for u's cell of the cube map (:data:`START_GRID`), the face
+    of u's largest component (±x, ±y, ±z: faces 0–5), the cell of the other two components
+    divided by it (each in [−1, 1], in G equal parts). For u = 0, the first cell's."""
+    a0, a1, a2 = abs(u[0]), abs(u[1]), abs(u[2])
+    if a0 >= a1 and a0 >= a2:
+        face, m, c1, c2 = (0 if u[0] >= 0.0 else 1), a0, u[1], u[2]
+    elif a1 >= a2:
+        face, m, c1, c2 = (2 if u[1] >= 0.0 else 3), a1, u[2], u[0]
+    else:
+        face, m, c1, c2 = (4 if u[2] >= 0.0 else 5), a2, u[0], u[1]
+    if not m > 0.0:
+        return hulls.starts[S.index, 0]
+    G = START_GRID
+    i = min(int((c1 / m + 1.0) * (0.5 * G)), G - 1)
+    j = min(int((c2 / m + 1.0) * (0.5 * G)), G - 1)
+    return hulls.starts[S.index, (face * G + i) * G + j]
+
+
 @helper
 def local_support(S, hulls, u, hint):
     """(s, id): the support point of S's core in the direction u (both in S's axes; u need
@@ -83,7 +115,8 @@ def local_support(S, hulls, u, hint):
     on a curved surface). Ties (u orthogonal to a face or an edge) go to the + side. A
     convex mesh of more than :data:`CLIMB` vertices is searched along its hull's edges from
     the vertex ``hint`` (a local id: the previous support point of a sequence of queries,
-    GJK's or EPA's) or, for −1, from the highest of its six extreme vertices."""
+    GJK's or EPA's) or from the start vertex of u's cell (:func:`start_vertex`), whichever is
+    higher (hint −1: the cell's)."""
     k = S.kind
     if k == SPHERE or k == PLANE:
         return (0.0, 0.0, 0.0), 0
@@ -121,27 +154,29 @@ def local_support(S, hulls, u, hint):
     # convex mesh: the hull vertex of largest projection
     V = hulls.vertices
     if S.vcount > CLIMB and hulls.adj_start[S.vstart + S.vcount] > hulls.adj_start[S.vstart]:
-        # hill climbing on the hull's edge graph from the hint, or from the highest of the
-        # hull's six extreme vertices: a vertex with no neighbour higher along u is the
+        # hill climbing on the hull's edge graph from the start of u's cell in the cube map,
+        # or the hint when it is higher: a vertex with no neighbour higher along u is the
         # highest (a convex polytope has no other local maximum)
+        v = S.vstart + start_vertex(S, hulls, u)
+        best = V[v, 0] * u[0] + V[v, 1] * u[1] + V[v, 2] * u[2]
         if hint >= 0:
-            v = S.vstart + hint
-            best = V[v, 0] * u[0] + V[v, 1] * u[1] + V[v, 2] * u[2]
-        else:
-            best, v = -math.inf, S.vstart
-            for c in range(6):
-                w = S.vstart + hulls.extremes[S.index, c]
-                x = V[w, 0] * u[0] + V[w, 1] * u[1] + V[w, 2] * u[2]
-                if x > best:
-                    best, v = x, w
-        moved = True
-        while moved:
-            moved = False
+            w = S.vstart + hint
+            x = V[w, 0] * u[0] + V[w, 1] * u[1] + V[w, 2] * u[2]
+            if x > best:
+                best, v = x, w
+        # steepest ascent: each step moves to the highest neighbour (the first of equals), read
+        # from the neighbours' own rows (one contiguous run per step: the cost of a climb is
+        # the memory it touches)
+        W = hulls.adj_vertices
+        while True:
+            up = -1
             for e in range(hulls.adj_start[v], hulls.adj_start[v + 1]):
-                w = S.vstart + hulls.adj[e]
-                x = V[w, 0] * u[0] + V[w, 1] * u[1] + V[w, 2] * u[2]
+                x = W[e, 0] * u[0] + W[e, 1] * u[1] + W[e, 2] * u[2]
                 if x > best:
-                    best, v, moved = x, w, True
+                    best, up = x, e
+            if up < 0:
+                break
+            v = S.vstart + hulls.adj[up]
         return (V[v, 0], V[v, 1], V[v, 2]), v - S.vstart
     best, bi = -math.inf, S.vstart  # every vertex (the first on a tie)
     for v in range(S.vstart, S.vstart + S.vcount):
