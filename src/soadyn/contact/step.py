@@ -92,16 +92,17 @@ def time_step(dt):
 
 
 def _warm(warm_start, model):
-    """The warm start of :func:`step` as (objects (W, 2), λ (3W,)): the previous step's
-    result, for ``model`` at its current version."""
+    """The warm start of :func:`step` as (objects (W, 2), points (W, 3), λ (3W,), ADMM's
+    scale (2,)): the previous step's result, for ``model`` at its current version."""
     if warm_start is None:
-        return np.zeros((0, 2), dtype=np.int64), np.zeros(0), np.array([0.0, RHO_POWER])
+        return np.zeros((0, 2), dtype=np.int64), np.zeros((0, 3)), np.zeros(0), np.array([0.0, RHO_POWER])
     if not isinstance(warm_start, StepResult):
         raise TypeError(f"warm_start: expected the soadyn.StepResult of the previous step or None, got "
                         f"{type(warm_start).__name__}")
     warm_start.contacts.check(model, "warm_start")
     scale = warm_start.solver_scale
     return (np.ascontiguousarray(warm_start.contacts.objects, dtype=np.int64),
+            np.ascontiguousarray(warm_start.contacts.point, dtype=float),
             np.ascontiguousarray(warm_start.impulses, dtype=float).reshape(-1),
             np.array([0.0, RHO_POWER]) if scale is None else np.array(scale, dtype=float))
 
@@ -160,9 +161,9 @@ def step(model, q, v, tau, dt, f_ext=None, settings=None, *, warm_start=None):
     f_ext : optional (nbodies, 6) spatial forces [n; f] on the bodies (body frames).
     settings : :class:`~soadyn.ContactSettings` (None: the defaults).
     warm_start : the :class:`StepResult` of the previous step or None: its impulses start
-        the solve when its contacts come from the same object pairs in the same order
-        (what :func:`soadyn.rollout` does from step to step; a converged solve is then the
-        same to the solver's tolerance).
+        the solve, each contact from the previous contact of the same object pair nearest
+        to it (:mod:`soadyn.kernels.contact.warm`; what :func:`soadyn.rollout` does from
+        step to step; a converged solve is then the same to the solver's tolerance).
 
     Returns a :class:`~soadyn.StepResult` (q⁺, v⁺, the contacts at q, λ (k, 3), the
     :class:`~soadyn.ContactSolution`, whose ``velocities`` are σ = (G + R)λ + g with the
@@ -182,7 +183,7 @@ def step(model, q, v, tau, dt, f_ext=None, settings=None, *, warm_start=None):
     v = val.vector(v, nv, "v", batch_ok=False)
     tau = np.zeros(nv) if tau is None else val.vector(tau, nv, "tau", batch_ok=False)
     fext = NO_FORCES if f_ext is None else val.external_forces(f_ext, model.nbodies, None)
-    wobj, wlam, wscale = _warm(warm_start, user_model)
+    wobj, wpoints, wlam, wscale = _warm(warm_start, user_model)
     d = derived(model)
     c = d.compiled
     tables = step_tables(model)
@@ -193,7 +194,7 @@ def step(model, q, v, tau, dt, f_ext=None, settings=None, *, warm_start=None):
     while True:
         K, (fbuf, ibuf), dims = _scratch(d, tables, K)
         status = ks.step_kernel(c.mi, c.mf, d.buffer(), q, v, tau, fext, dt, tables.ci, tables.cf, prm, dims, fbuf,
-                                ibuf, wobj, wlam, wscale, q1, v1, info)
+                                ibuf, wobj, wpoints, wlam, wscale, q1, v1, info)
         if status != st.OK:
             raise_step_status(status, model, (q, v, tau))
         k = int(info[ks.COUNT])

@@ -60,12 +60,12 @@ def cluster_step_sizes(nq, nb, nyq, nyv, K, det_floats, det_ints):
     impulses on the bodies (nb, 6), the NCP vectors g, R, σ, λ (n each), D and the solver's
     matrix (n² each), its rows (8n), the sides' poses (2K × 12), C-EFPA's Z (4K nyv 6) and
     Ω ((12K)²), a pick-off (18); integers: the detection's, the contacts' objects and
-    bodies (4K), the pivots (n), the sides' bodies and owners (4K)."""
+    bodies (4K), the sides' bodies and owners (4K)."""
     n = 3 * K
     m = 2 * K
     floats = (det_floats + CONTACT_FLOATS * K + 4 * nyv + 2 * nyq + 2 * nq + 6 * nb + 4 * n + 2 * n * n + 8 * n
               + 12 * m + 2 * m * nyv * 6 + 36 * m * m + 18)
-    ints = det_ints + CONTACT_INTS * K + n + 2 * m
+    ints = det_ints + CONTACT_INTS * K + 2 * m
     return floats, ints
 
 
@@ -157,7 +157,7 @@ def _problem_stage(mi, mf, ws, ci, cf, cws, y, fext, yd_free, vfree, k, cbody, c
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _solve_stage(k, prm, objects, friction, warm_objects, warm_lam, D, g, R, lam, sigma, A, V, perm, info):
+def _solve_stage(k, prm, objects, friction, warm_objects, warm_lam, D, g, R, lam, sigma, A, V, info):
     """λ of the NCP (D + R, g, μ), warm started from ``warm_lam`` when ``warm_objects``
     lists the same object pairs in the same order. False when D + R is not PSD."""
     n = 3 * k
@@ -173,7 +173,7 @@ def _solve_stage(k, prm, objects, friction, warm_objects, warm_lam, D, g, R, lam
     if int(prm[SOLVER]) == PGS:
         pgs_kernel(D, g, friction, R, tol, max_iter, warm, lam, sigma, info, carve(V, 0, (2, n)))
         return True
-    return admm_kernel(D, g, friction, R, tol, max_iter, warm, lam, sigma, info, A, carve(V, 0, (8, n)), perm) == 0
+    return admm_kernel(D, g, friction, R, tol, max_iter, warm, lam, sigma, info, A, carve(V, 0, (8, n))) == 0
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -213,7 +213,6 @@ def cluster_step_state(mi, mf, ws, ci, cf, cws, col_ci, col_cf, q, v, tau, fext,
     p = 0
     det_js = carve(ibuf, p, det_ints); p += det_ints
     cil = carve(ibuf, p, CONTACT_INTS * K); p += CONTACT_INTS * K
-    perm = carve(ibuf, p, n); p += n
     fbody = carve(ibuf, p, ms); p += ms
     owner = carve(ibuf, p, ms)
     for r in range(STEP_INFO_SIZE):
@@ -253,7 +252,7 @@ def cluster_step_state(mi, mf, ws, ci, cf, cws, col_ci, col_cf, q, v, tau, fext,
             return st
         if not _solve_stage(k, prm, objects, friction, warm_objects, warm_lam, D, carve(g, 0, 3 * k),
                             carve(R, 0, 3 * k), carve(lam, 0, 3 * k), carve(sigma, 0, 3 * k),
-                            carve(Af, 0, (3 * k, 3 * k)), V, carve(perm, 0, 3 * k), info):
+                            carve(Af, 0, (3 * k, 3 * k)), V, info):
             return SINGULAR
         contact_forces_pass(w, cbody, cpoint, cframe, carve(lam, 0, (k, 3)), X, F)
         st = cluster_aba_linked(mi, mf, ws, y, zeros, zeros, F, ci, cf, cws, False, dyd)
