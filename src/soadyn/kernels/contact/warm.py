@@ -9,7 +9,8 @@ average against 1.4 when the order happened to be kept. Each contact here takes 
 impulse of the previous step's contact of the same collision pair nearest to it in the
 world. The warm start is only a starting point of the solver (its result solves the NCP
 to the tolerance from any start), so the matching needs no guarantee beyond being a good
-guess: it is greedy, and two points of a pair may take the same previous one.
+guess: it is greedy, and two points of a pair may take the same previous one. The time
+stepper (:func:`~.step.solve_stage`) takes the start only when every contact matched one.
 """
 from __future__ import annotations
 
