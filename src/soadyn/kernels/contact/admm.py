@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 
 from ...core.jit import njit
-from .cones import compliant_product, de_saxce, ncp_residuals, project_cone, project_dual_cone
+from .cones import compliant_product, de_saxce, ncp_residuals, project_cone, project_dual_cone, row_dot
 
 #: the proximal weight η (as Pinocchio's default ``mu_prox``)
 PROXIMAL = 1e-6
@@ -85,24 +85,6 @@ def largest_eigenvalue(G, R, v, w):
     return L
 
 
-@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _row_dot(a, b, n):
-    """a[:n]·b[:n] with four partial sums (independent chains of fused multiply-adds:
-    a single sum is bound by the latency of each addition)."""
-    s0 = s1 = s2 = s3 = 0.0
-    p = 0
-    while p + 4 <= n:
-        s0 += a[p] * b[p]
-        s1 += a[p + 1] * b[p + 1]
-        s2 += a[p + 2] * b[p + 2]
-        s3 += a[p + 3] * b[p + 3]
-        p += 4
-    while p < n:
-        s0 += a[p] * b[p]
-        p += 1
-    return (s0 + s1) + (s2 + s3)
-
-
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def shifted_cholesky(G, R, shift, A):
     """A's lower triangle ← L with L Lᵀ = G + diag R + shift I (G (n, n) symmetric, only
@@ -116,8 +98,8 @@ def shifted_cholesky(G, R, shift, A):
         Li = A[i]
         for j in range(i):
             Lj = A[j]
-            Li[j] = (G[i, j] - _row_dot(Li, Lj, j)) / Lj[j]
-        d = G[i, i] + R[i] + shift - _row_dot(Li, Li, i)
+            Li[j] = (G[i, j] - row_dot(Li, Lj, j)) / Lj[j]
+        d = G[i, i] + R[i] + shift - row_dot(Li, Li, i)
         if not d > 0.0:
             return i
         Li[i] = math.sqrt(d)
@@ -131,7 +113,7 @@ def cholesky_solve(A, b, x):
     by columns of Lᵀ (x_i = y_i/L_ii, then y[:i] −= L[i, :i] x_i)."""
     n = b.shape[0]
     for i in range(n):
-        x[i] = (b[i] - _row_dot(A[i], x, i)) / A[i, i]
+        x[i] = (b[i] - row_dot(A[i], x, i)) / A[i, i]
     for i in range(n - 1, -1, -1):
         Li = A[i]
         xi = x[i] / Li[i]
