@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from ...core.jit import njit
 
+__all__ = ["match_warm_start", "match_warm_start_kernel"]
+
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def match_warm_start(objects, points, warm_objects, warm_points, warm_lam, lam):
@@ -46,3 +48,9 @@ def match_warm_start(objects, points, warm_objects, warm_points, warm_lam, lam):
         if best >= 0:
             matched += 1
     return matched
+
+
+@njit(cache=True)
+def match_warm_start_kernel(objects, points, warm_objects, warm_points, warm_lam, lam):
+    """:func:`match_warm_start` from Python (the staged closed-chain step)."""
+    return match_warm_start(objects, points, warm_objects, warm_points, warm_lam, lam)
