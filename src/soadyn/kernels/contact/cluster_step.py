@@ -252,8 +252,8 @@ def cluster_step_state(mi, mf, ws, ci, cf, cws, col_ci, col_cf, q, v, tau, fext,
                             cframe, depth, dt, prm, g, R, D, fbody, owner, fR, fp, Z, Omega, X)
         if st != OK:
             return st
-        if not _solve_stage(k, prm, objects, cpoint, friction, warm_objects, warm_points, warm_lam, D, carve(g, 0, 3 * k),
-                            carve(R, 0, 3 * k), carve(lam, 0, 3 * k), carve(sigma, 0, 3 * k),
+        if not _solve_stage(k, prm, objects, cpoint, friction, warm_objects, warm_points, warm_lam, D,
+                            carve(g, 0, 3 * k), carve(R, 0, 3 * k), carve(lam, 0, 3 * k), carve(sigma, 0, 3 * k),
                             carve(Af, 0, (3 * k, 3 * k)), V, info):
             return SINGULAR
         contact_forces_pass(w, cbody, cpoint, cframe, carve(lam, 0, (k, 3)), X, F)
