@@ -8,8 +8,8 @@ The Delassus matrices are rank deficient as the contact ones are (3k rows, rank 
 body), the shift that of the ADMM, η + ρ ≥ 1e-6."""
 import numpy as np
 import pytest
-from numba import njit
 
+from soadyn.core.jit import njit  # soadyn's decorator: its helpers link into soadyn's functions only
 from soadyn.kernels.contact.admm import cholesky_solve, shifted_cholesky
 
 
