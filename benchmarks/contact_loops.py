@@ -239,7 +239,7 @@ def stage_cases(model, tree, q, v, r):
     det = call.det
     K = det.capacity
     fbuf, ibuf = call.buffers(K)
-    wobj, wlam = cs._warm_arrays(r)
+    wobj, wpoints, wlam = cs._warm_arrays(r)
     mi, mf, ws, ci, cf, cws, _ = _explicit_call(sm)
     tau = pd(tree, model.nv, q, v)
     y, yd = q[tree.independent_q_index].copy(), v[tree.independent_v_index].copy()
@@ -256,7 +256,7 @@ def stage_cases(model, tree, q, v, r):
     F = np.zeros((sm.nbodies, 6))
     F[body, 5] = 1.0
     ns = dict(kcs=kcs, call=call, q=q, v=v, tau=tau, NO_FORCES=NO_FORCES, DT=DT, prm=settings.vector(), K=K,
-              fbuf=fbuf, ibuf=ibuf, det=det, wobj=wobj, wlam=wlam, q1=np.empty(sm.nq), v1=np.empty(sm.nv),
+              fbuf=fbuf, ibuf=ibuf, det=det, wobj=wobj, wpoints=wpoints, wlam=wlam, q1=np.empty(sm.nq), v1=np.empty(sm.nv),
               info=np.zeros(kcs.STEP_INFO_SIZE), cluster_aba_kernel=cluster_aba_kernel, mi=mi, mf=mf, ws=ws, ci=ci,
               cf=cf, cws=cws, y=y, yd=yd, zeros=np.zeros(tree.nyv), ydd=np.empty(tree.nyv), F=F,
               cluster_efpa_kernel=cluster_efpa_kernel, body=body, fR=fR, fp=fp,
@@ -265,11 +265,11 @@ def stage_cases(model, tree, q, v, r):
               fl=np.empty(CONTACT_FLOATS * K), il=np.empty(CONTACT_INTS * K, dtype=np.int64),
               admm_kernel=admm_kernel, D=D, g=g, mu=np.asarray(contacts.friction), R=np.zeros(n),
               lam0=sol.impulses.reshape(-1).copy(), lam=np.empty(n), sig=np.empty(n), ainfo=np.zeros(INFO_SIZE),
-              A=np.empty((n, n)), V=np.empty((8, n)), perm=np.empty(n, dtype=np.int64))
+              A=np.empty((n, n)), V=np.empty((8, n)))
     return {
         "the step's kernel alone (no Python call around it)":
             ("kcs.cluster_step_kernel(*call.tables, q, v, tau, NO_FORCES, DT, prm, K, fbuf, ibuf, det.floats, "
-             "det.ints, wobj, wlam, q1, v1, info)", ns),
+             "det.ints, wobj, wpoints, wlam, q1, v1, info)", ns),
         "C-ABA, free velocity (kernel alone)":
             ("cluster_aba_kernel(mi, mf, ws, y, yd, zeros, NO_FORCES, ci, cf, cws, True, ydd)", ns),
         "C-ABA, impulse response (kernel alone)":
@@ -279,7 +279,7 @@ def stage_cases(model, tree, q, v, r):
             ("cluster_efpa_kernel(mi, mf, ws, y, body, fR, fp, Z, ci, cf, cws, Om)", ns),
         "detection from q (kernel alone)": ("detect_kernel(mi, mf, ws, q, det.ci, det.cf, 0.0, fs, js, fl, il)", ns),
         "ADMM, warm started (kernel alone)":
-            ("lam[:] = lam0; admm_kernel(D, g, mu, R, 1e-10, 500, True, lam, sig, ainfo, A, V, perm)", ns),
+            ("lam[:] = lam0; admm_kernel(D, g, mu, R, 1e-10, 500, True, lam, sig, ainfo, A, V)", ns),
     }
 
 

@@ -68,6 +68,7 @@ from ..kernels.collision.detect import CONTACT_FLOATS, CONTACT_INTS
 from ..kernels.contact import cluster_step as kcs
 from ..kernels.contact.admm import COMPLEMENTARITY, CONVERGED, DUAL, ITERATIONS, PRIMAL
 from ..kernels.contact.step import normal_bias
+from ..kernels.contact.warm import match_warm_start_kernel
 from .delassus import contact_arrays, delassus
 from .jacobian import _IMPULSE, contact_velocities
 from .solver import ContactSolution, ContactSolverWarning, solve_contacts
@@ -144,14 +145,17 @@ def _no_contacts(settings):
 
 
 def _warm_impulses(warm_start, contacts):
-    """The impulses (k, 3) of the previous step's result ``warm_start`` when its contacts
-    come from the same object pairs in the same order as ``contacts``, else None."""
-    if warm_start is None:
+    """The warm start (k, 3) of ``contacts`` from the previous step's result ``warm_start``:
+    each contact the impulse of the previous contact of its object pair nearest to it
+    (:func:`~soadyn.kernels.contact.warm.match_warm_start`, as the compiled steps), or
+    None when a contact has no such previous one or the count changed."""
+    if warm_start is None or len(warm_start.contacts) != len(contacts) or len(contacts) == 0:
         return None
-    objects = np.asarray(warm_start.contacts.objects)
-    if objects.shape != contacts.objects.shape or not np.array_equal(objects, contacts.objects):
-        return None
-    return np.asarray(warm_start.impulses, dtype=float)
+    wobj, wpoints, wlam = _warm_arrays(warm_start)
+    lam = np.empty(3 * len(contacts))
+    matched = match_warm_start_kernel(np.ascontiguousarray(contacts.objects, dtype=np.int64),
+                                      np.ascontiguousarray(contacts.point, dtype=float), wobj, wpoints, wlam, lam)
+    return lam.reshape(-1, 3) if matched == len(contacts) else None
 
 
 class _StepCall:
@@ -198,13 +202,15 @@ def _step_call(model):
 
 
 def _warm_arrays(warm_start):
+    """The previous step's contacts as the kernels take them: objects (W, 2), points (W, 3), λ (3W,)."""
     if warm_start is None:
-        return _NO_OBJECTS, _NO_IMPULSES
+        return _NO_OBJECTS, _NO_POINTS, _NO_IMPULSES
     return (np.ascontiguousarray(warm_start.contacts.objects, dtype=np.int64),
+            np.ascontiguousarray(warm_start.contacts.point, dtype=float),
             np.ascontiguousarray(warm_start.impulses, dtype=float).reshape(-1))
 
 
-_NO_OBJECTS, _NO_IMPULSES = np.zeros((0, 2), dtype=np.int64), np.zeros(0)
+_NO_OBJECTS, _NO_POINTS, _NO_IMPULSES = np.zeros((0, 2), dtype=np.int64), np.zeros((0, 3)), np.zeros(0)
 _NAMES = ("q", "v", "tau", "f_ext")
 
 
@@ -227,7 +233,7 @@ def compiled_cluster_step(user_model, model, q, v, tau, dt, f_ext, settings, war
     q, v = _state_vector(q, nq, "q"), _state_vector(v, nv, "v")
     tau = np.zeros(nv) if tau is None else _state_vector(tau, nv, "tau")
     fext = NO_FORCES if f_ext is None else val.external_forces(f_ext, model.nbodies, None)
-    wobj, wlam = _warm_arrays(warm_start)
+    wobj, wpoints, wlam = _warm_arrays(warm_start)
     prm = settings.vector()
     q1, v1 = np.empty(nq), np.empty(nv)
     info = np.zeros(kcs.STEP_INFO_SIZE)
@@ -236,7 +242,7 @@ def compiled_cluster_step(user_model, model, q, v, tau, dt, f_ext, settings, war
     while True:
         fbuf, ibuf = call.buffers(K)
         status = kcs.cluster_step_kernel(*call.tables, q, v, tau, fext, h, prm, K, fbuf, ibuf, det.floats, det.ints,
-                                         wobj, wlam, q1, v1, info)
+                                         wobj, wpoints, wlam, q1, v1, info)
         if status == st.OVERFLOW:
             raise OverflowError("q, v, tau, dt: the state after the step is not finite (inf or NaN): a time step too "
                                 "large for these dynamics, or a state or force too large")
@@ -300,8 +306,8 @@ def staged_cluster_step(user_model, model, q, v, tau, dt, f_ext, settings, warm_
     constraints (to :data:`STATE_TOL`; it fixes the assembly branch); τ (nv,)
     spanning-tree joint forces [N m, N] or None; dt > 0 [s]; f_ext None or (nbodies, 6);
     ``settings`` a :class:`soadyn.ContactSettings`; ``warm_start`` the previous step's
-    :class:`soadyn.StepResult` or None (its impulses start the solve when its contacts come
-    from the same object pairs in the same order).
+    :class:`soadyn.StepResult` or None (its impulses start the solve, each contact from the
+    previous contact of its object pair nearest to it, when every contact has one).
     """
     h = _timestep(dt)
     c = model.compiled

@@ -71,8 +71,8 @@ class ContactSettings:
     margin : the detection distance [m] ≥ 0: surfaces closer than this are contacts
         (with a negative depth, see above).
     warm_start : whether :func:`soadyn.rollout` starts each step's solve from the previous
-        step's impulses (when the same object pairs give the contacts in the same order;
-        :func:`soadyn.step` does so from its ``warm_start`` argument).
+        step's impulses (each contact from the previous contact of the same object pair
+        nearest to it; :func:`soadyn.step` does so from its ``warm_start`` argument).
     """
 
     friction_solver: str = "admm"

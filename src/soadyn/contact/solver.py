@@ -158,7 +158,7 @@ def solve_contacts(G, g, friction, method="admm", R=None, tol=1e-10, max_iter=10
         info[CONVERGED] = 1.0
     elif method == "admm":
         status = admm_kernel(Gm, gv, mu, Rv, float(tol), int(max_iter), warm_start is not None, lam, sigma, info,
-                             np.empty((n, n)), np.empty((8, n)), np.empty(n, dtype=np.int64))
+                             np.empty((n, n)), np.empty((8, n)))
         if status:
             raise ValueError("G: G + R is not positive semidefinite (its shifted factorization failed)")
     else:

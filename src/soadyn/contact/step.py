@@ -134,21 +134,22 @@ def time_step(dt):
 
 
 #: the warm start of a step given none (arrays the kernel only reads)
-_COLD_OBJECTS, _COLD_LAM = np.zeros((0, 2), dtype=np.int64), np.zeros(0)
+_COLD_OBJECTS, _COLD_POINTS, _COLD_LAM = np.zeros((0, 2), dtype=np.int64), np.zeros((0, 3)), np.zeros(0)
 _COLD_SCALE = np.array([0.0, RHO_POWER])
 
 
 def _warm(warm_start, model):
-    """The warm start of :func:`step` as (objects (W, 2), λ (3W,), ADMM's scale (2,)): the
-    previous step's result, for ``model`` at its current version."""
+    """The warm start of :func:`step` as (objects (W, 2), points (W, 3), λ (3W,), ADMM's
+    scale (2,)): the previous step's result, for ``model`` at its current version."""
     if warm_start is None:
-        return _COLD_OBJECTS, _COLD_LAM, _COLD_SCALE
+        return _COLD_OBJECTS, _COLD_POINTS, _COLD_LAM, _COLD_SCALE
     if not isinstance(warm_start, StepResult):
         raise TypeError(f"warm_start: expected the soadyn.StepResult of the previous step or None, got "
                         f"{type(warm_start).__name__}")
     warm_start.contacts.check(model, "warm_start")
     scale = warm_start.solver_scale
     return (np.ascontiguousarray(warm_start.contacts.objects, dtype=np.int64),
+            np.ascontiguousarray(warm_start.contacts.point, dtype=float),
             np.ascontiguousarray(warm_start.impulses, dtype=float).reshape(-1),
             _COLD_SCALE if scale is None else np.array(scale, dtype=float))
 
@@ -202,7 +203,7 @@ def _fast_step(model, q, v, tau, dt, f_ext, settings, warm_start):
         tau = np.zeros(c.nv)
     identity = model_identity(model)
     if warm_start is None:
-        wobj, wlam, wscale = _COLD_OBJECTS, _COLD_LAM, _COLD_SCALE
+        wobj, wpoints, wlam, wscale = _COLD_OBJECTS, _COLD_POINTS, _COLD_LAM, _COLD_SCALE
     else:
         if type(warm_start) is not StepResult:
             return None
@@ -211,13 +212,13 @@ def _fast_step(model, q, v, tau, dt, f_ext, settings, warm_start):
         if (type(wc) is not Contacts or wc.model_version != d.version or wc._model() is not identity
                 or type(wlam) is not np.ndarray):
             return None
-        wobj, wlam = wc.objects, wlam.reshape(-1)
+        wobj, wpoints, wlam = wc.objects, wc.point, wlam.reshape(-1)
         if wscale is None:
             wscale = _COLD_SCALE
     q1, v1 = np.empty(c.nq), np.empty(c.nv)
     try:
         status = _KERNEL.fast(c.mi, c.mf, ws, q, v, tau, f_ext, dt, tables.ci, tables.cf, settings._vector, scr.dims,
-                              scr.fbuf, scr.ibuf, wobj, wlam, wscale, q1, v1, scr.info)
+                              scr.fbuf, scr.ibuf, wobj, wpoints, wlam, wscale, q1, v1, scr.info)
     except GeneralPath:
         return None
     if status != st.OK or scr.info[ks.COUNT] > scr.K:
@@ -291,9 +292,9 @@ def step(model, q, v, tau, dt, f_ext=None, settings=None, *, warm_start=None):
     f_ext : optional (nbodies, 6) spatial forces [n; f] on the bodies (body frames).
     settings : :class:`~soadyn.ContactSettings` (None: the defaults).
     warm_start : the :class:`StepResult` of the previous step or None: its impulses start
-        the solve when its contacts come from the same object pairs in the same order
-        (what :func:`soadyn.rollout` does from step to step; a converged solve is then the
-        same to the solver's tolerance).
+        the solve, each contact from the previous contact of the same object pair nearest
+        to it (:mod:`soadyn.kernels.contact.warm`; what :func:`soadyn.rollout` does from
+        step to step; a converged solve is then the same to the solver's tolerance).
 
     Returns a :class:`~soadyn.StepResult` (q⁺, v⁺, the contacts at q, λ (k, 3), the
     :class:`~soadyn.ContactSolution`, whose ``velocities`` are σ = (G + R)λ + g with the
@@ -324,7 +325,7 @@ def _general_step(model, q, v, tau, dt, f_ext, settings, warm_start):
     v = val.vector(v, nv, "v", batch_ok=False)
     tau = np.zeros(nv) if tau is None else val.vector(tau, nv, "tau", batch_ok=False)
     fext = NO_FORCES if f_ext is None else val.external_forces(f_ext, model.nbodies, None)
-    wobj, wlam, wscale = _warm(warm_start, user_model)
+    wobj, wpoints, wlam, wscale = _warm(warm_start, user_model)
     d = derived(model)
     c = d.compiled
     tables = step_tables(model)
@@ -334,7 +335,7 @@ def _general_step(model, q, v, tau, dt, f_ext, settings, warm_start):
     while True:
         scr = _scratch(d, tables, K)
         status = _KERNEL(c.mi, c.mf, d.buffer(), q, v, tau, fext, dt, tables.ci, tables.cf, prm, scr.dims, scr.fbuf,
-                         scr.ibuf, wobj, wlam, wscale, q1, v1, scr.info)
+                         scr.ibuf, wobj, wpoints, wlam, wscale, q1, v1, scr.info)
         if status != st.OK:
             raise_step_status(status, model, (q, v, tau))
         k = int(scr.info[ks.COUNT])

@@ -40,6 +40,7 @@ from ..cluster.layout import cluster_tables, cluster_workspace, no_rotor_forces,
 from ..collision.detect import CONTACT_FLOATS, CONTACT_INTS, detect_contacts_kernel
 from ..kinematics import body_velocities, joint_placements, nonfinite, state_status, world_poses
 from .admm import CONVERGED, INFO_SIZE, admm_kernel
+from .warm import match_warm_start
 from .pgs import pgs_kernel
 from .points import contact_forces_pass, contact_velocities_pass
 from .step import COMPLIANCE, MARGIN, MAX_ITER, PGS, SETTINGS_SIZE, SLOP, SOLVER, STABILIZATION, TOL, normal_bias
@@ -60,12 +61,12 @@ def cluster_step_sizes(nq, nb, nyq, nyv, K, det_floats, det_ints):
     impulses on the bodies (nb, 6), the NCP vectors g, R, σ, λ (n each), D and the solver's
     matrix (n² each), its rows (8n), the sides' poses (2K × 12), C-EFPA's Z (4K nyv 6) and
     Ω ((12K)²), a pick-off (18); integers: the detection's, the contacts' objects and
-    bodies (4K), the pivots (n), the sides' bodies and owners (4K)."""
+    bodies (4K), the sides' bodies and owners (4K)."""
     n = 3 * K
     m = 2 * K
     floats = (det_floats + CONTACT_FLOATS * K + 4 * nyv + 2 * nyq + 2 * nq + 6 * nb + 4 * n + 2 * n * n + 8 * n
               + 12 * m + 2 * m * nyv * 6 + 36 * m * m + 18)
-    ints = det_ints + CONTACT_INTS * K + n + 2 * m
+    ints = det_ints + CONTACT_INTS * K + 2 * m
     return floats, ints
 
 
@@ -157,28 +158,29 @@ def _problem_stage(mi, mf, ws, ci, cf, cws, y, fext, yd_free, vfree, k, cbody, c
 
 
 @helper
-def _solve_stage(k, prm, objects, friction, warm_objects, warm_lam, D, g, R, lam, sigma, A, V, perm, info):
-    """λ of the NCP (D + R, g, μ), warm started from ``warm_lam`` when ``warm_objects``
-    lists the same object pairs in the same order. False when D + R is not PSD."""
+def _solve_stage(k, prm, objects, points, friction, warm_objects, warm_points, warm_lam, D, g, R, lam, sigma, A, V,
+                 info):
+    """λ of the NCP (D + R, g, μ), warm started from the previous step's contacts
+    (``warm_objects`` (W, 2), ``warm_points`` (W, 3), ``warm_lam`` (3W,)) when each of
+    the k contacts (``objects``, ``points``) has a previous one of its pair, the nearest
+    giving its impulse (:func:`~.warm.match_warm_start`, as the tree's step). False when
+    D + R is not PSD."""
     n = 3 * k
-    warm = warm_objects.shape[0] == k and k > 0
-    if warm:
-        for i in range(k):
-            if warm_objects[i, 0] != objects[i, 0] or warm_objects[i, 1] != objects[i, 1]:
-                warm = False
-                break
-    for r in range(n):
-        lam[r] = warm_lam[r] if warm else 0.0
+    matched = match_warm_start(objects, points, warm_objects, warm_points, warm_lam, lam)
+    warm = k > 0 and matched == k and warm_objects.shape[0] == k
+    if not warm:
+        for r in range(n):
+            lam[r] = 0.0
     tol, max_iter = prm[TOL], int(prm[MAX_ITER])
     if int(prm[SOLVER]) == PGS:
         pgs_kernel(D, g, friction, R, tol, max_iter, warm, lam, sigma, info, carve(V, 0, (2, n)))
         return True
-    return admm_kernel(D, g, friction, R, tol, max_iter, warm, lam, sigma, info, A, carve(V, 0, (8, n)), perm) == 0
+    return admm_kernel(D, g, friction, R, tol, max_iter, warm, lam, sigma, info, A, carve(V, 0, (8, n))) == 0
 
 
 @helper
 def cluster_step_state(mi, mf, ws, ci, cf, cws, col_ci, col_cf, q, v, tau, fext, dt, prm, K, fbuf, ibuf,
-                       det_floats, det_ints, warm_objects, warm_lam, q1, v1, info):
+                       det_floats, det_ints, warm_objects, warm_points, warm_lam, q1, v1, info):
     """One step from (q, v) under (τ, f_ext) into (q1, v1) (module docstring). Returns a
     status; ``info[COUNT]`` > K: the step stopped after the detection (call again with
     that capacity)."""
@@ -213,7 +215,6 @@ def cluster_step_state(mi, mf, ws, ci, cf, cws, col_ci, col_cf, q, v, tau, fext,
     p = 0
     det_js = carve(ibuf, p, det_ints); p += det_ints
     cil = carve(ibuf, p, CONTACT_INTS * K); p += CONTACT_INTS * K
-    perm = carve(ibuf, p, n); p += n
     fbody = carve(ibuf, p, ms); p += ms
     owner = carve(ibuf, p, ms)
     for r in range(STEP_INFO_SIZE):
@@ -251,9 +252,9 @@ def cluster_step_state(mi, mf, ws, ci, cf, cws, col_ci, col_cf, q, v, tau, fext,
                             cframe, depth, dt, prm, g, R, D, fbody, owner, fR, fp, Z, Omega, X)
         if st != OK:
             return st
-        if not _solve_stage(k, prm, objects, friction, warm_objects, warm_lam, D, carve(g, 0, 3 * k),
-                            carve(R, 0, 3 * k), carve(lam, 0, 3 * k), carve(sigma, 0, 3 * k),
-                            carve(Af, 0, (3 * k, 3 * k)), V, carve(perm, 0, 3 * k), info):
+        if not _solve_stage(k, prm, objects, cpoint, friction, warm_objects, warm_points, warm_lam, D,
+                            carve(g, 0, 3 * k), carve(R, 0, 3 * k), carve(lam, 0, 3 * k), carve(sigma, 0, 3 * k),
+                            carve(Af, 0, (3 * k, 3 * k)), V, info):
             return SINGULAR
         contact_forces_pass(w, cbody, cpoint, cframe, carve(lam, 0, (k, 3)), X, F)
         st = cluster_aba_linked(mi, mf, ws, y, zeros, zeros, F, ci, cf, cws, False, dyd)
@@ -275,7 +276,7 @@ def cluster_step_state(mi, mf, ws, ci, cf, cws, col_ci, col_cf, q, v, tau, fext,
 
 @kernel(nogil=True)
 def cluster_step_kernel(mi, mf, ws, ci, cf, cws, col_ci, col_cf, q, v, tau, fext, dt, prm, K, fbuf, ibuf,
-                        det_floats, det_ints, warm_objects, warm_lam, q1, v1, info):
+                        det_floats, det_ints, warm_objects, warm_points, warm_lam, q1, v1, info):
     """:func:`cluster_step_state` with its checks: shapes, finiteness (statuses BAD_FIRST
     … of q, v, τ, f_ext), the scratch sizes (:func:`cluster_step_sizes`). The contacts are
     left in the float and integer scratch (the detection's outputs after its scratch), λ
@@ -286,10 +287,11 @@ def cluster_step_kernel(mi, mf, ws, ci, cf, cws, col_ci, col_cf, q, v, tau, fext
     if (q.shape[0] != m.nq or v.shape[0] != m.nv or tau.shape[0] != m.nv or q1.shape[0] != m.nq
             or v1.shape[0] != m.nv or fbuf.shape[0] < nf or ibuf.shape[0] < ni or prm.shape[0] != SETTINGS_SIZE
             or info.shape[0] != STEP_INFO_SIZE or warm_objects.shape[1] != 2
+            or warm_points.shape[0] != warm_objects.shape[0] or warm_points.shape[1] != 3
             or warm_lam.shape[0] != 3 * warm_objects.shape[0] or (fext.shape[0] != 0 and fext.shape[0] != m.nb)):
         return BAD_SHAPE
     st = state_status(q, v, tau, fext)
     if st != OK:
         return st
     return cluster_step_state(mi, mf, ws, ci, cf, cws, col_ci, col_cf, q, v, tau, fext, dt, prm, K, fbuf, ibuf,
-                              det_floats, det_ints, warm_objects, warm_lam, q1, v1, info)
+                              det_floats, det_ints, warm_objects, warm_points, warm_lam, q1, v1, info)

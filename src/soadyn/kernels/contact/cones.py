@@ -54,14 +54,29 @@ def de_saxce(mu, sigma, i):
 
 
 @helper(forceinline=True)
+def row_dot(a, b, n):
+    """a[:n]·b[:n] with four partial sums (independent chains of fused multiply-adds:
+    a single sum is bound by the latency of each addition)."""
+    s0 = s1 = s2 = s3 = 0.0
+    p = 0
+    while p + 4 <= n:
+        s0 += a[p] * b[p]
+        s1 += a[p + 1] * b[p + 1]
+        s2 += a[p + 2] * b[p + 2]
+        s3 += a[p + 3] * b[p + 3]
+        p += 4
+    while p < n:
+        s0 += a[p] * b[p]
+        p += 1
+    return (s0 + s1) + (s2 + s3)
+
+
+@helper(forceinline=True)
 def compliant_product(G, R, g, lam, sigma):
     """σ = (G + diag R) λ + g (3k,)."""
     n = g.shape[0]
     for r in range(n):
-        acc = g[r] + R[r] * lam[r]
-        for c in range(n):
-            acc += G[r, c] * lam[c]
-        sigma[r] = acc
+        sigma[r] = g[r] + R[r] * lam[r] + row_dot(G[r], lam, n)
 
 
 @helper(forceinline=True)

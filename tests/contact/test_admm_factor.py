@@ -1,0 +1,56 @@
+"""The linear system of the contact ADMM (soadyn.kernels.contact.admm): the Cholesky factor of
+G + diag R + shift I and its solves.
+
+Truths: the defining identity L Lᵀ = G + diag R + shift I, L lower triangular with a positive
+diagonal (hence numpy's Cholesky factor, which is unique); the solve against numpy's dense
+solve; a matrix that is not positive definite is refused at its first non-positive pivot.
+The Delassus matrices are rank deficient as the contact ones are (3k rows, rank ≤ 6 per
+body), the shift that of the ADMM, η + ρ ≥ 1e-6."""
+import numpy as np
+import pytest
+
+from soadyn.core.jit import njit  # soadyn's decorator: its helpers link into soadyn's functions only
+from soadyn.kernels.contact.admm import cholesky_solve, shifted_cholesky
+
+
+@njit
+def _factor(G, R, shift, A):
+    return shifted_cholesky(G, R, shift, A)
+
+
+@njit
+def _solve(A, b, x):
+    cholesky_solve(A, b, x)
+
+
+def _delassus_like(rng, n, rank):
+    J = rng.normal(size=(n, rank))
+    return J @ J.T
+
+
+@pytest.mark.parametrize("n, rank, shift", [(3, 3, 1e-3), (12, 6, 1e-6), (24, 12, 0.05), (57, 30, 1e-6),
+                                            (60, 30, 2.0)])
+def test_factor_is_the_cholesky_factor(n, rank, shift):
+    rng = np.random.default_rng(n)
+    G = _delassus_like(rng, n, rank)
+    R = rng.uniform(0.0, 1e-3, size=n)
+    A = np.full((n, n), np.nan)  # the strict upper triangle is left alone, never read
+    assert _factor(G, R, shift, A) == n
+    L = np.tril(A)
+    M = G + np.diag(R) + shift * np.eye(n)
+    np.testing.assert_allclose(L @ L.T, M, rtol=0, atol=1e-13 * np.abs(M).max())
+    np.testing.assert_allclose(L, np.linalg.cholesky(M), rtol=0, atol=1e-9 * np.sqrt(np.abs(M).max()))
+    b = rng.normal(size=n)
+    x = np.empty(n)
+    _solve(A, b, x)
+    np.testing.assert_allclose(M @ x, b, rtol=0, atol=1e-10 * np.abs(b).max() * np.abs(M).max() / shift)
+    y = b.copy()
+    _solve(A, y, y)  # in place
+    np.testing.assert_array_equal(y, x)
+
+
+def test_not_positive_definite_is_refused_at_its_pivot():
+    G = np.diag([1.0, 2.0, -0.5, 3.0])
+    A = np.zeros((4, 4))
+    assert _factor(G, np.zeros(4), 0.1, A) == 2
+    assert _factor(G, np.zeros(4), 0.6, A) == 4
