@@ -230,7 +230,7 @@ def stage_cases(model, tree, q, v, r):
     from soadyn.core.call import NO_FORCES
     from soadyn.kernels.cluster.aba import cluster_aba_kernel
     from soadyn.kernels.cluster.efpa import cluster_efpa_kernel
-    from soadyn.kernels.collision.detect import CONTACT_FLOATS, CONTACT_INTS, detect_kernel
+    from soadyn.kernels.collision.detect import detect_kernel
     from soadyn.kernels.contact import cluster_step as kcs
     from soadyn.kernels.contact.admm import INFO_SIZE, admm_kernel
     sm = snapshot(model)
@@ -262,7 +262,8 @@ def stage_cases(model, tree, q, v, r):
               cluster_efpa_kernel=cluster_efpa_kernel, body=body, fR=fR, fp=fp,
               Z=np.empty((2 * len(body), tree.nyv, 6)), Om=np.empty((6 * len(body), 6 * len(body))),
               detect_kernel=detect_kernel, fs=np.zeros(det.floats), js=np.zeros(det.ints, dtype=np.int64),
-              fl=np.empty(CONTACT_FLOATS * K), il=np.empty(CONTACT_INTS * K, dtype=np.int64),
+              vec=np.empty((2 * K, 3)), sca=np.empty(2 * K), frm=np.empty((K, 3, 3)),
+              prs=np.empty((2 * K, 2), dtype=np.int64),
               admm_kernel=admm_kernel, D=D, g=g, mu=np.asarray(contacts.friction), R=np.zeros(n),
               lam0=sol.impulses.reshape(-1).copy(), lam=np.empty(n), sig=np.empty(n), ainfo=np.zeros(INFO_SIZE),
               A=np.empty((n, n)), V=np.empty((8, n)), perm=np.empty(n, dtype=np.int64))
@@ -277,7 +278,7 @@ def stage_cases(model, tree, q, v, r):
         "C-EFPA of the contact points (the whole kernel alone; the step runs only its propagators, on its "
         "free stage's backward pass)":
             ("cluster_efpa_kernel(mi, mf, ws, y, body, fR, fp, Z, ci, cf, cws, Om)", ns),
-        "detection from q (kernel alone)": ("detect_kernel(mi, mf, ws, q, det.ci, det.cf, 0.0, fs, js, fl, il)", ns),
+        "detection from q (kernel alone)": ("detect_kernel(mi, mf, ws, q, det.ci, det.cf, 0.0, fs, js, vec, sca, frm, prs)", ns),
         "ADMM, warm started (kernel alone)":
             ("lam[:] = lam0; admm_kernel(D, g, mu, R, 1e-10, 500, True, lam, sig, ainfo, A, V, perm)", ns),
     }
