@@ -233,13 +233,13 @@ def stage_cases(model, tree, q, v, r):
     from soadyn.kernels.collision.detect import detect_kernel
     from soadyn.kernels.contact import cluster_step as kcs
     from soadyn.kernels.contact.admm import INFO_SIZE, admm_kernel
+    from soadyn.kernels.cluster.response import cluster_response_kernel
     sm = snapshot(model)
     settings = sd.ContactSettings()
     call = cs._step_call(sm)
-    det = call.det
-    K = det.capacity
+    K = call.capacity
     fbuf, ibuf = call.buffers(K)
-    wobj, wlam = cs._warm_arrays(r)
+    wobj, wlam, wscale = cs._warm_arrays(r, model)
     mi, mf, ws, ci, cf, cws, _ = _explicit_call(sm)
     tau = pd(tree, model.nv, q, v)
     y, yd = q[tree.independent_q_index].copy(), v[tree.independent_v_index].copy()
@@ -256,29 +256,35 @@ def stage_cases(model, tree, q, v, r):
     F = np.zeros((sm.nbodies, 6))
     F[body, 5] = 1.0
     ns = dict(kcs=kcs, call=call, q=q, v=v, tau=tau, NO_FORCES=NO_FORCES, DT=DT, prm=settings.vector(), K=K,
-              fbuf=fbuf, ibuf=ibuf, det=det, wobj=wobj, wlam=wlam, q1=np.empty(sm.nq), v1=np.empty(sm.nv),
-              info=np.zeros(kcs.STEP_INFO_SIZE), cluster_aba_kernel=cluster_aba_kernel, mi=mi, mf=mf, ws=ws, ci=ci,
-              cf=cf, cws=cws, y=y, yd=yd, zeros=np.zeros(tree.nyv), ydd=np.empty(tree.nyv), F=F,
+              fbuf=fbuf, ibuf=ibuf, wobj=wobj, wlam=wlam, wscale=wscale, q1=np.empty(sm.nq), v1=np.empty(sm.nv),
+              info=np.zeros(kcs.STEP_INFO_SIZE), vectors=np.empty((4 * K, 3)), scalars=np.empty(2 * K),
+              frames=np.empty((K, 3, 3)), pairs=np.empty((2 * K, 2), dtype=np.int64),
+              cluster_aba_kernel=cluster_aba_kernel, cluster_response_kernel=cluster_response_kernel, mi=mi, mf=mf,
+              ws=ws, ci=ci, cf=cf, cws=cws, y=y, yd=yd, zeros=np.zeros(tree.nyv), ydd=np.empty(tree.nyv),
+              dyd=np.empty(tree.nyv), F=F, tau_ind=np.zeros(tree.nyv),
               cluster_efpa_kernel=cluster_efpa_kernel, body=body, fR=fR, fp=fp,
               Z=np.empty((2 * len(body), tree.nyv, 6)), Om=np.empty((6 * len(body), 6 * len(body))),
-              detect_kernel=detect_kernel, fs=np.zeros(det.floats), js=np.zeros(det.ints, dtype=np.int64),
+              detect_kernel=detect_kernel, fs=np.zeros(call.det_floats), js=np.zeros(call.det_ints, dtype=np.int64),
               vec=np.empty((2 * K, 3)), sca=np.empty(2 * K), frm=np.empty((K, 3, 3)),
-              prs=np.empty((2 * K, 2), dtype=np.int64),
+              prs=np.empty((2 * K, 2), dtype=np.int64), det=call.tables,
               admm_kernel=admm_kernel, D=D, g=g, mu=np.asarray(contacts.friction), R=np.zeros(n),
               lam0=sol.impulses.reshape(-1).copy(), lam=np.empty(n), sig=np.empty(n), ainfo=np.zeros(INFO_SIZE),
               A=np.empty((n, n)), V=np.empty((8, n)), perm=np.empty(n, dtype=np.int64))
     return {
         "the step's kernel alone (no Python call around it)":
-            ("kcs.cluster_step_kernel(*call.tables, q, v, tau, NO_FORCES, DT, prm, K, fbuf, ibuf, det.floats, "
-             "det.ints, wobj, wlam, q1, v1, info)", ns),
+            ("kcs.cluster_step_kernel(*call.tables, q, v, tau, NO_FORCES, DT, prm, fbuf, ibuf, call.det_floats, "
+             "call.det_ints, wobj, wlam, wscale, q1, v1, info, vectors, scalars, frames, pairs)", ns),
         "C-ABA, free velocity (kernel alone)":
-            ("cluster_aba_kernel(mi, mf, ws, y, yd, zeros, NO_FORCES, ci, cf, cws, True, ydd)", ns),
-        "C-ABA, impulse response (kernel alone)":
+            ("cluster_aba_kernel(mi, mf, ws, y, yd, tau_ind, NO_FORCES, ci, cf, cws, True, ydd)", ns),
+        "C-ABA, free velocity, then the impulse response on its factorization (kernel alone)":
+            ("cluster_response_kernel(mi, mf, ws, y, yd, tau_ind, NO_FORCES, F, ci, cf, cws, ydd, dyd)", ns),
+        "C-ABA, the impulse response as a second full C-ABA (kernel alone; what the step no longer runs)":
             ("cluster_aba_kernel(mi, mf, ws, y, zeros, zeros, F, ci, cf, cws, False, ydd)", ns),
-        "C-EFPA of the contact points (the whole kernel alone; the step runs only its propagators, on its "
-        "free stage's backward pass)":
+        "C-EFPA of the contact frames (the whole kernel alone, six columns a frame; the step runs three-column "
+        "propagators per contact on its free stage's backward pass)":
             ("cluster_efpa_kernel(mi, mf, ws, y, body, fR, fp, Z, ci, cf, cws, Om)", ns),
-        "detection from q (kernel alone)": ("detect_kernel(mi, mf, ws, q, det.ci, det.cf, 0.0, fs, js, vec, sca, frm, prs)", ns),
+        "detection from q (kernel alone)":
+            ("detect_kernel(mi, mf, ws, q, det[6], det[7], 0.0, fs, js, vec, sca, frm, prs)", ns),
         "ADMM, warm started (kernel alone)":
             ("lam[:] = lam0; admm_kernel(D, g, mu, R, 1e-10, 500, True, lam, sig, ainfo, A, V, perm)", ns),
     }

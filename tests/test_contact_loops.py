@@ -164,11 +164,11 @@ def test_compiled_step_is_the_staged_step():
     for f_ext in (None, rng.normal(size=(m.nbodies, 6))):
         a = compiled_cluster_step(m, snapshot(m), q, v, tau, DT, f_ext, settings)
         b = staged_cluster_step(m, snapshot(m), q, v, tau, DT, f_ext, settings)
-        assert len(a[2]) == len(b[2]) == 4
-        np.testing.assert_allclose(a[0], b[0], atol=1e-12)
-        np.testing.assert_allclose(a[1], b[1], atol=1e-9)
-        np.testing.assert_allclose(a[3], b[3], atol=1e-9)
-        assert a[4].converged and b[4].converged
+        assert len(a.contacts) == len(b.contacts) == 4
+        np.testing.assert_allclose(a.q, b.q, atol=1e-12)
+        np.testing.assert_allclose(a.v, b.v, atol=1e-9)
+        np.testing.assert_allclose(a.impulses, b.impulses, atol=1e-9)
+        assert a.solution.converged and b.solution.converged
 
 
 def test_four_bar_steps_with_its_loop_closed():
