@@ -238,7 +238,7 @@ def stage_cases(model, tree, q, v, r):
     settings = sd.ContactSettings()
     call = cs._step_call(sm)
     K = call.capacity
-    fbuf, ibuf = call.buffers(K)
+    T = call.tables(K)
     wobj, wlam, wscale = cs._warm_arrays(r, model)
     mi, mf, ws, ci, cf, cws, _ = _explicit_call(sm)
     tau = pd(tree, model.nv, q, v)
@@ -256,7 +256,7 @@ def stage_cases(model, tree, q, v, r):
     F = np.zeros((sm.nbodies, 6))
     F[body, 5] = 1.0
     ns = dict(kcs=kcs, call=call, q=q, v=v, tau=tau, NO_FORCES=NO_FORCES, DT=DT, prm=settings.vector(), K=K,
-              fbuf=fbuf, ibuf=ibuf, wobj=wobj, wlam=wlam, wscale=wscale, q1=np.empty(sm.nq), v1=np.empty(sm.nv),
+              T=T, wobj=wobj, wlam=wlam, wscale=wscale, q1=np.empty(sm.nq), v1=np.empty(sm.nv),
               info=np.zeros(kcs.STEP_INFO_SIZE), vectors=np.empty((4 * K, 3)), scalars=np.empty(2 * K),
               frames=np.empty((K, 3, 3)), pairs=np.empty((2 * K, 2), dtype=np.int64),
               cluster_aba_kernel=cluster_aba_kernel, cluster_response_kernel=cluster_response_kernel, mi=mi, mf=mf,
@@ -264,16 +264,16 @@ def stage_cases(model, tree, q, v, r):
               dyd=np.empty(tree.nyv), F=F, tau_ind=np.zeros(tree.nyv),
               cluster_efpa_kernel=cluster_efpa_kernel, body=body, fR=fR, fp=fp,
               Z=np.empty((2 * len(body), tree.nyv, 6)), Om=np.empty((6 * len(body), 6 * len(body))),
-              detect_kernel=detect_kernel, fs=np.zeros(call.det_floats), js=np.zeros(call.det_ints, dtype=np.int64),
+              detect_kernel=detect_kernel, fs=np.zeros(call.sizes[4]), js=np.zeros(call.sizes[5], dtype=np.int64),
               vec=np.empty((2 * K, 3)), sca=np.empty(2 * K), frm=np.empty((K, 3, 3)),
-              prs=np.empty((2 * K, 2), dtype=np.int64), det=call.tables,
+              prs=np.empty((2 * K, 2), dtype=np.int64), det=call.parts[0][2], dcf=call.parts[1][2],
               admm_kernel=admm_kernel, D=D, g=g, mu=np.asarray(contacts.friction), R=np.zeros(n),
               lam0=sol.impulses.reshape(-1).copy(), lam=np.empty(n), sig=np.empty(n), ainfo=np.zeros(INFO_SIZE),
               A=np.empty((n, n)), V=np.empty((8, n)), perm=np.empty(n, dtype=np.int64))
     return {
         "the step's kernel alone (no Python call around it)":
-            ("kcs.cluster_step_kernel(*call.tables, q, v, tau, NO_FORCES, DT, prm, fbuf, ibuf, call.det_floats, "
-             "call.det_ints, wobj, wlam, wscale, q1, v1, info, vectors, scalars, frames, pairs)", ns),
+            ("kcs.cluster_step_kernel(T, q, v, tau, NO_FORCES, DT, prm, wobj, wlam, wscale, q1, v1, info, vectors, "
+             "scalars, frames, pairs)", ns),
         "C-ABA, free velocity (kernel alone)":
             ("cluster_aba_kernel(mi, mf, ws, y, yd, tau_ind, NO_FORCES, ci, cf, cws, True, ydd)", ns),
         "C-ABA, free velocity, then the impulse response on its factorization (kernel alone)":
@@ -284,7 +284,7 @@ def stage_cases(model, tree, q, v, r):
         "propagators per contact on its free stage's backward pass)":
             ("cluster_efpa_kernel(mi, mf, ws, y, body, fR, fp, Z, ci, cf, cws, Om)", ns),
         "detection from q (kernel alone)":
-            ("detect_kernel(mi, mf, ws, q, det[6], det[7], 0.0, fs, js, vec, sca, frm, prs)", ns),
+            ("detect_kernel(mi, mf, ws, q, det, dcf, 0.0, fs, js, vec, sca, frm, prs)", ns),
         "ADMM, warm started (kernel alone)":
             ("lam[:] = lam0; admm_kernel(D, g, mu, R, 1e-10, 500, True, lam, sig, ainfo, A, V, perm)", ns),
     }
@@ -375,12 +375,12 @@ def write_markdown(res, args):
     lines.append(f"| the Python call around the kernel (sd.step − kernel) | {step_us - kernel:.1f} |")
     verdict = "met" if res["ratio"] <= res["target"] else "missed"
     lines += ["", f"Target {verdict}: the step's kernel alone takes {kernel / mj_us:.2f}× MuJoCo's mj_step; the "
-              f"Python call around it (argument checks, the settings vector, the Contacts, ContactSolution and "
-              f"StepResult of the result: a few dozen NumPy and dataclass operations) adds "
-              f"{step_us - kernel:.1f} µs. Inside the kernel, C-ABA runs twice (the free velocity, and the "
-              "impulse response with the contact impulses as body forces: a second full backward pass), C-EFPA's "
-              "propagators run once on the first pass, the ADMM solve iterates to the default tol 1e-10 from the "
-              "previous step's impulses."]
+              f"Python call around it (argument checks, the warm start's check, the output arrays, the Contacts, "
+              f"ContactSolution and StepResult of the result) adds {step_us - kernel:.1f} µs. Inside the kernel, "
+              "one C-ABA backward pass (the free velocity's, on the detection's joint placements) serves the "
+              "Delassus (C-EFPA's propagators, three columns per contact) and the impulse response (the force-only "
+              "sweeps on its factorization: the row above minus the free C-ABA, against a second full C-ABA); the "
+              "ADMM solve iterates to the default tol 1e-10 from the previous step's impulses and penalty scale."]
     st = res["standing"]
     lines += ["", f"Standing after 1.5 s (m g = {st['m g N']:.3f} N):", "",
               "| | base height m | Σ normal force N | worst loop/coupling residual on the way |", "|---|---|---|---|",

@@ -190,6 +190,9 @@ def _warm_arrays(warm_start, user_model):
                         f"{type(warm_start).__name__}")
     contacts = warm_start.contacts
     contacts.check(user_model, "warm_start")
+    made = warm_start.__dict__.get("_kernel_warm")
+    if made is not None:  # a result of compiled_cluster_step: its own read-only arrays
+        return made
     objects = _frozen(contacts.objects, np.int64, 2)
     lam = _frozen(warm_start.impulses, np.float64, 3)
     if lam.shape != (objects.shape[0], 3):
@@ -204,33 +207,35 @@ def _warm_arrays(warm_start, user_model):
 
 class _StepCall:
     """What the compiled step of one model version needs, per thread (:func:`_step_call`):
-    the model's, the clusters' and the collision tables with this thread's workspaces,
-    the sizes, a zero τ, and the scratch of each capacity used so far. Nothing of a call
-    is kept in it: each call writes its scratch before it reads it."""
+    the model's, the clusters' and the collision tables, the sizes, a zero τ, and for each
+    capacity used so far the kernel's packed array of the tables with this thread's own
+    workspaces and scratch (:func:`~soadyn.kernels.contact.cluster_step.pack_step_tables`).
+    Nothing of a call is kept in it: each call writes its scratch before it reads it."""
 
-    __slots__ = ("tables", "nq", "nv", "det_floats", "det_ints", "capacity", "sizes", "version", "zero_tau",
-                 "scratch")
+    __slots__ = ("parts", "nq", "nv", "capacity", "sizes", "version", "zero_tau", "packed")
 
     def __init__(self, model, explicit, det, version):
         mi, mf, ws, ci, cf, cws, _ = explicit
         tree = cluster_tree(model)
         c = model.compiled
-        self.tables = (mi, mf, ws, ci, cf, cws, det.ci, det.cf)
+        # (the workspaces as this thread's cluster calls left them: the kernel's copies start so)
+        self.parts = ((mi, ci, det.ci), (mf, cf, det.cf, ws, cws), det.floats, det.ints)
         self.nq, self.nv = c.nq, c.nv
-        self.det_floats, self.det_ints = det.floats, det.ints
         self.capacity = det.capacity
         self.sizes = (c.nq, c.nb, tree.nyq, tree.nyv, det.floats, det.ints)
         self.version = version
         self.zero_tau = np.zeros(c.nv)  # τ = None (the kernel never writes τ)
-        self.scratch = {}
+        self.packed = {}
 
-    def buffers(self, K):
-        """The (float, integer) scratch of capacity K (the integers zero-filled: the
+    def tables(self, K):
+        """The kernel's packed array for capacity K (its integer scratch zero-filled: the
         detection kernel leaves its own so)."""
-        found = self.scratch.get(K)
+        found = self.packed.get(K)
         if found is None:
             nf, ni = kcs.cluster_step_sizes(*self.sizes[:4], K, *self.sizes[4:])
-            found = self.scratch[K] = (np.zeros(nf), np.zeros(ni, dtype=np.int64))
+            ints, floats, det_floats, det_ints = self.parts
+            found = self.packed[K] = kcs.pack_step_tables(ints + (np.zeros(ni, dtype=np.int64),),
+                                                          floats + (np.zeros(nf),), det_floats, det_ints)
         return found
 
 
@@ -269,11 +274,15 @@ def _made_solution(lam, sigma, info, settings):
 
 def _made_result(q, v, contacts, impulses, solution, scale):
     """The :class:`~soadyn.StepResult` of these fields, made as :func:`_made_solution` makes
-    its solution."""
+    its solution; it also keeps the arrays a step warm started from it passes to the
+    kernel as they are (the contacts' objects, λ and the penalty scale, read-only, in the
+    kernel's types: :func:`_warm_arrays`), under a name that is not a field (no part of
+    its repr, nor of what ``dataclasses.replace`` copies)."""
     r = _new(StepResult)
     f = r.__dict__
     f["q"], f["v"], f["contacts"], f["impulses"], f["solution"], f["solver_scale"] = (q, v, contacts, impulses,
                                                                                       solution, scale)
+    f["_kernel_warm"] = (contacts.objects, impulses, scale)
     return r
 
 
@@ -302,14 +311,12 @@ def compiled_cluster_step(user_model, model, q, v, tau, dt, f_ext, settings, war
     q1, v1, info = np.empty(nq), np.empty(nv), np.empty(kcs.STEP_INFO_SIZE)
     K = call.capacity
     while True:
-        fbuf, ibuf = call.buffers(K)
         # the outputs of capacity K, two fields (four for the vectors) per array, so that
         # each field of the k contacts found is one slice
         vectors, scalars, frames, pairs = np.empty((4 * K, 3)), np.empty(2 * K), np.empty((K, 3, 3)), \
             np.empty((2 * K, 2), dtype=np.int64)
-        status = kcs.cluster_step_kernel(*call.tables, q, v, tau, fext, h, prm, fbuf, ibuf, call.det_floats,
-                                         call.det_ints, wobj, wlam, wscale, q1, v1, info, vectors, scalars, frames,
-                                         pairs)
+        status = kcs.cluster_step_kernel(call.tables(K), q, v, tau, fext, h, prm, wobj, wlam, wscale, q1, v1, info,
+                                         vectors, scalars, frames, pairs)
         if status == st.OVERFLOW:
             raise OverflowError("q, v, tau, dt: the state after the step is not finite (inf or NaN): a time step too "
                                 "large for these dynamics, or a state or force too large")

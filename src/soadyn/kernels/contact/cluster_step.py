@@ -31,10 +31,12 @@ response.
 
 The settings vector is the tree stepper's (:meth:`soadyn.ContactSettings.vector`,
 :mod:`.step`), the info layout :data:`COUNT` …; the outputs (the state, the contacts, σ and
-λ) are the caller's arrays, the scratch one float and one integer buffer
-(:func:`cluster_step_sizes`).
+λ) are the caller's arrays; the tables, the workspaces and the scratch (one float and one
+integer buffer, :func:`cluster_step_sizes`) one packed array (:func:`pack_step_tables`).
 """
 from __future__ import annotations
+
+import numpy as np
 
 from ...core.configuration import integrate_kernel
 from ...core.jit import njit
@@ -56,7 +58,7 @@ from .pgs import pgs_kernel
 from .points import contact_forces_pass, contact_velocities_pass, point_pickoff
 from .step import COMPLIANCE, MARGIN, MAX_ITER, PGS, SETTINGS_SIZE, SLOP, SOLVER, STABILIZATION, TOL, normal_bias
 
-__all__ = ["cluster_step_kernel", "cluster_step_sizes", "contact_delassus", "COUNT", "WORST_Q", "WORST_V",
+__all__ = ["cluster_step_kernel", "cluster_step_sizes", "pack_step_tables", "contact_delassus", "COUNT", "WORST_Q", "WORST_V",
            "SCALE_L", "SCALE_POWER", "STEP_INFO_SIZE"]
 
 #: ``info``: the solver's rows (:mod:`.admm`), then the contact count, the worst position
@@ -64,6 +66,54 @@ __all__ = ["cluster_step_kernel", "cluster_step_sizes", "contact_delassus", "COU
 #: the end of the solve (L, p: the warm start of the next step; L = 0: none)
 COUNT, WORST_Q, WORST_V, SCALE_L, SCALE_POWER = INFO_SIZE, INFO_SIZE + 1, INFO_SIZE + 2, INFO_SIZE + 3, INFO_SIZE + 4
 STEP_INFO_SIZE = INFO_SIZE + 5
+
+
+#: the header of the packed tables (:func:`pack_step_tables`): the lengths of their parts
+#: and the detection's scratch sizes
+PACK_HEADER = ("mi", "ci", "col_ci", "ibuf", "mf", "cf", "col_cf", "ws", "cws", "fbuf", "det_floats", "det_ints")
+
+
+def pack_step_tables(ints, floats, det_floats, det_ints):
+    """The one float64 array of a thread's step kernel: the integer tables ``ints`` = (mi,
+    ci, col_ci, ibuf) and the float tables ``floats`` = (mf, cf, col_cf, ws, cws, fbuf)
+    (the model's, the clusters' and the collision tables, the tree and cluster workspaces
+    and the step's scratch, as :func:`split_step_tables` reads them back): [header (int64
+    bits) | ints (int64 bits) | floats]. Each array argument costs Numba's dispatcher
+    (~0.1 µs each, and the step took 29): one for all of them. The workspaces and the
+    scratch are written per call: each thread has its own array."""
+    head = np.array([len(x) for x in ints] + [len(x) for x in floats] + [det_floats, det_ints], dtype=np.int64)
+    i = np.concatenate([np.asarray(x, dtype=np.int64) for x in ints])
+    return np.concatenate([head.view(np.float64), i.view(np.float64)] + [np.asarray(x, dtype=np.float64)
+                                                                         for x in floats])
+
+
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def split_step_tables(T):
+    """``(ok, mi, ci, col_ci, ibuf, mf, cf, col_cf, ws, cws, fbuf, det_floats, det_ints)``:
+    borrowed views of an array of :func:`pack_step_tables`; ``ok`` is False when the array
+    is shorter than its header says (the views are then empty)."""
+    nh = len(PACK_HEADER)
+    n = carve(T, 0, nh).view(np.int64) if T.shape[0] >= nh else carve(T, 0, 0).view(np.int64)
+    ok = n.shape[0] == nh
+    if ok:
+        total = nh
+        for a in range(10):
+            ok = ok and n[a] >= 0
+            total += n[a]
+        ok = ok and total <= T.shape[0] and n[10] >= 0 and n[11] >= 0
+    lengths = (n[0], n[1], n[2], n[3], n[4], n[5], n[6], n[7], n[8], n[9]) if ok else (0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+    o = nh
+    mi = carve(T, o, lengths[0]).view(np.int64); o += lengths[0]
+    ci = carve(T, o, lengths[1]).view(np.int64); o += lengths[1]
+    col_ci = carve(T, o, lengths[2]).view(np.int64); o += lengths[2]
+    ibuf = carve(T, o, lengths[3]).view(np.int64); o += lengths[3]
+    mf = carve(T, o, lengths[4]); o += lengths[4]
+    cf = carve(T, o, lengths[5]); o += lengths[5]
+    col_cf = carve(T, o, lengths[6]); o += lengths[6]
+    ws = carve(T, o, lengths[7]); o += lengths[7]
+    cws = carve(T, o, lengths[8]); o += lengths[8]
+    fbuf = carve(T, o, lengths[9])
+    return (ok, mi, ci, col_ci, ibuf, mf, cf, col_cf, ws, cws, fbuf, n[10] if ok else 0, n[11] if ok else 0)
 
 
 @njit(cache=True)
@@ -340,11 +390,15 @@ def cluster_step_state(mi, mf, ws, ci, cf, cws, col_ci, col_cf, q, v, tau, fext,
 
 
 @njit(nogil=True, cache=True)
-def cluster_step_kernel(mi, mf, ws, ci, cf, cws, col_ci, col_cf, q, v, tau, fext, dt, prm, fbuf, ibuf, det_floats,
-                        det_ints, warm_objects, warm_lam, warm_scale, q1, v1, info, vectors, scalars, frames, pairs):
-    """:func:`cluster_step_state` with its checks: shapes, finiteness (statuses BAD_FIRST
-    … of q, v, τ, f_ext), the scratch sizes (:func:`cluster_step_sizes`) and the outputs'
-    capacity K = len(``frames``). Returns a status."""
+def cluster_step_kernel(T, q, v, tau, fext, dt, prm, warm_objects, warm_lam, warm_scale, q1, v1, info, vectors,
+                        scalars, frames, pairs):
+    """:func:`cluster_step_state` with its checks: the packed tables ``T``
+    (:func:`pack_step_tables`), shapes, finiteness (statuses BAD_FIRST … of q, v, τ,
+    f_ext), the scratch sizes (:func:`cluster_step_sizes`) and the outputs' capacity
+    K = len(``frames``). Returns a status."""
+    ok, mi, ci, col_ci, ibuf, mf, cf, col_cf, ws, cws, fbuf, det_floats, det_ints = split_step_tables(T)
+    if not ok or mi.shape[0] < 3 or ci.shape[0] < 11:
+        return BAD_SHAPE
     m = model_tables(mi, mf)
     c = cluster_tables(ci)
     K = frames.shape[0]
