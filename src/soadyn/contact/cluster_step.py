@@ -253,22 +253,32 @@ def _step_call(model):
     return d.per_thread("cluster_step_call", lambda snapshot: _StepCall(snapshot, explicit, det, d.version))
 
 
+_F64 = np.dtype(np.float64)
+
+
 def _state_vector(x, n, name):
-    return x if val.kernel_vector(x, n) else val.vector(x, n, name, batch_ok=False)
+    """``x`` as the kernel takes it (C-contiguous float64 (n,)): as it is when it is so
+    (the check of :func:`soadyn.core.validation.kernel_vector`, its dtype compared by
+    identity: numpy's native float64 descriptor is one object), else converted or refused
+    by :func:`soadyn.core.validation.vector`."""
+    if type(x) is np.ndarray and x.dtype is _F64 and x.ndim == 1 and x.shape[0] == n and x.flags.c_contiguous:
+        return x
+    return val.vector(x, n, name, batch_ok=False)
 
 
 _new = object.__new__
 
 
 def _made_solution(lam, sigma, info, settings):
-    """The :class:`~soadyn.ContactSolution` of the kernel's λ, σ and ``info``: the object the
-    dataclass's constructor makes, its dictionary filled at once (the class is frozen: its
-    constructor sets each of the nine fields through ``object.__setattr__``)."""
+    """The :class:`~soadyn.ContactSolution` of the kernel's λ, σ and ``info`` (a list of
+    Python floats): the object the dataclass's constructor makes, its dictionary filled at
+    once (the class is frozen: its constructor sets each of the nine fields through
+    ``object.__setattr__``)."""
     s = _new(ContactSolution)
     f = s.__dict__
     f["impulses"], f["velocities"], f["iterations"] = lam, sigma, int(info[ITERATIONS])
-    f["converged"], f["primal"], f["dual"] = bool(info[CONVERGED]), float(info[PRIMAL]), float(info[DUAL])
-    f["complementarity"], f["method"], f["tol"] = float(info[COMPLEMENTARITY]), settings.friction_solver, settings.tol
+    f["converged"], f["primal"], f["dual"] = info[CONVERGED] != 0.0, info[PRIMAL], info[DUAL]
+    f["complementarity"], f["method"], f["tol"] = info[COMPLEMENTARITY], settings.friction_solver, settings.tol
     return s
 
 
@@ -322,13 +332,14 @@ def compiled_cluster_step(user_model, model, q, v, tau, dt, f_ext, settings, war
                                 "large for these dynamics, or a state or force too large")
         if status != st.OK:
             st.raise_status(status, _NAMES, model=model, state=(q, v, tau))
-        if not max(info[kcs.WORST_Q], info[kcs.WORST_V]) <= STATE_TOL:
+        found = info.tolist()  # (one conversion: Python floats for every read below)
+        if not max(found[kcs.WORST_Q], found[kcs.WORST_V]) <= STATE_TOL:
             # the Python check names the worst constraint and its residual
             try:
                 check_residuals(evaluate_constraints(model, q, None, 0.0, bias=False), v, STATE_TOL)
             except ConstraintError as e:
                 raise ConstraintError(f"q, v (the state of the step): {e}") from None
-        k = int(info[kcs.COUNT])
+        k = int(found[kcs.COUNT])
         if k <= K:
             break
         K = k  # more contacts than the outputs hold: again with room for all of them
@@ -340,7 +351,7 @@ def compiled_cluster_step(user_model, model, q, v, tau, dt, f_ext, settings, war
     contacts = made_contacts(pairs[:k], pairs[K:K + k], vectors[:k], vectors[K:K + k], scalars[:k], scalars[K:K + k],
                              frames[:k], call.version, weakref.ref(model_identity(user_model)))
     lam = vectors[3 * K:3 * K + k]
-    solution = _made_solution(lam, vectors[2 * K:2 * K + k], info, settings)
+    solution = _made_solution(lam, vectors[2 * K:2 * K + k], found, settings)
     if not solution.converged:
         warnings.warn(f"step: the contact solve ({settings.friction_solver}, {k} contacts) did not converge in "
                       f"{solution.iterations} iterations (residuals: primal {solution.primal:.3g}, dual "
