@@ -344,6 +344,7 @@ def main():
             "m g N": mass * 9.81,
         },
     }
+    result["load average at end"] = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
     os.makedirs(RESULTS, exist_ok=True)
     with open(os.path.join(RESULTS, "contact_loops.json"), "w") as f:
         json.dump(result, f, indent=2)
@@ -359,6 +360,11 @@ def write_markdown(res, args):
              f"(target ≤ {res['target']}).", "", "```"]
     lines += [mach]
     lines += [f"peers: mujoco {res['peers']['mujoco']}", "```", ""]
+    load = res.get("load average at end")
+    if load is not None and load[0] > (os.cpu_count() or 1):
+        lines += [f"The machine was shared with other jobs (load average {load[0]:.2f} at the end of the run on "
+                  f"{os.cpu_count()} logical cores, and at its start in the block above): the medians include their "
+                  "interference; a quiet machine gives shorter times.", ""]
     sc = res["scene"]
     lines += [f"Scene: {sc['robot']}, {sc['bodies']} bodies, nv = {sc['nv']} (spanning), "
               f"{sc['independent velocities']} independent velocities, {sc['contacts']} contacts, dt = {sc['dt']} s, "

@@ -247,3 +247,33 @@ def test_compiled_step_results_are_fresh_pure_and_thread_safe():
     for res in results:
         for a, b in zip(res, alone):
             np.testing.assert_array_equal(a, b)
+
+
+def test_contact_on_a_rotor_is_the_staged_step():
+    """A contact on a rotor of a link–rotor pair: the compiled step takes its backward pass
+    again with the rotors placed (the free stage took them from their constants) for the
+    Delassus and the impulse response; the same step as the staged one."""
+    from soadyn.contact.cluster_step import compiled_cluster_step, staged_cluster_step
+    from soadyn.core.compile import snapshot
+    from soadyn.geometry import Sphere
+    m = _robot("mini_cheetah")
+    q, v = _dropped(m, "mini_cheetah", clearance=-1e-3)
+    sm = snapshot(m)
+    rotor = sm.bodies[sm.body_index(sm.couplings[0].successor)]
+    R, p = sd.body_placements(m, q)
+    height = p[rotor.index][2] - sm.collisions[-1].body_placement[2, 3]  # the rotor's origin above the ground
+    m.add_collision(rotor.name, Sphere(height + 1e-3), contype=2, conaffinity=1)  # 1 mm into the ground
+    tree = cluster_tree(m)
+    rng = np.random.default_rng(7)
+    v = sd.spanning_state(m, q[tree.independent_q_index], 0.3 * rng.normal(size=tree.nyv), q)[1]
+    tau = rng.normal(size=m.nv)
+    settings = sd.ContactSettings()
+    a = compiled_cluster_step(m, snapshot(m), q, v, tau, DT, None, settings)
+    b = staged_cluster_step(m, snapshot(m), q, v, tau, DT, None, settings)
+    assert len(a.contacts) == len(b.contacts) == 5
+    assert rotor.index in np.asarray(a.contacts.bodies)
+    np.testing.assert_allclose(a.q, b.q, atol=1e-12)
+    np.testing.assert_allclose(a.v, b.v, atol=1e-9)
+    np.testing.assert_allclose(a.impulses, b.impulses, atol=1e-9)
+    assert a.solution.converged and b.solution.converged
+    _dense_check(m, q, v, tau, a)

@@ -32,8 +32,12 @@ and the contact problem is the one of the tree of clusters:
 
 Two implementations of the same step: models whose clusters all have a constant explicit
 form (rigid joints, gears, belts, rotors: the Mini Cheetah, the MIT Humanoid) step in one
-compiled call (:func:`compiled_cluster_step`, :mod:`soadyn.kernels.contact.cluster_step`,
-where C-EFPA's propagators run on the free stage's backward pass); the others (loops,
+compiled call (:func:`compiled_cluster_step`, :mod:`soadyn.kernels.contact.cluster_step`),
+where one backward pass of C-ABA, the free stage's, serves the step: C-EFPA's propagators
+run on its factorization, and so does the impulse response (the force-only sweeps of
+:mod:`soadyn.kernels.cluster.response`: the articulated inertias depend on q only); the
+ADMM solve is warm started with the previous step's impulses and penalty scale
+(``StepResult.solver_scale``, as the tree stepper). The others (loops,
 implicit constraints such as Tello's differentials, whose G(q) and γ need a preparation
 and a Gauss–Newton solve) stage by stage in Python (:func:`staged_cluster_step`, the
 functions above, which are the reference the compiled step is tested against).

@@ -322,6 +322,7 @@ def cluster_step_state(mi, mf, ws, ci, cf, cws, col_ci, col_cf, q, v, tau, fext,
     for r in range(STEP_INFO_SIZE):
         info[r] = 0.0
     info[CONVERGED] = 1.0  # no contacts: nothing to solve
+    info[SCALE_POWER] = RHO_POWER  # no ADMM solve (no contacts, or PGS): no scale, the rule's start
     for a in range(nyq):
         y[a] = q[c.y_positions[a]]
     for a in range(nyv):
