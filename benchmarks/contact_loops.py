@@ -391,7 +391,8 @@ def write_markdown(res, args):
               f"ContactSolution and StepResult of the result) adds {step_us - kernel:.1f} µs. Inside the kernel, "
               "one C-ABA backward pass (the free velocity's, on the detection's joint placements) serves the "
               "Delassus (C-EFPA's propagators, three columns per contact) and the impulse response (the force-only "
-              "sweeps on its factorization: the row above minus the free C-ABA, against a second full C-ABA); the "
+              "sweeps on its factorization: the second part minus the first, against the third, a second full "
+              "C-ABA); the "
               "ADMM solve iterates to the default tol 1e-10 from the previous step's impulses and penalty scale."]
     st = res["standing"]
     lines += ["", f"Standing after 1.5 s (m g = {st['m g N']:.3f} N):", "",

@@ -51,7 +51,7 @@ from ..cluster.layout import (cluster_bodies, cluster_scratch, cluster_tables, c
                               inertia_subspace, inverse_joint_inertia, motion_subspace, no_rotor_forces, pair_rotor)
 from ..cluster.response import cluster_force_response, refactor_with_rotors
 from ..collision.detect import detect_contacts_kernel
-from ..kinematics import body_velocities, joint_placements, nonfinite, state_status, world_poses
+from ..kinematics import joint_placements, nonfinite, state_status, velocity_step, world_poses
 from ..primitives import add_force_to_parent
 from .admm import CONVERGED, INFO_SIZE, RHO_POWER, admm_solve
 from .pgs import pgs_kernel
@@ -131,6 +131,20 @@ def cluster_step_sizes(nq, nb, nyq, nyv, K, det_floats, det_ints):
     return floats, ints
 
 
+@njit(forceinline=True, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _velocities(mi, mf, ws, ci, v, skip_rotors):
+    """The body velocities (and Coriolis terms) of the spanning velocity ``v`` in the tree
+    workspace (:func:`~soadyn.kernels.kinematics.body_velocities`), but for the pair rotors
+    with ``skip_rotors``: leaves whose velocity no later stage reads when C-ABA takes them
+    from their constants and no contact is on them."""
+    m = model_tables(mi, mf)
+    t = workspace_views(ws, m)
+    c = cluster_tables(ci)
+    for i in range(m.nb):
+        if not (skip_rotors and pair_rotor(c, i)):
+            velocity_step(m, t, i, v)
+
+
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _free_stage(mi, mf, ws, ci, cf, cws, y, yd, tau, fext, dt, rotors_apart, vs, yd_free):
     """ẏ_free = ẏ + dt ÿ, ÿ by C-ABA for τ_ind = Gᵀτ on the joint placements in the tree
@@ -140,7 +154,7 @@ def _free_stage(mi, mf, ws, ci, cf, cws, y, yd, tau, fext, dt, rotors_apart, vs,
     c = cluster_tables(ci)
     w = cluster_workspace(cws, c, m.nq, m.nv)
     apply_explicit_map(mi, mf, ci, cf, cws, yd, vs, False, False)
-    body_velocities(mi, mf, ws, vs)
+    _velocities(mi, mf, ws, ci, vs, rotors_apart)
     if positions_pass(mi, mf, ws, ci, cf, cws, y, yd, True, True, rotors_apart, True) != OK:
         return False
     apply_explicit_map_transpose(mi, mf, ci, cf, cws, tau, w.tau_ind)
@@ -349,19 +363,19 @@ def cluster_step_state(mi, mf, ws, ci, cf, cws, col_ci, col_cf, q, v, tau, fext,
         objects, cbody = rows(pairs, 0, k), rows(pairs, K, k)
         cpoint, cframe = rows(vectors, 0, k), rows(frames, 0, k)
         depth, friction = rows(scalars, 0, k), rows(scalars, K, k)
+        on_rotor = False
+        for i in range(k):
+            for s in range(2):
+                on_rotor = on_rotor or (cbody[i, s] >= 0 and pair_rotor(c, cbody[i, s]))
         # g = J G ẏ_free − b
         apply_explicit_map(mi, mf, ci, cf, cws, yd_free, vs, False, False)  # v_free = G ẏ_free
-        body_velocities(mi, mf, ws, vs)
+        _velocities(mi, mf, ws, ci, vs, not on_rotor)
         gk = carve(g, 0, (k, 3))
         contact_velocities_pass(w, cbody, cpoint, cframe, X, gk)
         for i in range(k):
             gk[i, 2] -= normal_bias(depth[i], dt, prm[STABILIZATION], prm[SLOP])
         for r in range(3 * k):
             R[r] = prm[COMPLIANCE]
-        on_rotor = False
-        for i in range(k):
-            for s in range(2):
-                on_rotor = on_rotor or (cbody[i, s] >= 0 and pair_rotor(c, cbody[i, s]))
         if rotors_apart and on_rotor:  # a contact on a rotor the free stage took from its constants
             if not refactor_with_rotors(mi, mf, ws, ci, cf, cws, y):
                 return SINGULAR
