@@ -164,11 +164,11 @@ def test_compiled_step_is_the_staged_step():
     for f_ext in (None, rng.normal(size=(m.nbodies, 6))):
         a = compiled_cluster_step(m, snapshot(m), q, v, tau, DT, f_ext, settings)
         b = staged_cluster_step(m, snapshot(m), q, v, tau, DT, f_ext, settings)
-        assert len(a[2]) == len(b[2]) == 4
-        np.testing.assert_allclose(a[0], b[0], atol=1e-12)
-        np.testing.assert_allclose(a[1], b[1], atol=1e-9)
-        np.testing.assert_allclose(a[3], b[3], atol=1e-9)
-        assert a[4].converged and b[4].converged
+        assert len(a.contacts) == len(b.contacts) == 4
+        np.testing.assert_allclose(a.q, b.q, atol=1e-12)
+        np.testing.assert_allclose(a.v, b.v, atol=1e-9)
+        np.testing.assert_allclose(a.impulses, b.impulses, atol=1e-9)
+        assert a.solution.converged and b.solution.converged
 
 
 def test_four_bar_steps_with_its_loop_closed():
@@ -185,3 +185,95 @@ def test_four_bar_steps_with_its_loop_closed():
                                    atol=1e-12)
         q, v = r.q, r.v
         assert max(_residuals(m, q, v)) <= 1e-10
+
+
+def test_compiled_step_results_are_fresh_pure_and_thread_safe():
+    """Every array of a step's result is its own (nothing aliases another call's result or a
+    scratch), a warm start is the only thing carried from step to step (the same result
+    from a StepResult rebuilt field by field), and threads stepping at once get the
+    results of one thread stepping alone, bit for bit."""
+    import dataclasses
+    import threading
+    m = _robot("mini_cheetah")
+    tree = cluster_tree(m)
+    q, v = _dropped(m, "mini_cheetah", clearance=-1e-3)
+    tau = _pd(tree, m.nv, _legs("mini_cheetah", tree), q, v, 80.0, 4.0)
+
+    def arrays(r):
+        c = r.contacts
+        return [r.q, r.v, r.impulses, r.solution.velocities, r.solver_scale, c.objects, c.bodies, c.point, c.normal,
+                c.depth, c.friction, c.frame]
+
+    r1 = sd.step(m, q, v, tau, DT)
+    kept = [a.copy() for a in arrays(r1)]
+    r2 = sd.step(m, q, v, tau, DT, warm_start=r1)
+    assert len(r1.contacts) == len(r2.contacts) == 4 and r1.converged and r2.converged
+    for a in arrays(r1):
+        for b in arrays(r2):
+            assert not np.shares_memory(a, b)
+    for a, b in zip(arrays(r1), kept):
+        np.testing.assert_array_equal(a, b)  # the second call left the first result alone
+    for a in arrays(r1)[2:]:
+        assert not a.flags.writeable  # λ, σ, the scale and the contacts, as the tree step's
+    r1.q[0] += 0.0  # q⁺ and v⁺ are the caller's to modify
+    # the warm start: the same from a StepResult rebuilt from the fields (the validated path)
+    r3 = sd.step(m, q, v, tau, DT, warm_start=dataclasses.replace(r1))
+    for a, b in zip(arrays(r2), arrays(r3)):
+        np.testing.assert_array_equal(a, b)
+    assert "StepResult" in repr(r2)
+    with pytest.raises(TypeError, match="warm_start"):
+        sd.step(m, q, v, tau, DT, warm_start="previous")
+
+    def roll(n):
+        out, r, qq, vv = [], None, q, v
+        for _ in range(n):
+            r = sd.step(m, qq, vv, _pd(tree, m.nv, _legs("mini_cheetah", tree), qq, vv, 80.0, 4.0), DT,
+                        warm_start=r)
+            qq, vv = r.q, r.v
+            out.append(np.concatenate([r.q, r.v, r.impulses.reshape(-1)]))
+        return out
+
+    alone = roll(30)
+    results = [None] * 4
+
+    def worker(i):
+        results[i] = roll(30)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for res in results:
+        for a, b in zip(res, alone):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_contact_on_a_rotor_is_the_staged_step():
+    """A contact on a rotor of a link–rotor pair: the compiled step takes its backward pass
+    again with the rotors placed (the free stage took them from their constants) for the
+    Delassus and the impulse response; the same step as the staged one."""
+    from soadyn.contact.cluster_step import compiled_cluster_step, staged_cluster_step
+    from soadyn.core.compile import snapshot
+    from soadyn.geometry import Sphere
+    m = _robot("mini_cheetah")
+    q, v = _dropped(m, "mini_cheetah", clearance=-1e-3)
+    sm = snapshot(m)
+    rotor = sm.bodies[sm.body_index(sm.couplings[0].successor)]
+    R, p = sd.body_placements(m, q)
+    height = p[rotor.index][2] - sm.collisions[-1].body_placement[2, 3]  # the rotor's origin above the ground
+    m.add_collision(rotor.name, Sphere(height + 1e-3), contype=2, conaffinity=1)  # 1 mm into the ground
+    tree = cluster_tree(m)
+    rng = np.random.default_rng(7)
+    v = sd.spanning_state(m, q[tree.independent_q_index], 0.3 * rng.normal(size=tree.nyv), q)[1]
+    tau = rng.normal(size=m.nv)
+    settings = sd.ContactSettings()
+    a = compiled_cluster_step(m, snapshot(m), q, v, tau, DT, None, settings)
+    b = staged_cluster_step(m, snapshot(m), q, v, tau, DT, None, settings)
+    assert len(a.contacts) == len(b.contacts) == 5
+    assert rotor.index in np.asarray(a.contacts.bodies)
+    np.testing.assert_allclose(a.q, b.q, atol=1e-12)
+    np.testing.assert_allclose(a.v, b.v, atol=1e-9)
+    np.testing.assert_allclose(a.impulses, b.impulses, atol=1e-9)
+    assert a.solution.converged and b.solution.converged
+    _dense_check(m, q, v, tau, a)

@@ -32,8 +32,12 @@ and the contact problem is the one of the tree of clusters:
 
 Two implementations of the same step: models whose clusters all have a constant explicit
 form (rigid joints, gears, belts, rotors: the Mini Cheetah, the MIT Humanoid) step in one
-compiled call (:func:`compiled_cluster_step`, :mod:`soadyn.kernels.contact.cluster_step`,
-where C-EFPA's propagators run on the free stage's backward pass); the others (loops,
+compiled call (:func:`compiled_cluster_step`, :mod:`soadyn.kernels.contact.cluster_step`),
+where one backward pass of C-ABA, the free stage's, serves the step: C-EFPA's propagators
+run on its factorization, and so does the impulse response (the force-only sweeps of
+:mod:`soadyn.kernels.cluster.response`: the articulated inertias depend on q only); the
+ADMM solve is warm started with the previous step's impulses and penalty scale
+(``StepResult.solver_scale``, as the tree stepper). The others (loops,
 implicit constraints such as Tello's differentials, whose G(q) and γ need a preparation
 and a Gauss–Newton solve) stage by stage in Python (:func:`staged_cluster_step`, the
 functions above, which are the reference the compiled step is tested against).
@@ -61,16 +65,16 @@ from ..core import validation as val
 from ..core.call import NO_FORCES
 from ..core.configuration import integrate
 from ..core.constraints import ConstraintError
-from ..geometry.contacts import Contacts
+from ..geometry.contacts import made_contacts, model_identity
 from ..geometry.detect import _prepared as detection_tables
 from ..geometry.detect import detect_contacts
-from ..kernels.collision.detect import CONTACT_FLOATS, CONTACT_INTS
 from ..kernels.contact import cluster_step as kcs
-from ..kernels.contact.admm import COMPLEMENTARITY, CONVERGED, DUAL, ITERATIONS, PRIMAL
-from ..kernels.contact.step import normal_bias
 from ..kernels.contact.warm import match_warm_start_kernel
+from ..kernels.contact.admm import COMPLEMENTARITY, CONVERGED, DUAL, ITERATIONS, PRIMAL, RHO_POWER
+from ..kernels.contact.step import normal_bias
 from .delassus import contact_arrays, delassus
 from .jacobian import _IMPULSE, contact_velocities
+from .settings import StepResult
 from .solver import ContactSolution, ContactSolverWarning, solve_contacts
 
 __all__ = ["cluster_step", "compiled_cluster_step", "staged_cluster_step", "free_independent_velocity",
@@ -144,46 +148,105 @@ def _no_contacts(settings):
                            float(settings.tol))
 
 
-def _warm_impulses(warm_start, contacts):
+def _warm_impulses(warm_start, contacts, user_model):
     """The warm start (k, 3) of ``contacts`` from the previous step's result ``warm_start``:
     each contact the impulse of the previous contact of its object pair nearest to it
     (:func:`~soadyn.kernels.contact.warm.match_warm_start`, as the compiled steps), or
     None when a contact has no such previous one or the count changed."""
     if warm_start is None or len(warm_start.contacts) != len(contacts) or len(contacts) == 0:
         return None
-    wobj, wpoints, wlam = _warm_arrays(warm_start)
+    wobj, wpoints, wlam, _ = _warm_arrays(warm_start, user_model)
     lam = np.empty(3 * len(contacts))
     matched = match_warm_start_kernel(np.ascontiguousarray(contacts.objects, dtype=np.int64),
-                                      np.ascontiguousarray(contacts.point, dtype=float), wobj, wpoints, wlam, lam)
+                                      np.ascontiguousarray(contacts.point, dtype=float), wobj, wpoints,
+                                      np.ascontiguousarray(wlam).reshape(-1), lam)
     return lam.reshape(-1, 3) if matched == len(contacts) else None
+
+
+def _read_only(x):
+    x.setflags(write=False)
+    return x
+
+
+# the warm start's arrays are passed as they are (a step's own are read-only: one compiled
+# version of the kernel), and without a warm start read-only empty ones of the same types
+_NO_OBJECTS = _read_only(np.zeros((0, 2), dtype=np.int64))
+_NO_POINTS = _read_only(np.zeros((0, 3)))
+_NO_IMPULSES = _read_only(np.zeros((0, 3)))
+_NO_SCALE = _read_only(np.array([0.0, RHO_POWER]))
+_NAMES = ("q", "v", "tau", "f_ext")
+
+
+def _frozen(x, dtype, width):
+    """``x`` as the kernel takes a warm start's array: read-only, C-contiguous, of
+    ``dtype``, (n, width) (``width`` 0: a vector). A step's own arrays are so already."""
+    if (type(x) is np.ndarray and x.dtype == dtype and not x.flags.writeable and x.flags.c_contiguous
+            and x.ndim == (2 if width else 1)):
+        return x
+    a = np.array(x, dtype=dtype, order="C")
+    if width:
+        a = a.reshape(-1, width)
+    return _read_only(a)
+
+
+def _warm_arrays(warm_start, user_model):
+    """(objects (W, 2), points (W, 3) [m], λ (W, 3), ADMM's penalty scale (2,)) of ``warm_start``, the
+    :class:`~soadyn.StepResult` of the previous step of ``user_model`` (checked: its
+    contacts made for this model at its version) or None."""
+    if warm_start is None:
+        return _NO_OBJECTS, _NO_POINTS, _NO_IMPULSES, _NO_SCALE
+    if not isinstance(warm_start, StepResult):
+        raise TypeError(f"warm_start: expected the soadyn.StepResult of the previous step or None, got "
+                        f"{type(warm_start).__name__}")
+    contacts = warm_start.contacts
+    contacts.check(user_model, "warm_start")
+    made = warm_start.__dict__.get("_kernel_warm")
+    if made is not None:  # a result of compiled_cluster_step: its own read-only arrays
+        return made
+    objects = _frozen(contacts.objects, np.int64, 2)
+    points = _frozen(contacts.point, np.float64, 3)
+    lam = _frozen(warm_start.impulses, np.float64, 3)
+    if lam.shape != (objects.shape[0], 3):
+        raise ValueError(f"warm_start: expected impulses of shape ({objects.shape[0]}, 3) for its "
+                         f"{objects.shape[0]} contacts, got {np.shape(warm_start.impulses)}")
+    scale = warm_start.solver_scale
+    scale = _NO_SCALE if scale is None else _frozen(scale, np.float64, 0)
+    if scale.shape != (2,):
+        raise ValueError(f"warm_start: expected a solver_scale of shape (2,), got {scale.shape}")
+    return objects, points, lam, scale
 
 
 class _StepCall:
     """What the compiled step of one model version needs, per thread (:func:`_step_call`):
-    the model's and the clusters' tables and workspaces, the collision tables, the sizes
-    and the scratch of each capacity used so far."""
+    the model's, the clusters' and the collision tables, the sizes, a zero τ, and for each
+    capacity used so far the kernel's packed array of the tables with this thread's own
+    workspaces and scratch (:func:`~soadyn.kernels.contact.cluster_step.pack_step_tables`).
+    Nothing of a call is kept in it: each call writes its scratch before it reads it."""
 
-    __slots__ = ("tables", "det", "sizes", "nq", "nv", "lam_offset", "scratch")
+    __slots__ = ("parts", "nq", "nv", "capacity", "sizes", "version", "zero_tau", "packed")
 
-    def __init__(self, model, explicit, det):
-        mi, mf, ws, ci, cf, cws, nyv = explicit
+    def __init__(self, model, explicit, det, version):
+        mi, mf, ws, ci, cf, cws, _ = explicit
         tree = cluster_tree(model)
         c = model.compiled
-        self.tables = (mi, mf, ws, ci, cf, cws, det.ci, det.cf)
-        self.det = det
+        # (the workspaces as this thread's cluster calls left them: the kernel's copies start so)
+        self.parts = ((mi, ci, det.ci), (mf, cf, det.cf, ws, cws), det.floats, det.ints)
         self.nq, self.nv = c.nq, c.nv
+        self.capacity = det.capacity
         self.sizes = (c.nq, c.nb, tree.nyq, tree.nyv, det.floats, det.ints)
-        # the start of the NCP vectors g, R, σ, λ in the float scratch (the kernel's layout)
-        self.lam_offset = det.floats + 4 * tree.nyv + 2 * tree.nyq + 2 * c.nq + 6 * c.nb
-        self.scratch = {}
+        self.version = version
+        self.zero_tau = np.zeros(c.nv)  # τ = None (the kernel never writes τ)
+        self.packed = {}
 
-    def buffers(self, K):
-        """The (float, integer) scratch of capacity K (the integers zero-filled: the
+    def tables(self, K):
+        """The kernel's packed array for capacity K (its integer scratch zero-filled: the
         detection kernel leaves its own so)."""
-        found = self.scratch.get(K)
+        found = self.packed.get(K)
         if found is None:
             nf, ni = kcs.cluster_step_sizes(*self.sizes[:4], K, *self.sizes[4:])
-            found = self.scratch[K] = (np.zeros(nf), np.zeros(ni, dtype=np.int64))
+            ints, floats, det_floats, det_ints = self.parts
+            found = self.packed[K] = kcs.pack_step_tables(ints + (np.zeros(ni, dtype=np.int64),),
+                                                          floats + (np.zeros(nf),), det_floats, det_ints)
         return found
 
 
@@ -198,24 +261,50 @@ def _step_call(model):
     if not explicit:
         return None
     d, det, _ = detection_tables(model)
-    return d.per_thread("cluster_step_call", lambda snapshot: _StepCall(snapshot, explicit, det))
+    return d.per_thread("cluster_step_call", lambda snapshot: _StepCall(snapshot, explicit, det, d.version))
 
 
-def _warm_arrays(warm_start):
-    """The previous step's contacts as the kernels take them: objects (W, 2), points (W, 3), λ (3W,)."""
-    if warm_start is None:
-        return _NO_OBJECTS, _NO_POINTS, _NO_IMPULSES
-    return (np.ascontiguousarray(warm_start.contacts.objects, dtype=np.int64),
-            np.ascontiguousarray(warm_start.contacts.point, dtype=float),
-            np.ascontiguousarray(warm_start.impulses, dtype=float).reshape(-1))
-
-
-_NO_OBJECTS, _NO_POINTS, _NO_IMPULSES = np.zeros((0, 2), dtype=np.int64), np.zeros((0, 3)), np.zeros(0)
-_NAMES = ("q", "v", "tau", "f_ext")
+_F64 = np.dtype(np.float64)
 
 
 def _state_vector(x, n, name):
-    return x if val.kernel_vector(x, n) else val.vector(x, n, name, batch_ok=False)
+    """``x`` as the kernel takes it (C-contiguous float64 (n,)): as it is when it is so
+    (the check of :func:`soadyn.core.validation.kernel_vector`, its dtype compared by
+    identity: numpy's native float64 descriptor is one object), else converted or refused
+    by :func:`soadyn.core.validation.vector`."""
+    if type(x) is np.ndarray and x.dtype is _F64 and x.ndim == 1 and x.shape[0] == n and x.flags.c_contiguous:
+        return x
+    return val.vector(x, n, name, batch_ok=False)
+
+
+_new = object.__new__
+
+
+def _made_solution(lam, sigma, info, settings):
+    """The :class:`~soadyn.ContactSolution` of the kernel's λ, σ and ``info`` (a list of
+    Python floats): the object the dataclass's constructor makes, its dictionary filled at
+    once (the class is frozen: its constructor sets each of the nine fields through
+    ``object.__setattr__``)."""
+    s = _new(ContactSolution)
+    f = s.__dict__
+    f["impulses"], f["velocities"], f["iterations"] = lam, sigma, int(info[ITERATIONS])
+    f["converged"], f["primal"], f["dual"] = info[CONVERGED] != 0.0, info[PRIMAL], info[DUAL]
+    f["complementarity"], f["method"], f["tol"] = info[COMPLEMENTARITY], settings.friction_solver, settings.tol
+    return s
+
+
+def _made_result(q, v, contacts, impulses, solution, scale):
+    """The :class:`~soadyn.StepResult` of these fields, made as :func:`_made_solution` makes
+    its solution; it also keeps the arrays a step warm started from it passes to the
+    kernel as they are (the contacts' objects, λ and the penalty scale, read-only, in the
+    kernel's types: :func:`_warm_arrays`), under a name that is not a field (no part of
+    its repr, nor of what ``dataclasses.replace`` copies)."""
+    r = _new(StepResult)
+    f = r.__dict__
+    f["q"], f["v"], f["contacts"], f["impulses"], f["solution"], f["solver_scale"] = (q, v, contacts, impulses,
+                                                                                      solution, scale)
+    f["_kernel_warm"] = (contacts.objects, contacts.point, impulses, scale)
+    return r
 
 
 def compiled_cluster_step(user_model, model, q, v, tau, dt, f_ext, settings, warm_start=None):
@@ -224,62 +313,62 @@ def compiled_cluster_step(user_model, model, q, v, tau, dt, f_ext, settings, war
     constant explicit form (rigid joints, gears, belts, rotors), or None for another model
     (a loop or an implicit constraint: its G(q) and γ need the preparation and solve of
     the staged step). Arguments checked as the staged step's; the same result to
-    round-off."""
+    round-off, as a :class:`~soadyn.StepResult` whose ``solver_scale`` (ADMM's penalty
+    scale at the end of the solve) a step warm started from it takes with its impulses.
+
+    Every array of the result is made by this call (the contacts, λ and σ read-only, as
+    the detection's and the tree step's): the kernel writes them, and nothing of the call
+    stays in this thread's scratch."""
     call = _step_call(model)
     if call is None:
         return None
     h = dt if type(dt) is float and dt > 0.0 and dt < math.inf else _timestep(dt)
     nq, nv = call.nq, call.nv
     q, v = _state_vector(q, nq, "q"), _state_vector(v, nv, "v")
-    tau = np.zeros(nv) if tau is None else _state_vector(tau, nv, "tau")
+    tau = call.zero_tau if tau is None else _state_vector(tau, nv, "tau")
     fext = NO_FORCES if f_ext is None else val.external_forces(f_ext, model.nbodies, None)
-    wobj, wpoints, wlam = _warm_arrays(warm_start)
+    wobj, wpoints, wlam, wscale = _warm_arrays(warm_start, user_model)
     prm = settings.vector()
-    q1, v1 = np.empty(nq), np.empty(nv)
-    info = np.zeros(kcs.STEP_INFO_SIZE)
-    det = call.det
-    K = det.capacity
+    q1, v1, info = np.empty(nq), np.empty(nv), np.empty(kcs.STEP_INFO_SIZE)
+    K = call.capacity
     while True:
-        fbuf, ibuf = call.buffers(K)
-        status = kcs.cluster_step_kernel(*call.tables, q, v, tau, fext, h, prm, K, fbuf, ibuf, det.floats, det.ints,
-                                         wobj, wpoints, wlam, q1, v1, info)
+        # the outputs of capacity K, two fields (four for the vectors) per array, so that
+        # each field of the k contacts found is one slice
+        vectors, scalars, frames, pairs = np.empty((4 * K, 3)), np.empty(2 * K), np.empty((K, 3, 3)), \
+            np.empty((2 * K, 2), dtype=np.int64)
+        status = kcs.cluster_step_kernel(call.tables(K), q, v, tau, fext, h, prm, wobj, wpoints, wlam, wscale, q1, v1,
+                                         info, vectors, scalars, frames, pairs)
         if status == st.OVERFLOW:
             raise OverflowError("q, v, tau, dt: the state after the step is not finite (inf or NaN): a time step too "
                                 "large for these dynamics, or a state or force too large")
         if status != st.OK:
             st.raise_status(status, _NAMES, model=model, state=(q, v, tau))
-        if not max(info[kcs.WORST_Q], info[kcs.WORST_V]) <= STATE_TOL:
+        found = info.tolist()  # (one conversion: Python floats for every read below)
+        if not max(found[kcs.WORST_Q], found[kcs.WORST_V]) <= STATE_TOL:
             # the Python check names the worst constraint and its residual
             try:
                 check_residuals(evaluate_constraints(model, q, None, 0.0, bias=False), v, STATE_TOL)
             except ConstraintError as e:
                 raise ConstraintError(f"q, v (the state of the step): {e}") from None
-        k = int(info[kcs.COUNT])
+        k = int(found[kcs.COUNT])
         if k <= K:
             break
-        K = k  # more contacts than the scratch holds: again with room for all of them
-    fl = fbuf[det.floats:det.floats + CONTACT_FLOATS * K].copy()
-    il = ibuf[det.ints:det.ints + CONTACT_INTS * K].copy()
-    fl.flags.writeable = False
-    il.flags.writeable = False
-    contacts = Contacts(il[:2 * k].reshape(k, 2), il[2 * K:2 * K + 2 * k].reshape(k, 2), fl[:3 * k].reshape(k, 3),
-                        fl[3 * K:3 * K + 3 * k].reshape(k, 3), fl[6 * K:6 * K + k], fl[7 * K:7 * K + k],
-                        fl[8 * K:8 * K + 9 * k].reshape(k, 3, 3), model._derived.version, weakref.ref(user_model))
-    if k == 0:
-        return q1, v1, contacts, np.zeros((0, 3)), _no_contacts(settings)
-    n = 3 * K
-    o = call.lam_offset + CONTACT_FLOATS * K + 2 * n  # σ, then λ n entries later: one copy of both
-    block = fbuf[o:o + n + 3 * k].copy()
-    sigma, lam = block[:3 * k].reshape(k, 3), block[n:].reshape(k, 3)
-    solution = ContactSolution(lam, sigma, int(info[ITERATIONS]), bool(info[CONVERGED]), float(info[PRIMAL]),
-                               float(info[DUAL]), float(info[COMPLEMENTARITY]), settings.friction_solver,
-                               float(settings.tol))
+        K = k  # more contacts than the outputs hold: again with room for all of them
+    vectors.setflags(write=False)
+    scalars.setflags(write=False)
+    frames.setflags(write=False)
+    pairs.setflags(write=False)
+    info.setflags(write=False)
+    contacts = made_contacts(pairs[:k], pairs[K:K + k], vectors[:k], vectors[K:K + k], scalars[:k], scalars[K:K + k],
+                             frames[:k], call.version, weakref.ref(model_identity(user_model)))
+    lam = vectors[3 * K:3 * K + k]
+    solution = _made_solution(lam, vectors[2 * K:2 * K + k], found, settings)
     if not solution.converged:
         warnings.warn(f"step: the contact solve ({settings.friction_solver}, {k} contacts) did not converge in "
                       f"{solution.iterations} iterations (residuals: primal {solution.primal:.3g}, dual "
                       f"{solution.dual:.3g}, complementarity {solution.complementarity:.3g}; tol {settings.tol:g}); "
-                      "raise ContactSettings.max_iter or tol", ContactSolverWarning, stacklevel=3)
-    return q1, v1, contacts, lam, solution
+                      "raise ContactSettings.max_iter or tol", ContactSolverWarning, stacklevel=5)
+    return _made_result(q1, v1, contacts, lam, solution, info[kcs.SCALE_L:kcs.SCALE_POWER + 1])
 
 
 def cluster_step(user_model, model, q, v, tau, dt, f_ext, settings, warm_start=None):
@@ -296,20 +385,22 @@ def cluster_step(user_model, model, q, v, tau, dt, f_ext, settings, warm_start=N
 def staged_cluster_step(user_model, model, q, v, tau, dt, f_ext, settings, warm_start=None):
     """One semi-implicit time step with contacts of a model with loops, couplings,
     transmissions or rotors, in the independent coordinates of its cluster tree (module
-    docstring), the closed-chain branch of :func:`soadyn.step`: returns ``(q⁺, v⁺,
-    contacts, impulses, solution)``, the contacts detected at q, their impulses λ (k, 3)
-    [N s] in the contact frames (t1, t2, n) and the solve's
-    :class:`~soadyn.ContactSolution` (without contacts an empty one, converged).
+    docstring), the closed-chain branch of :func:`soadyn.step`: returns the
+    :class:`~soadyn.StepResult` (q⁺, v⁺, the contacts detected at q, their impulses λ
+    (k, 3) [N s] in the contact frames (t1, t2, n) and the solve's
+    :class:`~soadyn.ContactSolution`, without contacts an empty one, converged; no
+    ``solver_scale``: the solve's penalty scale starts afresh).
 
     ``user_model`` is the model the caller passed (the contacts are made for it),
     ``model`` its snapshot. q (nq,), v (nv,): a spanning state that satisfies the
     constraints (to :data:`STATE_TOL`; it fixes the assembly branch); τ (nv,)
     spanning-tree joint forces [N m, N] or None; dt > 0 [s]; f_ext None or (nbodies, 6);
     ``settings`` a :class:`soadyn.ContactSettings`; ``warm_start`` the previous step's
-    :class:`soadyn.StepResult` or None (its impulses start the solve, each contact from the
-    previous contact of its object pair nearest to it, when every contact has one).
+    :class:`soadyn.StepResult` or None (its impulses start the solve when its contacts come
+    from the same object pairs in the same order).
     """
     h = _timestep(dt)
+    _warm_arrays(warm_start, user_model)  # a StepResult of this model's version, or None
     c = model.compiled
     q = val.vector(q, c.nq, "q", batch_ok=False)
     v = val.vector(v, c.nv, "v", batch_ok=False)
@@ -325,13 +416,13 @@ def staged_cluster_step(user_model, model, q, v, tau, dt, f_ext, settings, warm_
     contacts = detect_contacts(user_model, q, settings.margin)
     if len(contacts) == 0:
         q_next, v_next = advance_on_manifold(model, tree, q, G, yd_free, h)
-        return q_next, v_next, contacts, np.zeros((0, 3)), _no_contacts(settings)
+        return StepResult(q_next, v_next, contacts, np.zeros((0, 3)), _no_contacts(settings))
     D = delassus(user_model, q, contacts)
     sigma_free = contact_velocities(user_model, q, G @ yd_free, contacts)
-    solution = contact_problem(contacts, D, sigma_free, h, settings, _warm_impulses(warm_start, contacts))
+    solution = contact_problem(contacts, D, sigma_free, h, settings, _warm_impulses(warm_start, contacts, user_model))
     yd_next = yd_free + independent_impulse_response(user_model, tree, q, y, contacts, solution.impulses)
     if not np.all(np.isfinite(yd_next)):
         raise OverflowError("q, v, tau, dt: the independent velocity after the step is not finite (inf or NaN): a "
                             "time step too large for these dynamics, or a state or force too large")
     q_next, v_next = advance_on_manifold(model, tree, q, G, yd_next, h)
-    return q_next, v_next, contacts, solution.impulses, solution
+    return StepResult(q_next, v_next, contacts, solution.impulses, solution)

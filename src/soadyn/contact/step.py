@@ -351,6 +351,6 @@ def _general_step(model, q, v, tau, dt, f_ext, settings, warm_start):
 def closed_chain_step(user_model, model, q, v, tau, dt, f_ext, settings, warm_start):
     """The step of a model with loops, couplings or user constraints (the branch of
     :func:`step` for closed chains): by constraint embedding in the independent
-    coordinates of its cluster tree, the loops exact (:mod:`soadyn.contact.cluster_step`)."""
-    _warm(warm_start, user_model)  # a StepResult of this model's version, or None
-    return StepResult(*cluster_step(user_model, model, q, v, tau, dt, f_ext, settings, warm_start))
+    coordinates of its cluster tree, the loops exact (:mod:`soadyn.contact.cluster_step`,
+    which checks the warm start and makes the StepResult)."""
+    return cluster_step(user_model, model, q, v, tau, dt, f_ext, settings, warm_start)

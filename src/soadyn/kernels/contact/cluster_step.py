@@ -3,82 +3,160 @@
 compiled call: the compiled twin of :mod:`soadyn.contact.cluster_step` (whose module
 docstring states the method), in five stages run by :func:`cluster_step_state`::
 
-    free      y, ẏ from (q, v); C-ABA ([Chignoli23, Alg. 1]) for τ_ind = Gᵀτ:
-              ẏ_free = ẏ + dt ÿ
-    detect    the tree's world poses at q, the contacts (capacity K)
+    detect    the tree's joint placements and world poses at q (every body, rotors
+              too: the kinematics of every later stage), the contacts (capacity K),
+              written into the caller's output arrays
+    free      y, ẏ from (q, v); C-ABA ([Chignoli23, Alg. 1]) for τ_ind = Gᵀτ on the
+              detection's placements: ẏ_free = ẏ + dt ÿ
     problem   g = J G ẏ_free − b (the body velocities of v_free = G ẏ_free at the
               contact points, b the penetration bias of :func:`.step.normal_bias`);
-              D = (J G) H⁻¹ (J G)ᵀ from C-EFPA's Ω of the contact sides
-              ([Chignoli23, §VIII]), its propagators run on the free stage's
-              articulated quantities (those of q): each side on a body a frame at the
-              point with the contact axes, the linear rows of Ω, signed and summed per
-              contact
-    solve     λ of the Coulomb NCP of (D + R, g, μ) by ADMM or PGS
-    update    Δẏ = H⁻¹ (J G)ᵀ λ by C-ABA with the contact impulses as body forces (no
-              velocity, no gravity); ẏ⁺ = ẏ_free + Δẏ; y⁺ = y ⊕ dt ẏ⁺ (the joints of
-              y are whole joints of the spanning tree, integrated as such from
-              q ⊕ dt G ẏ⁺), q⁺ = G y⁺ = γ(y⁺), v⁺ = G ẏ⁺: on the constraint
-              manifold to round-off
+              D = (J G) H⁻¹ (J G)ᵀ by C-EFPA's force propagators ([Chignoli23, §VIII],
+              eq. 57–58, 62) run on the free stage's factorization (S_k, U_k, D_k⁻¹:
+              those of q, the same with and without velocities), three columns per
+              contact — the point forces along its axes, both sides summed with their
+              signs — instead of six per frame (:func:`contact_delassus`)
+    solve     λ of the Coulomb NCP of (D + R, g, μ) by ADMM (warm started with the
+              previous step's impulses and penalty scale, as the tree stepper) or PGS
+    update    Δẏ = H⁻¹ (J G)ᵀ λ by the force-only sweeps of C-ABA on the same
+              factorization (:mod:`soadyn.kernels.cluster.response`); ẏ⁺ = ẏ_free + Δẏ;
+              y⁺ = y ⊕ dt ẏ⁺ (the joints of y are whole joints of the spanning tree,
+              integrated as such from q ⊕ dt G ẏ⁺), q⁺ = G y⁺ = γ(y⁺), v⁺ = G ẏ⁺: on the
+              constraint manifold to round-off
+
+The one backward pass of the step is the free stage's, with the pair rotors from their
+constants when no external force acts on them (:func:`~soadyn.kernels.cluster.aba.pair_step`);
+a contact on a pair rotor then takes the backward pass again with the rotors placed
+(:func:`~soadyn.kernels.cluster.response.refactor_with_rotors`) before the Delassus and the
+response.
 
 The settings vector is the tree stepper's (:meth:`soadyn.ContactSettings.vector`,
-:mod:`.step`), the info layout :data:`COUNT` …; the
-scratch one float and one integer buffer of capacity K (:func:`cluster_step_sizes`).
+:mod:`.step`), the info layout :data:`COUNT` …; the outputs (the state, the contacts, σ and
+λ) are the caller's arrays; the tables, the workspaces and the scratch (one float and one
+integer buffer, :func:`cluster_step_sizes`) one packed array (:func:`pack_step_tables`).
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ...core.configuration import integrate_kernel
 from ...core.jit import helper, kernel
-from ...core.layout import carve, model_tables, workspace_views
+from ...core.layout import carve, model_tables, rows, workspace_views
 from ...core.status import BAD_SHAPE, OK, OVERFLOW, SINGULAR
-from ..cluster.aba import articulated_cluster_pass, cluster_aba_linked, cluster_acceleration_pass
-from ..cluster.efpa import cluster_efpa_linked, efpa_propagation
+from ..cluster.aba import articulated_cluster_pass, cluster_acceleration_pass
 from ..cluster.embedding import worst_residuals
 from ..cluster.explicit import apply_explicit_map, apply_explicit_map_transpose
 from ..cluster.inertia import init_cluster_inertias
 from ..cluster.kinematics import positions_pass
-from ..cluster.layout import cluster_tables, cluster_workspace, no_rotor_forces, pair_rotor
-from ..collision.detect import CONTACT_FLOATS, CONTACT_INTS, detect_contacts_kernel
-from ..kinematics import body_velocities, joint_placements, nonfinite, state_status, world_poses
-from .admm import CONVERGED, INFO_SIZE, admm_kernel
+from ..cluster.layout import (cluster_bodies, cluster_scratch, cluster_tables, cluster_workspace, force_columns,
+                              inertia_subspace, inverse_joint_inertia, motion_subspace, no_rotor_forces, pair_rotor)
+from ..cluster.response import cluster_force_response, refactor_with_rotors
+from ..collision.detect import detect_contacts_kernel
+from ..kinematics import joint_placements, nonfinite, state_status, velocity_step, world_poses
+from ..primitives import add_force_to_parent
+from .admm import CONVERGED, INFO_SIZE, RHO_POWER, admm_solve
 from .warm import match_warm_start
 from .pgs import pgs_kernel
-from .points import contact_forces_pass, contact_velocities_pass
+from .points import contact_forces_pass, contact_velocities_pass, point_pickoff
 from .step import COMPLIANCE, MARGIN, MAX_ITER, PGS, SETTINGS_SIZE, SLOP, SOLVER, STABILIZATION, TOL, normal_bias
 
-__all__ = ["cluster_step_kernel", "cluster_step_sizes", "COUNT", "WORST_Q", "WORST_V", "STEP_INFO_SIZE"]
+__all__ = ["cluster_step_kernel", "cluster_step_sizes", "pack_step_tables", "contact_delassus", "COUNT", "WORST_Q",
+           "WORST_V", "SCALE_L", "SCALE_POWER", "STEP_INFO_SIZE"]
 
-#: ``info``: the solver's rows (:mod:`.admm`), then the contact count and the worst
-#: position and velocity residuals of the state the step started from
-COUNT, WORST_Q, WORST_V = INFO_SIZE, INFO_SIZE + 1, INFO_SIZE + 2
-STEP_INFO_SIZE = INFO_SIZE + 3
+#: ``info``: the solver's rows (:mod:`.admm`), then the contact count, the worst position
+#: and velocity residuals of the state the step started from, and ADMM's penalty scale at
+#: the end of the solve (L, p: the warm start of the next step; L = 0: none)
+COUNT, WORST_Q, WORST_V, SCALE_L, SCALE_POWER = INFO_SIZE, INFO_SIZE + 1, INFO_SIZE + 2, INFO_SIZE + 3, INFO_SIZE + 4
+STEP_INFO_SIZE = INFO_SIZE + 5
+
+
+#: the header of the packed tables (:func:`pack_step_tables`): the lengths of their parts
+#: and the detection's scratch sizes
+PACK_HEADER = ("mi", "ci", "col_ci", "ibuf", "mf", "cf", "col_cf", "ws", "cws", "fbuf", "det_floats", "det_ints")
+
+
+def pack_step_tables(ints, floats, det_floats, det_ints):
+    """The one float64 array of a thread's step kernel: the integer tables ``ints`` = (mi,
+    ci, col_ci, ibuf) and the float tables ``floats`` = (mf, cf, col_cf, ws, cws, fbuf)
+    (the model's, the clusters' and the collision tables, the tree and cluster workspaces
+    and the step's scratch, as :func:`split_step_tables` reads them back): [header (int64
+    bits) | ints (int64 bits) | floats]. Each array argument costs Numba's dispatcher
+    (~0.1 µs each, and the step took 29): one for all of them. The workspaces and the
+    scratch are written per call: each thread has its own array."""
+    head = np.array([len(x) for x in ints] + [len(x) for x in floats] + [det_floats, det_ints], dtype=np.int64)
+    i = np.concatenate([np.asarray(x, dtype=np.int64) for x in ints])
+    return np.concatenate([head.view(np.float64), i.view(np.float64)] + [np.asarray(x, dtype=np.float64)
+                                                                         for x in floats])
+
+
+@helper(forceinline=True)
+def split_step_tables(T):
+    """``(ok, mi, ci, col_ci, ibuf, mf, cf, col_cf, ws, cws, fbuf, det_floats, det_ints)``:
+    borrowed views of an array of :func:`pack_step_tables`; ``ok`` is False when the array
+    is shorter than its header says (the views are then empty)."""
+    nh = len(PACK_HEADER)
+    n = carve(T, 0, nh).view(np.int64) if T.shape[0] >= nh else carve(T, 0, 0).view(np.int64)
+    ok = n.shape[0] == nh
+    if ok:
+        total = nh
+        for a in range(10):
+            ok = ok and n[a] >= 0
+            total += n[a]
+        ok = ok and total <= T.shape[0] and n[10] >= 0 and n[11] >= 0
+    lengths = (n[0], n[1], n[2], n[3], n[4], n[5], n[6], n[7], n[8], n[9]) if ok else (0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+    o = nh
+    mi = carve(T, o, lengths[0]).view(np.int64); o += lengths[0]
+    ci = carve(T, o, lengths[1]).view(np.int64); o += lengths[1]
+    col_ci = carve(T, o, lengths[2]).view(np.int64); o += lengths[2]
+    ibuf = carve(T, o, lengths[3]).view(np.int64); o += lengths[3]
+    mf = carve(T, o, lengths[4]); o += lengths[4]
+    cf = carve(T, o, lengths[5]); o += lengths[5]
+    col_cf = carve(T, o, lengths[6]); o += lengths[6]
+    ws = carve(T, o, lengths[7]); o += lengths[7]
+    cws = carve(T, o, lengths[8]); o += lengths[8]
+    fbuf = carve(T, o, lengths[9])
+    return (ok, mi, ci, col_ci, ibuf, mf, cf, col_cf, ws, cws, fbuf, n[10] if ok else 0, n[11] if ok else 0)
 
 
 @kernel
 def cluster_step_sizes(nq, nb, nyq, nyv, K, det_floats, det_ints):
-    """(floats, ints) of the scratch of a step of capacity K contacts (n = 3K, at most 2K
-    contact sides on bodies): the detection's scratch and outputs, ẏ, ẏ_free, Δẏ, zeros
-    (nyv each), y, y⁺ (nyq each), v_free (nq ≥ nv), the spanning q ⊕ dt G ẏ⁺ (nq), the
-    impulses on the bodies (nb, 6), the NCP vectors g, R, σ, λ (n each), D and the solver's
-    matrix (n² each), its rows (8n), the sides' poses (2K × 12), C-EFPA's Z (4K nyv 6) and
-    Ω ((12K)²), a pick-off (18); integers: the detection's, the contacts' objects and
-    bodies (4K), the sides' bodies and owners (4K)."""
+    """(floats, ints) of the scratch of a step of capacity K contacts (n = 3K): the
+    detection's scratch, ẏ, ẏ_free, Δẏ (nyv each), y, y⁺ (nyq each), the spanning
+    velocity (nq ≥ nv), the spanning q ⊕ dt G ẏ⁺ (nq), the impulses on the bodies (nb, 6),
+    the NCP vectors g, R (n each), D and the solver's matrix (n² each), its rows (8n),
+    C-EFPA's projected propagators of the contacts and of one side (2K + 1)·3·nyv, a
+    pick-off (18); integers: the detection's."""
     n = 3 * K
-    m = 2 * K
-    floats = (det_floats + CONTACT_FLOATS * K + 4 * nyv + 2 * nyq + 2 * nq + 6 * nb + 4 * n + 2 * n * n + 8 * n
-              + 12 * m + 2 * m * nyv * 6 + 36 * m * m + 18)
-    ints = det_ints + CONTACT_INTS * K + 2 * m
+    floats = (det_floats + 3 * nyv + 2 * nyq + 2 * nq + 6 * nb + 2 * n + 2 * n * n + 8 * n + (2 * K + 1) * 3 * nyv
+              + 18)
+    ints = det_ints
     return floats, ints
 
 
+@helper(forceinline=True)
+def _velocities(mi, mf, ws, ci, v, skip_rotors):
+    """The body velocities (and Coriolis terms) of the spanning velocity ``v`` in the tree
+    workspace (:func:`~soadyn.kernels.kinematics.body_velocities`), but for the pair rotors
+    with ``skip_rotors``: leaves whose velocity no later stage reads when C-ABA takes them
+    from their constants and no contact is on them."""
+    m = model_tables(mi, mf)
+    t = workspace_views(ws, m)
+    c = cluster_tables(ci)
+    for i in range(m.nb):
+        if not (skip_rotors and pair_rotor(c, i)):
+            velocity_step(m, t, i, v)
+
+
 @helper
-def _free_stage(mi, mf, ws, ci, cf, cws, y, yd, tau, fext, dt, yd_free):
-    """ẏ_free = ẏ + dt ÿ, ÿ by C-ABA for τ_ind = Gᵀτ (as the embedding kernel). False
-    when the articulated inertias are singular."""
+def _free_stage(mi, mf, ws, ci, cf, cws, y, yd, tau, fext, dt, rotors_apart, vs, yd_free):
+    """ẏ_free = ẏ + dt ÿ, ÿ by C-ABA for τ_ind = Gᵀτ on the joint placements in the tree
+    workspace (the detection's, at q); ``vs`` (nv,) receives the spanning velocity G ẏ.
+    False when the articulated inertias are singular (or a quaternion is not unit)."""
     m = model_tables(mi, mf)
     c = cluster_tables(ci)
     w = cluster_workspace(cws, c, m.nq, m.nv)
-    rotors_apart = no_rotor_forces(c, fext)
-    if positions_pass(mi, mf, ws, ci, cf, cws, y, yd, True, True, rotors_apart, False) != OK:
+    apply_explicit_map(mi, mf, ci, cf, cws, yd, vs, False, False)
+    _velocities(mi, mf, ws, ci, vs, rotors_apart)
+    if positions_pass(mi, mf, ws, ci, cf, cws, y, yd, True, True, rotors_apart, True) != OK:
         return False
     apply_explicit_map_transpose(mi, mf, ci, cf, cws, tau, w.tau_ind)
     init_cluster_inertias(mi, mf, ws, ci, cws, True, fext, rotors_apart)
@@ -91,175 +169,227 @@ def _free_stage(mi, mf, ws, ci, cf, cws, y, yd, tau, fext, dt, yd_free):
 
 
 @helper
-def _problem_stage(mi, mf, ws, ci, cf, cws, y, fext, yd_free, vfree, k, cbody, cpoint, cframe, depth, dt, prm, g,
-                   R, D, fbody, owner, fRf, fpf, Zf, Omega, X):
-    """g (3k,) and D (3k, 3k) of the k contacts (module docstring); R (3k,). Needs the
-    tree's joint placements and world poses at q, and the free stage's backward pass in
-    the cluster workspace: C-EFPA's propagators run on it (the articulated quantities of
-    q, the same with and without velocities), unless a contact is on a rotor that pass
-    took from its constants (then C-EFPA from the start); ``fRf``, ``fpf``, ``Zf``,
-    ``Omega`` flat scratch of the sides' poses, C-EFPA's Z and Ω. Returns a status."""
+def contact_delassus(mi, mf, ws, ci, cws, cbody, cpoint, cframe, rotors_apart, Z, P, X, D):
+    """D = (J G) H⁻¹ (J G)ᵀ (3k, 3k) of the k contacts (bodies ``cbody`` (k, 2), world
+    points ``cpoint`` (k, 3), frames ``cframe`` (k, 3, 3)) from the factorization of a
+    C-ABA backward pass in the cluster workspace and the world poses in the tree
+    workspace, by C-EFPA's force propagators [Chignoli23, eq. 57–58, 62]: for each contact
+    side on a body, the three columns of its pick-off X (:func:`.points.point_pickoff`,
+    its sign included) as body forces W, projected Z_k = S_kᵀ W on each cluster k of its
+    path and carried on by W ← ^λX*_k L_kᵀ W, L_kᵀ = 1 − U_k D_k⁻¹ S_kᵀ; the projections of
+    both sides summed per contact, Z_i (nyv, 3), and D_ij = Σ_k Z_i,k D_k⁻¹ Z_j,kᵀ (the
+    closed form of eq. 63–67). ``rotors_apart``: the backward pass took the pair rotors
+    from their constants (no side may then be on a pair rotor). Scratch: ``Z`` (2k, nyv,
+    3), ``P`` (nyv, 3), ``X`` (6, 3)."""
     m = model_tables(mi, mf)
-    nyv = cluster_tables(ci).nyv
-    fR, fp = carve(fRf, 0, (fbody.shape[0], 3, 3)), carve(fpf, 0, (fbody.shape[0], 3))
-    w = workspace_views(ws, m)
-    apply_explicit_map(mi, mf, ci, cf, cws, yd_free, vfree, False, False)  # v_free = G ẏ_free
-    body_velocities(mi, mf, ws, vfree)
-    contact_velocities_pass(w, cbody, cpoint, cframe, X, carve(g, 0, (k, 3)))
-    for i in range(k):
-        g[3 * i + 2] -= normal_bias(depth[i], dt, prm[STABILIZATION], prm[SLOP])
-    for r in range(3 * k):
-        R[r] = prm[COMPLIANCE]
-    # the contact sides on bodies: frames at the point with the contact axes, in the body
-    ns = 0
+    t = workspace_views(ws, m)
+    c = cluster_tables(ci)
+    w = cluster_workspace(cws, c, m.nq, m.nv)
+    k = cbody.shape[0]
+    Z[:] = 0.0
     for i in range(k):
         for s in range(2):
             b = cbody[i, s]
             if b < 0:
                 continue
-            fbody[ns] = b
-            owner[ns] = 2 * i + s
-            for a in range(3):
-                acc = 0.0
-                for e in range(3):
-                    acc += w.Rw[b, e, a] * (cpoint[i, e] - w.pw[b, e])
-                fp[ns, a] = acc
-                for col in range(3):
+            point_pickoff(t.Rw, t.pw, b, cpoint, cframe, i, 2.0 * s - 1.0, X)
+            kk = c.cluster_of[b]
+            area = 0
+            W = force_columns(w, area, 3, c.n_bodies[kk])  # W[d, a]: body a's force for axis d
+            W[:] = 0.0
+            lb = c.local_index[b]
+            for d in range(3):
+                for r in range(6):
+                    W[d, lb, r] = X[r, d]
+            while True:
+                ny, y0 = c.n_y[kk], c.yv_start[kk]
+                S = motion_subspace(c, w, kk)
+                bodies = cluster_bodies(c, kk)
+                nbk = bodies.shape[0]
+                skip = c.rotor_local[kk] if rotors_apart and c.rotor_offset[kk] >= 0 else -1
+                for j in range(ny):  # this side's S_kᵀ W, added to the contact's
+                    for d in range(3):
+                        acc = 0.0
+                        for a in range(nbk):
+                            if a != skip:
+                                for r in range(6):
+                                    acc += S[j, a, r] * W[d, a, r]
+                        P[y0 + j, d] = acc
+                        Z[i, y0 + j, d] += acc
+                p = c.parent[kk]
+                if p < 0:
+                    break
+                U, Dinv = inertia_subspace(c, w, kk), inverse_joint_inertia(c, w, kk)
+                tt, _ = cluster_scratch(c, w, kk)
+                for d in range(3):  # W ← L_kᵀ W = W − U D⁻¹ (Sᵀ W)
+                    for j in range(ny):
+                        acc = 0.0
+                        for j2 in range(ny):
+                            acc += Dinv[j, j2] * P[y0 + j2, d]
+                        tt[j] = acc
+                    for a in range(nbk):
+                        for r in range(6):
+                            acc = 0.0
+                            for j in range(ny):
+                                acc += U[j, a, r] * tt[j]
+                            W[d, a, r] -= acc
+                area = 1 - area
+                Wp = force_columns(w, area, 3, c.n_bodies[p])  # carried to the parent cluster
+                Wp[:] = 0.0
+                for d in range(3):
+                    for a in range(nbk):
+                        lo = c.output_local[bodies[a]]
+                        if a == skip:  # a rotor apart's column is in Λ's frame already
+                            for r in range(6):
+                                Wp[d, lo, r] += W[d, a, r]
+                        else:
+                            add_force_to_parent(w.Ro, w.to, bodies[a], W[d], a, Wp[d], lo)
+                W, kk = Wp, p
+    for i in range(k):  # D_k⁻¹ Z_i,k on every cluster (zero off the contact's paths)
+        for kk in range(c.n):
+            ny, y0 = c.n_y[kk], c.yv_start[kk]
+            Dinv = inverse_joint_inertia(c, w, kk)
+            for j1 in range(ny):
+                for d in range(3):
                     acc = 0.0
-                    for e in range(3):
-                        acc += w.Rw[b, e, a] * cframe[i, e, col]
-                    fR[ns, a, col] = acc
-            ns += 1
-    Om = carve(Omega, 0, (6 * ns, 6 * ns))
-    c = cluster_tables(ci)
-    rotors_apart = no_rotor_forces(c, fext)  # how the free stage's C-ABA took the pair rotors
-    on_rotor = False
-    for h in range(ns):
-        on_rotor = on_rotor or pair_rotor(c, fbody[h])
-    sides, poses, at = carve(fbody, 0, ns), carve(fRf, 0, (ns, 3, 3)), carve(fpf, 0, (ns, 3))
-    if rotors_apart and on_rotor:
-        st = cluster_efpa_linked(mi, mf, ws, y, sides, poses, at, carve(Zf, 0, (2 * ns, nyv, 6)), ci, cf, cws, Om)
-        if st != OK:
-            return st
-    else:
-        efpa_propagation(mi, mf, ci, cws, sides, poses, at, carve(Zf, 0, (2 * ns, nyv, 6)), Om, rotors_apart)
-    n = 3 * k
-    for r in range(n):
-        for col in range(n):
-            D[r, col] = 0.0
-    for h in range(ns):  # the linear rows of Ω: the velocity of the point, in the contact axes
-        i, sh = owner[h] // 2, 2.0 * (owner[h] % 2) - 1.0
-        for e in range(ns):
-            j, se = owner[e] // 2, 2.0 * (owner[e] % 2) - 1.0
+                    for j2 in range(ny):
+                        acc += Dinv[j1, j2] * Z[i, y0 + j2, d]
+                    Z[k + i, y0 + j1, d] = acc
+    for i in range(k):
+        for j in range(i, k):
             for a in range(3):
                 for b in range(3):
-                    D[3 * i + a, 3 * j + b] += sh * se * Om[6 * h + 3 + a, 6 * e + 3 + b]
-    return OK
+                    D[3 * i + a, 3 * j + b] = 0.0
+            for r in range(c.nyv):
+                for a in range(3):
+                    z = Z[i, r, a]
+                    if z != 0.0:
+                        for b in range(3):
+                            D[3 * i + a, 3 * j + b] += z * Z[k + j, r, b]
+            for a in range(3):
+                for b in range(3):
+                    D[3 * j + b, 3 * i + a] = D[3 * i + a, 3 * j + b]
 
 
 @helper
-def _solve_stage(k, prm, objects, points, friction, warm_objects, warm_points, warm_lam, D, g, R, lam, sigma, A, V,
-                 info):
-    """λ of the NCP (D + R, g, μ), warm started from the previous step's contacts
-    (``warm_objects`` (W, 2), ``warm_points`` (W, 3), ``warm_lam`` (3W,)) when each of
-    the k contacts (``objects``, ``points``) has a previous one of its pair, the nearest
-    giving its impulse (:func:`~.warm.match_warm_start`, as the tree's step). False when
-    D + R is not PSD."""
+def _solve_stage(k, prm, objects, points, friction, warm_objects, warm_points, warm_lam, warm_scale, D, g, R, lam,
+                 sigma, A, V, info):
+    """λ (k, 3) of the NCP (D + R, g, μ) into ``lam``, σ into ``sigma``, warm started from
+    the previous step's contacts (``warm_objects`` (W, 2), ``warm_points`` (W, 3) [m],
+    ``warm_lam`` (W, 3)) and ADMM's penalty scale ``warm_scale`` (L, p) when each of the
+    k contacts (``objects``, ``points``) has a previous one of its pair and the count is
+    the same, the nearest giving its impulse (:func:`~.warm.match_warm_start`, the tree
+    stepper's rule); else from zero, the scale estimated afresh. False when D + R is not
+    PSD."""
     n = 3 * k
-    matched = match_warm_start(objects, points, warm_objects, warm_points, warm_lam, lam)
-    warm = k > 0 and matched == k and warm_objects.shape[0] == k
+    lamf, sigf = carve(lam, 0, n), carve(sigma, 0, n)
+    W = warm_objects.shape[0]
+    matched = match_warm_start(objects, points, warm_objects, warm_points, carve(warm_lam, 0, 3 * W), lamf)
+    warm = k > 0 and matched == k and W == k
     if not warm:
         for r in range(n):
-            lam[r] = 0.0
+            lamf[r] = 0.0
     tol, max_iter = prm[TOL], int(prm[MAX_ITER])
     if int(prm[SOLVER]) == PGS:
-        pgs_kernel(D, g, friction, R, tol, max_iter, warm, lam, sigma, info, carve(V, 0, (2, n)))
+        pgs_kernel(D, g, friction, R, tol, max_iter, warm, lamf, sigf, info, carve(V, 0, (2, n)))
         return True
-    return admm_kernel(D, g, friction, R, tol, max_iter, warm, lam, sigma, info, A, carve(V, 0, (8, n))) == 0
+    L0, p0 = (warm_scale[0], warm_scale[1]) if warm else (0.0, RHO_POWER)
+    st, L, power = admm_solve(D, g, friction, R, tol, max_iter, warm, lamf, sigf, info, A, carve(V, 0, (8, n)), L0,
+                              p0)
+    info[SCALE_L], info[SCALE_POWER] = L, power
+    return st == 0
 
 
 @helper
-def cluster_step_state(mi, mf, ws, ci, cf, cws, col_ci, col_cf, q, v, tau, fext, dt, prm, K, fbuf, ibuf,
-                       det_floats, det_ints, warm_objects, warm_points, warm_lam, q1, v1, info):
-    """One step from (q, v) under (τ, f_ext) into (q1, v1) (module docstring). Returns a
+def cluster_step_state(mi, mf, ws, ci, cf, cws, col_ci, col_cf, q, v, tau, fext, dt, prm, fbuf, ibuf, det_floats,
+                       det_ints, warm_objects, warm_points, warm_lam, warm_scale, q1, v1, info, vectors, scalars,
+                       frames, pairs):
+    """One step from (q, v) under (τ, f_ext) into (q1, v1) (module docstring), the contacts
+    into the outputs of capacity K = len(``frames``): ``pairs`` (2K, 2) their objects then
+    their bodies, ``vectors`` (4K, 3) their points, normals, then σ and λ, ``scalars``
+    (2K,) their depths then frictions, ``frames`` (K, 3, 3). Returns a
     status; ``info[COUNT]`` > K: the step stopped after the detection (call again with
     that capacity)."""
     m = model_tables(mi, mf)
     c = cluster_tables(ci)
-    nq, nv, nb, nyq, nyv = m.nq, m.nv, m.nb, c.nyq, c.nyv
-    n, ms = 3 * K, 2 * K
+    nq, nb, nyq, nyv = m.nq, m.nb, c.nyq, c.nyv
+    K = frames.shape[0]
+    n = 3 * K
     o = 0
     det_fs = carve(fbuf, o, det_floats); o += det_floats
-    cfl = carve(fbuf, o, CONTACT_FLOATS * K); o += CONTACT_FLOATS * K
     yd = carve(fbuf, o, nyv); o += nyv
     yd_free = carve(fbuf, o, nyv); o += nyv
     dyd = carve(fbuf, o, nyv); o += nyv
-    zeros = carve(fbuf, o, nyv); o += nyv
     y = carve(fbuf, o, nyq); o += nyq
     y1 = carve(fbuf, o, nyq); o += nyq
-    vfree = carve(fbuf, o, nq); o += nq
+    vs = carve(fbuf, o, m.nv); o += nq
     qs = carve(fbuf, o, nq); o += nq
     F = carve(fbuf, o, (nb, 6)); o += 6 * nb
     g = carve(fbuf, o, n); o += n
     R = carve(fbuf, o, n); o += n
-    sigma = carve(fbuf, o, n); o += n
-    lam = carve(fbuf, o, n); o += n
     Df = carve(fbuf, o, n * n); o += n * n
     Af = carve(fbuf, o, n * n); o += n * n
     V = carve(fbuf, o, 8 * n); o += 8 * n
-    fR = carve(fbuf, o, 9 * ms); o += 9 * ms
-    fp = carve(fbuf, o, 3 * ms); o += 3 * ms
-    Z = carve(fbuf, o, 12 * ms * nyv); o += 12 * ms * nyv
-    Omega = carve(fbuf, o, 36 * ms * ms); o += 36 * ms * ms
+    Zf = carve(fbuf, o, 2 * K * nyv * 3); o += 2 * K * nyv * 3
+    P = carve(fbuf, o, (nyv, 3)); o += 3 * nyv
     X = carve(fbuf, o, (6, 3))
-    p = 0
-    det_js = carve(ibuf, p, det_ints); p += det_ints
-    cil = carve(ibuf, p, CONTACT_INTS * K); p += CONTACT_INTS * K
-    fbody = carve(ibuf, p, ms); p += ms
-    owner = carve(ibuf, p, ms)
+    det_js = carve(ibuf, 0, det_ints)
     for r in range(STEP_INFO_SIZE):
         info[r] = 0.0
     info[CONVERGED] = 1.0  # no contacts: nothing to solve
+    info[SCALE_POWER] = RHO_POWER  # no ADMM solve (no contacts, or PGS): no scale, the rule's start
     for a in range(nyq):
         y[a] = q[c.y_positions[a]]
     for a in range(nyv):
         yd[a] = v[c.yv_positions[a]]
-        zeros[a] = 0.0
     info[WORST_Q], info[WORST_V] = worst_residuals(mi, mf, ci, cf, cws, q, v, y, yd)
-    # detect (the tree's own kinematics at q: every body placed, rotors too)
+    # detect, on the tree's kinematics at q (every body placed, the rotors too)
     w = workspace_views(ws, m)
     joint_placements(mi, mf, ws, q)
     world_poses(mi, mf, ws)
-    k = detect_contacts_kernel(col_ci, col_cf, w.Rw, w.pw, prm[MARGIN], det_fs, det_js, carve(cil, 0, (K, 2)),
-                               carve(cil, 2 * K, (K, 2)), carve(cfl, 0, (K, 3)), carve(cfl, 3 * K, (K, 3)),
-                               carve(cfl, 6 * K, K), carve(cfl, 7 * K, K), carve(cfl, 8 * K, (K, 3, 3)))
+    k = detect_contacts_kernel(col_ci, col_cf, w.Rw, w.pw, prm[MARGIN], det_fs, det_js, rows(pairs, 0, K),
+                               rows(pairs, K, K), rows(vectors, 0, K), rows(vectors, K, K), rows(scalars, 0, K),
+                               rows(scalars, K, K), frames)
     if k < 0:
         return BAD_SHAPE
     info[COUNT] = k
     if k > K:
         return OK
-    if not _free_stage(mi, mf, ws, ci, cf, cws, y, yd, tau, fext, dt, yd_free):
+    rotors_apart = no_rotor_forces(c, fext)  # pair rotors from their constants
+    if not _free_stage(mi, mf, ws, ci, cf, cws, y, yd, tau, fext, dt, rotors_apart, vs, yd_free):
         return SINGULAR
     for a in range(nyv):
         dyd[a] = 0.0
     if k > 0:
-        objects, cbody = carve(cil, 0, (k, 2)), carve(cil, 2 * K, (k, 2))
-        cpoint, cframe = carve(cfl, 0, (k, 3)), carve(cfl, 8 * K, (k, 3, 3))
-        depth, friction = carve(cfl, 6 * K, k), carve(cfl, 7 * K, k)
-        joint_placements(mi, mf, ws, q)  # (C-ABA left the pair rotors unplaced; the world poses are the detection's)
+        objects, cbody = rows(pairs, 0, k), rows(pairs, K, k)
+        cpoint, cframe = rows(vectors, 0, k), rows(frames, 0, k)
+        depth, friction = rows(scalars, 0, k), rows(scalars, K, k)
+        on_rotor = False
+        for i in range(k):
+            for s in range(2):
+                on_rotor = on_rotor or (cbody[i, s] >= 0 and pair_rotor(c, cbody[i, s]))
+        # g = J G ẏ_free − b
+        apply_explicit_map(mi, mf, ci, cf, cws, yd_free, vs, False, False)  # v_free = G ẏ_free
+        _velocities(mi, mf, ws, ci, vs, not on_rotor)
+        gk = carve(g, 0, (k, 3))
+        contact_velocities_pass(w, cbody, cpoint, cframe, X, gk)
+        for i in range(k):
+            gk[i, 2] -= normal_bias(depth[i], dt, prm[STABILIZATION], prm[SLOP])
+        for r in range(3 * k):
+            R[r] = prm[COMPLIANCE]
+        if rotors_apart and on_rotor:  # a contact on a rotor the free stage took from its constants
+            if not refactor_with_rotors(mi, mf, ws, ci, cf, cws, y):
+                return SINGULAR
+            rotors_apart = False
         D = carve(Df, 0, (3 * k, 3 * k))
-        st = _problem_stage(mi, mf, ws, ci, cf, cws, y, fext, yd_free, carve(vfree, 0, nv), k, cbody, cpoint,
-                            cframe, depth, dt, prm, g, R, D, fbody, owner, fR, fp, Z, Omega, X)
-        if st != OK:
-            return st
-        if not _solve_stage(k, prm, objects, cpoint, friction, warm_objects, warm_points, warm_lam, D,
-                            carve(g, 0, 3 * k), carve(R, 0, 3 * k), carve(lam, 0, 3 * k), carve(sigma, 0, 3 * k),
-                            carve(Af, 0, (3 * k, 3 * k)), V, info):
+        contact_delassus(mi, mf, ws, ci, cws, cbody, cpoint, cframe, rotors_apart, carve(Zf, 0, (2 * k, nyv, 3)), P,
+                         X, D)
+        sigma, lam = rows(vectors, 2 * K, k), rows(vectors, 3 * K, k)
+        if not _solve_stage(k, prm, objects, cpoint, friction, warm_objects, warm_points, warm_lam, warm_scale, D,
+                            carve(g, 0, 3 * k), carve(R, 0, 3 * k), lam, sigma, carve(Af, 0, (3 * k, 3 * k)), V, info):
             return SINGULAR
-        contact_forces_pass(w, cbody, cpoint, cframe, carve(lam, 0, (k, 3)), X, F)
-        st = cluster_aba_linked(mi, mf, ws, y, zeros, zeros, F, ci, cf, cws, False, dyd)
-        if st != OK:
-            return st
+        contact_forces_pass(w, cbody, cpoint, cframe, lam, X, F)
+        cluster_force_response(mi, mf, ws, ci, cws, F, rotors_apart, dyd)  # Δẏ on the same factorization
     for a in range(nyv):
         dyd[a] += yd_free[a]  # ẏ⁺
     apply_explicit_map(mi, mf, ci, cf, cws, dyd, v1, False, False)  # v⁺ = G ẏ⁺
@@ -275,23 +405,33 @@ def cluster_step_state(mi, mf, ws, ci, cf, cws, col_ci, col_cf, q, v, tau, fext,
 
 
 @kernel(nogil=True)
-def cluster_step_kernel(mi, mf, ws, ci, cf, cws, col_ci, col_cf, q, v, tau, fext, dt, prm, K, fbuf, ibuf,
-                        det_floats, det_ints, warm_objects, warm_points, warm_lam, q1, v1, info):
-    """:func:`cluster_step_state` with its checks: shapes, finiteness (statuses BAD_FIRST
-    … of q, v, τ, f_ext), the scratch sizes (:func:`cluster_step_sizes`). The contacts are
-    left in the float and integer scratch (the detection's outputs after its scratch), λ
-    and σ in their blocks. Returns a status."""
+def cluster_step_kernel(T, q, v, tau, fext, dt, prm, warm_objects, warm_points, warm_lam, warm_scale, q1, v1, info,
+                        vectors,
+                        scalars, frames, pairs):
+    """:func:`cluster_step_state` with its checks: the packed tables ``T``
+    (:func:`pack_step_tables`), shapes, finiteness (statuses BAD_FIRST … of q, v, τ,
+    f_ext), the scratch sizes (:func:`cluster_step_sizes`) and the outputs' capacity
+    K = len(``frames``). Returns a status."""
+    ok, mi, ci, col_ci, ibuf, mf, cf, col_cf, ws, cws, fbuf, det_floats, det_ints = split_step_tables(T)
+    if not ok or mi.shape[0] < 3 or ci.shape[0] < 11:
+        return BAD_SHAPE
     m = model_tables(mi, mf)
     c = cluster_tables(ci)
+    K = frames.shape[0]
     nf, ni = cluster_step_sizes(m.nq, m.nb, c.nyq, c.nyv, K, det_floats, det_ints)
     if (q.shape[0] != m.nq or v.shape[0] != m.nv or tau.shape[0] != m.nv or q1.shape[0] != m.nq
             or v1.shape[0] != m.nv or fbuf.shape[0] < nf or ibuf.shape[0] < ni or prm.shape[0] != SETTINGS_SIZE
-            or info.shape[0] != STEP_INFO_SIZE or warm_objects.shape[1] != 2
+            or info.shape[0] != STEP_INFO_SIZE or warm_lam.shape[0] != warm_objects.shape[0]
+            or warm_objects.shape[1] != 2 or warm_lam.shape[1] != 3 or warm_scale.shape[0] != 2
             or warm_points.shape[0] != warm_objects.shape[0] or warm_points.shape[1] != 3
-            or warm_lam.shape[0] != 3 * warm_objects.shape[0] or (fext.shape[0] != 0 and fext.shape[0] != m.nb)):
+            or (fext.shape[0] != 0 and fext.shape[0] != m.nb) or vectors.shape[0] != 4 * K or vectors.shape[1] != 3
+            or scalars.shape[0] != 2 * K or pairs.shape[0] != 2 * K or pairs.shape[1] != 2 or frames.shape[1] != 3
+            or frames.shape[2] != 3):
         return BAD_SHAPE
     st = state_status(q, v, tau, fext)
     if st != OK:
         return st
-    return cluster_step_state(mi, mf, ws, ci, cf, cws, col_ci, col_cf, q, v, tau, fext, dt, prm, K, fbuf, ibuf,
-                              det_floats, det_ints, warm_objects, warm_points, warm_lam, q1, v1, info)
+    return cluster_step_state(mi, mf, ws, ci, cf, cws, col_ci, col_cf, q, v, tau, fext, dt, prm, fbuf, ibuf,
+                              det_floats, det_ints, warm_objects, warm_points, warm_lam, warm_scale, q1, v1, info,
+                              vectors,
+                              scalars, frames, pairs)
