@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 import soadyn as sd
-from soadyn.core.call import MIN_BLOCK
+from soadyn.core.batch import MIN_BLOCK
 from conftest import PROPERTY_SETTINGS, build_tree, random_states, tree_params
 
 B = 70

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from ..core import validation as val
-from ..core.call import Arg, CompiledFunction
+from ..core.batch import Batch
+from ..core.call import Arg, CompiledFunction, Outputs
 from ..kernels.aba import aba_batch, aba_kernel
 from ..kernels.plain import aba_plain_kernel
 
 __all__ = ["aba"]
 
-_ABA = CompiledFunction(aba_kernel, aba_batch,
+_ABA = CompiledFunction(aba_kernel, Batch.twin(aba_batch),
                         (Arg("q", "nq"), Arg("v", "nv", optional=True), Arg("tau", "nv"), Arg("f_ext", "forces")),
-                        "v_shape", params=(val.GRAVITY,), tree_function="aba", plain=aba_plain_kernel,
+                        Outputs.shaped("v_shape"), params=(val.GRAVITY,), tree_function="aba", plain=aba_plain_kernel,
                         plain_params=(True,))
 
 

@@ -9,7 +9,8 @@ import numpy as np
 
 from ..core import status as st
 from ..core import validation as val
-from ..core.call import Arg, CompiledFunction, rollout_min_block, run_blocks, stacked_block, thread_tables
+from ..core.batch import Batch, rollout_min_block, run_blocks, stacked_block, thread_tables
+from ..core.call import Arg, CompiledFunction, Outputs
 from ..core.compile import snapshot
 from ..kernels.rollout import RK4, SEMI_IMPLICIT_EULER, exponential_coordinate_rate_kernel, rollout_kernel
 
@@ -26,7 +27,7 @@ def _scale(dt):
     return val.finite_scalar(dt, "dt")
 
 
-_RATE = CompiledFunction(exponential_coordinate_rate_kernel, "loop", (Arg("u", "nv"), Arg("w", "nv")), "v_shape",
+_RATE = CompiledFunction(exponential_coordinate_rate_kernel, Batch.loop(), (Arg("u", "nv"), Arg("w", "nv")), Outputs.shaped("v_shape"),
                          params=(_scale,))
 
 
@@ -58,8 +59,7 @@ def _rollout_batch(d, values, params, outs, status):
                                      ()), status, rollout_min_block(tau.shape[-2]))
 
 
-_ROLLOUT = CompiledFunction(rollout_kernel, _rollout_batch, (Arg("q0", "nq"), Arg("v0", "nv")), _trajectory_shapes,
-                            allocate=lambda c, state: None, names=("q0", "v0", "tau"), tree_function="rollout")
+_ROLLOUT = CompiledFunction(rollout_kernel, Batch.runner(_rollout_batch), (Arg("q0", "nq"), Arg("v0", "nv")), Outputs.computed(_trajectory_shapes, allocate=lambda c, state: None), names=("q0", "v0", "tau"), tree_function="rollout")
 
 
 def _controls(tau, nv):

@@ -32,8 +32,9 @@ from __future__ import annotations
 import numpy as np
 
 from ...core import validation as val
-from ...core.call import (ABSENT, NO_FORCES, Arg, CompiledFunction, ExactCall, GeneralPath, ParamShape, run_blocks,
-                           stacked_block)
+from ...core.batch import NO_BATCH, Batch, run_blocks, stacked_block
+from ...core.call import ABSENT, NO_FORCES, Arg, CompiledFunction, Outputs
+from ...core.fast_path import ExactCall, GeneralPath
 from ...core.compile import derived, snapshot
 from ...core.constraints import ConstraintError
 from ...core.status import Unsolved, raise_status
@@ -87,7 +88,7 @@ _ABA_ARGS = (_Y, _YD, Arg("tau_ind", _nyv), Arg("f_ext", "forces"))
 _RNEA_ARGS = (_Y, _YD, Arg("ydd", _nyv), Arg("f_ext", "forces"))
 # single states (the nonlinear clusters prepared before the call), and batches (each state
 # prepared inside the batched kernel, from q or q_guess when given)
-_CABA = CompiledFunction(cluster_aba_kernel, None, _ABA_ARGS, _independent_vector,
+_CABA = CompiledFunction(cluster_aba_kernel, NO_BATCH, _ABA_ARGS, Outputs.computed(_independent_vector),
                          params=(None, None, None, val.GRAVITY))
 # the plain calls (one state, no external forces, three folded table arrays): on explicit
 # models the algorithm alone, on models with implicit clusters the solve and the algorithm
@@ -119,7 +120,7 @@ def _states_adapters(kernel):
     def block(tables, *args):  # each block on its own copy of the tables and workspaces
         kernel(tables.copy(), *args)
 
-    return single, batch
+    return single, Batch.runner(batch)
 
 
 #: the ``status`` argument of a states kernel's call on one state (no status array)
@@ -128,21 +129,23 @@ _CABA_STATES_KERNEL = ExactCall(cluster_aba_states)
 _CRNEA_STATES_KERNEL = ExactCall(cluster_rnea_states)
 # one state with q= or external forces, or a batch, of a model with implicit clusters
 # (prepared in the kernel): validated here, then the states kernels
-_CABA_STATES = CompiledFunction(*_states_adapters(_CABA_STATES_KERNEL), _ABA_ARGS + (_Q,), _independent_vector,
+_CABA_STATES = CompiledFunction(*_states_adapters(_CABA_STATES_KERNEL), _ABA_ARGS + (_Q,),
+                                Outputs.computed(_independent_vector),
                                 params=(None, None, None, val.GRAVITY, None))
-_CRNEA = CompiledFunction(cluster_rnea_kernel, None, _RNEA_ARGS, _independent_vector,
+_CRNEA = CompiledFunction(cluster_rnea_kernel, NO_BATCH, _RNEA_ARGS, Outputs.computed(_independent_vector),
                           params=(None, None, None, val.GRAVITY))
-_CRNEA_STATES = CompiledFunction(*_states_adapters(_CRNEA_STATES_KERNEL), _RNEA_ARGS + (_Q,), _independent_vector,
+_CRNEA_STATES = CompiledFunction(*_states_adapters(_CRNEA_STATES_KERNEL), _RNEA_ARGS + (_Q,),
+                                 Outputs.computed(_independent_vector),
                                  params=(None, None, None, val.GRAVITY, None))
-_CMASS = CompiledFunction(cluster_mass_matrix_kernel, None, (_Y,), _independent_square)
+_CMASS = CompiledFunction(cluster_mass_matrix_kernel, NO_BATCH, (_Y,), Outputs.computed(_independent_square))
 #: the preparation alone (its last parameter the empty ``spanning``), and the same kernel
 #: writing the spanning state (q, q̇) into its output
 _NO_SPANNING = np.zeros(0)
-_PREPARE = CompiledFunction(prepare_implicit_kernel, None, (_Y, Arg("yd", _nyv, optional=True), _Q),
-                            lambda c, state, params: (), allocate=lambda c, state: ())
-_CEFPA = CompiledFunction(cluster_efpa_kernel, None, (_Y,), _operational_square)
-_SPANNING = CompiledFunction(prepare_implicit_kernel, None, (_Y, _YD, Arg("q_guess", "nq", optional=True)),
-                             lambda c, state, params: ((c.nq + c.nv,),))
+_PREPARE = CompiledFunction(prepare_implicit_kernel, NO_BATCH, (_Y, Arg("yd", _nyv, optional=True), _Q),
+                            Outputs.computed(lambda c, state, params: (), allocate=lambda c, state: ()))
+_CEFPA = CompiledFunction(cluster_efpa_kernel, NO_BATCH, (_Y,), Outputs.computed(_operational_square))
+_SPANNING = CompiledFunction(prepare_implicit_kernel, NO_BATCH, (_Y, _YD, Arg("q_guess", "nq", optional=True)),
+                             Outputs.computed(lambda c, state, params: ((c.nq + c.nv,),)))
 # The embedding method's kernel takes the model's and the clusters' tables and workspaces
 # in one array (fewer arguments through the dispatcher), and B states stored one after
 # another: the plain call passes this thread's tables (:func:`embedding_fast`), a validated
@@ -176,11 +179,11 @@ def embedding_batch(d, values, params, outs, status):
 
 
 _EMBED_ARGS = (Arg("q", "nq"), Arg("v", "nv"), Arg("tau", "nv"), Arg("f_ext", "forces"))
-_EMBED = CompiledFunction(_embed_single, embedding_batch, _EMBED_ARGS,
-                          lambda c, state, params: ((c.nv + 2,),), params=(None, None, None, val.GRAVITY))
+_EMBED = CompiledFunction(_embed_single, Batch.runner(embedding_batch), _EMBED_ARGS,
+                          Outputs.computed(lambda c, state, params: ((c.nv + 2,),)), params=(None, None, None, val.GRAVITY))
 #: the same kernel, whose longer output also takes copies of q, q̇, τ (:func:`input_copies`)
-_EMBED_COPIES = CompiledFunction(_embed_single, embedding_batch, _EMBED_ARGS,
-                                 lambda c, state, params: ((input_copies_size.py_func(c.nq, c.nv),),),
+_EMBED_COPIES = CompiledFunction(_embed_single, Batch.runner(embedding_batch), _EMBED_ARGS,
+                                 Outputs.computed(lambda c, state, params: ((input_copies_size.py_func(c.nq, c.nv),),)),
                                  params=(None, None, None, val.GRAVITY))
 
 
