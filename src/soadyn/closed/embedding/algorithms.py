@@ -70,7 +70,7 @@ def _nyv(model):
 
 
 #: one vector of length nyv, read from the header of the packed clusters ``ci``
-_independent_vector = ParamShape(lambda c, ci: (int(ci[6]),))
+_independent_vector = Outputs.param_shaped(lambda c, ci: (int(ci[6]),))
 
 
 def _independent_square(c, state, params):
@@ -88,7 +88,7 @@ _ABA_ARGS = (_Y, _YD, Arg("tau_ind", _nyv), Arg("f_ext", "forces"))
 _RNEA_ARGS = (_Y, _YD, Arg("ydd", _nyv), Arg("f_ext", "forces"))
 # single states (the nonlinear clusters prepared before the call), and batches (each state
 # prepared inside the batched kernel, from q or q_guess when given)
-_CABA = CompiledFunction(cluster_aba_kernel, NO_BATCH, _ABA_ARGS, Outputs.computed(_independent_vector),
+_CABA = CompiledFunction(cluster_aba_kernel, NO_BATCH, _ABA_ARGS, _independent_vector,
                          params=(None, None, None, val.GRAVITY))
 # the plain calls (one state, no external forces, three folded table arrays): on explicit
 # models the algorithm alone, on models with implicit clusters the solve and the algorithm
@@ -130,12 +130,12 @@ _CRNEA_STATES_KERNEL = ExactCall(cluster_rnea_states)
 # one state with q= or external forces, or a batch, of a model with implicit clusters
 # (prepared in the kernel): validated here, then the states kernels
 _CABA_STATES = CompiledFunction(*_states_adapters(_CABA_STATES_KERNEL), _ABA_ARGS + (_Q,),
-                                Outputs.computed(_independent_vector),
+                                _independent_vector,
                                 params=(None, None, None, val.GRAVITY, None))
-_CRNEA = CompiledFunction(cluster_rnea_kernel, NO_BATCH, _RNEA_ARGS, Outputs.computed(_independent_vector),
+_CRNEA = CompiledFunction(cluster_rnea_kernel, NO_BATCH, _RNEA_ARGS, _independent_vector,
                           params=(None, None, None, val.GRAVITY))
 _CRNEA_STATES = CompiledFunction(*_states_adapters(_CRNEA_STATES_KERNEL), _RNEA_ARGS + (_Q,),
-                                 Outputs.computed(_independent_vector),
+                                 _independent_vector,
                                  params=(None, None, None, val.GRAVITY, None))
 _CMASS = CompiledFunction(cluster_mass_matrix_kernel, NO_BATCH, (_Y,), Outputs.computed(_independent_square))
 #: the preparation alone (its last parameter the empty ``spanning``), and the same kernel
