@@ -118,13 +118,12 @@ def recorded():
 
         saved[id(f)] = f.call
         f.call = positional
-    import soadyn.core.call as call_module
-    call_module.call = tuple_entry
+    CompiledFunction.__call__ = tuple_entry
     try:
         for driver in DRIVERS:
             driver()
     finally:
-        call_module.call = ordinary
+        CompiledFunction.__call__ = ordinary
         for f in functions:
             f.call = saved[id(f)]
     return functions, calls

@@ -156,8 +156,9 @@ class CompiledFunction:
         #: per argument of the plain kernel (the state without the external forces): may it be None
         self.plain_optional = tuple(a.optional for a in self.args if a.size != "forces")
         self.names = tuple(a.name for a in self.args if a.size != "forces") if names is None else tuple(names)
-        #: one output (passed as one array), else a tuple of them
+        #: one output (passed as one array), else a tuple of them, made by ``allocate(c, state)``
         self.single = outputs.allocate is None
+        self.allocate = outputs.allocate
         #: known at construction for named shapes, else after the first general call
         self.n_outputs = None if outputs.names is None else len(outputs.names)
         self.tree_function = tree_function
@@ -173,6 +174,14 @@ class CompiledFunction:
                                       if a.optional or a.size == "forces")
         #: the positions of the external forces in ``state`` (the plain kernels take none)
         self.forces_positions = tuple(k for k, a in enumerate(self.args) if a.size == "forces")
+        #: the length of the plain kernel's state: the state arguments before the external forces
+        self.plain_count = len(self.args) - len(self.forces_positions)
+        if plain is not None and self.forces_positions != tuple(range(self.plain_count, len(self.args))):
+            raise ValueError(f"{self.kernel_name}: a plain call needs the external forces last in its state")
+        #: the output shapes of one state: ``output_shapes(c, state, params)``
+        self.output_shapes = outputs.compute if outputs.kind == "computed" else outputs.shapes
+        #: the shape attribute of the one output, for one named output
+        self.shape = outputs.names[0] if outputs.names is not None and len(outputs.names) == 1 else None
         if compiled and (outputs.kind == "param_shaped" or outputs.kind == "shaped"):
             #: ``call(model, *state, *params, out=None, workspace=None)``: the fast path
             #: rendered for this function's arity (building and unpacking the two tuples of
@@ -182,11 +191,12 @@ class CompiledFunction:
     def __repr__(self):
         return f"<CompiledFunction {self.kernel_name} -> {self.outputs!r}, batch {self.batch!r}>"
 
-    def __call__(self, model, state, params=(), out=None, workspace=None):
-        """Run the kernel on ``state`` (a tuple in the order of ``args``); returns the
-        output array, or the tuple of outputs when there are several. ``out``: the
-        output array (a tuple of them for several outputs), or None to allocate."""
-        return call(self, model, state, params, out, workspace)
+    #: ``function(model, state, params=(), out=None, workspace=None)``: run the kernel on
+    #: ``state`` (a tuple in the order of ``args``); returns the output array, or the tuple
+    #: of outputs when there are several. ``out``: the output array (a tuple of them for
+    #: several outputs), or None to allocate. The ordinary path itself, as the method (a
+    #: method that called it would cost a frame per call).
+    __call__ = call
 
     def general(self, model, state, params, out, workspace):
         """Validated path: conversions, clear errors (also for what the fast path

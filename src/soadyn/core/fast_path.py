@@ -11,18 +11,23 @@ a validated one. Whatever the fast path does not take goes to the validated path
 :meth:`soadyn.core.call.CompiledFunction.general`. Only :class:`GeneralPath` is caught:
 an error inside the call is never mistaken for a type mismatch.
 
-Three steps, each an ordinary function here:
+Three steps, in the ordinary function :func:`call`:
 
 1. **Plain call** (:func:`plain_call`; functions declared with a ``plain`` kernel: ``rnea``,
    ``aba``, the centroidal maps): one state, the parameters at their plain values (gravity
    on), no external forces, no workspace given — a kernel of few arguments, the model's
    tables and the thread's workspace packed in one array (:mod:`soadyn.kernels.plain`;
    Numba's dispatch costs in proportion to the number of arguments).
-2. **Exact-type call** (:func:`exact_call`): the kernel itself, through its non-compiling
-   twin, with this thread's workspace (or the caller's :class:`~soadyn.core.compile.Workspace`).
+2. **Exact-type call**: the kernel itself, through its non-compiling twin, with this
+   thread's workspace (or the caller's :class:`~soadyn.core.compile.Workspace`), the
+   result kept only when no absent argument was given as an empty array
+   (:func:`rates_given`). The rendered call first replaces an absent argument given as
+   None by its stand-in (:func:`with_stand_ins`), as the public functions pass None;
+   :func:`call` leaves None to the general path, which reads it as absent (its callers
+   pass the stand-ins).
 3. Else the general path.
 
-:func:`call` chains them: the ordinary form of the path, used by
+:func:`call` is the ordinary form of the path, used by
 :meth:`~soadyn.core.call.CompiledFunction.__call__` (state and parameters as tuples).
 
 **The rendered form.** The hottest public functions (``aba``, ``rnea``, ``mass_matrix``,
@@ -51,7 +56,7 @@ from . import validation as val
 from .compile import Workspace
 from .validation import ABSENT, NO_FORCES
 
-__all__ = ["GeneralPath", "ExactCall", "call", "plain_call", "exact_call", "with_stand_ins", "rates_given",
+__all__ = ["GeneralPath", "ExactCall", "call", "plain_call", "with_stand_ins", "rates_given",
            "first_plain_call", "TEMPLATE", "PLAIN_STEP", "render", "rendered_filename", "rendered_call"]
 
 
@@ -114,7 +119,11 @@ def call(function, model, state, params=(), out=None, workspace=None):
     as None or its stand-in ``ABSENT`` / ``NO_FORCES``); ``params``: the parameters;
     ``out``: the output array (a tuple for several outputs) or None; ``workspace``: a
     :class:`~soadyn.core.compile.Workspace` or None. Returns the output (the tuple of
-    outputs for several)."""
+    outputs for several).
+
+    The exact-type call is written here rather than in a function of its own: every line
+    costs a few percent of a kernel call on a 6-joint arm (``benchmarks/results/call_path.md``)."""
+    # 1. the plain call
     if function.plain is not None and workspace is None and _plain_applies(function, state, params):
         result = plain_call(function, model, state, out)
         if result is not _NO_TABLES:
@@ -123,11 +132,44 @@ def call(function, model, state, params=(), out=None, workspace=None):
             # the plain kernel refused: the exact-type call would too (the same argument
             # types, the same computation); the general path names what is wrong
             return function.general(model, with_stand_ins(function, state), params, out, workspace)
-    state = with_stand_ins(function, state)
-    result = exact_call(function, model, state, params, out, workspace)
-    if result is None:
-        return function.general(model, state, params, out, workspace)
-    return result
+    # 2. the exact-type call (an absent argument given as None has no compiled version:
+    # the general path reads it as absent; the rendered call replaces it by its stand-in): a current model (see soadyn.core.compile), this thread's
+    # workspace or the caller's (of this model version), a tree function on a tree
+    try:
+        d = model._derived
+        c = d.compiled
+        if workspace is None:
+            ws = d.threads.buffer  # AttributeError: this thread's first call
+        elif type(workspace) is Workspace and workspace.store is d:
+            ws = workspace.buffer
+        else:  # not this model version's: the general path names what it is
+            ws = None
+    except AttributeError:
+        ws = None
+    if ws is not None and not (c.closed and function.tree_function is not None):
+        try:
+            if function.single:
+                if out is not None:
+                    result = out
+                elif function.shape is not None:  # (one named shape: no call)
+                    result = np.empty(getattr(c, function.shape))
+                else:
+                    result = np.empty(function.output_shapes(c, state, params)[0])
+                status = function.fast(c.mi, c.mf, ws, *state, *params, result)
+            elif out is None or (type(out) is tuple and len(out) == function.n_outputs):
+                # (an ``out`` of another length would reach the dispatcher as a wrong
+                # argument count: the general path names it instead)
+                result = function.allocate(c, state) if out is None else out
+                status = function.fast(c.mi, c.mf, ws, *state, *params, *result)
+            else:
+                status = None
+        except GeneralPath:  # argument types without a compiled version
+            status = None
+        # a nonzero status: the general path raises the error it means
+        if status == 0 and (not function.absent_positions or rates_given(function, state)):
+            return result
+    # 3. the general path
+    return function.general(model, state, params, out, workspace)
 
 
 #: :func:`plain_call`'s answer when this thread has no packed tables for the model (yet)
@@ -163,7 +205,7 @@ def plain_call(function, model, state, out):
         return _NO_TABLES
     shape = getattr(d.compiled, function.outputs.names[0])
     result = np.empty(shape) if out is None else out
-    plain_state = tuple(x for k, x in enumerate(state) if k not in function.forces_positions)
+    plain_state = state[:function.plain_count]  # (the external forces come last)
     try:
         if function.plain.fast(tables, *plain_state, result) == 0:
             return result
@@ -212,44 +254,6 @@ def rates_given(function, state):
         if len(x) == 0 and x is not (NO_FORCES if forces else ABSENT):
             return False
     return True
-
-
-def exact_call(function, model, state, params, out, workspace):
-    """The kernel of ``function`` through its non-compiling twin (:class:`ExactCall`), for
-    a current model (see :mod:`soadyn.core.compile`), this thread's workspace or the
-    caller's (of this model version), and a tree function on a tree. Returns the output (a
-    tuple for several outputs), or None for the general path: argument types without a
-    compiled version, a nonzero status (the general path raises the error it means), an
-    empty array for an absent argument, anything else."""
-    try:
-        d = model._derived
-        c = d.compiled
-        if workspace is None:
-            ws = d.threads.buffer  # AttributeError: this thread's first call
-        elif type(workspace) is Workspace and workspace.store is d:
-            ws = workspace.buffer
-        else:  # not this model version's: the general path names what it is
-            return None
-    except AttributeError:
-        return None
-    if c.closed and function.tree_function is not None:
-        return None
-    try:
-        if function.single:
-            result = np.empty(function.outputs.shapes(c, state, params)[0]) if out is None else out
-            status = function.fast(c.mi, c.mf, ws, *state, *params, result)
-        elif out is None or (type(out) is tuple and len(out) == function.n_outputs):
-            # (an ``out`` of another length would reach the dispatcher as a wrong argument
-            # count: the general path names it instead)
-            result = function.outputs.allocate(c, state) if out is None else out
-            status = function.fast(c.mi, c.mf, ws, *state, *params, *result)
-        else:
-            return None
-    except GeneralPath:
-        return None
-    if status == 0 and rates_given(function, state):
-        return result
-    return None
 
 
 # --- the rendered path --------------------------------------------------------------------
