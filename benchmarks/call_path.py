@@ -15,7 +15,7 @@ often the worker was descheduled) of one case right after the other, case after 
 shuffled order per round. Reported per case: the median and the minimum over rounds of the
 per-call time [µs], the medians of the per-round ratios after / before and rendered /
 ordinary, and of the ratio to Pinocchio's call sampled by the same worker in the same
-round. ``--output DIR`` writes ``call_path.md`` and ``call_path.json``.
+round. ``--output DIR`` writes ``call_path.md`` and its JSON twin ``call_path.json``.
 """
 from __future__ import annotations
 
@@ -207,12 +207,11 @@ def main():
                       "```", machine, "```", ""])
     print(text)
     if args.output:
-        with open(os.path.join(args.output, "call_path.md"), "w") as f:
+        from results_json import write_twin
+        md = os.path.join(args.output, "call_path.md")
+        with open(md, "w") as f:
             f.write(text)
-        with open(os.path.join(args.output, "call_path.json"), "w") as f:
-            json.dump({"before": args.before, "rounds": args.rounds, "sample_seconds": args.sample,
-                       "pinocchio": pinocchio.__version__, "numba": numba.__version__, "machine": machine,
-                       "cases": rows}, f, indent=1)
+        write_twin(md, machine)  # call_path.json
 
 
 if __name__ == "__main__":
