@@ -272,7 +272,7 @@ def page_trees(out, res, results_dir=RESULTS):
                     "with fitted exponents")
         page.heading("Batches of states")
         page.text("One call on a batch of B states runs the kernel over the states on the batch threads "
-                  "(`soadyn.core.call.batch_threads`); Pinocchio is called in a Python loop and through its "
+                  "(`soadyn.core.batch.batch_threads`); Pinocchio is called in a Python loop and through its "
                   "parallel entry points `pin.abaInParallel` and `pin.rneaInParallel` on a `pin.ModelPool` of as "
                   "many threads.")
         batch = sec.get("batch", [])

@@ -91,7 +91,7 @@ _DIRECT = CompiledFunction(direct_kernel, Batch.stacked(),
                            (Arg("q", "nq"), Arg("v", "nv", optional=True), Arg("tau", "nv"), Arg("f_ext", "forces")),
                            Outputs.computed(_output_shape))
 #: the plain call's kernel (:func:`direct_fast`); ``direct_plain``, its non-compiling
-#: twin, raises :class:`~soadyn.core.call.GeneralPath` for argument types it has no
+#: twin, raises :class:`~soadyn.core.fast_path.GeneralPath` for argument types it has no
 #: compiled version for
 _PLAIN = ExactCall(direct_plain_kernel)
 direct_plain = _PLAIN.fast

@@ -19,7 +19,7 @@ __all__ = ["delassus", "contact_arrays"]
 _DELASSUS = CompiledFunction(delassus_kernel, NO_BATCH, (Arg("q", "nq"),),
                              Outputs.param_shaped(lambda c, cbody: (3 * cbody.shape[0], 3 * cbody.shape[0])),
                              params=(None,) * 5, tree_function="delassus")  # contacts (3), scratch (2)
-_FAST = _DELASSUS.fast  # the kernel's dispatcher that never compiles (soadyn.core.call.ExactCall)
+_FAST = _DELASSUS.fast  # the kernel's dispatcher that never compiles (soadyn.core.fast_path.ExactCall)
 
 
 def contact_arrays(model, contacts, argname="contacts"):

@@ -19,7 +19,9 @@ __all__ = ["contact_velocities", "contact_impulse", "impulse_response"]
 _VELOCITIES = CompiledFunction(contact_velocities_kernel, NO_BATCH, (Arg("q", "nq"), Arg("v", "nv")),
                                Outputs.param_shaped(lambda c, cbody: (cbody.shape[0], 3)), params=(None,) * 3)
 _IMPULSE = CompiledFunction(contact_impulse_kernel, NO_BATCH, (Arg("q", "nq"),),
-                            Outputs.computed(lambda c, state, params: ((c.nb, 6), (c.nv,)), allocate=lambda c, state: (np.empty((c.nb, 6)), np.empty(c.nv))), params=(None,) * 4)
+                            Outputs.computed(lambda c, state, params: ((c.nb, 6), (c.nv,)),
+                                             allocate=lambda c, state: (np.empty((c.nb, 6)), np.empty(c.nv))),
+                            params=(None,) * 4)
 
 
 def _impulses(impulses, k):

@@ -139,7 +139,8 @@ class CompiledFunction:
     def __init__(self, kernel, batch, args, outputs, params=(), names=None, tree_function=None, plain=None,
                  plain_params=()):
         if batch is not None and not isinstance(batch, Batch):
-            raise TypeError(f"batch: expected a Batch (Batch.twin, .stacked, .loop, .runner) or NO_BATCH, got {batch!r}")
+            raise TypeError(f"batch: expected a Batch (Batch.twin, .stacked, .loop, .runner) or NO_BATCH, "
+                            f"got {batch!r}")
         if not isinstance(outputs, Outputs):
             raise TypeError(f"outputs: expected an Outputs (Outputs.shaped, .param_shaped, .computed), got {outputs!r}")
         compiled = hasattr(kernel, "py_func")  # a Numba dispatcher, else a plain function calling one

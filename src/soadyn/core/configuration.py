@@ -282,10 +282,12 @@ def _time_step(dt):
     return val.finite_scalar(dt, "dt")
 
 
-_INTEGRATE = CompiledFunction(integrate_kernel, Batch.loop(), (Arg("q", "nq"), Arg("v", "nv")), Outputs.shaped("q_shape"),
-                              params=(_time_step,), names=("q", "v", "dt"))
-_DIFFERENCE = CompiledFunction(difference_kernel, Batch.loop(), (Arg("q0", "nq"), Arg("q1", "nq")), Outputs.shaped("v_shape"))
-_RATE = CompiledFunction(configuration_rate_kernel, Batch.loop(), (Arg("q", "nq"), Arg("v", "nv")), Outputs.shaped("q_shape"))
+_INTEGRATE = CompiledFunction(integrate_kernel, Batch.loop(), (Arg("q", "nq"), Arg("v", "nv")),
+                              Outputs.shaped("q_shape"), params=(_time_step,), names=("q", "v", "dt"))
+_DIFFERENCE = CompiledFunction(difference_kernel, Batch.loop(), (Arg("q0", "nq"), Arg("q1", "nq")),
+                               Outputs.shaped("v_shape"))
+_RATE = CompiledFunction(configuration_rate_kernel, Batch.loop(), (Arg("q", "nq"), Arg("v", "nv")),
+                         Outputs.shaped("q_shape"))
 _NORMALIZE = CompiledFunction(normalize_kernel, Batch.loop(), (Arg("q", "nq"),), Outputs.shaped("q_shape"))
 
 

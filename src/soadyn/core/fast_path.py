@@ -132,9 +132,10 @@ def call(function, model, state, params=(), out=None, workspace=None):
             # the plain kernel refused: the exact-type call would too (the same argument
             # types, the same computation); the general path names what is wrong
             return function.general(model, with_stand_ins(function, state), params, out, workspace)
-    # 2. the exact-type call (an absent argument given as None has no compiled version:
-    # the general path reads it as absent; the rendered call replaces it by its stand-in): a current model (see soadyn.core.compile), this thread's
-    # workspace or the caller's (of this model version), a tree function on a tree
+    # 2. the exact-type call: a current model (see soadyn.core.compile), this thread's
+    # workspace or the caller's (of this model version), a tree function on a tree. (An
+    # absent argument given as None has no compiled version: the general path reads it as
+    # absent; the rendered call replaces it by its stand-in first.)
     try:
         d = model._derived
         c = d.compiled
@@ -341,8 +342,8 @@ def render(function):
                      outputs=", ".join(names), returned=f"({', '.join(names)})", several=" and out is None")
     # an optional rate or external forces given as an empty array (rates_given), tested in
     # the order that is cheapest for the common call: a given rate, absent forces
-    slots["given"] = "".join(f" and (s{k} is NO_FORCES or len(s{k}))" if forces else f" and (len(s{k}) or s{k} is ABSENT)"
-                             for k, forces in function.absent_positions)
+    slots["given"] = "".join(f" and (s{k} is NO_FORCES or len(s{k}))" if forces
+                             else f" and (len(s{k}) or s{k} is ABSENT)" for k, forces in function.absent_positions)
     slots["stand_ins"] = _stand_ins(function, "    ")
     slots["plain_step"] = ""
     if function.plain is not None:

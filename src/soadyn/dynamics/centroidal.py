@@ -31,7 +31,8 @@ _Q = (Arg("q", "nq"),)
 # one kernel for A_G (6, nv) and J_c (3, nv), the output's rows saying which, with its plain
 # call (one array of tables instead of three, soadyn.kernels.plain: on solo12 the dispatch of
 # the arguments is a large part of the call)
-_MAP = CompiledFunction(centroidal_map_kernel, Batch.stacked(), _Q, Outputs.shaped("jacobian_shape"), plain=centroidal_map_plain_kernel)
+_MAP = CompiledFunction(centroidal_map_kernel, Batch.stacked(), _Q, Outputs.shaped("jacobian_shape"),
+                        plain=centroidal_map_plain_kernel)
 _COM_JACOBIAN = CompiledFunction(centroidal_map_kernel, Batch.stacked(), _Q, Outputs.shaped("com_jacobian_shape"),
                                  plain=centroidal_map_plain_kernel)
 _MOMENTUM = CompiledFunction(centroidal_momentum_kernel, Batch.stacked(),

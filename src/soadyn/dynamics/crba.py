@@ -9,8 +9,8 @@ from ..kernels.crba import mass_matrix_batch, mass_matrix_jtmj_kernel, mass_matr
 __all__ = ["mass_matrix"]
 
 
-_CRBA = CompiledFunction(mass_matrix_kernel, Batch.twin(mass_matrix_batch), (Arg("q", "nq"),), Outputs.shaped("vv_shape"),
-                         tree_function="mass_matrix")
+_CRBA = CompiledFunction(mass_matrix_kernel, Batch.twin(mass_matrix_batch), (Arg("q", "nq"),),
+                         Outputs.shaped("vv_shape"), tree_function="mass_matrix")
 _JTMJ = CompiledFunction(mass_matrix_jtmj_kernel, Batch.loop(), (Arg("q", "nq"),), Outputs.shaped("vv_shape"),
                          tree_function="mass_matrix")
 METHODS = ("crba", "jtmj")

@@ -25,10 +25,12 @@ def _allocate(c, state):
 _RNEA_D = CompiledFunction(rnea_derivatives_kernel, Batch.stacked(),
                            (Arg("q", "nq"), Arg("v", "nv", optional=True), Arg("a", "nv", optional=True),
                             Arg("f_ext", "forces")),
-                           Outputs.computed(_three_square, allocate=_allocate), params=(val.GRAVITY,), tree_function="rnea_derivatives")
+                           Outputs.computed(_three_square, allocate=_allocate), params=(val.GRAVITY,),
+                           tree_function="rnea_derivatives")
 _ABA_D = CompiledFunction(aba_derivatives_kernel, Batch.stacked(),
                           (Arg("q", "nq"), Arg("v", "nv", optional=True), Arg("tau", "nv"), Arg("f_ext", "forces")),
-                          Outputs.computed(_three_square, allocate=_allocate), params=(val.GRAVITY,), tree_function="aba_derivatives")
+                          Outputs.computed(_three_square, allocate=_allocate), params=(val.GRAVITY,),
+                          tree_function="aba_derivatives")
 
 
 def _gravity(gravity):

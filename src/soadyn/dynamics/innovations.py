@@ -57,7 +57,9 @@ def _allocate_articulated(c, state):
     return np.empty((c.nb, 6, 6)), np.empty((c.nv, c.nv)), np.empty((6, c.nv))
 
 
-_ARTICULATED = CompiledFunction(articulated_inertias_kernel, Batch.stacked(), (Arg("q", "nq"),), Outputs.computed(_articulated_outputs, allocate=_allocate_articulated), tree_function="articulated_inertias")
+_ARTICULATED = CompiledFunction(articulated_inertias_kernel, Batch.stacked(), (Arg("q", "nq"),),
+                                Outputs.computed(_articulated_outputs, allocate=_allocate_articulated),
+                                tree_function="articulated_inertias")
 
 def _subbody_count(c):
     """Bodies of the partitioned model (one per sub-hinge, one per fixed-joint body)."""
@@ -77,12 +79,12 @@ def _allocate_partitioned(c, state):
 _PARTITIONED = CompiledFunction(partitioned_inertias_kernel, Batch.stacked(), (Arg("q", "nq"),),
                                 Outputs.computed(_partitioned_outputs, allocate=_allocate_partitioned),
                                 tree_function="articulated_inertias")
-_MINV = CompiledFunction(mass_matrix_inverse_kernel, Batch.twin(mass_matrix_inverse_batch), (Arg("q", "nq"),), Outputs.shaped("vv_shape"),
-                         tree_function="mass_matrix_inverse")
-_LOG_DET = CompiledFunction(log_det_kernel, Batch.stacked(), (Arg("q", "nq"),), Outputs.computed(lambda c, state, params: ((1,),)),
-                            tree_function="log_det_mass_matrix")
-_MINV_LTDL = CompiledFunction(mass_matrix_inverse_ltdl_kernel, Batch.twin(mass_matrix_inverse_ltdl_batch), (Arg("q", "nq"),),
-                              Outputs.shaped("vv_shape"), tree_function="mass_matrix_inverse")
+_MINV = CompiledFunction(mass_matrix_inverse_kernel, Batch.twin(mass_matrix_inverse_batch), (Arg("q", "nq"),),
+                         Outputs.shaped("vv_shape"), tree_function="mass_matrix_inverse")
+_LOG_DET = CompiledFunction(log_det_kernel, Batch.stacked(), (Arg("q", "nq"),),
+                            Outputs.computed(lambda c, state, params: ((1,),)), tree_function="log_det_mass_matrix")
+_MINV_LTDL = CompiledFunction(mass_matrix_inverse_ltdl_kernel, Batch.twin(mass_matrix_inverse_ltdl_batch),
+                              (Arg("q", "nq"),), Outputs.shaped("vv_shape"), tree_function="mass_matrix_inverse")
 #: the methods of :func:`mass_matrix_inverse`
 MINV_METHODS = ("ltdl", "innovations")
 

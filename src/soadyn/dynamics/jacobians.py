@@ -11,7 +11,8 @@ __all__ = ["frame_jacobian", "REFERENCES"]
 #: reference frames of a Jacobian (Pinocchio's names)
 REFERENCES = {"local": 0, "local_world_aligned": 1, "world": 2}
 
-_JACOBIAN = CompiledFunction(frame_jacobian_kernel, Batch.twin(frame_jacobian_batch), (Arg("q", "nq"),), Outputs.shaped("jacobian_shape"),
+_JACOBIAN = CompiledFunction(frame_jacobian_kernel, Batch.twin(frame_jacobian_batch), (Arg("q", "nq"),),
+                             Outputs.shaped("jacobian_shape"),
                              params=(None, None, None, None))  # frame body, rotation, translation, reference
 
 

@@ -46,7 +46,7 @@ class KinematicsResult:
 
 
 def _kinematics_outputs(c, state, params):
-    # an absent rate gives an empty output (one signature per kernel, see soadyn.core.call)
+    # an absent rate gives an empty output (one signature per kernel, see soadyn.core.validation.ABSENT)
     return ((c.nb, 3, 3), (c.nb, 3), (c.nb if state[1].size else 0, 6), (c.nb if state[2].size else 0, 6))
 
 
@@ -62,11 +62,13 @@ def _allocate_kinematics(c, state):
 
 
 #: the poses alone, the common call (``forward_kinematics(model, q)``, frame placements)
-_POSES = CompiledFunction(poses_kernel, Batch.twin(poses_batch), (Arg("q", "nq"),), Outputs.shaped("rotations_shape", "positions_shape"))
+_POSES = CompiledFunction(poses_kernel, Batch.twin(poses_batch), (Arg("q", "nq"),),
+                          Outputs.shaped("rotations_shape", "positions_shape"))
 
 _KINEMATICS = CompiledFunction(kinematics_kernel, Batch.stacked(),
                                (Arg("q", "nq"), Arg("v", "nv", optional=True), Arg("a", "nv", optional=True)),
-                               Outputs.computed(_kinematics_outputs, allocate=_allocate_kinematics), params=(val.GRAVITY,))
+                               Outputs.computed(_kinematics_outputs, allocate=_allocate_kinematics),
+                               params=(val.GRAVITY,))
 
 
 def forward_kinematics(model, q, v=None, a=None, *, gravity=False, workspace=None):
@@ -115,8 +117,8 @@ _REFERENCE_CODES = {name: code for code, name in enumerate(_MOTION_REFERENCES)}
 
 # the parameters (the frame's body, its rotation and translation there, the reference
 # code) come checked: the frame is one of the model's
-_FRAME_PLACEMENT = CompiledFunction(frame_placement_kernel, Batch.loop(), (Arg("q", "nq"),), Outputs.shaped("pose_shape"),
-                                    params=(None,) * 3)
+_FRAME_PLACEMENT = CompiledFunction(frame_placement_kernel, Batch.loop(), (Arg("q", "nq"),),
+                                    Outputs.shaped("pose_shape"), params=(None,) * 3)
 _FRAME_VELOCITY = CompiledFunction(frame_velocity_kernel, Batch.loop(), (Arg("q", "nq"), Arg("v", "nv", optional=True)),
                                    Outputs.shaped("motion_shape"), params=(None,) * 4)
 _FRAME_ACCELERATION = CompiledFunction(frame_acceleration_kernel, Batch.loop(),

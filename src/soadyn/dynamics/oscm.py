@@ -16,8 +16,8 @@ __all__ = ["operational_space_compliance", "operational_space_inertia", "eoscm_d
 _OSCM = CompiledFunction(oscm_kernel, Batch.stacked(private=(2, 3)), (Arg("q", "nq"),),
                          Outputs.computed(lambda c, state, params: ((6 * len(params[0]), 6 * len(params[0])),)),
                          tree_function="operational_space_compliance")  # fbuf, ibuf: scratch
-_EOSCM = CompiledFunction(eoscm_diagonal_kernel, Batch.loop(), (Arg("q", "nq"),), Outputs.computed(lambda c, state, params: ((c.nb, 6, 6),)),
-                          tree_function="eoscm_diagonal")
+_EOSCM = CompiledFunction(eoscm_diagonal_kernel, Batch.loop(), (Arg("q", "nq"),),
+                          Outputs.computed(lambda c, state, params: ((c.nb, 6, 6),)), tree_function="eoscm_diagonal")
 
 
 def _scratch(model, m):

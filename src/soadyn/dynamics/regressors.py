@@ -19,8 +19,8 @@ from ..kernels.torque_regressor import torque_regressor_kernel
 __all__ = ["joint_torque_regressor", "kinetic_energy_regressor", "potential_energy_regressor"]
 
 _RATES = (Arg("q", "nq"), Arg("v", "nv", optional=True), Arg("a", "nv", optional=True))
-_TORQUE = CompiledFunction(torque_regressor_kernel, Batch.stacked(), _RATES, Outputs.shaped("regressor_shape"), params=(val.GRAVITY,),
-                           tree_function="joint_torque_regressor")
+_TORQUE = CompiledFunction(torque_regressor_kernel, Batch.stacked(), _RATES, Outputs.shaped("regressor_shape"),
+                           params=(val.GRAVITY,), tree_function="joint_torque_regressor")
 _ENERGY = CompiledFunction(energy_regressors_kernel, Batch.stacked(), _RATES[:2],
                            Outputs.computed(lambda c, state, params: ((2, 10 * c.nb),)))
 

@@ -13,10 +13,11 @@ __all__ = ["rnea", "bias_forces", "generalized_gravity", "body_forces"]
 _RNEA = CompiledFunction(rnea_kernel, Batch.twin(rnea_batch),
                          (Arg("q", "nq"), Arg("v", "nv", optional=True), Arg("a", "nv", optional=True),
                           Arg("f_ext", "forces")),
-                         Outputs.shaped("v_shape"), params=(val.GRAVITY,), tree_function="rnea", plain=rnea_plain_kernel,
-                         plain_params=(True,))
+                         Outputs.shaped("v_shape"), params=(val.GRAVITY,), tree_function="rnea",
+                         plain=rnea_plain_kernel, plain_params=(True,))
 _HINGE = CompiledFunction(hinge_forces_kernel, Batch.stacked(), _RNEA.args,
-                          Outputs.computed(lambda c, state, params: ((c.nb, 6),)), params=(val.GRAVITY,), tree_function="body_forces")
+                          Outputs.computed(lambda c, state, params: ((c.nb, 6),)), params=(val.GRAVITY,),
+                          tree_function="body_forces")
 
 
 def rnea(model, q, v, a, f_ext=None, *, gravity=True, out=None, workspace=None):
@@ -42,7 +43,7 @@ def rnea(model, q, v, a, f_ext=None, *, gravity=True, out=None, workspace=None):
     if gravity is not True and gravity is not False:  # the fast path would read its truth value
         gravity = val.GRAVITY(gravity)
     # (out, workspace) passed by position: keywords cost the generated call a tenth of it
-    # (absent arguments as None: the call takes them so, see soadyn.core.call)
+    # (absent arguments as None: the rendered call takes them so, see soadyn.core.fast_path)
     return _RNEA.call(model, q, v, a, f_ext, gravity, out, workspace)
 
 

@@ -12,7 +12,8 @@ from ..kernels.spo import influence_product_kernel, spo_product_kernel
 
 __all__ = ["influence_product", "spo_product"]
 
-_SPO = CompiledFunction(spo_product_kernel, NO_BATCH, (Arg("q", "nq"),), Outputs.computed(lambda c, state, params: ((c.nb, 6),)), names=("q", "x"))
+_SPO = CompiledFunction(spo_product_kernel, NO_BATCH, (Arg("q", "nq"),),
+                        Outputs.computed(lambda c, state, params: ((c.nb, 6),)), names=("q", "x"))
 
 
 def _parents(model):

@@ -100,7 +100,7 @@ _CEFPA_PLAIN = (ExactCall(cluster_efpa_plain_kernel), ExactCall(cluster_efpa_sol
 
 def _states_adapters(kernel):
     """The single-state and batch functions of :class:`~soadyn.core.call.CompiledFunction`
-    for a states kernel (``kernel``: an :class:`~soadyn.core.call.ExactCall` of
+    for a states kernel (``kernel``: an :class:`~soadyn.core.fast_path.ExactCall` of
     :func:`~soadyn.kernels.cluster.aba.cluster_aba_states` or its C-RNEA twin, which takes
     single states and batches as flat arrays, with the tables in one array): ``params`` are
     (ci, cf, cluster workspace, gravity, mode)."""
@@ -164,7 +164,7 @@ def _embed_single(c, ws, state, params, outs):
 def embedding_batch(d, values, params, outs, status):
     """A validated batch of the embedding method (``values``: Q (B, nq), V, T (B, nv), F (B,
     nb, 6) or (B, 0, 6); ``params`` as for :func:`_embed_single`; ``outs``: one (B, n)
-    output) in blocks on the worker threads (:func:`~soadyn.core.call.stacked_block`), each
+    output) in blocks on the worker threads (:func:`~soadyn.core.batch.stacked_block`), each
     block one kernel call on its states' rows with its own copy of the tables (which hold
     the workspaces the kernel writes); a block whose kernel reports a status other than OK
     is run again state by state to find the status of each."""
@@ -180,7 +180,8 @@ def embedding_batch(d, values, params, outs, status):
 
 _EMBED_ARGS = (Arg("q", "nq"), Arg("v", "nv"), Arg("tau", "nv"), Arg("f_ext", "forces"))
 _EMBED = CompiledFunction(_embed_single, Batch.runner(embedding_batch), _EMBED_ARGS,
-                          Outputs.computed(lambda c, state, params: ((c.nv + 2,),)), params=(None, None, None, val.GRAVITY))
+                          Outputs.computed(lambda c, state, params: ((c.nv + 2,),)),
+                          params=(None, None, None, val.GRAVITY))
 #: the same kernel, whose longer output also takes copies of q, q̇, τ (:func:`input_copies`)
 _EMBED_COPIES = CompiledFunction(_embed_single, Batch.runner(embedding_batch), _EMBED_ARGS,
                                  Outputs.computed(lambda c, state, params: ((input_copies_size.py_func(c.nq, c.nv),),)),
@@ -544,7 +545,7 @@ def _run_explicit(function, model, y, x1, x2, f_ext, gravity, out):
 
 def _run_plain(kernels, model, y, x1, x2, gravity, out):
     """The plain call of a cluster kernel (``kernels``, a ``_C*_PLAIN`` pair of
-    :class:`~soadyn.core.call.ExactCall` of kernels ``(tables, y, x1, x2, gravity, out)``,
+    :class:`~soadyn.core.fast_path.ExactCall` of kernels ``(tables, y, x1, x2, gravity, out)``,
     no external forces): its result, or None when the call needs the validated
     path (no plain tables: :func:`_plain_call`; other argument types; a status other than
     OK), which then converts the arguments, runs the Python solve or raises the error
