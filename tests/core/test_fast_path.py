@@ -54,7 +54,7 @@ DRIVERS = [
     lambda: sd.mass_matrix(_TREE, _Q),
     lambda: sd.mass_matrix(_TREE, _Q, method="jtmj"),
     lambda: sd.mass_matrix_inverse(_TREE, _Q),
-    lambda: sd.mass_matrix_inverse(_TREE, _Q, method="innovations"),
+    lambda: sd.mass_matrix_inverse(_TREE, _Q, method="ltdl"),
     lambda: sd.coriolis_matrix(_TREE, _Q, _V),
     lambda: sd.frame_jacobian(_TREE, _Q, _FRAME, "world"),
     lambda: sd.joint_torque_regressor(_TREE, _Q, _V, _A),

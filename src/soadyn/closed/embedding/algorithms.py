@@ -99,8 +99,8 @@ _CEFPA_PLAIN = (ExactCall(cluster_efpa_plain_kernel), ExactCall(cluster_efpa_sol
 
 
 def _states_adapters(kernel):
-    """The single-state and batch functions of :class:`~soadyn.core.call.CompiledFunction`
-    for a states kernel (``kernel``: an :class:`~soadyn.core.fast_path.ExactCall` of
+    """The single-state function and the batch (a :meth:`~soadyn.core.batch.Batch.runner`)
+    of a :class:`~soadyn.core.call.CompiledFunction` for a states kernel (``kernel``: an :class:`~soadyn.core.fast_path.ExactCall` of
     :func:`~soadyn.kernels.cluster.aba.cluster_aba_states` or its C-RNEA twin, which takes
     single states and batches as flat arrays, with the tables in one array): ``params`` are
     (ci, cf, cluster workspace, gravity, mode)."""
