@@ -231,7 +231,7 @@ def test_a_traceback_shows_the_rendered_lines():
         sd.aba(_TREE, _Q[:-1], _V, _A)
     frames = [f for f in traceback.extract_tb(info.tb) if f.filename == fast_path.rendered_filename(_ABA)]
     assert len(frames) == 1
-    assert frames[0].line == "return general(model, (s0, s1, s2, s3), (p0,), out, workspace)"
+    assert frames[0].line == "return function.general(model, (s0, s1, s2, s3), (p0,), out, workspace)"
     assert frames[0].name == "fast_path_of_aba_kernel"
     assert "TEMPLATE rendered for aba_kernel" in "".join(traceback.format_tb(info.tb))
 

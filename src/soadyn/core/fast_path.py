@@ -281,7 +281,7 @@ def fast_path_of_{name}(model, {state}{params}, out=None, workspace=None):
                 return {returned}
     except (AttributeError, GeneralPath):
         pass
-    return general(model, {state_tuple}, {param_tuple}, out, workspace)
+    return function.general(model, {state_tuple}, {param_tuple}, out, workspace)
 '''
 
 #: The plain-call step of :data:`TEMPLATE` (:func:`plain_call`): ``plain_when`` (no
@@ -304,7 +304,7 @@ PLAIN_STEP = '''
                 if first_plain_call(function, tables, {plain_tuple}, result, d.compiled.{shape}):
                     return result
             # the plain kernel refused: the general path names what is wrong{plain_stand_ins}
-            return general(model, {state_tuple}, {param_tuple}, out, workspace)'''
+            return function.general(model, {state_tuple}, {param_tuple}, out, workspace)'''
 
 
 def _stand_ins(function, indent):
@@ -357,10 +357,20 @@ def render(function):
     return TEMPLATE.format(**slots)
 
 
+#: rendered file name → the function it was rendered for (one name per function)
+_rendered = {}
+
+
 def rendered_filename(function):
     """The file name the rendered fast path of ``function`` is compiled and registered in
-    :mod:`linecache` under (a traceback shows it with the lines)."""
-    return f"<soadyn/core/fast_path.py: TEMPLATE rendered for {function.kernel_name} -> {function.outputs}>"
+    :mod:`linecache` under (a traceback shows it with the lines): its kernel and outputs,
+    numbered when another function of the same kernel and outputs has the name already."""
+    base = f"<soadyn/core/fast_path.py: TEMPLATE rendered for {function.kernel_name} -> {function.outputs}"
+    name, k = base + ">", 1
+    while _rendered.setdefault(name, function) is not function:
+        k += 1
+        name = f"{base} #{k}>"
+    return name
 
 
 def rendered_call(function):
@@ -370,7 +380,7 @@ def rendered_call(function):
     filename = rendered_filename(function)
     # (size, mtime None: linecache.checkcache keeps the entry, there is no file to stat)
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    scope = {"empty": np.empty, "fast": function.fast, "general": function.general, "GeneralPath": GeneralPath,
+    scope = {"empty": np.empty, "fast": function.fast, "GeneralPath": GeneralPath,
              "function": function, "ABSENT": ABSENT, "NO_FORCES": NO_FORCES, "Workspace": Workspace,
              "shape_of": function.outputs.shape_of, "plain": None if function.plain is None else function.plain.fast,
              "first_plain_call": first_plain_call}
