@@ -389,7 +389,7 @@ def bench_batch(robots, batch, pin, rounds, progress):
     """Throughput of one batched call against Pinocchio loops and parallel calls."""
     import soadyn as sd
     import peers
-    from soadyn.core.call import batch_threads
+    from soadyn.core.batch import batch_threads
     threads = batch_threads()
     rows = []
     for name in robots:

@@ -30,7 +30,7 @@ CALLS = {
     "mass_matrix_inverse": ("tree", "sd.mass_matrix_inverse(tree, q)"),
     "operational_space_compliance": ("tree", "sd.operational_space_compliance(tree, q, [tree.frames[-1].name])"),
     "aba (batch of 2)": ("tree", "sd.aba(tree, np.stack([q, q]), np.stack([v, v]), np.stack([v, v]))"),
-    # a kernel that evaluates the states one after another serves batches too (soadyn.core.call.stacked_block)
+    # a kernel that evaluates the states one after another serves batches too (soadyn.core.batch.stacked_block)
     "kinetic_energy (batch of 2)": ("tree", "sd.kinetic_energy(tree, np.stack([q, q]), np.stack([v, v]))"),
     "close_loops": ("closed", "sd.close_loops(fb, sd.neutral(fb) + 0.1, None)"),
     "constrained_forward_dynamics (default)": ("closed_state", "sd.constrained_forward_dynamics(fb, qc, vc, vc)"),

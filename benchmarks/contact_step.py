@@ -52,7 +52,7 @@ from peers import robot_path  # noqa: E402
 from timing import machine_description, time_interleaved  # noqa: E402
 
 import soadyn as sd  # noqa: E402
-import soadyn.core.call as call  # noqa: E402
+import soadyn.core.batch as batch_dispatch  # noqa: E402
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 DT = 1e-3
@@ -301,14 +301,14 @@ def measure(scene, batch, steps, rounds, seed=0):
         mujoco.mj_step(mm, d1)
 
     datas = [mujoco.MjData(mm) for _ in range(2)]
-    threads = call.batch_threads
+    threads = batch_dispatch.batch_threads
 
     def sd_rollout(nthreads):
-        call.batch_threads = (lambda: 1) if nthreads == 1 else threads
+        batch_dispatch.batch_threads = (lambda: 1) if nthreads == 1 else threads
         try:
             return sd.rollout(model, q0, v0, tau, DT, contacts=True, pd=pd)
         finally:
-            call.batch_threads = threads
+            batch_dispatch.batch_threads = threads
 
     with mjr.Rollout(nthread=0) as serial, mjr.Rollout(nthread=2) as pool:
         kw = {} if ctrl is None else {"control": ctrl}

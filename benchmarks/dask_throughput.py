@@ -58,7 +58,7 @@ def interleaved(cases, rounds, seed=0):
 
 def on_this_thread(model, kernel, args, batch):
     """The batched kernel on all ``batch`` states on the calling thread (one block of
-    :func:`soadyn.core.call.run_blocks`): the single-process batch on one thread."""
+    :func:`soadyn.core.batch.run_blocks`): the single-process batch on one thread."""
     d = derived(model)
     status = np.zeros(batch, dtype=np.int64)
     return lambda: kernel(d.compiled.mi, d.compiled.mf, d.buffer(), *args, status, 0, batch)

@@ -20,7 +20,7 @@ import numpy as np
 
 import soadyn as sd
 from soadyn.closed.embedding.clusters import random_independent_state
-from soadyn.core.call import batch_threads
+from soadyn.core.batch import batch_threads
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROBOTS = {"Mini Cheetah": sd.models.mini_cheetah, "Tello Humanoid": sd.models.tello,

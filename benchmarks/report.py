@@ -272,7 +272,7 @@ def page_trees(out, res, results_dir=RESULTS):
                     "with fitted exponents")
         page.heading("Batches of states")
         page.text("One call on a batch of B states runs the kernel over the states on the batch threads "
-                  "(`soadyn.core.call.batch_threads`); Pinocchio is called in a Python loop and through its "
+                  "(`soadyn.core.batch.batch_threads`); Pinocchio is called in a Python loop and through its "
                   "parallel entry points `pin.abaInParallel` and `pin.rneaInParallel` on a `pin.ModelPool` of as "
                   "many threads.")
         batch = sec.get("batch", [])
@@ -799,6 +799,11 @@ def page_compile(out, res, results_dir=RESULTS):
                   "The per-call time of `aba` and `rnea` with the flat arrays' sizes and views derived from one "
                   "declaration each (`soadyn/core/layout.py`), against the hand-written offsets before "
                   "(`benchmarks/layouts.py`, CPU time, interleaved).")
+    _twin_section(page, res, "call_path.json", "The call path: rendered fast path and ordinary path",
+                  "The per-call time of `aba`, `rnea`, `mass_matrix` and `forward_kinematics` through the "
+                  "positional call rendered from one template (`soadyn/core/fast_path.py`), through the ordinary "
+                  "path of the same tree, and with the code before (`benchmarks/call_path.py`, CPU time, "
+                  "interleaved).")
     _twin_section(page, res, "overflow_check.json", "The cost of refusing an overflow",
                   "`aba`'s kernel with its check that finite arguments gave a finite result, against the same "
                   "kernel compiled without it, in one process (`benchmarks/overflow_check.py`).")

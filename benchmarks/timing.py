@@ -78,7 +78,7 @@ def machine_description():
     except OSError:
         pass
     lines.append(f"cpu: {cpu}")
-    from soadyn.core.call import batch_threads
+    from soadyn.core.batch import batch_threads
     lines.append(f"logical cores: {os.cpu_count()}; soadyn batch threads: {batch_threads()}; OMP_WAIT_POLICY="
                  f"{os.environ.get('OMP_WAIT_POLICY', 'unset')}")
     if hasattr(os, "getloadavg"):

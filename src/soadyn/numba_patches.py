@@ -856,7 +856,7 @@ PATCHES = {p.name: p for p in (
 )}
 
 #: not a patch but the same kind of reliance: the private hooks of Numba's dispatcher that
-#: the call path's non-compiling twin of each kernel sets (:class:`soadyn.core.call.ExactCall`);
+#: the call path's non-compiling twin of each kernel sets (:class:`soadyn.core.fast_path.ExactCall`);
 #: without them every call takes the validated path (the same results, slower)
 DISPATCHER_HOOKS = Patch(
     "dispatcher_hooks", None,

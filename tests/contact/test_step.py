@@ -13,7 +13,7 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 import soadyn as sd
-import soadyn.core.call as call
+import soadyn.core.batch as batch_dispatch
 from soadyn.core import joints as jt
 from soadyn.geometry import Box, Sphere
 
@@ -253,7 +253,7 @@ def test_threads_give_bit_identical_results(monkeypatch):
     B, T = 40, 40  # more than one block of 16 states
     q0, v0, tau, qref = batch_inputs(m, B, T)
     many = sd.rollout(m, q0, v0, tau, DT, contacts=True, pd=(20.0, 0.5, qref))
-    monkeypatch.setattr(call, "batch_threads", lambda: 1)
+    monkeypatch.setattr(batch_dispatch, "batch_threads", lambda: 1)
     one = sd.rollout(m, q0, v0, tau, DT, contacts=True, pd=(20.0, 0.5, qref))
     np.testing.assert_array_equal(many[0], one[0])
     np.testing.assert_array_equal(many[1], one[1])

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from numba import njit
 
-from soadyn.core.call import ExactCall, GeneralPath
+from soadyn.core.fast_path import ExactCall, GeneralPath
 
 
 @njit(cache=False)
@@ -133,7 +133,7 @@ def _recording_block(log, fail_start=None):
 def test_run_blocks_covers_every_state_once_and_the_caller_takes_blocks():
     import threading
 
-    from soadyn.core.call import run_blocks
+    from soadyn.core.batch import run_blocks
     log = []
     status = np.zeros(160, dtype=np.int64)
     run_blocks(_recording_block(log), None, (), status)
@@ -149,7 +149,7 @@ def test_run_blocks_waits_for_every_block_when_one_fails():
     block has finished: none writes into the caller's arrays after the call returns."""
     import time
 
-    from soadyn.core.call import run_blocks
+    from soadyn.core.batch import run_blocks
     for fail_start in (0, 80):
         log = []
         status = np.zeros(160, dtype=np.int64)

@@ -1,6 +1,6 @@
 """Batched calls (a leading batch dimension) equal the single-state calls, state by state.
 
-B = 70 states: more than one block per worker thread (soadyn.core.call.run_blocks), so the
+B = 70 states: more than one block per worker thread (soadyn.core.batch.run_blocks), so the
 threaded path, not only the single-block one, is what is compared.
 """
 import numpy as np
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 import soadyn as sd
-from soadyn.core.call import MIN_BLOCK
+from soadyn.core.batch import MIN_BLOCK
 from conftest import PROPERTY_SETTINGS, build_tree, random_states, tree_params
 
 B = 70
@@ -96,7 +96,7 @@ def test_tree_dynamics(states):
 
 BATCHED = {
     "rnea": lambda model, Q, V, A: sd.rnea(model, Q, V, A),  # a batched twin
-    # kernels that evaluate the states of a block one after another (soadyn.core.call.stacked_block):
+    # kernels that evaluate the states of a block one after another (soadyn.core.batch.stacked_block):
     # a block with a bad state is run again state by state, to name it
     "rnea_derivatives": lambda model, Q, V, A: sd.rnea_derivatives(model, Q, V, A),
     "kinetic_energy": lambda model, Q, V, A: sd.kinetic_energy(model, Q, V),

@@ -162,7 +162,7 @@ def test_absent_rates_are_zero_and_out_is_filled():
 def test_batches_equal_single_calls():
     model = sd.models.random_tree(9, 10, floating_base=True)
     rng = np.random.default_rng(10)
-    B = 40  # more than one block of soadyn.core.call.run_blocks
+    B = 40  # more than one block of soadyn.core.batch.run_blocks
     Q, V, X = random_states(model, rng, B)
     F = rng.normal(size=(B, model.nbodies, 6))
     for fn in (sd.rnea_derivatives, sd.aba_derivatives):

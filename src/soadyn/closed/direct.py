@@ -15,7 +15,9 @@ from collections import namedtuple
 import numpy as np
 
 from ..core import validation as val
-from ..core.call import ABSENT, NO_FORCES, Arg, CompiledFunction, ExactCall, GeneralPath
+from ..core.batch import Batch
+from ..core.call import ABSENT, NO_FORCES, Arg, CompiledFunction, Outputs
+from ..core.fast_path import ExactCall, GeneralPath
 from ..core.compile import derived, snapshot
 from ..core.configuration import random_configuration
 from ..core.layout import pack_tables
@@ -85,11 +87,11 @@ def _output_shape(c, state, params):
     return ((int(direct_output_size(c.nv, int(ints[4]), int(ints[3]))),),)
 
 
-_DIRECT = CompiledFunction(direct_kernel, "stacked",
+_DIRECT = CompiledFunction(direct_kernel, Batch.stacked(),
                            (Arg("q", "nq"), Arg("v", "nv", optional=True), Arg("tau", "nv"), Arg("f_ext", "forces")),
-                           _output_shape)
+                           Outputs.computed(_output_shape))
 #: the plain call's kernel (:func:`direct_fast`); ``direct_plain``, its non-compiling
-#: twin, raises :class:`~soadyn.core.call.GeneralPath` for argument types it has no
+#: twin, raises :class:`~soadyn.core.fast_path.GeneralPath` for argument types it has no
 #: compiled version for
 _PLAIN = ExactCall(direct_plain_kernel)
 direct_plain = _PLAIN.fast

@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import validation as val
-from ..core.call import ABSENT, Arg, CompiledFunction
+from ..core.batch import NO_BATCH
+from ..core.call import ABSENT, Arg, CompiledFunction, Outputs
 from ..core.compile import snapshot
 from ..core.constraints import ConstraintError
 from ..kernels.loops import loop_constraints_kernel
@@ -65,8 +66,8 @@ class ConstraintState:
 
 
 # the caller provides the outputs (G, 𝔘̊, 𝔡, Q), sized by the constraint set
-_LOOPS = CompiledFunction(loop_constraints_kernel, None, (Arg("q", "nq"), Arg("v", "nv", optional=True)),
-                          lambda c, state, params: None, allocate=lambda c, state: None)
+_LOOPS = CompiledFunction(loop_constraints_kernel, NO_BATCH, (Arg("q", "nq"), Arg("v", "nv", optional=True)),
+                          Outputs.computed(lambda c, state, params: None, allocate=lambda c, state: None))
 
 
 def evaluate_constraints(model, q, v=None, t=0.0, *, bias=True, workspace=None):

@@ -6,7 +6,9 @@ import numpy as np
 
 from ..closed.embedding.algorithms import efpa_at_poses
 from ..closed.embedding.clusters import independent_state
-from ..core.call import Arg, CompiledFunction, GeneralPath, ParamShape
+from ..core.batch import NO_BATCH
+from ..core.call import Arg, CompiledFunction, Outputs
+from ..core.fast_path import GeneralPath
 from ..core.compile import derived, snapshot
 from ..dynamics.kinematics import body_placements
 from ..geometry.contacts import Contacts
@@ -14,10 +16,10 @@ from ..kernels.contact.delassus import delassus_buffer_sizes, delassus_kernel
 
 __all__ = ["delassus", "contact_arrays"]
 
-_DELASSUS = CompiledFunction(delassus_kernel, None, (Arg("q", "nq"),),
-                             ParamShape(lambda c, cbody: (3 * cbody.shape[0], 3 * cbody.shape[0])),
+_DELASSUS = CompiledFunction(delassus_kernel, NO_BATCH, (Arg("q", "nq"),),
+                             Outputs.param_shaped(lambda c, cbody: (3 * cbody.shape[0], 3 * cbody.shape[0])),
                              params=(None,) * 5, tree_function="delassus")  # contacts (3), scratch (2)
-_FAST = _DELASSUS.fast  # the kernel's dispatcher that never compiles (soadyn.core.call.ExactCall)
+_FAST = _DELASSUS.fast  # the kernel's dispatcher that never compiles (soadyn.core.fast_path.ExactCall)
 
 
 def contact_arrays(model, contacts, argname="contacts"):

@@ -7,7 +7,8 @@ import numpy as np
 
 from ..closed.embedding.algorithms import cluster_aba
 from ..closed.embedding.clusters import cluster_tree, independent_state
-from ..core.call import Arg, CompiledFunction, ParamShape
+from ..core.batch import NO_BATCH
+from ..core.call import Arg, CompiledFunction, Outputs
 from ..core.compile import snapshot
 from ..dynamics.aba import aba
 from ..kernels.contact.points import contact_impulse_kernel, contact_velocities_kernel
@@ -15,11 +16,12 @@ from .delassus import contact_arrays
 
 __all__ = ["contact_velocities", "contact_impulse", "impulse_response"]
 
-_VELOCITIES = CompiledFunction(contact_velocities_kernel, None, (Arg("q", "nq"), Arg("v", "nv")),
-                               ParamShape(lambda c, cbody: (cbody.shape[0], 3)), params=(None,) * 3)
-_IMPULSE = CompiledFunction(contact_impulse_kernel, None, (Arg("q", "nq"),),
-                            lambda c, state, params: ((c.nb, 6), (c.nv,)), params=(None,) * 4,
-                            allocate=lambda c, state: (np.empty((c.nb, 6)), np.empty(c.nv)))
+_VELOCITIES = CompiledFunction(contact_velocities_kernel, NO_BATCH, (Arg("q", "nq"), Arg("v", "nv")),
+                               Outputs.param_shaped(lambda c, cbody: (cbody.shape[0], 3)), params=(None,) * 3)
+_IMPULSE = CompiledFunction(contact_impulse_kernel, NO_BATCH, (Arg("q", "nq"),),
+                            Outputs.computed(lambda c, state, params: ((c.nb, 6), (c.nv,)),
+                                             allocate=lambda c, state: (np.empty((c.nb, 6)), np.empty(c.nv))),
+                            params=(None,) * 4)
 
 
 def _impulses(impulses, k):

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..core import status as st
 from ..core import validation as val
-from ..core.call import rollout_min_block, run_blocks, stacked_block, thread_tables
+from ..core.batch import rollout_min_block, run_blocks, stacked_block, thread_tables
 from ..core.compile import derived
 from ..kernels.contact import step as ks
 from .solver import ContactSolverWarning

@@ -39,7 +39,8 @@ import numpy as np
 
 from ..core import status as st
 from ..core import validation as val
-from ..core.call import NO_FORCES, ExactCall, GeneralPath
+from ..core.fast_path import ExactCall, GeneralPath
+from ..core.validation import NO_FORCES
 from ..core.compile import derived, snapshot
 from ..geometry.contacts import Contacts, flat_contacts, model_identity
 from ..geometry.detect import _prepared

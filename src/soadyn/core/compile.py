@@ -185,7 +185,7 @@ class Workspace:
     new one then; :func:`check_workspace`). A workspace must not be used by two threads at
     the same time; without one, every thread uses its own (see :func:`derived`). Batched
     calls check it and then do not use it: their worker threads use their own
-    (:func:`soadyn.core.call.run_blocks`).
+    (:func:`soadyn.core.batch.run_blocks`).
     """
 
     def __init__(self, model):

@@ -14,7 +14,8 @@ import numpy as np
 
 from .jit import helper, kernel
 from . import validation as val
-from .call import Arg, CompiledFunction
+from .batch import Batch
+from .call import Arg, CompiledFunction, Outputs
 from .joints import FREE, SPHERICAL, quaternion_rotation, unit_quaternion
 from .layout import model_tables
 from .status import BAD_FIRST, BAD_QUATERNION, BAD_SECOND, BAD_SHAPE, OK, OVERFLOW
@@ -281,11 +282,13 @@ def _time_step(dt):
     return val.finite_scalar(dt, "dt")
 
 
-_INTEGRATE = CompiledFunction(integrate_kernel, "loop", (Arg("q", "nq"), Arg("v", "nv")), "q_shape",
-                              params=(_time_step,), names=("q", "v", "dt"))
-_DIFFERENCE = CompiledFunction(difference_kernel, "loop", (Arg("q0", "nq"), Arg("q1", "nq")), "v_shape")
-_RATE = CompiledFunction(configuration_rate_kernel, "loop", (Arg("q", "nq"), Arg("v", "nv")), "q_shape")
-_NORMALIZE = CompiledFunction(normalize_kernel, "loop", (Arg("q", "nq"),), "q_shape")
+_INTEGRATE = CompiledFunction(integrate_kernel, Batch.loop(), (Arg("q", "nq"), Arg("v", "nv")),
+                              Outputs.shaped("q_shape"), params=(_time_step,), names=("q", "v", "dt"))
+_DIFFERENCE = CompiledFunction(difference_kernel, Batch.loop(), (Arg("q0", "nq"), Arg("q1", "nq")),
+                               Outputs.shaped("v_shape"))
+_RATE = CompiledFunction(configuration_rate_kernel, Batch.loop(), (Arg("q", "nq"), Arg("v", "nv")),
+                         Outputs.shaped("q_shape"))
+_NORMALIZE = CompiledFunction(normalize_kernel, Batch.loop(), (Arg("q", "nq"),), Outputs.shaped("q_shape"))
 
 
 def integrate(model, q, v, dt=1.0, *, out=None):

@@ -305,7 +305,7 @@ class Layout:
 # A kernel that evaluates "B states stored one after another" takes each state argument and
 # output with the states' rows concatenated along its first axis — q (B·nq,), f_ext
 # (B·nb, 6), M (B·nv, nv) — B = 1 for a single call, a block of a batch's rows otherwise
-# (:func:`soadyn.core.call.stacked_block`). One compiled entry point then serves both:
+# (:func:`soadyn.core.batch.stacked_block`). One compiled entry point then serves both:
 # a batched twin would re-optimise and re-compile the kernel's whole linked closure, a
 # cold-compile cost the states' loop does not need (benchmarks/results/design_notes.md).
 @helper(forceinline=True)

@@ -1,15 +1,69 @@
 """Argument checks for the public functions.
 
 The public functions first call their kernel directly (the exact-type fast path of
-:mod:`soadyn.core.call`): Numba's dispatcher checks the argument types and the kernel
+:mod:`soadyn.core.fast_path`): Numba's dispatcher checks the argument types and the kernel
 checks lengths and finiteness. Any other input goes through the functions here, which
-convert it or raise an error naming the argument, the expected and the received value.
+convert it or raise an error naming the argument, the expected and the received value
+(:func:`call_arguments`: every argument of a compiled function's general path).
 """
 from __future__ import annotations
 
 import os
 
 import numpy as np
+
+
+#: Stand-ins for absent arguments. Every kernel has one signature (each compiled version
+#: costs seconds), so an absent rate (zero velocity or acceleration) is an empty vector and
+#: absent external forces an empty (0, 6) array, never None: public functions pass these.
+ABSENT = np.zeros(0)
+NO_FORCES = np.zeros((0, 6))
+
+
+def state_argument(arg, x, model, c, batch, batch_ok):
+    """The state argument ``x`` described by ``arg`` (a :class:`~soadyn.core.call.Arg`)
+    validated, for the compiled model ``c`` and a batch of ``batch`` states (None: one
+    state); an absent argument (None, ``ABSENT``, ``NO_FORCES``) as the empty array of the
+    batch."""
+    if arg.size == "forces":
+        if x is None or x is NO_FORCES:
+            return NO_FORCES if batch is None else np.zeros((batch, 0, 6))
+        return external_forces(x, c.nb, batch)
+    if arg.optional and (x is None or x is ABSENT):
+        return ABSENT if batch is None else np.zeros((batch, 0))
+    n = getattr(c, arg.size) if isinstance(arg.size, str) else arg.size(model)
+    return vector(x, n, arg.name, batch_ok)
+
+
+def call_arguments(function, model, d, state, params, out):
+    """Every argument of a call of ``function`` (a :class:`~soadyn.core.call.CompiledFunction`)
+    on ``model`` (whose current :class:`~soadyn.core.compile.Derived` store is ``d``)
+    validated: ``(values, params, outs, batch)`` — the state arguments (a batch refused
+    by a function without one), the
+    parameters converted, the output arrays (``out`` checked, or new ones), and the batch
+    size B, or None for one state."""
+    c = d.compiled
+    params = tuple(p if conv is None else conv(p) for conv, p in zip(function.params, params)) \
+        + tuple(params[len(function.params):])
+    batch_ok = function.batch is not None
+    args = function.args
+    first = state_argument(args[0], state[0], model, c, None, batch_ok)
+    batch = first.shape[0] if first.ndim == 2 else None
+    values = (first,) + tuple(state_argument(a, x, model, c, batch, batch_ok) for a, x in zip(args[1:], state[1:]))
+    same_batch(first, *((a.name, x) for a, x in zip(args[1:], values[1:])))
+    shapes = function.outputs.shapes(c, values, params)
+    lead = () if batch is None else (batch,)
+    if shapes is None:  # an internal kernel whose caller provides every output
+        outs = out
+    elif out is not None:
+        given = out if isinstance(out, tuple) else (out,)
+        if len(given) != len(shapes):
+            raise TypeError(f"out: expected {len(shapes)} output arrays, got {len(given)}")
+        outs = tuple(None if s is None else output(o, lead + s, f"out[{k}]" if len(shapes) > 1 else "out")
+                     for k, (o, s) in enumerate(zip(given, shapes)))
+    else:
+        outs = tuple(None if s is None else np.empty(lead + s) for s in shapes)
+    return values, params, outs, batch
 
 
 def kernel_vector(x, n=None):

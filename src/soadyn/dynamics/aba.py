@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from ..core import validation as val
-from ..core.call import Arg, CompiledFunction
+from ..core.batch import Batch
+from ..core.call import Arg, CompiledFunction, Outputs
 from ..kernels.aba import aba_batch, aba_kernel
 from ..kernels.plain import aba_plain_kernel
 
 __all__ = ["aba"]
 
-_ABA = CompiledFunction(aba_kernel, aba_batch,
+_ABA = CompiledFunction(aba_kernel, Batch.twin(aba_batch),
                         (Arg("q", "nq"), Arg("v", "nv", optional=True), Arg("tau", "nv"), Arg("f_ext", "forces")),
-                        "v_shape", params=(val.GRAVITY,), tree_function="aba", plain=aba_plain_kernel,
-                        plain_params=(True,))
+                        Outputs.shaped("v_shape"), params=(val.GRAVITY,), tree_function="aba",
+                        plain=aba_plain_kernel, plain_params=(True,))
 
 
 def aba(model, q, v, tau, f_ext=None, *, gravity=True, out=None, workspace=None):
@@ -44,5 +45,5 @@ def aba(model, q, v, tau, f_ext=None, *, gravity=True, out=None, workspace=None)
     if gravity is not True and gravity is not False:  # the fast path would read its truth value
         gravity = val.GRAVITY(gravity)
     # (out, workspace) passed by position: keywords cost the generated call a tenth of it
-    # (absent arguments as None: the call takes them so, see soadyn.core.call)
+    # (absent arguments as None: the rendered call takes them so, see soadyn.core.fast_path)
     return _ABA.call(model, q, v, tau, f_ext, gravity, out, workspace)

@@ -16,7 +16,8 @@ columns in soadyn's order), ``h_G = force_from_pinocchio(hg)``,
 from __future__ import annotations
 
 from ..core import validation as val
-from ..core.call import ABSENT, Arg, CompiledFunction
+from ..core.batch import Batch
+from ..core.call import ABSENT, Arg, CompiledFunction, Outputs
 from ..kernels.centroidal_map import centroidal_map_kernel
 from ..kernels.centroidal_momentum import (COM, COM_ACCELERATION, COM_VELOCITY, INERTIA, MOMENTUM, MOMENTUM_RATE,
                                            SIZE, centroidal_momentum_kernel)
@@ -30,12 +31,13 @@ _Q = (Arg("q", "nq"),)
 # one kernel for A_G (6, nv) and J_c (3, nv), the output's rows saying which, with its plain
 # call (one array of tables instead of three, soadyn.kernels.plain: on solo12 the dispatch of
 # the arguments is a large part of the call)
-_MAP = CompiledFunction(centroidal_map_kernel, "stacked", _Q, "jacobian_shape", plain=centroidal_map_plain_kernel)
-_COM_JACOBIAN = CompiledFunction(centroidal_map_kernel, "stacked", _Q, "com_jacobian_shape",
+_MAP = CompiledFunction(centroidal_map_kernel, Batch.stacked(), _Q, Outputs.shaped("jacobian_shape"),
+                        plain=centroidal_map_plain_kernel)
+_COM_JACOBIAN = CompiledFunction(centroidal_map_kernel, Batch.stacked(), _Q, Outputs.shaped("com_jacobian_shape"),
                                  plain=centroidal_map_plain_kernel)
-_MOMENTUM = CompiledFunction(centroidal_momentum_kernel, "stacked",
+_MOMENTUM = CompiledFunction(centroidal_momentum_kernel, Batch.stacked(),
                              _Q + (Arg("v", "nv", optional=True), Arg("a", "nv", optional=True)),
-                             lambda c, state, params: ((SIZE,),), params=(val.flag("rate"),))
+                             Outputs.computed(lambda c, state, params: ((SIZE,),)), params=(val.flag("rate"),))
 
 
 def _rates(model, q, v, a, rate=False):

@@ -1,13 +1,14 @@
 """The Coriolis matrix C(q, q̇) of a tree (kernel in :mod:`soadyn.kernels.coriolis`)."""
 from __future__ import annotations
 
-from ..core.call import Arg, CompiledFunction
+from ..core.batch import Batch
+from ..core.call import Arg, CompiledFunction, Outputs
 from ..kernels.coriolis import coriolis_kernel
 
 __all__ = ["coriolis_matrix"]
 
-_CORIOLIS = CompiledFunction(coriolis_kernel, "stacked", (Arg("q", "nq"), Arg("v", "nv", optional=True)),
-                             "vv_shape", tree_function="coriolis_matrix")
+_CORIOLIS = CompiledFunction(coriolis_kernel, Batch.stacked(), (Arg("q", "nq"), Arg("v", "nv", optional=True)),
+                             Outputs.shaped("vv_shape"), tree_function="coriolis_matrix")
 
 
 def coriolis_matrix(model, q, v, *, out=None, workspace=None):

@@ -2,15 +2,16 @@
 (kernels in :mod:`soadyn.kernels.crba`)."""
 from __future__ import annotations
 
-from ..core.call import Arg, CompiledFunction
+from ..core.batch import Batch
+from ..core.call import Arg, CompiledFunction, Outputs
 from ..kernels.crba import mass_matrix_batch, mass_matrix_jtmj_kernel, mass_matrix_kernel
 
 __all__ = ["mass_matrix"]
 
 
-_CRBA = CompiledFunction(mass_matrix_kernel, mass_matrix_batch, (Arg("q", "nq"),), "vv_shape",
-                         tree_function="mass_matrix")
-_JTMJ = CompiledFunction(mass_matrix_jtmj_kernel, "loop", (Arg("q", "nq"),), "vv_shape",
+_CRBA = CompiledFunction(mass_matrix_kernel, Batch.twin(mass_matrix_batch), (Arg("q", "nq"),),
+                         Outputs.shaped("vv_shape"), tree_function="mass_matrix")
+_JTMJ = CompiledFunction(mass_matrix_jtmj_kernel, Batch.loop(), (Arg("q", "nq"),), Outputs.shaped("vv_shape"),
                          tree_function="mass_matrix")
 METHODS = ("crba", "jtmj")
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import validation as val
-from ..core.call import ABSENT, NO_FORCES, Arg, CompiledFunction
+from ..core.batch import Batch
+from ..core.call import ABSENT, NO_FORCES, Arg, CompiledFunction, Outputs
 from ..kernels.derivatives import aba_derivatives_kernel, rnea_derivatives_kernel
 
 __all__ = ["rnea_derivatives", "aba_derivatives"]
@@ -21,13 +22,15 @@ def _allocate(c, state):
     return block[0], block[1], block[2]
 
 
-_RNEA_D = CompiledFunction(rnea_derivatives_kernel, "stacked",
+_RNEA_D = CompiledFunction(rnea_derivatives_kernel, Batch.stacked(),
                            (Arg("q", "nq"), Arg("v", "nv", optional=True), Arg("a", "nv", optional=True),
                             Arg("f_ext", "forces")),
-                           _three_square, params=(val.GRAVITY,), allocate=_allocate, tree_function="rnea_derivatives")
-_ABA_D = CompiledFunction(aba_derivatives_kernel, "stacked",
+                           Outputs.computed(_three_square, allocate=_allocate), params=(val.GRAVITY,),
+                           tree_function="rnea_derivatives")
+_ABA_D = CompiledFunction(aba_derivatives_kernel, Batch.stacked(),
                           (Arg("q", "nq"), Arg("v", "nv", optional=True), Arg("tau", "nv"), Arg("f_ext", "forces")),
-                          _three_square, params=(val.GRAVITY,), allocate=_allocate, tree_function="aba_derivatives")
+                          Outputs.computed(_three_square, allocate=_allocate), params=(val.GRAVITY,),
+                          tree_function="aba_derivatives")
 
 
 def _gravity(gravity):

@@ -2,13 +2,14 @@
 is in :mod:`soadyn.dynamics.centroidal`)."""
 from __future__ import annotations
 
-from ..core.call import ABSENT, Arg, CompiledFunction
+from ..core.batch import Batch
+from ..core.call import ABSENT, Arg, CompiledFunction, Outputs
 from ..kernels.energy import energy_kernel
 
 __all__ = ["kinetic_energy", "potential_energy"]
 
-_ENERGY = CompiledFunction(energy_kernel, "stacked", (Arg("q", "nq"), Arg("v", "nv", optional=True)),
-                           lambda c, state, params: ((2,),))
+_ENERGY = CompiledFunction(energy_kernel, Batch.stacked(), (Arg("q", "nq"), Arg("v", "nv", optional=True)),
+                           Outputs.computed(lambda c, state, params: ((2,),)))
 
 
 def _column(e, k):

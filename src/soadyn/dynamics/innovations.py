@@ -7,7 +7,8 @@ from collections import namedtuple
 import numpy as np
 
 from ..core import validation as val
-from ..core.call import Arg, CompiledFunction
+from ..core.batch import NO_BATCH, Batch
+from ..core.call import Arg, CompiledFunction, Outputs
 from ..core.compile import snapshot
 from ..core.layout import numpy_model_tables
 from ..core.partition import partitioned_body_names
@@ -56,8 +57,9 @@ def _allocate_articulated(c, state):
     return np.empty((c.nb, 6, 6)), np.empty((c.nv, c.nv)), np.empty((6, c.nv))
 
 
-_ARTICULATED = CompiledFunction(articulated_inertias_kernel, "stacked", (Arg("q", "nq"),), _articulated_outputs,
-                                allocate=_allocate_articulated, tree_function="articulated_inertias")
+_ARTICULATED = CompiledFunction(articulated_inertias_kernel, Batch.stacked(), (Arg("q", "nq"),),
+                                Outputs.computed(_articulated_outputs, allocate=_allocate_articulated),
+                                tree_function="articulated_inertias")
 
 def _subbody_count(c):
     """Bodies of the partitioned model (one per sub-hinge, one per fixed-joint body)."""
@@ -74,15 +76,15 @@ def _allocate_partitioned(c, state):
     return np.empty((n, 6, 6)), np.empty((n, 6, 6)), np.empty((c.nv, c.nv)), np.empty((6, c.nv))
 
 
-_PARTITIONED = CompiledFunction(partitioned_inertias_kernel, "stacked", (Arg("q", "nq"),),
-                                _partitioned_outputs, allocate=_allocate_partitioned,
+_PARTITIONED = CompiledFunction(partitioned_inertias_kernel, Batch.stacked(), (Arg("q", "nq"),),
+                                Outputs.computed(_partitioned_outputs, allocate=_allocate_partitioned),
                                 tree_function="articulated_inertias")
-_MINV = CompiledFunction(mass_matrix_inverse_kernel, mass_matrix_inverse_batch, (Arg("q", "nq"),), "vv_shape",
-                         tree_function="mass_matrix_inverse")
-_LOG_DET = CompiledFunction(log_det_kernel, "stacked", (Arg("q", "nq"),), lambda c, state, params: ((1,),),
-                            tree_function="log_det_mass_matrix")
-_MINV_LTDL = CompiledFunction(mass_matrix_inverse_ltdl_kernel, mass_matrix_inverse_ltdl_batch, (Arg("q", "nq"),),
-                              "vv_shape", tree_function="mass_matrix_inverse")
+_MINV = CompiledFunction(mass_matrix_inverse_kernel, Batch.twin(mass_matrix_inverse_batch), (Arg("q", "nq"),),
+                         Outputs.shaped("vv_shape"), tree_function="mass_matrix_inverse")
+_LOG_DET = CompiledFunction(log_det_kernel, Batch.stacked(), (Arg("q", "nq"),),
+                            Outputs.computed(lambda c, state, params: ((1,),)), tree_function="log_det_mass_matrix")
+_MINV_LTDL = CompiledFunction(mass_matrix_inverse_ltdl_kernel, Batch.twin(mass_matrix_inverse_ltdl_batch),
+                              (Arg("q", "nq"),), Outputs.shaped("vv_shape"), tree_function="mass_matrix_inverse")
 #: the methods of :func:`mass_matrix_inverse`
 MINV_METHODS = ("ltdl", "innovations")
 
@@ -172,8 +174,8 @@ def log_det_mass_matrix(model, q, *, workspace=None):
     return float(out[0]) if out.ndim == 1 else out[:, 0].copy()
 
 
-_FACTOR = CompiledFunction(factor_product_kernel, None, (Arg("q", "nq"),),
-                           lambda c, state, params: ((c.nv, params[0].shape[1]),), names=("q", "x"),
+_FACTOR = CompiledFunction(factor_product_kernel, NO_BATCH, (Arg("q", "nq"),),
+                           Outputs.computed(lambda c, state, params: ((c.nv, params[0].shape[1]),)), names=("q", "x"),
                            tree_function="apply_innovations_factor")
 
 

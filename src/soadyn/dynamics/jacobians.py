@@ -1,7 +1,8 @@
 """Frame Jacobians J = ℬ*φ*H* [Jain24] (kernel in :mod:`soadyn.kernels.jacobians`)."""
 from __future__ import annotations
 
-from ..core.call import Arg, CompiledFunction
+from ..core.batch import Batch
+from ..core.call import Arg, CompiledFunction, Outputs
 from ..core.compile import snapshot
 from ..kernels.jacobians import frame_jacobian_batch, frame_jacobian_kernel
 
@@ -10,7 +11,8 @@ __all__ = ["frame_jacobian", "REFERENCES"]
 #: reference frames of a Jacobian (Pinocchio's names)
 REFERENCES = {"local": 0, "local_world_aligned": 1, "world": 2}
 
-_JACOBIAN = CompiledFunction(frame_jacobian_kernel, frame_jacobian_batch, (Arg("q", "nq"),), "jacobian_shape",
+_JACOBIAN = CompiledFunction(frame_jacobian_kernel, Batch.twin(frame_jacobian_batch), (Arg("q", "nq"),),
+                             Outputs.shaped("jacobian_shape"),
                              params=(None, None, None, None))  # frame body, rotation, translation, reference
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import validation as val
-from ..core.call import ABSENT, Arg, CompiledFunction
+from ..core.batch import Batch
+from ..core.call import ABSENT, Arg, CompiledFunction, Outputs
 from ..core.compile import snapshot
 from ..kernels.frames import frame_acceleration_kernel, frame_placement_kernel, frame_velocity_kernel
 from ..kernels.kinematics import kinematics_kernel, poses_batch, poses_kernel
@@ -45,7 +46,7 @@ class KinematicsResult:
 
 
 def _kinematics_outputs(c, state, params):
-    # an absent rate gives an empty output (one signature per kernel, see soadyn.core.call)
+    # an absent rate gives an empty output (one signature per kernel, see soadyn.core.validation.ABSENT)
     return ((c.nb, 3, 3), (c.nb, 3), (c.nb if state[1].size else 0, 6), (c.nb if state[2].size else 0, 6))
 
 
@@ -61,11 +62,13 @@ def _allocate_kinematics(c, state):
 
 
 #: the poses alone, the common call (``forward_kinematics(model, q)``, frame placements)
-_POSES = CompiledFunction(poses_kernel, poses_batch, (Arg("q", "nq"),), ("rotations_shape", "positions_shape"))
+_POSES = CompiledFunction(poses_kernel, Batch.twin(poses_batch), (Arg("q", "nq"),),
+                          Outputs.shaped("rotations_shape", "positions_shape"))
 
-_KINEMATICS = CompiledFunction(kinematics_kernel, "stacked",
+_KINEMATICS = CompiledFunction(kinematics_kernel, Batch.stacked(),
                                (Arg("q", "nq"), Arg("v", "nv", optional=True), Arg("a", "nv", optional=True)),
-                               _kinematics_outputs, params=(val.GRAVITY,), allocate=_allocate_kinematics)
+                               Outputs.computed(_kinematics_outputs, allocate=_allocate_kinematics),
+                               params=(val.GRAVITY,))
 
 
 def forward_kinematics(model, q, v=None, a=None, *, gravity=False, workspace=None):
@@ -114,13 +117,13 @@ _REFERENCE_CODES = {name: code for code, name in enumerate(_MOTION_REFERENCES)}
 
 # the parameters (the frame's body, its rotation and translation there, the reference
 # code) come checked: the frame is one of the model's
-_FRAME_PLACEMENT = CompiledFunction(frame_placement_kernel, "loop", (Arg("q", "nq"),), "pose_shape",
-                                    params=(None,) * 3)
-_FRAME_VELOCITY = CompiledFunction(frame_velocity_kernel, "loop", (Arg("q", "nq"), Arg("v", "nv", optional=True)),
-                                   "motion_shape", params=(None,) * 4)
-_FRAME_ACCELERATION = CompiledFunction(frame_acceleration_kernel, "loop",
+_FRAME_PLACEMENT = CompiledFunction(frame_placement_kernel, Batch.loop(), (Arg("q", "nq"),),
+                                    Outputs.shaped("pose_shape"), params=(None,) * 3)
+_FRAME_VELOCITY = CompiledFunction(frame_velocity_kernel, Batch.loop(), (Arg("q", "nq"), Arg("v", "nv", optional=True)),
+                                   Outputs.shaped("motion_shape"), params=(None,) * 4)
+_FRAME_ACCELERATION = CompiledFunction(frame_acceleration_kernel, Batch.loop(),
                                        (Arg("q", "nq"), Arg("v", "nv", optional=True), Arg("a", "nv", optional=True)),
-                                       "motion_shape", params=(None,) * 4)
+                                       Outputs.shaped("motion_shape"), params=(None,) * 4)
 
 
 def frame_placement(model, q, frame):

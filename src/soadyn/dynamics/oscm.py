@@ -5,18 +5,19 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import validation as val
-from ..core.call import Arg, CompiledFunction
+from ..core.batch import Batch
+from ..core.call import Arg, CompiledFunction, Outputs
 from ..core.compile import derived, snapshot
 from ..kernels.oscm import buffer_sizes, eoscm_diagonal_kernel, oscm_kernel
 from .frames import frame_set
 
 __all__ = ["operational_space_compliance", "operational_space_inertia", "eoscm_diagonal"]
 
-_OSCM = CompiledFunction(oscm_kernel, "stacked", (Arg("q", "nq"),),
-                         lambda c, state, params: ((6 * len(params[0]), 6 * len(params[0])),),
-                         tree_function="operational_space_compliance", private=(2, 3))  # fbuf, ibuf: scratch
-_EOSCM = CompiledFunction(eoscm_diagonal_kernel, "loop", (Arg("q", "nq"),), lambda c, state, params: ((c.nb, 6, 6),),
-                          tree_function="eoscm_diagonal")
+_OSCM = CompiledFunction(oscm_kernel, Batch.stacked(private=(2, 3)), (Arg("q", "nq"),),
+                         Outputs.computed(lambda c, state, params: ((6 * len(params[0]), 6 * len(params[0])),)),
+                         tree_function="operational_space_compliance")  # fbuf, ibuf: scratch
+_EOSCM = CompiledFunction(eoscm_diagonal_kernel, Batch.loop(), (Arg("q", "nq"),),
+                          Outputs.computed(lambda c, state, params: ((c.nb, 6, 6),)), tree_function="eoscm_diagonal")
 
 
 def _scratch(model, m):

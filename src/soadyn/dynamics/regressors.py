@@ -11,17 +11,18 @@ correspond one to one (as for a URDF loaded by both); rows in soadyn's velocity 
 from __future__ import annotations
 
 from ..core import validation as val
-from ..core.call import ABSENT, Arg, CompiledFunction
+from ..core.batch import Batch
+from ..core.call import ABSENT, Arg, CompiledFunction, Outputs
 from ..kernels.energy_regressors import KINETIC, POTENTIAL, energy_regressors_kernel
 from ..kernels.torque_regressor import torque_regressor_kernel
 
 __all__ = ["joint_torque_regressor", "kinetic_energy_regressor", "potential_energy_regressor"]
 
 _RATES = (Arg("q", "nq"), Arg("v", "nv", optional=True), Arg("a", "nv", optional=True))
-_TORQUE = CompiledFunction(torque_regressor_kernel, "stacked", _RATES, "regressor_shape", params=(val.GRAVITY,),
-                           tree_function="joint_torque_regressor")
-_ENERGY = CompiledFunction(energy_regressors_kernel, "stacked", _RATES[:2],
-                           lambda c, state, params: ((2, 10 * c.nb),))
+_TORQUE = CompiledFunction(torque_regressor_kernel, Batch.stacked(), _RATES, Outputs.shaped("regressor_shape"),
+                           params=(val.GRAVITY,), tree_function="joint_torque_regressor")
+_ENERGY = CompiledFunction(energy_regressors_kernel, Batch.stacked(), _RATES[:2],
+                           Outputs.computed(lambda c, state, params: ((2, 10 * c.nb),)))
 
 
 def joint_torque_regressor(model, q, v, a, *, gravity=True, out=None, workspace=None):

@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 from ..core import validation as val
-from ..core.call import ABSENT, NO_FORCES, Arg, CompiledFunction
+from ..core.batch import Batch
+from ..core.call import ABSENT, NO_FORCES, Arg, CompiledFunction, Outputs
 from ..kernels.plain import rnea_plain_kernel
 from ..kernels.rnea import hinge_forces_kernel, rnea_batch, rnea_kernel
 
 __all__ = ["rnea", "bias_forces", "generalized_gravity", "body_forces"]
 
-_RNEA = CompiledFunction(rnea_kernel, rnea_batch,
+_RNEA = CompiledFunction(rnea_kernel, Batch.twin(rnea_batch),
                          (Arg("q", "nq"), Arg("v", "nv", optional=True), Arg("a", "nv", optional=True),
                           Arg("f_ext", "forces")),
-                         "v_shape", params=(val.GRAVITY,), tree_function="rnea", plain=rnea_plain_kernel,
-                         plain_params=(True,))
-_HINGE = CompiledFunction(hinge_forces_kernel, "stacked", _RNEA.args,
-                          lambda c, state, params: ((c.nb, 6),), params=(val.GRAVITY,), tree_function="body_forces")
+                         Outputs.shaped("v_shape"), params=(val.GRAVITY,), tree_function="rnea",
+                         plain=rnea_plain_kernel, plain_params=(True,))
+_HINGE = CompiledFunction(hinge_forces_kernel, Batch.stacked(), _RNEA.args,
+                          Outputs.computed(lambda c, state, params: ((c.nb, 6),)), params=(val.GRAVITY,),
+                          tree_function="body_forces")
 
 
 def rnea(model, q, v, a, f_ext=None, *, gravity=True, out=None, workspace=None):
@@ -41,7 +43,7 @@ def rnea(model, q, v, a, f_ext=None, *, gravity=True, out=None, workspace=None):
     if gravity is not True and gravity is not False:  # the fast path would read its truth value
         gravity = val.GRAVITY(gravity)
     # (out, workspace) passed by position: keywords cost the generated call a tenth of it
-    # (absent arguments as None: the call takes them so, see soadyn.core.call)
+    # (absent arguments as None: the rendered call takes them so, see soadyn.core.fast_path)
     return _RNEA.call(model, q, v, a, f_ext, gravity, out, workspace)
 
 

@@ -9,7 +9,8 @@ import numpy as np
 
 from ..core import status as st
 from ..core import validation as val
-from ..core.call import Arg, CompiledFunction, rollout_min_block, run_blocks, stacked_block, thread_tables
+from ..core.batch import Batch, rollout_min_block, run_blocks, stacked_block, thread_tables
+from ..core.call import Arg, CompiledFunction, Outputs
 from ..core.compile import snapshot
 from ..kernels.rollout import RK4, SEMI_IMPLICIT_EULER, exponential_coordinate_rate_kernel, rollout_kernel
 
@@ -26,8 +27,8 @@ def _scale(dt):
     return val.finite_scalar(dt, "dt")
 
 
-_RATE = CompiledFunction(exponential_coordinate_rate_kernel, "loop", (Arg("u", "nv"), Arg("w", "nv")), "v_shape",
-                         params=(_scale,))
+_RATE = CompiledFunction(exponential_coordinate_rate_kernel, Batch.loop(), (Arg("u", "nv"), Arg("w", "nv")),
+                         Outputs.shaped("v_shape"), params=(_scale,))
 
 
 def exponential_coordinate_rate(model, u, w, dt=1.0, *, out=None):
@@ -51,15 +52,16 @@ def _trajectory_shapes(c, state, params):
 
 def _rollout_batch(d, values, params, outs, status):
     """A validated batch of rollouts in blocks of one kernel call each
-    (:func:`~soadyn.core.call.stacked_block`): the controls (B, T, nv), a parameter of the
+    (:func:`~soadyn.core.batch.stacked_block`): the controls (B, T, nv), a parameter of the
     call, have the batch dimension too, so they are stacked with the initial states."""
     tau, dt, integrator = params
     run_blocks(stacked_block, None, (rollout_kernel, partial(thread_tables, d), (*values, tau), (dt, integrator), outs,
                                      ()), status, rollout_min_block(tau.shape[-2]))
 
 
-_ROLLOUT = CompiledFunction(rollout_kernel, _rollout_batch, (Arg("q0", "nq"), Arg("v0", "nv")), _trajectory_shapes,
-                            allocate=lambda c, state: None, names=("q0", "v0", "tau"), tree_function="rollout")
+_ROLLOUT = CompiledFunction(rollout_kernel, Batch.runner(_rollout_batch), (Arg("q0", "nq"), Arg("v0", "nv")),
+                            Outputs.computed(_trajectory_shapes, allocate=lambda c, state: None),
+                            names=("q0", "v0", "tau"), tree_function="rollout")
 
 
 def _controls(tau, nv):
@@ -141,7 +143,7 @@ def rollout(model, q0, v0, tau, dt, integrator="semi-implicit-euler", *, contact
     q : (T + 1, nq) or (B, T + 1, nq), the configurations at t_0 = 0, dt, ..., T dt
         (row 0 is q0); v : (T + 1, nv) or (B, T + 1, nv) the velocities. A batch of B
         rollouts is split among ``NUMBA_NUM_THREADS`` threads in blocks of at least 16
-        rollouts (:func:`soadyn.core.call.run_blocks`). The length of the run is that of
+        rollouts (:func:`soadyn.core.batch.run_blocks`). The length of the run is that of
         ``tau``, whose T rows the caller holds already, so no cap on it is needed (unlike
         :func:`soadyn.simulate`'s ``max_steps``). Raises ``numpy.linalg.LinAlgError`` when M
         is singular at a visited state, as :func:`soadyn.aba` does.

@@ -5,13 +5,15 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import validation as val
-from ..core.call import Arg, CompiledFunction
+from ..core.batch import NO_BATCH
+from ..core.call import Arg, CompiledFunction, Outputs
 from ..core.compile import snapshot
 from ..kernels.spo import influence_product_kernel, spo_product_kernel
 
 __all__ = ["influence_product", "spo_product"]
 
-_SPO = CompiledFunction(spo_product_kernel, None, (Arg("q", "nq"),), lambda c, state, params: ((c.nb, 6),), names=("q", "x"))
+_SPO = CompiledFunction(spo_product_kernel, NO_BATCH, (Arg("q", "nq"),),
+                        Outputs.computed(lambda c, state, params: ((c.nb, 6),)), names=("q", "x"))
 
 
 def _parents(model):

@@ -19,7 +19,7 @@ code but inlines at the level of Numba's IR, re-deriving and deep-copying the he
 at every call site: measured on the tree kernels, 70 s of cold compilation against 47 s
 with ``forceinline``, run times equal within 7 % (ur5, talos, four-bar, Mini Cheetah). Many kernels
 take B states stored one after another (:func:`soadyn.core.layout.state_of`; B = 1 for a
-single call, a block of rows for a batch, :func:`soadyn.core.call.stacked_block`): a short
+single call, a block of rows for a batch, :func:`soadyn.core.batch.stacked_block`): a short
 loop over the states calls the kernel's per-state body ``_<name>_state``, inlined by Numba
 (``inline="always"``: one call site, so no library of its own). Kernels never
 assign arrays by slice (``a[i] = b[j]``): Numba would compile its shape-mismatch error

@@ -249,7 +249,7 @@ def aba_kernel(mi, mf, ws, q, v, tau, fext, gravity, qdd):
 @kernel(nogil=True)
 def aba_batch(mi, mf, ws, Q, Vq, T, Fext, gravity, qdd, status, start, stop):
     """:func:`aba_kernel` on states ``start`` to ``stop − 1`` of a batch, with one workspace (a
-    block of a batched call, see :func:`soadyn.core.call.run_blocks`)."""
+    block of a batched call, see :func:`soadyn.core.batch.run_blocks`)."""
     for b in range(start, stop):
         status[b] = aba_kernel(mi, mf, ws, Q[b], Vq[b], T[b], Fext[b], gravity, qdd[b])
 

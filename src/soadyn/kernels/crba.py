@@ -118,7 +118,7 @@ def mass_matrix_pass(mi, mf, ws, M):
 @kernel(nogil=True)
 def mass_matrix_batch(mi, mf, ws, Q, M, status, start, stop):
     """:func:`mass_matrix_kernel` on states ``start`` to ``stop − 1`` of a batch, with one workspace (a
-    block of a batched call, see :func:`soadyn.core.call.run_blocks`)."""
+    block of a batched call, see :func:`soadyn.core.batch.run_blocks`)."""
     for b in range(start, stop):
         status[b] = mass_matrix_kernel(mi, mf, ws, Q[b], M[b])
 

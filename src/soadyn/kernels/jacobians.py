@@ -163,6 +163,6 @@ def jacobian_columns(m, w, body, fR, fp, mode, J):
 @kernel(nogil=True)
 def frame_jacobian_batch(mi, mf, ws, Q, body, fR, fp, mode, J, status, start, stop):
     """:func:`frame_jacobian_kernel` on states ``start`` to ``stop − 1`` of a batch, with one workspace (a
-    block of a batched call, see :func:`soadyn.core.call.run_blocks`)."""
+    block of a batched call, see :func:`soadyn.core.batch.run_blocks`)."""
     for b in range(start, stop):
         status[b] = frame_jacobian_kernel(mi, mf, ws, Q[b], body, fR, fp, mode, J[b])

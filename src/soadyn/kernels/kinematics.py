@@ -485,7 +485,7 @@ def poses_kernel(mi, mf, ws, q, R_out, p_out):
 @kernel(nogil=True)
 def poses_batch(mi, mf, ws, Q, R_out, p_out, status, start, stop):
     """:func:`poses_kernel` on states ``start`` to ``stop − 1`` of a batch (a block of a
-    batched call, see :func:`soadyn.core.call.run_blocks`)."""
+    batched call, see :func:`soadyn.core.batch.run_blocks`)."""
     for b in range(start, stop):
         status[b] = poses_kernel(mi, mf, ws, Q[b], R_out[b], p_out[b])
 

@@ -181,6 +181,6 @@ def factor_and_invert(mi, mf, LD, lam, Minv):
 @kernel(nogil=True)
 def mass_matrix_inverse_ltdl_batch(mi, mf, ws, Q, Minv, status, start, stop):
     """:func:`mass_matrix_inverse_ltdl_kernel` on states ``start`` to ``stop − 1`` of a batch,
-    with one workspace (a block of a batched call, see :func:`soadyn.core.call.run_blocks`)."""
+    with one workspace (a block of a batched call, see :func:`soadyn.core.batch.run_blocks`)."""
     for b in range(start, stop):
         status[b] = mass_matrix_inverse_ltdl_kernel(mi, mf, ws, Q[b], Minv[b])

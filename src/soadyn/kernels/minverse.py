@@ -401,6 +401,6 @@ def mass_matrix_inverse_kernel(mi, mf, ws, q, Minv):
 @kernel(nogil=True)
 def mass_matrix_inverse_batch(mi, mf, ws, Q, Minv, status, start, stop):
     """:func:`mass_matrix_inverse_kernel` on states ``start`` to ``stop − 1`` of a batch
-    (a block of a batched call, see :func:`soadyn.core.call.run_blocks`)."""
+    (a block of a batched call, see :func:`soadyn.core.batch.run_blocks`)."""
     for b in range(start, stop):
         status[b] = mass_matrix_inverse_kernel(mi, mf, ws, Q[b], Minv[b])

@@ -135,6 +135,6 @@ def _hinge_forces_state(mi, mf, ws, q, v, a, fext, gravity, f):
 @kernel(nogil=True)
 def rnea_batch(mi, mf, ws, Q, Vq, Aq, Fext, gravity, tau, status, start, stop):
     """:func:`rnea_kernel` on states ``start`` to ``stop − 1`` of a batch, with one workspace (a
-    block of a batched call, see :func:`soadyn.core.call.run_blocks`)."""
+    block of a batched call, see :func:`soadyn.core.batch.run_blocks`)."""
     for b in range(start, stop):
         status[b] = rnea_kernel(mi, mf, ws, Q[b], Vq[b], Aq[b], Fext[b], gravity, tau[b])

@@ -32,8 +32,9 @@ from __future__ import annotations
 import numpy as np
 
 from ...core import validation as val
-from ...core.call import (ABSENT, NO_FORCES, Arg, CompiledFunction, ExactCall, GeneralPath, ParamShape, run_blocks,
-                           stacked_block)
+from ...core.batch import NO_BATCH, Batch, run_blocks, stacked_block
+from ...core.call import ABSENT, NO_FORCES, Arg, CompiledFunction, Outputs
+from ...core.fast_path import ExactCall, GeneralPath
 from ...core.compile import derived, snapshot
 from ...core.constraints import ConstraintError
 from ...core.status import Unsolved, raise_status
@@ -69,7 +70,7 @@ def _nyv(model):
 
 
 #: one vector of length nyv, read from the header of the packed clusters ``ci``
-_independent_vector = ParamShape(lambda c, ci: (int(ci[6]),))
+_independent_vector = Outputs.param_shaped(lambda c, ci: (int(ci[6]),))
 
 
 def _independent_square(c, state, params):
@@ -87,7 +88,7 @@ _ABA_ARGS = (_Y, _YD, Arg("tau_ind", _nyv), Arg("f_ext", "forces"))
 _RNEA_ARGS = (_Y, _YD, Arg("ydd", _nyv), Arg("f_ext", "forces"))
 # single states (the nonlinear clusters prepared before the call), and batches (each state
 # prepared inside the batched kernel, from q or q_guess when given)
-_CABA = CompiledFunction(cluster_aba_kernel, None, _ABA_ARGS, _independent_vector,
+_CABA = CompiledFunction(cluster_aba_kernel, NO_BATCH, _ABA_ARGS, _independent_vector,
                          params=(None, None, None, val.GRAVITY))
 # the plain calls (one state, no external forces, three folded table arrays): on explicit
 # models the algorithm alone, on models with implicit clusters the solve and the algorithm
@@ -98,8 +99,8 @@ _CEFPA_PLAIN = (ExactCall(cluster_efpa_plain_kernel), ExactCall(cluster_efpa_sol
 
 
 def _states_adapters(kernel):
-    """The single-state and batch functions of :class:`~soadyn.core.call.CompiledFunction`
-    for a states kernel (``kernel``: an :class:`~soadyn.core.call.ExactCall` of
+    """The single-state function and the batch (a :meth:`~soadyn.core.batch.Batch.runner`)
+    of a :class:`~soadyn.core.call.CompiledFunction` for a states kernel (``kernel``: an :class:`~soadyn.core.fast_path.ExactCall` of
     :func:`~soadyn.kernels.cluster.aba.cluster_aba_states` or its C-RNEA twin, which takes
     single states and batches as flat arrays, with the tables in one array): ``params`` are
     (ci, cf, cluster workspace, gravity, mode)."""
@@ -119,7 +120,7 @@ def _states_adapters(kernel):
     def block(tables, *args):  # each block on its own copy of the tables and workspaces
         kernel(tables.copy(), *args)
 
-    return single, batch
+    return single, Batch.runner(batch)
 
 
 #: the ``status`` argument of a states kernel's call on one state (no status array)
@@ -128,21 +129,23 @@ _CABA_STATES_KERNEL = ExactCall(cluster_aba_states)
 _CRNEA_STATES_KERNEL = ExactCall(cluster_rnea_states)
 # one state with q= or external forces, or a batch, of a model with implicit clusters
 # (prepared in the kernel): validated here, then the states kernels
-_CABA_STATES = CompiledFunction(*_states_adapters(_CABA_STATES_KERNEL), _ABA_ARGS + (_Q,), _independent_vector,
+_CABA_STATES = CompiledFunction(*_states_adapters(_CABA_STATES_KERNEL), _ABA_ARGS + (_Q,),
+                                _independent_vector,
                                 params=(None, None, None, val.GRAVITY, None))
-_CRNEA = CompiledFunction(cluster_rnea_kernel, None, _RNEA_ARGS, _independent_vector,
+_CRNEA = CompiledFunction(cluster_rnea_kernel, NO_BATCH, _RNEA_ARGS, _independent_vector,
                           params=(None, None, None, val.GRAVITY))
-_CRNEA_STATES = CompiledFunction(*_states_adapters(_CRNEA_STATES_KERNEL), _RNEA_ARGS + (_Q,), _independent_vector,
+_CRNEA_STATES = CompiledFunction(*_states_adapters(_CRNEA_STATES_KERNEL), _RNEA_ARGS + (_Q,),
+                                 _independent_vector,
                                  params=(None, None, None, val.GRAVITY, None))
-_CMASS = CompiledFunction(cluster_mass_matrix_kernel, None, (_Y,), _independent_square)
+_CMASS = CompiledFunction(cluster_mass_matrix_kernel, NO_BATCH, (_Y,), Outputs.computed(_independent_square))
 #: the preparation alone (its last parameter the empty ``spanning``), and the same kernel
 #: writing the spanning state (q, q̇) into its output
 _NO_SPANNING = np.zeros(0)
-_PREPARE = CompiledFunction(prepare_implicit_kernel, None, (_Y, Arg("yd", _nyv, optional=True), _Q),
-                            lambda c, state, params: (), allocate=lambda c, state: ())
-_CEFPA = CompiledFunction(cluster_efpa_kernel, None, (_Y,), _operational_square)
-_SPANNING = CompiledFunction(prepare_implicit_kernel, None, (_Y, _YD, Arg("q_guess", "nq", optional=True)),
-                             lambda c, state, params: ((c.nq + c.nv,),))
+_PREPARE = CompiledFunction(prepare_implicit_kernel, NO_BATCH, (_Y, Arg("yd", _nyv, optional=True), _Q),
+                            Outputs.computed(lambda c, state, params: (), allocate=lambda c, state: ()))
+_CEFPA = CompiledFunction(cluster_efpa_kernel, NO_BATCH, (_Y,), Outputs.computed(_operational_square))
+_SPANNING = CompiledFunction(prepare_implicit_kernel, NO_BATCH, (_Y, _YD, Arg("q_guess", "nq", optional=True)),
+                             Outputs.computed(lambda c, state, params: ((c.nq + c.nv,),)))
 # The embedding method's kernel takes the model's and the clusters' tables and workspaces
 # in one array (fewer arguments through the dispatcher), and B states stored one after
 # another: the plain call passes this thread's tables (:func:`embedding_fast`), a validated
@@ -161,7 +164,7 @@ def _embed_single(c, ws, state, params, outs):
 def embedding_batch(d, values, params, outs, status):
     """A validated batch of the embedding method (``values``: Q (B, nq), V, T (B, nv), F (B,
     nb, 6) or (B, 0, 6); ``params`` as for :func:`_embed_single`; ``outs``: one (B, n)
-    output) in blocks on the worker threads (:func:`~soadyn.core.call.stacked_block`), each
+    output) in blocks on the worker threads (:func:`~soadyn.core.batch.stacked_block`), each
     block one kernel call on its states' rows with its own copy of the tables (which hold
     the workspaces the kernel writes); a block whose kernel reports a status other than OK
     is run again state by state to find the status of each."""
@@ -176,11 +179,12 @@ def embedding_batch(d, values, params, outs, status):
 
 
 _EMBED_ARGS = (Arg("q", "nq"), Arg("v", "nv"), Arg("tau", "nv"), Arg("f_ext", "forces"))
-_EMBED = CompiledFunction(_embed_single, embedding_batch, _EMBED_ARGS,
-                          lambda c, state, params: ((c.nv + 2,),), params=(None, None, None, val.GRAVITY))
+_EMBED = CompiledFunction(_embed_single, Batch.runner(embedding_batch), _EMBED_ARGS,
+                          Outputs.computed(lambda c, state, params: ((c.nv + 2,),)),
+                          params=(None, None, None, val.GRAVITY))
 #: the same kernel, whose longer output also takes copies of q, q̇, τ (:func:`input_copies`)
-_EMBED_COPIES = CompiledFunction(_embed_single, embedding_batch, _EMBED_ARGS,
-                                 lambda c, state, params: ((input_copies_size.py_func(c.nq, c.nv),),),
+_EMBED_COPIES = CompiledFunction(_embed_single, Batch.runner(embedding_batch), _EMBED_ARGS,
+                                 Outputs.computed(lambda c, state, params: ((input_copies_size.py_func(c.nq, c.nv),),)),
                                  params=(None, None, None, val.GRAVITY))
 
 
@@ -541,7 +545,7 @@ def _run_explicit(function, model, y, x1, x2, f_ext, gravity, out):
 
 def _run_plain(kernels, model, y, x1, x2, gravity, out):
     """The plain call of a cluster kernel (``kernels``, a ``_C*_PLAIN`` pair of
-    :class:`~soadyn.core.call.ExactCall` of kernels ``(tables, y, x1, x2, gravity, out)``,
+    :class:`~soadyn.core.fast_path.ExactCall` of kernels ``(tables, y, x1, x2, gravity, out)``,
     no external forces): its result, or None when the call needs the validated
     path (no plain tables: :func:`_plain_call`; other argument types; a status other than
     OK), which then converts the arguments, runs the Python solve or raises the error
