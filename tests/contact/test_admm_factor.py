@@ -9,16 +9,16 @@ body), the shift that of the ADMM, η + ρ ≥ 1e-6."""
 import numpy as np
 import pytest
 
-from soadyn.core.jit import njit  # soadyn's decorator: its helpers link into soadyn's functions only
+from soadyn.core.jit import kernel  # soadyn's decorator: a kernel may call soadyn's helpers (link-only code)
 from soadyn.kernels.contact.admm import cholesky_solve, shifted_cholesky
 
 
-@njit
+@kernel
 def _factor(G, R, shift, A):
     return shifted_cholesky(G, R, shift, A)
 
 
-@njit
+@kernel
 def _solve(A, b, x):
     cholesky_solve(A, b, x)
 

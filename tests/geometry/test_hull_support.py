@@ -10,13 +10,13 @@ import pytest
 import soadyn as sd
 from soadyn.core import joints as jt
 from soadyn.core.collisions import collision_tables
-from soadyn.core.jit import njit
+from soadyn.core.jit import kernel
 from soadyn.geometry import ConvexMesh
 from soadyn.kernels.collision.layout import collision_views, pack_collision_tables
 from soadyn.kernels.collision.support import CLIMB, Hulls, local_support, solid
 
 
-@njit(cache=False)
+@kernel(cache=False)
 def _climbed(ci, cf, Rw, pw, obj, directions, hints, values, ids):
     """values[k], ids[k] ← the support value u_k·s and the vertex id of object ``obj``'s
     hull along directions[k] (its shape frame), climbing from the local vertex hints[k]
