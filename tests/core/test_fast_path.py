@@ -36,9 +36,13 @@ _GEARED = sd.models.geared_chain()
 
 
 def _cluster_call(function):
+    """``function`` with external forces and its third argument a list: the explicit-model
+    shortcut of the embedding algorithms (the kernel's twin, exact types only) declines it,
+    whether or not the kernel is compiled in this process yet, and the call reaches the
+    rendered call, which converts it."""
     from soadyn.closed.embedding.clusters import random_independent_state
     y, yd = random_independent_state(_GEARED, np.random.default_rng(3), 0.6)
-    return function(_GEARED, y, yd, np.ones(len(yd)), np.full((_GEARED.nbodies, 6), 0.1))
+    return function(_GEARED, y, yd, [1.0] * len(yd), np.full((_GEARED.nbodies, 6), 0.1))
 
 
 def _contacts():
