@@ -26,7 +26,7 @@ from collision import primitive_scene, robot_scene  # noqa: E402
 
 import soadyn as sd  # noqa: E402
 from soadyn.core.collisions import collision_tables  # noqa: E402
-from soadyn.core.jit import njit  # noqa: E402
+from soadyn.core.jit import kernel as njit  # noqa: E402
 from soadyn.core.layout import model_tables  # noqa: E402
 from soadyn.core.shapes import KIND_NAMES, PLANE  # noqa: E402
 from soadyn.geometry.detect import _prepared  # noqa: E402

@@ -196,3 +196,37 @@ def test_margin_reports_near_pairs_with_negative_depth(kinds):
         assert -0.05 - 1e-12 <= near.depth.max() < 0.0
     else:
         assert near.depth.max() == pytest.approx(-0.05, abs=1e-9)
+
+
+def test_penetration_of_convex_meshes_is_the_nearest_facet_of_their_minkowski_difference():
+    # EPA's answer for two polytopes is exact: the facet of D = A − B nearest the origin,
+    # whose distance is the depth and whose outward normal is n (moving B by depth·n moves D
+    # by −depth·n, taking that facet's plane through the origin). The truth is that facet of
+    # the hull of every difference a − b of the two shapes' world vertices (scipy's qhull,
+    # not soadyn's hull), so a face walk that lost the nearest face (the nearest-face search
+    # EPA carries from step to step) ends on a farther facet and fails here. Deep poses,
+    # where the polytope grows through many steps, and shallow ones.
+    from scipy.spatial import ConvexHull
+
+    from soadyn.geometry import ConvexMesh
+
+    rng = np.random.default_rng(40)
+    checked = 0
+    for trial in range(40):
+        s1 = ConvexMesh(rng.normal(size=(40, 3)) * rng.uniform(0.2, 0.5, 3))
+        s2 = ConvexMesh(rng.normal(size=(40, 3)) * rng.uniform(0.2, 0.5, 3))
+        pose1, pose2 = random_pose(rng, 0.0), random_pose(rng, 0.05 + 0.3 * (trial % 4))
+        model, q = build([s1, s2], [pose1, pose2])
+        result = sd.collision_distances(model, q)
+        a = s1.vertices @ pose1[0].T + pose1[1]
+        b = s2.vertices @ pose2[0].T + pose2[1]
+        hull = ConvexHull((a[:, None, :] - b[None, :, :]).reshape(-1, 3))
+        offsets = -hull.equations[:, 3]  # the facets' distances from the origin (> 0: inside)
+        if offsets.min() <= 1e-6:
+            continue  # separated or touching: GJK's case
+        nearest = np.argmin(offsets)
+        assert abs(result.distance[0] + offsets[nearest]) < 1e-10, (trial, result.distance[0], offsets[nearest])
+        # (facets of qhull's that are coplanar within rounding share the normal)
+        assert np.abs(result.normal[0] - hull.equations[nearest, :3]).max() < 1e-9, trial
+        checked += 1
+    assert checked >= 20

@@ -454,14 +454,19 @@ def epa(A, B, hulls, sx, k, fs, js, scale_length):
     z = (0.0, 0.0, 0.0)
     if nf == 0:
         return 0.0, z, z, z, 0, 0, 0, 0.0, 0.0, 0.0, False
+    # the live face nearest the origin (the smallest slot of the nearest, as a scan in slot
+    # order finds it): scanned once here, then carried from step to step — a step keeps every
+    # face that w does not see and adds the horizon's, so the nearest after it is the nearer
+    # of the kept faces' (found in the visibility pass, which reads every face anyway) and the
+    # new faces', with no second pass over the faces
+    next_best = -1
+    next_lower = math.inf
+    for f in range(nf):
+        if FI[f, 3] == 1 and FD[f, 3] < next_lower:
+            next_lower, next_best = FD[f, 3], f
     best = 0
     for _ in range(EPA_VERTICES):
-        # the live face nearest the origin
-        best = -1
-        lower = math.inf
-        for f in range(nf):
-            if FI[f, 3] == 1 and FD[f, 3] < lower:
-                lower, best = FD[f, 3], f
+        best, lower = next_best, next_lower
         if best < 0:
             break
         if nv >= EPA_VERTICES:
@@ -480,8 +485,15 @@ def epa(A, B, hulls, sx, k, fs, js, scale_length):
                 break
         # remove the faces that w sees, collecting their boundary (the horizon)
         ne = 0
+        next_best = -1
+        next_lower = math.inf
         for f in range(nf):
-            if FI[f, 3] == 1 and dot((FD[f, 0], FD[f, 1], FD[f, 2]), w) - FD[f, 3] > 0.5 * tol:
+            if FI[f, 3] != 1:
+                continue
+            if not dot((FD[f, 0], FD[f, 1], FD[f, 2]), w) - FD[f, 3] > 0.5 * tol:
+                if FD[f, 3] < next_lower:  # a kept face
+                    next_lower, next_best = FD[f, 3], f
+            else:
                 FI[f, 3] = 0
                 for e in range(3):
                     i, j = FI[f, e], FI[f, (e + 1) % 3]
@@ -520,6 +532,9 @@ def epa(A, B, hulls, sx, k, fs, js, scale_length):
             FI[slot, 0], FI[slot, 1], FI[slot, 2], FI[slot, 3] = i, j, nv - 1, 1
             _put(FD, slot, 0, nrm)
             FD[slot, 3] = dot(nrm, p0)
+            # (ties to the smaller slot, as the scan in slot order would)
+            if FD[slot, 3] < next_lower or (FD[slot, 3] == next_lower and slot < next_best):
+                next_lower, next_best = FD[slot, 3], slot
             if slot >= nf:
                 nf = slot + 1
             slot += 1
