@@ -230,3 +230,40 @@ def test_penetration_of_convex_meshes_is_the_nearest_facet_of_their_minkowski_di
         assert np.abs(result.normal[0] - hull.equations[nearest, :3]).max() < 1e-9, trial
         checked += 1
     assert checked >= 20
+
+
+def test_sphere_against_elongated_ellipsoids_is_the_secular_equations_nearest_point():
+    # A sphere (centre c, radius r) and an ellipsoid of radii a: the nearest surface point
+    # of the ellipsoid to c (local frame) is x_i = a_i² c_i / (a_i² + t), t the largest root
+    # of Σ (a_i c_i / (a_i² + t))² = 1 (the Lagrange condition of the nearest point), found
+    # by bracketing on (−min a_i², ∞), where the sum falls from +∞ to 0; signed distance
+    # ±|c − x| − r (− for c inside). Axis ratios up to 100, centres from deep inside to
+    # outside: GJK stops early here (GJK_TOLERANCE_ROUNDED) and the polish must still end
+    # on this point.
+    from scipy.optimize import brentq
+
+    from soadyn.geometry import Ellipsoid
+
+    rng = np.random.default_rng(4040)
+    signs = set()
+    for trial in range(60):
+        radii = rng.uniform(0.01, 1.0, 3)
+        radius = rng.uniform(0.05, 0.5)
+        pose1 = random_pose(rng, 0.3)
+        local = rng.normal(size=3)
+        local *= rng.uniform(0.2, 1.6) / np.sqrt(np.sum((local / radii) ** 2))  # inside for scale < 1
+        centre = pose1[0] @ local + pose1[1]
+        model, q = build([Ellipsoid(radii), Sphere(radius)], [pose1, (np.eye(3), centre)])
+        result = sd.collision_distances(model, q)
+        lo = -np.min(radii ** 2)
+        t = brentq(lambda t: np.sum((radii * local / (radii ** 2 + t)) ** 2) - 1.0,
+                   lo + 1e-15 * (1.0 + abs(lo)), 1e3, xtol=1e-300, rtol=1e-15, maxiter=500)
+        x = radii ** 2 * local / (radii ** 2 + t)
+        inside = np.sum((local / radii) ** 2) < 1.0
+        truth = (-1.0 if inside else 1.0) * np.linalg.norm(local - x) - radius
+        signs.add(bool(truth < 0))
+        assert abs(result.distance[0] - truth) < 1e-10, (trial, result.distance[0], truth)
+        # n from the ellipsoid into the sphere: the outward normal at x, ∝ x / a²
+        normal = pose1[0] @ (x / radii ** 2)
+        assert np.abs(result.normal[0] - normal / np.linalg.norm(normal)).max() < 1e-8, trial
+    assert signs == {False, True}
