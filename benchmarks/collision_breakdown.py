@@ -26,7 +26,7 @@ from collision import primitive_scene, robot_scene  # noqa: E402
 
 import soadyn as sd  # noqa: E402
 from soadyn.core.collisions import collision_tables  # noqa: E402
-from soadyn.core.jit import kernel as njit  # noqa: E402
+from soadyn.core.jit import kernel  # noqa: E402
 from soadyn.core.layout import model_tables  # noqa: E402
 from soadyn.core.shapes import KIND_NAMES, PLANE  # noqa: E402
 from soadyn.geometry.detect import _prepared  # noqa: E402
@@ -43,7 +43,7 @@ from soadyn.kernels.kinematics import configuration_status, poses_into  # noqa: 
 KINEMATICS, PLACEMENT, BROAD, PAIR = 0, 1, 2, 3
 
 
-@njit(cache=False)
+@kernel(cache=False)
 def _stage(stage, reps, pair, mi, mf, ws, q, ci, cf, Rb, pb, Rw, pw, box, order, flags, M, P, C, Q, fs, js):
     """``reps`` runs of one part of the detection kernel (``stage``: KINEMATICS, PLACEMENT,
     BROAD, or PAIR for the narrow phase of pair row ``pair``, its objects' poses from the
