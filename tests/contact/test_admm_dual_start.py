@@ -53,11 +53,11 @@ def cold(G, g, mu, R):
     return lam, sigma
 
 
-def warm(G, g, mu, R, lam0, dual):
+def warm(G, g, mu, R, lam0, dual, L0=0.0, power0=RHO_POWER):
     n = g.shape[0]
     lam, sigma, info = lam0.copy(), np.zeros(n), np.zeros(INFO_SIZE)
-    assert _solve(G, g, mu, R, TOL, 5000, True, lam, sigma, info, np.zeros((n, n)), np.zeros((8, n)), 0.0,
-                  RHO_POWER, dual) == 0
+    assert _solve(G, g, mu, R, TOL, 5000, True, lam, sigma, info, np.zeros((n, n)), np.zeros((8, n)), L0,
+                  power0, dual) == 0
     return lam, sigma, info
 
 
@@ -78,6 +78,22 @@ def test_with_compliance_any_dual_start_gives_the_cold_solution(seed):
         # |Δλ| ≤ |Δσ residual| / min eig(G + R); the residuals are ≤ tol, min eig ≥ 1e-2
         np.testing.assert_allclose(lam, lam_c, rtol=0.0, atol=1e-7)
         np.testing.assert_allclose(sigma, (G + np.diag(R)) @ lam + g, rtol=0.0, atol=1e-12)
+
+
+@pytest.mark.parametrize("power0", [-0.1, 0.25, 0.5])
+def test_a_given_penalty_scale_gives_the_cold_solution(power0):
+    """A time stepper's start: the previous step's (λ, σ) and penalty scale (L, p), the
+    penalty capped at the balanced one (WARM_POWER) and held for the first iterations."""
+    rng = np.random.default_rng(7)
+    k = 6
+    G, g, mu = delassus_like(rng, k)
+    R = np.full(3 * k, 1e-2)
+    lam_c, _ = cold(G, g, mu, R)
+    lam_p, sigma_p = cold(G, g + 1e-3 * rng.normal(size=g.shape), mu, R)
+    L = np.linalg.eigvalsh(G + np.diag(R))[-1]
+    lam, _, info = warm(G, g, mu, R, lam_p, sigma_p, L, power0)
+    assert info[1] == 1.0 and max(info[2:5]) <= TOL
+    np.testing.assert_allclose(lam, lam_c, rtol=0.0, atol=1e-7)
 
 
 @pytest.mark.parametrize("seed", range(4))
