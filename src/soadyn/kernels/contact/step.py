@@ -241,8 +241,11 @@ def solve_stage(k, K, prm, warm_objects, warm_points, warm_lam, warm_sigma, warm
     previous one). Otherwise the solve starts from zero and estimates the scale afresh: a
     start with some impulses new and zero took the 5-box stack's ADMM twice the
     iterations of a cold start where a contact appeared or left (1354 against 631 over
-    its 7 such steps of two perturbed trajectories). Returns False when G + R is not
-    positive semidefinite."""
+    its 7 such steps of two perturbed trajectories). With the dual start and the capped
+    penalty of :func:`~.admm.admm_solve`, such a start (new contacts at zero) took 24817
+    iterations against 26322 cold on the 16 × 500 batch of benchmarks/contact_step.py,
+    for no measurable time (box stack rollout 0.85× MuJoCo either way): left cold. Returns
+    False when G + R is not positive semidefinite."""
     n = 3 * k
     lam = s.lam[:n]
     matched = match_warm_start(carve(s.cil, 0, (k, 2)), carve(s.cfl, 0, (k, 3)), warm_objects, warm_points,
