@@ -377,11 +377,13 @@ def _stage_loop():
         k = ks.detect_stage(mi, mf, ws, ci, cf, prm[ks.MARGIN], s, K)
         ks.free_stage(mi, mf, ws, v, tau, fext, dt, s)
         ks.delassus_stage(mi, mf, ws, k, K, dt, prm, s)
-        ks.solve_stage(k, K, prm, none, no_points, carve(s.prev_lam, 0, 0), s.prev_scale, s, info)
+        ks.solve_stage(k, K, prm, none, no_points, carve(s.prev_lam, 0, 0), carve(s.prev_sigma, 0, 0), s.prev_scale,
+                       s, info)
         for i in range(k):  # the solution as the warm start of the next solve
             s.prev_objects[2 * i], s.prev_objects[2 * i + 1] = s.cil[2 * i], s.cil[2 * i + 1]
         for r in range(3 * k):
             s.prev_lam[r] = s.lam[r]
+            s.prev_sigma[r] = s.sigma[r]
             s.prev_points[r] = s.cfl[r]
         s.prev_scale[0], s.prev_scale[1] = info[ks.SCALE_L], info[ks.SCALE_POWER]
         s.g[2] -= 1e-6  # a warm solve that has to iterate: the next step's g moved a little
@@ -395,10 +397,11 @@ def _stage_loop():
             elif which == 3:
                 ks.delassus_stage(mi, mf, ws, k, K, dt, prm, s)
             elif which == 4:
-                ks.solve_stage(k, K, prm, none, no_points, carve(s.prev_lam, 0, 0), s.prev_scale, s, info)
+                ks.solve_stage(k, K, prm, none, no_points, carve(s.prev_lam, 0, 0), carve(s.prev_sigma, 0, 0), s.prev_scale,
+                       s, info)
             elif which == 5:
                 ks.solve_stage(k, K, prm, carve(s.prev_objects, 0, (k, 2)), carve(s.prev_points, 0, (k, 3)),
-                               carve(s.prev_lam, 0, 3 * k), s.prev_scale, s, info)
+                               carve(s.prev_lam, 0, 3 * k), carve(s.prev_sigma, 0, 3 * k), s.prev_scale, s, info)
             else:
                 ks.update_stage(mi, mf, ws, q, k, K, dt, s, q1, v1)
         return k

@@ -75,10 +75,11 @@ def measure(name, rounds, calls, seed=0):
     wpoints = np.ascontiguousarray(r.contacts.point, dtype=float)
     wlam = np.ascontiguousarray(r.impulses).reshape(-1)
     wscale = np.array(r.solver_scale, dtype=float)
+    wsigma = np.ascontiguousarray(r.solver_velocities, dtype=float)
     prm = sd.ContactSettings().vector()
     q1, v1, info = np.empty(model.nq), np.empty(model.nv), np.zeros(ks.STEP_INFO_SIZE)
     kernel_args = (d.compiled.mi, d.compiled.mf, d.buffer(), q, v, tau, NO_FORCES, cs.DT, tables.ci, tables.cf, prm,
-                   dims, fbuf, ibuf, wobj, wpoints, wlam, wscale, q1, v1, info)
+                   dims, fbuf, ibuf, wobj, wpoints, wlam, wsigma, wscale, q1, v1, info)
     assert ks.step_kernel(*kernel_args) == 0
     np.testing.assert_array_equal(v1, fixed.v)  # the same step
     state = {"q": q, "v": v, "r": r}

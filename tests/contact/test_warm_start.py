@@ -25,10 +25,13 @@ def box_on_ground(friction=0.8):
 
 
 def permuted(result, order):
-    """``result`` with its contacts (and their impulses) listed in ``order``."""
+    """``result`` with its contacts (and their impulses and velocities σ, ADMM's dual start)
+    listed in ``order``."""
     c = result.contacts
     fields = {f: getattr(c, f)[order] for f in ("objects", "bodies", "point", "normal", "depth", "friction", "frame")}
-    return dataclasses.replace(result, contacts=dataclasses.replace(c, **fields), impulses=result.impulses[order])
+    sigma = result.solver_velocities.reshape(-1, 3)[order].reshape(-1)
+    return dataclasses.replace(result, contacts=dataclasses.replace(c, **fields), impulses=result.impulses[order],
+                               solver_velocities=sigma)
 
 
 def sliding_box_steps(model, settings):

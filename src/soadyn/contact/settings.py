@@ -146,6 +146,9 @@ class StepResult:
     solver_scale : (2,) ADMM's penalty scale at the end of the solve (L, the largest
         eigenvalue of G + R it used, and the exponent p of its spectral rule; L = 0: none),
         which a step warm started from this one takes with the impulses.
+    solver_velocities : (3k,) σ = (G + R)λ + g of the solve [m/s] (the solution's velocities,
+        flat), which a step warm started from this one takes as ADMM's dual start; None:
+        none (the step starts the dual from σ of the warm impulses).
     """
 
     q: np.ndarray
@@ -154,6 +157,7 @@ class StepResult:
     impulses: np.ndarray
     solution: ContactSolution
     solver_scale: np.ndarray = field(default=None, repr=False)
+    solver_velocities: np.ndarray = field(default=None, repr=False)
 
     @property
     def converged(self):
@@ -172,7 +176,7 @@ class StepResult:
         return value
 
 
-def made_step_result(q, v, contacts, impulses, solution, solver_scale):
+def made_step_result(q, v, contacts, impulses, solution, solver_scale, solver_velocities=None):
     """A :class:`StepResult` of values already of its types: the object the dataclass's
     constructor gives, its dictionary filled at once (the class is frozen: the
     constructor sets each field through ``object.__setattr__``), for :func:`soadyn.step`.
@@ -181,6 +185,7 @@ def made_step_result(q, v, contacts, impulses, solution, solver_scale):
     r = _new(StepResult)
     f = r.__dict__
     f["q"], f["v"], f["contacts"], f["impulses"], f["solver_scale"] = q, v, contacts, impulses, solver_scale
+    f["solver_velocities"] = solver_velocities
     f["_lazy_solution" if type(solution) is tuple else "solution"] = solution
     return r
 

@@ -140,18 +140,20 @@ _COLD_SCALE = np.array([0.0, RHO_POWER])
 
 
 def _warm(warm_start, model):
-    """The warm start of :func:`step` as (objects (W, 2), points (W, 3), λ (3W,), ADMM's
-    scale (2,)): the previous step's result, for ``model`` at its current version."""
+    """The warm start of :func:`step` as (objects (W, 2), points (W, 3), λ (3W,), σ (3W,) or
+    empty, ADMM's scale (2,)): the previous step's result, for ``model`` at its current
+    version."""
     if warm_start is None:
-        return _COLD_OBJECTS, _COLD_POINTS, _COLD_LAM, _COLD_SCALE
+        return _COLD_OBJECTS, _COLD_POINTS, _COLD_LAM, _COLD_LAM, _COLD_SCALE
     if not isinstance(warm_start, StepResult):
         raise TypeError(f"warm_start: expected the soadyn.StepResult of the previous step or None, got "
                         f"{type(warm_start).__name__}")
     warm_start.contacts.check(model, "warm_start")
-    scale = warm_start.solver_scale
+    scale, sigma = warm_start.solver_scale, warm_start.solver_velocities
     return (np.ascontiguousarray(warm_start.contacts.objects, dtype=np.int64),
             np.ascontiguousarray(warm_start.contacts.point, dtype=float),
             np.ascontiguousarray(warm_start.impulses, dtype=float).reshape(-1),
+            _COLD_LAM if sigma is None else np.ascontiguousarray(sigma, dtype=float).reshape(-1),
             _COLD_SCALE if scale is None else np.array(scale, dtype=float))
 
 
@@ -204,11 +206,12 @@ def _fast_step(model, q, v, tau, dt, f_ext, settings, warm_start):
         tau = np.zeros(c.nv)
     identity = model_identity(model)
     if warm_start is None:
-        wobj, wpoints, wlam, wscale = _COLD_OBJECTS, _COLD_POINTS, _COLD_LAM, _COLD_SCALE
+        wobj, wpoints, wlam, wsigma, wscale = _COLD_OBJECTS, _COLD_POINTS, _COLD_LAM, _COLD_LAM, _COLD_SCALE
     else:
         if type(warm_start) is not StepResult:
             return None
         wc, wlam, wscale = warm_start.contacts, warm_start.impulses, warm_start.solver_scale
+        wsigma = warm_start.solver_velocities
         # the checks of Contacts.check (anything else: the general path names it)
         if (type(wc) is not Contacts or wc.model_version != d.version or wc._model() is not identity
                 or type(wlam) is not np.ndarray):
@@ -216,10 +219,14 @@ def _fast_step(model, q, v, tau, dt, f_ext, settings, warm_start):
         wobj, wpoints, wlam = wc.objects, wc.point, wlam.reshape(-1)
         if wscale is None:
             wscale = _COLD_SCALE
+        if wsigma is None:
+            wsigma = _COLD_LAM
+        elif type(wsigma) is not np.ndarray:
+            return None
     q1, v1 = np.empty(c.nq), np.empty(c.nv)
     try:
         status = _KERNEL.fast(c.mi, c.mf, ws, q, v, tau, f_ext, dt, tables.ci, tables.cf, settings._vector, scr.dims,
-                              scr.fbuf, scr.ibuf, wobj, wpoints, wlam, wscale, q1, v1, scr.info)
+                              scr.fbuf, scr.ibuf, wobj, wpoints, wlam, wsigma, wscale, q1, v1, scr.info)
     except GeneralPath:
         return None
     if status != st.OK or scr.info[ks.COUNT] > scr.K:
@@ -247,7 +254,7 @@ def _result(identity, version, scr, q1, v1, settings):
     o = scr.ncp
     lam = floats[o + 3 * K:o + 3 * K + 3 * k].reshape(k, 3)
     result = made_step_result(q1, v1, contacts, lam, (_solution, (floats, o, k, lam, info, settings)),
-                              np.array(info[ks.SCALE_L:ks.SCALE_POWER + 1]))
+                              np.array(info[ks.SCALE_L:ks.SCALE_POWER + 1]), floats[o:o + 3 * k])
     return result, info[CONVERGED] != 0.0
 
 
@@ -326,7 +333,7 @@ def _general_step(model, q, v, tau, dt, f_ext, settings, warm_start):
     v = val.vector(v, nv, "v", batch_ok=False)
     tau = np.zeros(nv) if tau is None else val.vector(tau, nv, "tau", batch_ok=False)
     fext = NO_FORCES if f_ext is None else val.external_forces(f_ext, model.nbodies, None)
-    wobj, wpoints, wlam, wscale = _warm(warm_start, user_model)
+    wobj, wpoints, wlam, wsigma, wscale = _warm(warm_start, user_model)
     d = derived(model)
     c = d.compiled
     tables = step_tables(model)
@@ -336,7 +343,7 @@ def _general_step(model, q, v, tau, dt, f_ext, settings, warm_start):
     while True:
         scr = _scratch(d, tables, K)
         status = _KERNEL(c.mi, c.mf, d.buffer(), q, v, tau, fext, dt, tables.ci, tables.cf, prm, scr.dims, scr.fbuf,
-                         scr.ibuf, wobj, wpoints, wlam, wscale, q1, v1, scr.info)
+                         scr.ibuf, wobj, wpoints, wlam, wsigma, wscale, q1, v1, scr.info)
         if status != st.OK:
             raise_step_status(status, model, (q, v, tau))
         k = int(scr.info[ks.COUNT])

@@ -37,6 +37,13 @@ POWER_ITERATIONS = 30
 EIGENVALUE_RTOL = 1e-3
 #: iterations a solve started from a given penalty scale keeps ρ (:func:`admm_solve`)
 WARM_HOLD = 10
+#: the largest exponent p a warm-started solve starts from (:func:`admm_solve`): p = 0 is
+#: the balanced penalty ρ = √(L m). The exponent a cold solve ended at (0.25 on talos
+#: standing) is the one that made progress from λ = 0; from the previous step's (λ, σ) the
+#: iterations start near the solution, where the smaller ρ converged in 3 iterations what
+#: ρ(0.25), 50× larger, took 14 (talos, 299 warm solves: 999 iterations against 4184;
+#: 5-box stack, 396: 143 against 158)
+WARM_POWER = 0.0
 #: iterations at a new ρ before the spectral rule may change it again
 RHO_HOLD = 3
 #: the spectral rule leaves ρ alone at an iteration whose NCP residual is below this
@@ -131,19 +138,23 @@ def admm_kernel(G, g, mu, R, tol, max_iter, warm, lam, sigma, info, A, V):
     (:data:`INFO_SIZE`). Scratch: ``A`` (n, n), ``V`` (8, n). Stops
     when the three residuals are at most ``tol`` or after ``max_iter`` iterations.
     Returns 0, or 1 when the factorization failed (G + R not positive semidefinite)."""
-    status, _, _ = admm_solve(G, g, mu, R, tol, max_iter, warm, lam, sigma, info, A, V, 0.0, RHO_POWER)
+    status, _, _ = admm_solve(G, g, mu, R, tol, max_iter, warm, lam, sigma, info, A, V, 0.0, RHO_POWER, sigma[:0])
     return status
 
 
 @helper
-def admm_solve(G, g, mu, R, tol, max_iter, warm, lam, sigma, info, A, V, L0, power0):
+def admm_solve(G, g, mu, R, tol, max_iter, warm, lam, sigma, info, A, V, L0, power0, dual):
     """:func:`admm_kernel` with the scale of the penalty given: ``L0`` > 0 the largest
     eigenvalue of G + R to use (0: estimate it by power iteration) and ``power0`` the
     spectral rule's starting exponent p. A time stepper passes the previous step's (its
-    G nearly the same): the penalty starts where the last solve ended, no power iteration
-    runs, and ρ is held for the first :data:`WARM_HOLD` iterations (from a warm start the
+    G nearly the same): no power iteration runs, the penalty starts at the exponent the
+    last solve ended at but at most :data:`WARM_POWER`, and ρ is held for the first
+    :data:`WARM_HOLD` iterations (from a warm start the
     primal and dual residuals are both tiny and their ratio says little; each change of ρ
-    costs a factorization). Returns (status, L, p at the end)."""
+    costs a factorization). ``dual`` (n,) or empty: the start of the dual z, a velocity σ
+    (t1, t2, n) [m/s] per contact (a time stepper's previous σ, matched to the contacts as
+    λ is), taken with ``warm`` (empty: σ of the primal start). z starts at the corrected
+    σ + Γ(σ) projected onto the dual cones either way. Returns (status, L, p at the end)."""
     n = g.shape[0]
     k = mu.shape[0]
     x, z, rhs, y_prev, x_prev, tmp, p, res = V[0], V[1], V[2], V[3], V[4], V[5], V[6], V[7]
@@ -166,16 +177,21 @@ def admm_solve(G, g, mu, R, tol, max_iter, warm, lam, sigma, info, A, V, L0, pow
         r_min = min(r_min, R[r])
     m = PROXIMAL + r_min
     L = max(L, m)
-    power = power0
+    power = min(power0, WARM_POWER) if L0 > 0.0 else power0
     hold = WARM_HOLD if L0 > 0.0 else 0
     rho = math.sqrt(L * m) * (L / m) ** power
     if shifted_cholesky(G, R, PROXIMAL + rho, A) < n:
         return 1, L, power
     for r in range(n):
         x[r] = y[r]
+    # the dual's start: near a standing solution the previous step's σ (the sticking
+    # contacts' velocities ≈ 0) is nearer the new σ* than σ of the warm λ on the new g,
+    # whose error the rank-deficient G does not damp (talos: the first iteration from the
+    # latter raised the residual 25×)
+    start = dual if warm and dual.shape[0] == n else sigma
     for i in range(k):
-        z[3 * i], z[3 * i + 1] = sigma[3 * i], sigma[3 * i + 1]
-        z[3 * i + 2] = sigma[3 * i + 2] + de_saxce(mu[i], sigma, i)
+        z[3 * i], z[3 * i + 1] = start[3 * i], start[3 * i + 1]
+        z[3 * i + 2] = start[3 * i + 2] + de_saxce(mu[i], start, i)
         project_dual_cone(mu[i], z, i, z)
     it = 0
     changed = 0  # the iteration of the last change of ρ

@@ -295,7 +295,7 @@ def _solve_stage(k, prm, objects, points, friction, warm_objects, warm_points, w
         return True
     L0, p0 = (warm_scale[0], warm_scale[1]) if warm else (0.0, RHO_POWER)
     st, L, power = admm_solve(D, g, friction, R, tol, max_iter, warm, lamf, sigf, info, A, carve(V, 0, (8, n)), L0,
-                              p0)
+                              p0, sigf[:0])
     info[SCALE_L], info[SCALE_POWER] = L, power
     return st == 0
 

@@ -81,11 +81,13 @@ DIM_CAPACITY, DIM_DETECT_FLOATS, DIM_DETECT_INTS = range(3)
 #: the Delassus matrix ``Gf`` and the solver's matrix ``Af`` (n², flat: carved (3k, 3k) for
 #: the k contacts found), the solver's rows ``Vf`` (8 n), the Delassus kernel's scratch
 #: (``ofl``, ``oin``) and a rollout's previous contacts (``prev_objects`` (2 K,),
-#: ``prev_points`` (3 K,), ``prev_lam`` (n,)) for its warm start, and a rollout's step
+#: ``prev_points`` (3 K,), ``prev_lam`` (n,), ``prev_sigma`` (n,)) for its warm start, the
+#: dual start matched from ``prev_sigma`` (``dual`` (n,)), and a rollout's step
 #: ``info`` (:data:`STEP_INFO_SIZE`) and its previous step's ADMM scale ``prev_scale`` (2,).
 StepScratch = namedtuple("StepScratch", ["det_fs", "det_js", "cfl", "cil", "a", "vfree", "tau", "F", "g", "R",
                                          "sigma", "lam", "Gf", "Af", "Vf", "ofl", "oin", "prev_objects",
-                                         "prev_points", "prev_lam", "info", "prev_scale"])
+                                         "prev_points", "prev_lam", "prev_sigma", "dual", "info",
+                                         "prev_scale"])
 
 
 @helper(forceinline=True)
@@ -95,7 +97,7 @@ def step_sizes(nb, nv, K, det_floats, det_ints, of, oi):
     ``delassus_buffer_sizes(nb, nv, K)`` (:func:`~.delassus.delassus_buffer_sizes`); Python calls
     ``step_sizes.py_func`` (its body calls no compiled function)."""
     n = 3 * K
-    floats = det_floats + CONTACT_FLOATS * K + 3 * nv + 6 * nb + 6 * n + 2 * n * n + 8 * n + STEP_INFO_SIZE + 2 + of
+    floats = det_floats + CONTACT_FLOATS * K + 3 * nv + 6 * nb + 8 * n + 2 * n * n + 8 * n + STEP_INFO_SIZE + 2 + of
     ints = det_ints + CONTACT_INTS * K + oi + 2 * K
     return floats, ints
 
@@ -118,6 +120,8 @@ def step_scratch(fbuf, ibuf, nb, nv, dims):
     lam = carve(fbuf, o, n); o += n
     prev_lam = carve(fbuf, o, n); o += n
     prev_points = carve(fbuf, o, 3 * K); o += 3 * K
+    prev_sigma = carve(fbuf, o, n); o += n
+    dual = carve(fbuf, o, n); o += n
     Gf = carve(fbuf, o, n * n); o += n * n
     Af = carve(fbuf, o, n * n); o += n * n
     Vf = carve(fbuf, o, 8 * n); o += 8 * n
@@ -131,7 +135,7 @@ def step_scratch(fbuf, ibuf, nb, nv, dims):
     prev_objects = carve(ibuf, o, 2 * K); o += 2 * K
     oin = carve(ibuf, o, oi)
     return StepScratch(det_fs, det_js, cfl, cil, a, vfree, tau, F, g, R, sigma, lam, Gf, Af, Vf, ofl, oin,
-                       prev_objects, prev_points, prev_lam, info, prev_scale)
+                       prev_objects, prev_points, prev_lam, prev_sigma, dual, info, prev_scale)
 
 
 @helper(forceinline=True)
@@ -226,18 +230,22 @@ def delassus_stage(mi, mf, ws, k, K, dt, prm, s):
 
 
 @helper
-def solve_stage(k, K, prm, warm_objects, warm_points, warm_lam, warm_scale, s, info):
+def solve_stage(k, K, prm, warm_objects, warm_points, warm_lam, warm_sigma, warm_scale, s, info):
     """λ (3k,) into ``s.lam`` from the NCP of the delassus stage; the solver's info into
     ``info``. Warm started from the previous step's contacts (``warm_objects`` (W, 2) their
     object pairs, ``warm_points`` (W, 3) their world points [m], ``warm_lam`` (3W,) their
-    impulses): each contact from the impulse of the nearest previous contact of its pair
+    impulses, ``warm_sigma`` (3W,) their velocities σ, or empty): each contact from the
+    impulse (and σ, ADMM's dual start) of the nearest previous contact of its pair
     (:func:`~.warm.match_warm_start`), with ADMM's penalty scale ``warm_scale`` (L, p;
     L = 0: none), when every contact matched one and the count is the same (G nearly the
     previous one). Otherwise the solve starts from zero and estimates the scale afresh: a
     start with some impulses new and zero took the 5-box stack's ADMM twice the
     iterations of a cold start where a contact appeared or left (1354 against 631 over
-    its 7 such steps of two perturbed trajectories). Returns False when G + R is not
-    positive semidefinite."""
+    its 7 such steps of two perturbed trajectories). With the dual start and the capped
+    penalty of :func:`~.admm.admm_solve`, such a start (new contacts at zero) took 24817
+    iterations against 26322 cold on the 16 × 500 batch of benchmarks/contact_step.py,
+    for no measurable time (box stack rollout 0.85× MuJoCo either way): left cold. Returns
+    False when G + R is not positive semidefinite."""
     n = 3 * k
     lam = s.lam[:n]
     matched = match_warm_start(carve(s.cil, 0, (k, 2)), carve(s.cfl, 0, (k, 3)), warm_objects, warm_points,
@@ -252,8 +260,13 @@ def solve_stage(k, K, prm, warm_objects, warm_points, warm_lam, warm_scale, s, i
         pgs_kernel(G, g, mu, R, tol, max_iter, warm, lam, s.sigma[:n], info, carve(s.Vf, 0, (2, n)))
     else:
         L0, p0 = (warm_scale[0], warm_scale[1]) if warm else (0.0, RHO_POWER)
+        dual = s.dual[:0]
+        if warm and warm_sigma.shape[0] == warm_lam.shape[0]:
+            dual = s.dual[:n]
+            match_warm_start(carve(s.cil, 0, (k, 2)), carve(s.cfl, 0, (k, 3)), warm_objects, warm_points,
+                             warm_sigma, dual)
         st, L, power = admm_solve(G, g, mu, R, tol, max_iter, warm, lam, s.sigma[:n], info, carve(s.Af, 0, (n, n)),
-                                  carve(s.Vf, 0, (8, n)), L0, p0)
+                                  carve(s.Vf, 0, (8, n)), L0, p0, dual)
         if st != 0:
             return False
         info[SCALE_L], info[SCALE_POWER] = L, power
@@ -280,8 +293,8 @@ def update_stage(mi, mf, ws, q, k, K, dt, s, q1, v1):
 
 
 @helper
-def step_state(mi, mf, ws, q, v, tau, fext, dt, ci, cf, prm, K, s, warm_objects, warm_points, warm_lam, warm_scale,
-               q1, v1, info):
+def step_state(mi, mf, ws, q, v, tau, fext, dt, ci, cf, prm, K, s, warm_objects, warm_points, warm_lam, warm_sigma,
+               warm_scale, q1, v1, info):
     """One step from (q, v) under (τ, f_ext) into (q1, v1) (module docstring), inputs
     checked by the caller. ``info`` (:data:`STEP_INFO_SIZE`): the solver's info, the
     contact count (more than K: the step stopped after the detection) and whether the
@@ -300,7 +313,7 @@ def step_state(mi, mf, ws, q, v, tau, fext, dt, ci, cf, prm, K, s, warm_objects,
         return SINGULAR
     if k > 0:
         delassus_stage(mi, mf, ws, k, K, dt, prm, s)
-        if not solve_stage(k, K, prm, warm_objects, warm_points, warm_lam, warm_scale, s, info):
+        if not solve_stage(k, K, prm, warm_objects, warm_points, warm_lam, warm_sigma, warm_scale, s, info):
             return SINGULAR
     st = update_stage(mi, mf, ws, q, k, K, dt, s, q1, v1)
     if st != OK or nonfinite(q1) or nonfinite(v1):
@@ -310,7 +323,7 @@ def step_state(mi, mf, ws, q, v, tau, fext, dt, ci, cf, prm, K, s, warm_objects,
 
 @kernel(nogil=True)
 def step_kernel(mi, mf, ws, q, v, tau, fext, dt, ci, cf, prm, dims, fbuf, ibuf, warm_objects, warm_points, warm_lam,
-                warm_scale, q1, v1, info):
+                warm_sigma, warm_scale, q1, v1, info):
     """:func:`step_state` with its checks: the configuration, the shapes and finiteness of
     v, τ, f_ext (statuses BAD_FIRST … BAD_FEXT), the scratch of ``dims`` (K, detection
     floats, detection integers; :func:`step_sizes`). The contacts are left in the
@@ -326,14 +339,15 @@ def step_kernel(mi, mf, ws, q, v, tau, fext, dt, ci, cf, prm, dims, fbuf, ibuf, 
             or v1.shape[0] != m.nv or fbuf.shape[0] < nf or ibuf.shape[0] < ni or prm.shape[0] != SETTINGS_SIZE
             or info.shape[0] != STEP_INFO_SIZE or warm_objects.shape[1] != 2
             or warm_points.shape[0] != warm_objects.shape[0] or warm_points.shape[1] != 3
-            or warm_lam.shape[0] != 3 * warm_objects.shape[0] or warm_scale.shape[0] != 2):
+            or warm_lam.shape[0] != 3 * warm_objects.shape[0] or warm_scale.shape[0] != 2
+            or (warm_sigma.shape[0] != 0 and warm_sigma.shape[0] != warm_lam.shape[0])):
         return BAD_SHAPE
     st = state_status(q, v, tau, fext)
     if st != OK:
         return st
     s = step_scratch(fbuf, ibuf, m.nb, m.nv, dims)
     return step_state(mi, mf, ws, q, v, tau, fext, dt, ci, cf, prm, K, s, warm_objects, warm_points, warm_lam,
-                      warm_scale, q1, v1, info)
+                      warm_sigma, warm_scale, q1, v1, info)
 
 
 # --------------------------------------------------------------------------- rollouts
@@ -390,7 +404,7 @@ def _rollout_state(mi, mf, ws, q0, v0, tau, qref, dt, ci, cf, prm, K, kp, kd, pd
     """The trajectory from (q0, v0) under ``tau`` (T, nv) and the PD references ``qref``
     (T, nq, or empty) into ``qs`` (T + 1, nq), ``vs`` (T + 1, nv) and the per-step record
     ``stats`` (T, :data:`STATS_SIZE`). Each step is :func:`step_state`, warm started (with
-    ``warm``) from the previous step's impulses. A step with more than K contacts ends the
+    ``warm``) from the previous step's impulses and velocities σ (ADMM's dual start). A step with more than K contacts ends the
     trajectory (NaN rows; its record row says the count); a state that leaves the finite
     numbers continues as NaN rows. Returns a status."""
     m = model_tables(mi, mf)
@@ -417,7 +431,8 @@ def _rollout_state(mi, mf, ws, q0, v0, tau, qref, dt, ci, cf, prm, K, kp, kd, pd
         pd_torques(tau[k], qref, k, qs[k], vs[k], kp, kd, pd_q, s.tau)
         st = step_state(mi, mf, ws, qs[k], vs[k], s.tau, fext, dt, ci, cf, prm, K, s,
                         carve(s.prev_objects, 0, (nprev, 2)), carve(s.prev_points, 0, (nprev, 3)),
-                        carve(s.prev_lam, 0, 3 * nprev), s.prev_scale, qs[k + 1], vs[k + 1], info)
+                        carve(s.prev_lam, 0, 3 * nprev), carve(s.prev_sigma, 0, 3 * nprev), s.prev_scale, qs[k + 1],
+                        vs[k + 1], info)
         _record(stats, k, info, s, K)
         if st == SINGULAR:
             return st
@@ -430,6 +445,7 @@ def _rollout_state(mi, mf, ws, q0, v0, tau, qref, dt, ci, cf, prm, K, kp, kd, pd
             s.prev_objects[2 * i + 1] = s.cil[2 * i + 1]
         for r in range(3 * nprev):
             s.prev_lam[r] = s.lam[r]
+            s.prev_sigma[r] = s.sigma[r]
             s.prev_points[r] = s.cfl[r]  # the points (k, 3) lead the contacts' float block
         s.prev_scale[0], s.prev_scale[1] = info[SCALE_L], info[SCALE_POWER]
     return OK

@@ -10,7 +10,8 @@ impulse of the previous step's contact of the same collision pair nearest to it 
 world. The warm start is only a starting point of the solver (its result solves the NCP
 to the tolerance from any start), so the matching needs no guarantee beyond being a good
 guess: it is greedy, and two points of a pair may take the same previous one. The time
-stepper (:func:`~.step.solve_stage`) takes the start only when every contact matched one.
+stepper (:func:`~.step.solve_stage`) takes the start only when every contact matched one,
+and matches the previous velocities σ (ADMM's dual start) the same way.
 """
 from __future__ import annotations
 
