@@ -50,6 +50,8 @@ import warnings
 
 import numba
 
+from . import jit_registry
+
 #: the Numba versions the patches were written and tested for: (first, past the last),
 #: as (major, minor); a Numba outside it runs soadyn without them
 TESTED = ((0, 68), (0, 69))
@@ -69,18 +71,11 @@ _numba_declare_function = _numba_decode_arguments = _numba_call_function = _numb
 
 # --- soadyn's compiled functions ---------------------------------------------------------
 
-_decorators = None
-
 
 def _registry():
-    """:mod:`soadyn.core.jit`, whose registry says which functions are soadyn's and of
-    which kind. Imported on first use: soadyn.core imports this module (to install the
-    patches before its first kernel is defined), so it cannot import soadyn.core here."""
-    global _decorators
-    if _decorators is None:
-        from .core import jit
-        _decorators = jit
-    return _decorators
+    """:mod:`soadyn.jit_registry`, which says which functions are soadyn's and of which kind
+    (written by the decorators of :mod:`soadyn.core.jit`)."""
+    return jit_registry
 
 
 def is_soadyns(py_func):

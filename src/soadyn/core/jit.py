@@ -1,4 +1,4 @@
-"""The two decorators of soadyn's compiled code, and their registry.
+"""The two decorators of soadyn's compiled code (their registry: :mod:`soadyn.jit_registry`).
 
 Every function soadyn compiles is one of two kinds, named by its decorator:
 
@@ -58,64 +58,18 @@ helpers without a Python entry point may (:func:`soadyn.numba_patches.return_vie
 """
 from __future__ import annotations
 
-import threading
-from collections import namedtuple
 
 import numba
 from numba.core.registry import CPUDispatcher
 
 from .. import numba_patches
+from ..jit_registry import HELPER, KERNEL, Entry, entry, entry_named, kind, kind_named, register
 
 #: the floating-point relaxation every kernel is compiled with (module docstring)
 CONTRACT = frozenset({"contract"})
 
-#: the two kinds of compiled function (module docstring)
-KERNEL = "kernel"
-HELPER = "helper"
-
 #: Numba's options that make the kind: set by the decorator, never given to it
 _ENTRY_POINT_OPTIONS = ("no_cpython_wrapper", "no_cfunc_wrapper")
-
-Entry = namedtuple("Entry", ("kind", "options"))
-Entry.__doc__ = """What the registry knows of one compiled function: its ``kind``
-(:data:`KERNEL` or :data:`HELPER`) and the Numba ``options`` its decorator compiles it
-with (a dict: the caller's, with soadyn's defaults and the kind's entry-point options)."""
-
-#: the Python function of each compiled function (what its dispatcher holds as ``py_func``)
-#: -> its Entry
-_by_function = {}
-#: (module, qualified name) of each -> its Entry: Numba's function descriptor names a
-#: function by these two while it compiles it
-_by_name = {}
-_registering = threading.Lock()  # (modules defining compiled code may be imported from several threads)
-
-
-def entry(function):
-    """The registry's :class:`Entry` of ``function`` (a dispatcher made by :func:`kernel`
-    or :func:`helper`, or the Python function it compiles), or None for any other
-    function (a user's, or Numba's)."""
-    return _by_function.get(getattr(function, "py_func", function))
-
-
-def kind(function):
-    """:data:`KERNEL` or :data:`HELPER` for a function compiled by soadyn's decorators (a
-    dispatcher or its Python function), None for any other."""
-    found = entry(function)
-    return None if found is None else found.kind
-
-
-def entry_named(module, qualname):
-    """The :class:`Entry` of the compiled function ``qualname`` of module ``module`` (the
-    names Numba's function descriptor holds), or None when soadyn's decorators compiled
-    no function of that name."""
-    return _by_name.get((module, qualname))
-
-
-def kind_named(module, qualname):
-    """:func:`kind` of the function ``qualname`` of module ``module`` (:func:`entry_named`)."""
-    found = entry_named(module, qualname)
-    return None if found is None else found.kind
-
 
 class HelperDispatcher(CPUDispatcher):
     """Numba's dispatcher of a :func:`helper`, which refuses a call from Python: a helper
@@ -127,19 +81,6 @@ class HelperDispatcher(CPUDispatcher):
         py_func = self.py_func
         raise TypeError(f"{py_func.__module__}.{py_func.__qualname__} is a soadyn helper, called from compiled code "
                         "only (it has no Python entry point): Python code runs its Python function, .py_func")
-
-
-def _register(py_func, registered):
-    with _registering:
-        known = _by_function.get(py_func)
-        if known is not None:
-            if known.kind != registered.kind:
-                raise TypeError(f"{py_func.__module__}.{py_func.__qualname__}: already compiled as a {known.kind}, "
-                                f"now decorated as a {registered.kind}: a compiled function has one kind")
-            return  # the same function compiled again (the call path's twin of a kernel): its first entry stays
-        _by_function[py_func] = registered
-        # (a function defined again under the same name, as a test does: the newest is the one Numba compiles)
-        _by_name[(py_func.__module__, py_func.__qualname__)] = registered
 
 
 def _decorator(which, function, options):
@@ -162,7 +103,7 @@ def _decorator(which, function, options):
     def compiled(py_func):
         if not callable(py_func):
             raise TypeError(f"@{which}: expected a Python function to compile, got {py_func!r}")
-        _register(py_func, Entry(which, dict(options)))
+        register(py_func, Entry(which, dict(options)))
         dispatcher = numba.njit(py_func, **numba_options)
         if which == HELPER:
             dispatcher.__class__ = HelperDispatcher  # (Numba's dispatcher, made as njit makes it)
