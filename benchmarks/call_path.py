@@ -20,9 +20,7 @@ round. ``--output DIR`` writes ``call_path.md`` and its JSON twin ``call_path.js
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import subprocess
 import sys
 import time
 
@@ -104,16 +102,9 @@ def worker(sample, ordinary):
     import pinocchio as pin
 
     import soadyn as sd
-    from peers import load_pair
+    from peers import robot_states
 
-    rng = np.random.default_rng(0)
-    P, q, v, Q, V, T = {}, {}, {}, {}, {}, {}
-    for robot in ROBOTS:
-        pair = P[robot] = load_pair(robot)
-        q[robot] = sd.random_configuration(pair.sd, rng)
-        v[robot], T[robot] = rng.normal(size=(2, pair.sd.nv))
-        Q[robot], V[robot] = pair.q_to_pin(q[robot]), pair.v_to_pin(v[robot])
-    ns = dict(sd=sd, pin=pin, P=P, q=q, v=v, Q=Q, V=V, T=T, ordinary=Ordinary() if ordinary else None)
+    ns = dict(sd=sd, pin=pin, ordinary=Ordinary() if ordinary else None, **robot_states(ROBOTS))
     from timing import serve_samples
 
     serve_samples({key: stmt for key, (stmt, _) in cases(ordinary).items()}, ns, sample, timer=time.thread_time)
@@ -130,32 +121,14 @@ def main():
     if args.worker:
         worker(args.sample, ordinary=args.worker == "after")
         return
+    sys.path.insert(0, HERE)
+    from timing import sample_workers
+
     trees = {"before": os.path.abspath(args.before), "after": SRC}
-    procs = {}
-    for name, src in trees.items():
-        procs[name] = subprocess.Popen(
-            [sys.executable, os.path.abspath(__file__), "--before", args.before, "--sample", str(args.sample),
-             "--worker", name], env=dict(os.environ, PYTHONPATH=src), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            text=True)
-    for p in procs.values():
-        assert p.stdout.readline().strip() == "ready"
     all_cases = cases(ordinary=True)
     served = {"before": cases(ordinary=False), "after": all_cases}
-    samples = {name: {key: [] for key in served[name]} for name in trees}
-    rng = np.random.default_rng(0)
-    keys, names = list(all_cases), list(trees)
-    for _ in range(args.rounds):
-        rng.shuffle(keys)
-        for key in keys:
-            rng.shuffle(names)
-            for name in names:
-                if key in served[name]:
-                    procs[name].stdin.write(key + "\n")
-                    procs[name].stdin.flush()
-                    samples[name][key].append(json.loads(procs[name].stdout.readline()))
-    for p in procs.values():
-        p.stdin.close()
-        p.wait()
+    samples = sample_workers(__file__, trees, lambda name: ["--before", args.before, "--sample", str(args.sample),
+                                                            "--worker", name], served, args.rounds)
     rows = {}
     for key, (_, peer) in all_cases.items():
         row = {}

@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 
@@ -50,16 +49,9 @@ def worker(sample):
     import pinocchio as pin
 
     import soadyn as sd
-    from peers import load_pair
+    from peers import robot_states
 
-    rng = np.random.default_rng(0)
-    P, q, v, Q, V, T = {}, {}, {}, {}, {}, {}
-    for robot in ROBOTS:
-        pair = P[robot] = load_pair(robot)
-        q[robot] = sd.random_configuration(pair.sd, rng)
-        v[robot], T[robot] = rng.normal(size=(2, pair.sd.nv))
-        Q[robot], V[robot] = pair.q_to_pin(q[robot]), pair.v_to_pin(v[robot])
-    ns = dict(sd=sd, pin=pin, P=P, q=q, v=v, Q=Q, V=V, T=T)
+    ns = dict(sd=sd, pin=pin, **robot_states(ROBOTS))
     from timing import serve_samples
 
     serve_samples({key: stmt for key, (stmt, _) in CASES.items()}, ns, sample, timer=time.thread_time)
@@ -76,29 +68,12 @@ def main():
     if args.worker:
         worker(args.sample)
         return
+    sys.path.insert(0, HERE)
+    from timing import sample_workers
+
     trees = {"before": os.path.abspath(args.before), "after": SRC}
-    procs = {}
-    for name, src in trees.items():
-        procs[name] = subprocess.Popen(
-            [sys.executable, os.path.abspath(__file__), "--before", args.before, "--sample", str(args.sample),
-             "--worker"], env=dict(os.environ, PYTHONPATH=src), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            text=True)
-    for p in procs.values():
-        assert p.stdout.readline().strip() == "ready"
-    samples = {name: {key: [] for key in CASES} for name in trees}
-    rng = np.random.default_rng(0)
-    keys, names = list(CASES), list(trees)
-    for _ in range(args.rounds):
-        rng.shuffle(keys)
-        for key in keys:
-            rng.shuffle(names)
-            for name in names:
-                procs[name].stdin.write(key + "\n")
-                procs[name].stdin.flush()
-                samples[name][key].append(json.loads(procs[name].stdout.readline()))
-    for p in procs.values():
-        p.stdin.close()
-        p.wait()
+    samples = sample_workers(__file__, trees, lambda name: ["--before", args.before, "--sample", str(args.sample),
+                                                            "--worker"], {name: CASES for name in trees}, args.rounds)
     rows = {}
     for key, (_, peer) in CASES.items():
         t = {n: np.array(samples[n][key]) for n in trees}

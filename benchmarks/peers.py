@@ -202,3 +202,19 @@ def pinocchio_cone_constraints(friction):
         cms.append(pin.ConstraintModel(c))
         cds.append(cms[-1].createData())
     return cms, cds
+
+
+def robot_states(robots, seed=0):
+    """The robots as pairs (:func:`load_pair`) and one random state of each, in both
+    libraries' conventions: the namespace of a timing worker, {P, q, v, T, Q, V} each keyed
+    by robot (q, v, τ soadyn's; Q, V Pinocchio's)."""
+    import soadyn as sd
+
+    rng = np.random.default_rng(seed)
+    P, q, v, Q, V, T = {}, {}, {}, {}, {}, {}
+    for robot in robots:
+        pair = P[robot] = load_pair(robot)
+        q[robot] = sd.random_configuration(pair.sd, rng)
+        v[robot], T[robot] = rng.normal(size=(2, pair.sd.nv))
+        Q[robot], V[robot] = pair.q_to_pin(q[robot]), pair.v_to_pin(v[robot])
+    return dict(P=P, q=q, v=v, Q=Q, V=V, T=T)

@@ -65,6 +65,41 @@ def serve_samples(cases, namespace, sample_seconds, timer=time.perf_counter):
         key = line.strip()
         print(json.dumps(timers[key].timeit(number=numbers[key]) / numbers[key]), flush=True)
 
+
+def sample_workers(script, trees, worker_args, served, rounds, seed=0):
+    """The driver side of a two-process interleaved comparison (:func:`serve_samples` the
+    worker's): start ``script`` once per entry of ``trees`` (name → the ``src`` directory put
+    on PYTHONPATH) with the arguments ``worker_args(name)``, wait for each to be ready, then
+    for ``rounds`` rounds ask for one sample of every case — the cases in a shuffled order,
+    for each case the workers in a shuffled order, each worker only for the cases of
+    ``served[name]``. Returns {name: {case: [seconds per call, one per round]}}."""
+    import json
+
+    procs = {name: subprocess.Popen([sys.executable, os.path.abspath(script), *worker_args(name)],
+                                    env=dict(os.environ, PYTHONPATH=src), stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, text=True)
+             for name, src in trees.items()}
+    for p in procs.values():
+        assert p.stdout.readline().strip() == "ready"
+    samples = {name: {key: [] for key in served[name]} for name in trees}
+    rng = np.random.default_rng(seed)
+    keys = list(dict.fromkeys(k for name in trees for k in served[name]))
+    names = list(trees)
+    for _ in range(rounds):
+        rng.shuffle(keys)
+        for key in keys:
+            rng.shuffle(names)
+            for name in names:
+                if key in samples[name]:
+                    procs[name].stdin.write(key + "\n")
+                    procs[name].stdin.flush()
+                    samples[name][key].append(json.loads(procs[name].stdout.readline()))
+    for p in procs.values():
+        p.stdin.close()
+        p.wait()
+    return samples
+
+
 def machine_description():
     import numba
     lines = [f"date: {time.strftime('%Y-%m-%d %H:%M:%S %z')}"]
