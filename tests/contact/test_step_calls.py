@@ -15,25 +15,11 @@ import numpy as np
 import pytest
 
 import soadyn as sd
-from soadyn.core import joints as jt
-from soadyn.geometry import Box, Sphere
+from soadyn.geometry import Sphere
+
+from test_step import legged_scene  # the same biped as the step tests
 
 DT = 1e-3
-
-
-def legged_scene():
-    """A box base on a free joint with two legs (hip and knee hinges) ending in sphere feet."""
-    m = sd.Model("biped")
-    m.add_body("base", jt.Free(), None, mass=2.0, inertia=np.diag([0.02, 0.03, 0.03]))
-    m.add_collision("base", Box((0.3, 0.15, 0.06)), friction=0.8)
-    for side, y in (("l", 0.1), ("r", -0.1)):
-        m.add_body(f"{side}_thigh", jt.Revolute("y"), "base", (np.eye(3), [0.0, y, -0.03]), mass=0.3,
-                   inertia=np.eye(3) * 1e-3, com=[0.0, 0.0, -0.1])
-        m.add_body(f"{side}_shank", jt.Revolute("y"), f"{side}_thigh", (np.eye(3), [0.0, 0.0, -0.2]), mass=0.2,
-                   inertia=np.eye(3) * 5e-4, com=[0.0, 0.0, -0.1])
-        m.add_collision(f"{side}_shank", Sphere(0.02), (np.eye(3), [0.0, 0.0, -0.2]), friction=0.8)
-    m.add_ground(friction=0.8)
-    return m
 
 
 def legged_state(model, seed=1):
