@@ -153,6 +153,16 @@ def normal_bias(depth, dt, stabilization, slop):
 
 
 # --------------------------------------------------------------------------- the stages
+@helper(forceinline=True)
+def warm_usable(k, matched):
+    """Whether a step of k contacts, ``matched`` of them to a previous contact of their
+    pair (:func:`~.warm.match_warm_start`), starts from the previous step: when every
+    contact matched one, also where the count changed (a corner that left: the others
+    keep their impulses; one that appeared takes its nearest neighbour's of the same
+    pair)."""
+    return k > 0 and matched == k
+
+
 @helper
 def detect_stage(mi, mf, ws, ci, cf, margin, s, K):
     """The world poses at the joint placements in the workspace, then the contacts into
@@ -253,8 +263,8 @@ def start_stage(mi, mf, ws, k, K, prm, warm_objects, warm_points, warm_lam, warm
     """Whether the solve's start already solves the NCP of the step (after
     :func:`vector_stage`), tested without G: the start is the warm start of
     :func:`solve_stage` (each contact from the nearest previous contact of its pair,
-    projected onto its cone, when every contact matched one and the count is the same)
-    or λ = 0, and its velocities
+    projected onto its cone, when every contact matched one: :func:`warm_usable`) or
+    λ = 0, and its velocities
 
         σ = J (v_free + M⁻¹Jᵀλ) − b + Rλ = (G + R)λ + g
 
@@ -274,7 +284,7 @@ def start_stage(mi, mf, ws, k, K, prm, warm_objects, warm_points, warm_lam, warm
     bodies, point, frame = carve(s.cil, 2 * K, (k, 2)), carve(s.cfl, 0, (k, 3)), carve(s.cfl, 8 * K, (k, 3, 3))
     lam, sigma, mu = s.lam[:n], s.sigma[:n], carve(s.cfl, 7 * K, k)
     matched = match_warm_start(carve(s.cil, 0, (k, 2)), point, warm_objects, warm_points, warm_lam, lam)
-    warm = k > 0 and matched == k and warm_objects.shape[0] == k
+    warm = warm_usable(k, matched)
     if warm:
         for i in range(k):
             project_cone(mu[i], lam, i, lam)
@@ -309,20 +319,22 @@ def solve_stage(k, K, prm, warm_objects, warm_points, warm_lam, warm_sigma, warm
     impulses, ``warm_sigma`` (3W,) their velocities σ, or empty): each contact from the
     impulse (and σ, ADMM's dual start) of the nearest previous contact of its pair
     (:func:`~.warm.match_warm_start`), with ADMM's penalty scale ``warm_scale`` (L, p;
-    L = 0: none), when every contact matched one and the count is the same (G nearly the
-    previous one). Otherwise the solve starts from zero and estimates the scale afresh: a
-    start with some impulses new and zero took the 5-box stack's ADMM twice the
-    iterations of a cold start where a contact appeared or left (1354 against 631 over
-    its 7 such steps of two perturbed trajectories). With the dual start and the capped
-    penalty of :func:`~.admm.admm_solve`, such a start (new contacts at zero) took 24817
-    iterations against 26322 cold on the 16 × 500 batch of benchmarks/contact_step.py,
-    for no measurable time (box stack rollout 0.85× MuJoCo either way): left cold. Returns
-    False when G + R is not positive semidefinite."""
+    L = 0: none), when every contact matched one (:func:`warm_usable`): also where the
+    count changed, a contact that appeared starting from the impulse of its pair's
+    nearest previous contact. Otherwise (a contact of a new pair) the solve starts from
+    zero and estimates the scale afresh. History: a start with the new contacts at zero
+    took the 5-box stack's ADMM twice the iterations of a cold start (1354 against 631
+    over its 7 such steps of two perturbed trajectories) before the dual start and the
+    capped warm penalty of :func:`~.admm.admm_solve`, and 24817 against 26322 after; the
+    nearest neighbour's impulse with the previous step's σ and penalty scale took 24924
+    against 26711 on the same 16 × 500 batch of benchmarks/contact_step.py (solo12 and
+    talos: the same iterations either way). Returns False when G + R is not positive
+    semidefinite."""
     n = 3 * k
     lam = s.lam[:n]
     matched = match_warm_start(carve(s.cil, 0, (k, 2)), carve(s.cfl, 0, (k, 3)), warm_objects, warm_points,
                                warm_lam, lam)
-    warm = k > 0 and matched == k and warm_objects.shape[0] == k
+    warm = warm_usable(k, matched)
     if not warm:
         for r in range(n):
             lam[r] = 0.0
