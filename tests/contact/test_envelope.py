@@ -20,7 +20,7 @@ from test_step import ncp_residuals  # the NCP residuals of [LeLidec24] in numpy
 
 @kernel
 def _find(G, first):
-    find_envelope(G, first)
+    return find_envelope(G, first)
 
 
 @kernel
@@ -78,6 +78,8 @@ def expected_first(pairs):
     return f
 
 
+#: the stack's contacts in their order (a band: the ADMM takes the envelope) and shuffled
+#: (the lowered envelope nearly dense: the ADMM takes the dense algorithms)
 ORDERS = [None, "shuffled"]
 
 
@@ -94,8 +96,12 @@ def problem(seed, order):
 def test_envelope_is_the_first_coupled_contact(order):
     _, G, pairs, first = problem(1, order)
     np.testing.assert_array_equal(first, expected_first(pairs))
+    n = G.shape[0]
+    size = _find(G, first)
+    assert size == sum(r - int(first[r]) + 1 for r in range(n))
     if order is None:  # the stack in its order: a band (rows of an interface start at the one below)
         assert first[-1] == 3 * 12 and first[3 * 4] == 0
+        assert size < 0.75 * n * (n + 1) // 2  # the ADMM iterates on the envelope (admm_solve's rule)
     for r in range(G.shape[0]):  # nothing nonzero left of the envelope
         assert not G[r, :int(first[r])].any()
 

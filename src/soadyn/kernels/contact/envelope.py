@@ -17,7 +17,10 @@ contact moves the base: f_r = 0) they are the dense algorithms.
 
 The envelope is found from G itself (its exact zeros: the Delassus kernel writes only the
 blocks of pairs that share a body), once per solve; ``first`` holds f_r as floats (a row
-of the solver's float scratch), or is empty for the dense algorithms (f_r = 0).
+of the solver's float scratch), or is empty (f_r = 0). On a dense G the solver calls the
+dense algorithms themselves (:func:`~.admm.shifted_cholesky`, :func:`~.admm.cholesky_solve`,
+:func:`~.cones.compliant_product`): these take no slices and read no envelope (their
+results on solo12 and talos are those of the solver before the envelope).
 """
 from __future__ import annotations
 
@@ -40,7 +43,8 @@ def find_envelope(G, first):
     from r on, f_r ← min(f_r, f_{r+1}), so that f is nondecreasing. The lowered envelope
     holds the true one (the rows only gain zeros to skip no more), and with f
     nondecreasing the nonzeros of row r's upper part, the columns c > r with f_c ≤ r,
-    are a prefix of the columns after r (:func:`envelope_product`)."""
+    are a prefix of the columns after r (:func:`envelope_product`). Returns the size of
+    the envelope, Σ_r (r − f_r + 1) (n(n + 1)/2: dense)."""
     n = G.shape[0]
     for r in range(n):
         Gr = G[r]
@@ -48,8 +52,12 @@ def find_envelope(G, first):
         while c < r and Gr[c] == 0.0:
             c += 1
         first[r] = c
+    size = n
     for r in range(n - 2, -1, -1):
         first[r] = min(first[r], first[r + 1])
+    for r in range(n):
+        size += r - int(first[r])
+    return size
 
 
 @helper
