@@ -154,13 +154,12 @@ def normal_bias(depth, dt, stabilization, slop):
 
 # --------------------------------------------------------------------------- the stages
 @helper(forceinline=True)
-def warm_usable(k, matched):
+def warm_usable(k, matched, W):
     """Whether a step of k contacts, ``matched`` of them to a previous contact of their
-    pair (:func:`~.warm.match_warm_start`), starts from the previous step: when every
-    contact matched one, also where the count changed (a corner that left: the others
-    keep their impulses; one that appeared takes its nearest neighbour's of the same
-    pair)."""
-    return k > 0 and matched == k
+    pair (:func:`~.warm.match_warm_start`), of W previous contacts, starts from the
+    previous step: when every contact matched one and the count is the same (G nearly
+    the previous one; :func:`solve_stage` says what else was measured)."""
+    return k > 0 and matched == k and W == k
 
 
 @helper
@@ -298,7 +297,7 @@ def start_stage(mi, mf, ws, k, K, prm, warm_objects, warm_points, warm_lam, warm
     bodies, point, frame = carve(s.cil, 2 * K, (k, 2)), carve(s.cfl, 0, (k, 3)), carve(s.cfl, 8 * K, (k, 3, 3))
     lam, sigma, mu = s.lam[:n], s.sigma[:n], carve(s.cfl, 7 * K, k)
     matched = match_warm_start(carve(s.cil, 0, (k, 2)), point, warm_objects, warm_points, warm_lam, lam)
-    warm = warm_usable(k, matched)
+    warm = warm_usable(k, matched, warm_objects.shape[0])
     if warm:
         for i in range(k):
             project_cone(mu[i], lam, i, lam)
@@ -333,22 +332,24 @@ def solve_stage(k, K, prm, warm_objects, warm_points, warm_lam, warm_sigma, warm
     impulses, ``warm_sigma`` (3W,) their velocities σ, or empty): each contact from the
     impulse (and σ, ADMM's dual start) of the nearest previous contact of its pair
     (:func:`~.warm.match_warm_start`), with ADMM's penalty scale ``warm_scale`` (L, p;
-    L = 0: none), when every contact matched one (:func:`warm_usable`): also where the
-    count changed, a contact that appeared starting from the impulse of its pair's
-    nearest previous contact. Otherwise (a contact of a new pair) the solve starts from
-    zero and estimates the scale afresh. History: a start with the new contacts at zero
-    took the 5-box stack's ADMM twice the iterations of a cold start (1354 against 631
-    over its 7 such steps of two perturbed trajectories) before the dual start and the
-    capped warm penalty of :func:`~.admm.admm_solve`, and 24817 against 26322 after; the
-    nearest neighbour's impulse with the previous step's σ and penalty scale took 24924
-    against 26711 on the same 16 × 500 batch of benchmarks/contact_step.py (solo12 and
-    talos: the same iterations either way). Returns False when G + R is not positive
-    semidefinite."""
+    L = 0: none), when every contact matched one and the count is the same
+    (:func:`warm_usable`). Otherwise the solve starts from zero and estimates the scale
+    afresh. Measured alternatives: a start with the new contacts at zero took the 5-box
+    stack's ADMM twice the iterations of a cold start (1354 against 631 over its 7 such
+    steps of two perturbed trajectories) before the dual start and the capped warm
+    penalty of :func:`~.admm.admm_solve`, and 24817 against 26322 after, for no
+    measurable time; each contact from its pair's nearest previous one (also where the
+    count changed: a contact that appeared takes its neighbour's impulse), with the
+    previous σ and penalty scale, took 24924 against 26711 iterations on the 16 × 500
+    batch of benchmarks/contact_step.py (1 % of its time) but 435 against 267 over the
+    1000 steps of the stack standing (9.4 against 8.0 µs per step: the impulses it ends
+    at, one of the many solutions of the rank-deficient G, start the next steps worse).
+    Returns False when G + R is not positive semidefinite."""
     n = 3 * k
     lam = s.lam[:n]
     matched = match_warm_start(carve(s.cil, 0, (k, 2)), carve(s.cfl, 0, (k, 3)), warm_objects, warm_points,
                                warm_lam, lam)
-    warm = warm_usable(k, matched)
+    warm = warm_usable(k, matched, warm_objects.shape[0])
     if not warm:
         for r in range(n):
             lam[r] = 0.0
