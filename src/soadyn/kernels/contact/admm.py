@@ -10,7 +10,8 @@ a proximal term η and the penalty ρ = √(L m) (L/m)^p, L the largest eigenval
 (power iteration), m = η + min R, the exponent p raised or lowered by a step when the
 primal residual ‖x − y‖ and the dual ‖ρ Δy + η Δx‖ are more than a ratio apart (the
 "spectral" rule of [Carpentier24]); each change of ρ refactors the matrix
-(:func:`shifted_cholesky`). A change is followed by :data:`RHO_HOLD` iterations at the new
+(:func:`shifted_cholesky`, or over G's envelope where contacts that share no body leave
+zero blocks: :mod:`.envelope`). A change is followed by :data:`RHO_HOLD` iterations at the new
 ρ, and none at an iteration whose NCP residual is below :data:`FAST_PROGRESS` times the
 previous one's: the rule moves ρ by a factor (L/m)^0.05 (about 2 for rigid contact) at a
 time, and applied at every iteration it refactored about as often as it iterated (talos
