@@ -484,7 +484,8 @@ def report(rows, header):
               "5 × 2000 calls). `solve (warm)`: from the previous solution and penalty scale, with g moved by 1e-6 so "
               "that it iterates, as many times as it needs (the rollouts' mean and largest iteration counts per step "
               "are in the table above). `start check`: the test of the warm start without G (σ from the impulse "
-              "response); a step whose start passes it (0 iterations) forms no G and runs no solve, so its cost is "
+              "response), which the step runs where the contact rows outnumber the velocities (3k > nv: the box "
+              "stack); a step whose start passes it (0 iterations) forms no G and runs no solve, so its cost is "
               "placements + detect + free velocity + start check + the integration.", "",
               "| scene | " + " | ".join(_STAGES) + " |", "|---|" + "---|" * len(_STAGES)]
     for r in rows:
