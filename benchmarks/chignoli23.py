@@ -391,9 +391,9 @@ def _kernel_loop():
     """A compiled loop over a plain-call cluster kernel (``kernel(tables, y, x1, x2,
     gravity, out)``): its time per call without Python and Numba's dispatcher, the way a
     C++ library is timed."""
-    from numba import njit
+    from soadyn.core.jit import kernel
 
-    @njit
+    @kernel(cache=False)
     def loop(kernel, n, tables, y, x1, x2, out):
         status = 0
         for _ in range(n):

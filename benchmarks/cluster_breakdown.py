@@ -18,7 +18,7 @@ import time
 import timeit
 
 import numpy as np
-from numba import njit
+from soadyn.core.jit import kernel
 
 import soadyn as sd
 from soadyn.closed.embedding.algorithms import _plain_call
@@ -45,7 +45,7 @@ from chignoli23 import state  # noqa: E402
 N = 20000
 
 
-@njit
+@kernel(cache=False)
 def _status(mi, mf, ci, y, yd, tau, fext, ny, n):
     s = 0
     for _ in range(n):
@@ -53,7 +53,7 @@ def _status(mi, mf, ci, y, yd, tau, fext, ny, n):
     return s
 
 
-@njit
+@kernel(cache=False)
 def _explicit(mi, mf, ci, cf, cws, y, yd, n):
     m = model_tables(mi, mf)
     w = cluster_workspace(cws, cluster_tables(ci), m.nq, m.nv)
@@ -62,7 +62,7 @@ def _explicit(mi, mf, ci, cf, cws, y, yd, n):
         apply_explicit_map(mi, mf, ci, cf, cws, yd, w.qd, False, False)
 
 
-@njit
+@kernel(cache=False)
 def _placements(mi, mf, ws, ci, cws, n):
     m = model_tables(mi, mf)
     w = cluster_workspace(cws, cluster_tables(ci), m.nq, m.nv)
@@ -70,7 +70,7 @@ def _placements(mi, mf, ws, ci, cws, n):
         joint_placements(mi, mf, ws, w.q)
 
 
-@njit
+@kernel(cache=False)
 def _velocities(mi, mf, ws, ci, cws, n):
     m = model_tables(mi, mf)
     w = cluster_workspace(cws, cluster_tables(ci), m.nq, m.nv)
@@ -78,56 +78,56 @@ def _velocities(mi, mf, ws, ci, cws, n):
         body_velocities(mi, mf, ws, w.qd)
 
 
-@njit
+@kernel(cache=False)
 def _poses(mi, mf, ws, ci, cws, n):
     for _ in range(n):
         output_poses(mi, mf, ws, ci, cws)
 
 
-@njit
+@kernel(cache=False)
 def _subspaces(mi, mf, ws, ci, cf, cws, n):
     for _ in range(n):
         cluster_subspaces(mi, mf, ws, ci, cf, cws, True, True)
 
 
-@njit
+@kernel(cache=False)
 def _positions(mi, mf, ws, ci, cf, cws, y, yd, n):
     for _ in range(n):
         positions_pass(mi, mf, ws, ci, cf, cws, y, yd, True, True, True, False)  # (no forces: pair rotors apart; the tree not placed yet)
 
 
-@njit
+@kernel(cache=False)
 def _init(mi, mf, ws, ci, cws, fext, n):
     for _ in range(n):
         init_cluster_inertias(mi, mf, ws, ci, cws, True, fext, True)
 
 
-@njit
+@kernel(cache=False)
 def _backward(mi, mf, ws, ci, cf, cws, tau, fext, n):
     for _ in range(n):
         init_cluster_inertias(mi, mf, ws, ci, cws, True, fext, True)
         articulated_cluster_pass(mi, mf, ws, ci, cf, cws, tau, True, True)
 
 
-@njit
+@kernel(cache=False)
 def _forward(mi, mf, ws, ci, cws, out, n):
     for _ in range(n):
         cluster_acceleration_pass(mi, mf, ws, ci, cws, True, out, True)
 
 
-@njit
+@kernel(cache=False)
 def _aba(mi, mf, ws, y, yd, tau, fext, ci, cf, cws, out, n):
     for _ in range(n):
         cluster_aba_kernel(mi, mf, ws, y, yd, tau, fext, ci, cf, cws, True, out)
 
 
-@njit
+@kernel(cache=False)
 def _rnea(mi, mf, ws, y, yd, ydd, fext, ci, cf, cws, out, n):
     for _ in range(n):
         cluster_rnea_kernel(mi, mf, ws, y, yd, ydd, fext, ci, cf, cws, True, out)
 
 
-@njit
+@kernel(cache=False)
 def _tree_rnea(mi, mf, ws, ci, cws, fext, out, n):
     m = model_tables(mi, mf)
     w = cluster_workspace(cws, cluster_tables(ci), m.nq, m.nv)
@@ -135,7 +135,7 @@ def _tree_rnea(mi, mf, ws, ci, cws, fext, out, n):
         rnea_passes(mi, mf, ws, w.q, w.qd, w.qdd, fext, True, out)
 
 
-@njit
+@kernel(cache=False)
 def _rnea_maps(mi, mf, ci, cf, cws, y, yd, ydd, T, tau, n):
     m = model_tables(mi, mf)
     w = cluster_workspace(cws, cluster_tables(ci), m.nq, m.nv)
@@ -146,19 +146,19 @@ def _rnea_maps(mi, mf, ci, cf, cws, y, yd, ydd, T, tau, n):
         apply_explicit_map_transpose(mi, mf, ci, cf, cws, T, tau)
 
 
-@njit
+@kernel(cache=False)
 def _rnea_plain(tables, y, yd, ydd, out, n):
     for _ in range(n):
         cluster_rnea_plain_kernel(tables, y, yd, ydd, True, out)
 
 
-@njit
+@kernel(cache=False)
 def _efpa(mi, mf, ws, y, fbody, fR, fp, Z, ci, cf, cws, Omega, n):
     for _ in range(n):
         cluster_efpa_kernel(mi, mf, ws, y, fbody, fR, fp, Z, ci, cf, cws, Omega)
 
 
-@njit
+@kernel(cache=False)
 def _efpa_backward(mi, mf, ws, y, ci, cf, cws, n):
     for _ in range(n):
         positions_pass(mi, mf, ws, ci, cf, cws, y, y, False, False, False, False)
