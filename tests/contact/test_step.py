@@ -95,6 +95,24 @@ def bias(depth, settings, dt):
 
 
 # --------------------------------------------------------------------------- the step
+def assert_composed_step(m, q, v_free, contacts, settings, dt, r):
+    """The step ``r`` from (q, v_free) is the specified composition of the public pieces: σ =
+    G λ + g − b (the Delassus operator, the contact velocities of v_free, the bias), λ meets
+    the NCP in numpy's residuals, v⁺ = v_free + M⁻¹ Jᵀ λ (the impulse response) and q⁺ =
+    integrate(q, v⁺, dt)."""
+    Gm = sd.delassus(m, q, contacts)
+    g = sd.contact.contact_velocities(m, q, v_free, contacts)
+    g[:, 2] -= bias(contacts.depth, settings, dt)
+    sigma = (Gm @ r.impulses.reshape(-1) + g.reshape(-1)).reshape(-1, 3)
+    np.testing.assert_allclose(r.solution.velocities, sigma, atol=1e-11)
+    res = ncp_residuals(r.impulses, sigma, contacts.friction)
+    assert max(res) <= settings.tol * 1.0001
+    np.testing.assert_allclose((r.solution.primal, r.solution.dual, r.solution.complementarity), res, atol=1e-13)
+    v_plus = v_free + sd.contact.impulse_response(m, q, contacts, r.impulses)
+    np.testing.assert_allclose(r.v, v_plus, atol=1e-12)
+    np.testing.assert_allclose(r.q, sd.integrate(m, q, v_plus, dt), atol=1e-12)
+
+
 def test_step_is_the_specified_composition():
     """q⁺, v⁺ and λ from the public pieces: v_free = v + dt·aba (the floating base's
     −ω × u term turned exactly, see the comment), G = delassus, g = J v_free − b,
@@ -115,18 +133,8 @@ def test_step_is_the_specified_composition():
     # body-frame linear velocity u turned by exp(−[ω] dt) (kernels/contact/step.py free_joint_rotation)
     w, u = v[:3], v[3:6]
     v_free[3:6] += Rotation.from_rotvec(-DT * w).apply(u) - u + DT * np.cross(w, u)
-    Gm = sd.delassus(m, q, contacts)
-    g = sd.contact.contact_velocities(m, q, v_free, contacts)
-    g[:, 2] -= bias(contacts.depth, settings, DT)
-    sigma = (Gm @ r.impulses.reshape(-1) + g.reshape(-1)).reshape(-1, 3)
-    np.testing.assert_allclose(r.solution.velocities, sigma, atol=1e-11)
-    res = ncp_residuals(r.impulses, sigma, contacts.friction)
-    assert max(res) <= settings.tol * 1.0001
-    np.testing.assert_allclose((r.solution.primal, r.solution.dual, r.solution.complementarity), res, atol=1e-13)
+    assert_composed_step(m, q, v_free, contacts, settings, DT, r)
     assert r.impulses[:, 2].min() > 0  # the feet are pushed out of the ground
-    v_plus = v_free + sd.contact.impulse_response(m, q, contacts, r.impulses)
-    np.testing.assert_allclose(r.v, v_plus, atol=1e-12)
-    np.testing.assert_allclose(r.q, sd.integrate(m, q, v_plus, DT), atol=1e-12)
 
 
 def test_free_fall_is_the_closed_form():

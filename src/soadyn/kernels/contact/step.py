@@ -263,11 +263,10 @@ def start_pays(nv, k):
     (:func:`start_stage`): when the contact rows outnumber the velocities, 3k > nv. Then
     G (3k × 3k, of rank ≤ nv) costs more to form than the O(N) impulse response that tests
     the start, and a resting body's impulses, not unique, stay a solution from step to step
-    (5-box stack, 60 rows on 30 velocities: 0 iterations in most steps; the rollout's step
-    15.7 against 20.5 µs without the test). With fewer rows (a floating base on a few feet:
-    solo12, 12 rows on 18; talos, 24 on 38) the start seldom solves the next step (their
-    solves iterate 1.5 and 3 times per step) and the test cost more than it saved (rollouts
-    +15 % and +21 %): G is formed and the solver tests the start itself."""
+    (a stack of boxes: 60 rows on 30 velocities). With fewer rows (a floating base on a few
+    feet: solo12, 12 rows on 18; talos, 24 on 38) the start seldom solves the next step and
+    the test cost more than it saved: G is formed and the solver tests the start itself
+    (the measurements: benchmarks/results/design_notes.md, "start_pays")."""
     return 3 * k > nv
 
 
@@ -334,16 +333,10 @@ def solve_stage(k, K, prm, warm_objects, warm_points, warm_lam, warm_sigma, warm
     (:func:`~.warm.match_warm_start`), with ADMM's penalty scale ``warm_scale`` (L, p;
     L = 0: none), when every contact matched one and the count is the same
     (:func:`warm_usable`). Otherwise the solve starts from zero and estimates the scale
-    afresh. Measured alternatives: a start with the new contacts at zero took the 5-box
-    stack's ADMM twice the iterations of a cold start (1354 against 631 over its 7 such
-    steps of two perturbed trajectories) before the dual start and the capped warm
-    penalty of :func:`~.admm.admm_solve`, and 24817 against 26322 after, for no
-    measurable time; each contact from its pair's nearest previous one (also where the
-    count changed: a contact that appeared takes its neighbour's impulse), with the
-    previous σ and penalty scale, took 24924 against 26711 iterations on the 16 × 500
-    batch of benchmarks/contact_step.py (1 % of its time) but 435 against 267 over the
-    1000 steps of the stack standing (9.4 against 8.0 µs per step: the impulses it ends
-    at, one of the many solutions of the rank-deficient G, start the next steps worse).
+    afresh. Starts with new contacts at zero, or from a neighbour's impulse where the count
+    changed, were measured and not taken (benchmarks/results/design_notes.md,
+    "solve_stage"): the impulses such a start ends at, one of the many solutions of a
+    rank-deficient G, start the next steps worse.
     Returns False when G + R is not positive semidefinite."""
     n = 3 * k
     lam = s.lam[:n]
