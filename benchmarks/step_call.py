@@ -17,7 +17,7 @@ subtracted. Each case is one call:
 * ``sd.step``: ``sd.step(model, q, v, tau, dt, warm_start=r)`` of one state of the standing
   trajectory (the same arguments every call: the same work every call);
 * ``kernel``: the step kernel itself on the same arguments, through Numba's dispatcher (the
-  floor of a call from Python: the compiled stages and the dispatch of its 20 arguments);
+  floor of a call from Python: the compiled stages and the dispatch of its 9 arguments);
 * ``loop``: a step of ``contact_step.py``'s loop, the PD torques computed in NumPy and
   the state carried over.
 
@@ -65,23 +65,14 @@ def measure(name, rounds, calls, seed=0):
         q, v = r.q, r.v
     tau = kp * scene.pd_error(q, scene.q0) - kd * v
     fixed = sd.step(model, q, v, tau, cs.DT, warm_start=r)  # its arguments, every call
-    # the kernel's arguments as sd.step passes them (StepTables and its scratch: the same
-    # in the versions of soadyn this compares)
-    d = derived(model)
-    tables = step_module.step_tables(model)
-    fbuf, ibuf = tables.scratch(tables.capacity)
-    dims = tables.dims(tables.capacity)
-    wobj = np.ascontiguousarray(r.contacts.objects, dtype=np.int64)
-    wpoints = np.ascontiguousarray(r.contacts.point, dtype=float)
-    wlam = np.ascontiguousarray(r.impulses).reshape(-1)
-    wscale = np.array(r.solver_scale, dtype=float)
-    wsigma = np.ascontiguousarray(r.solver_velocities, dtype=float)
-    prm = sd.ContactSettings().vector()
-    q1, v1, info = np.empty(model.nq), np.empty(model.nv), np.zeros(ks.STEP_INFO_SIZE)
-    kernel_args = (d.compiled.mi, d.compiled.mf, d.buffer(), q, v, tau, NO_FORCES, cs.DT, tables.ci, tables.cf, prm,
-                   dims, fbuf, ibuf, wobj, wpoints, wlam, wsigma, wscale, q1, v1, info)
+    # the kernel's arguments as sd.step passes them (this thread's packed tables, the
+    # previous step's record as the warm start, a record for the step)
+    th = step_module._thread_step(derived(model), step_module.step_tables(model), 1)
+    warm = r._record
+    record = np.empty(th.size)
+    kernel_args = (th.T, q, v, tau, NO_FORCES, cs.DT, sd.ContactSettings().vector(), warm, record)
     assert ks.step_kernel(*kernel_args) == 0
-    np.testing.assert_array_equal(v1, fixed.v)  # the same step
+    np.testing.assert_array_equal(record[th.q_at + model.nq:], fixed.v)  # the same step
     state = {"q": q, "v": v, "r": r}
 
     def loop():

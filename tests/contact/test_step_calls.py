@@ -163,6 +163,36 @@ def test_contacts_of_a_step_are_read_only_and_complete():
         c.depth = np.zeros(2)  # frozen
 
 
+def test_a_result_made_by_its_constructor_warm_starts_as_the_step_s_own():
+    """The warm start a step reads from the previous step's result (its record) and the one
+    made from the result's public fields (a StepResult built by the dataclass's constructor,
+    as a user or another stepper makes one) are the same: the same next step, to the bit.
+    Editing the result's q⁺, v⁺ in place (writeable, the caller's) changes neither."""
+    m = legged_scene()
+    q, v, tau = legged_state(m)
+    r = trajectory(m, q, v, tau, 1)[0]  # (its impulses not zero: the next solve iterates from them)
+    assert r.q.flags.writeable and r.v.flags.writeable
+    q1, v1 = r.q.copy(), r.v.copy()
+    own = sd.step(m, q1, v1, tau, DT, warm_start=r)
+    made = sd.StepResult(r.q.copy(), r.v.copy(), r.contacts, r.impulses, r.solution, r.solver_scale,
+                         r.solver_velocities)
+    r.q[:] = 0.0
+    r.v[:] = 1e3
+    again = sd.step(m, q1, v1, tau, DT, warm_start=r)
+    from_fields = sd.step(m, q1, v1, tau, DT, warm_start=made)
+    assert own.solution.iterations > 0  # (a warm solve that iterates: the start matters)
+    for other in (again, from_fields):
+        np.testing.assert_array_equal(other.q, own.q)
+        np.testing.assert_array_equal(other.v, own.v)
+        np.testing.assert_array_equal(other.impulses, own.impulses)
+        assert other.solution.iterations == own.solution.iterations
+    # without σ (solver_velocities None) the solve starts its dual from the warm impulses:
+    # still a converged step of the same NCP
+    no_sigma = sd.step(m, q1, v1, tau, DT, warm_start=dataclasses.replace(made, solver_velocities=None))
+    assert no_sigma.converged
+    np.testing.assert_allclose(no_sigma.v, own.v, rtol=0, atol=1e-7)
+
+
 # --------------------------------------------------------------------------- checks, after priming
 def test_bad_input_after_fast_steps_names_the_argument():
     m = legged_scene()

@@ -15,7 +15,7 @@ from numba.extending import overload
 import soadyn as sd
 from soadyn.core.compile import derived
 from soadyn.core.layout import (INT_FIELDS, MODEL_FLOATS, MODEL_HEADER, MODEL_INTS, WORKSPACE, Layout, carve,
-                                model_float_size, model_int_size, model_lengths, model_tables, numpy_model_tables,
+                                pack_parts, packed_ok, packed_part, model_float_size, model_int_size, model_lengths, model_tables, numpy_model_tables,
                                 numpy_workspace_views, rows, workspace_length, workspace_size, workspace_views)
 
 from conftest import CLOSED_CHAINS, peers
@@ -196,3 +196,21 @@ def test_bounds_checked_where_numba_checks_bounds():
         _checked_views(np.zeros(35), 5, 2)
     # without bounds checking the views are built unchecked (the kernels check lengths at entry)
     assert _unchecked_views(np.zeros(40), 5, 2) == 3
+
+
+@numba.njit
+def _parts_of(T):
+    if not packed_ok(T, 3):
+        return -1.0
+    ints = packed_part(T, 3, 0).view(np.int64)
+    a, b = packed_part(T, 3, 1), packed_part(T, 3, 2)
+    return float(ints.sum()) + 10.0 * a.sum() + 100.0 * b.shape[0]
+
+
+def test_packed_parts_read_back_and_refuse_a_short_array():
+    """pack_parts' array read back part by part (an integer part exactly, int64 bits), and
+    refused (packed_ok False) when cut short or read with another part count."""
+    T = pack_parts((np.array([7, -3, 2**40]),), (np.array([0.25, 0.5]), np.zeros(4)))
+    assert _parts_of(T) == 7 - 3 + 2**40 + 10 * 0.75 + 400
+    assert _parts_of(T[:-1].copy()) == -1.0
+    assert _parts_of(pack_parts((), (np.zeros(2),))) == -1.0

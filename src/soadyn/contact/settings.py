@@ -165,28 +165,32 @@ class StepResult:
         return self.solution.converged
 
     def __getattr__(self, name):
-        # (called only for a name the instance's dictionary lacks: the solution of a result
-        # of made_step_result not used yet, made now by its builder and kept; two threads
-        # making it at once make equal solutions of the same arrays)
-        lazy = self.__dict__.get("_lazy_solution")
-        if lazy is None or name != "solution":
+        # (called only for a name the instance's dictionary lacks: a field of a result of
+        # lazy_step_result not used yet, made now with the others by its builder and kept;
+        # two threads making them at once make equal fields of the same record)
+        lazy = self.__dict__.get("_lazy")
+        if lazy is None or name not in _LAZY_FIELDS:
             raise AttributeError(f"'StepResult' object has no attribute {name!r}")
         build, args = lazy
-        value = self.__dict__["solution"] = build(*args)
-        return value
+        fields = build(*args)
+        self.__dict__.update(fields)
+        return fields[name]
 
 
-def made_step_result(q, v, contacts, impulses, solution, solver_scale, solver_velocities=None):
-    """A :class:`StepResult` of values already of its types: the object the dataclass's
-    constructor gives, its dictionary filled at once (the class is frozen: the
-    constructor sets each field through ``object.__setattr__``), for :func:`soadyn.step`.
-    ``solution``: the ContactSolution, or a pair (build, args) that makes it on first use
-    as ``build(*args)`` (a loop of steps often reads only q, v and the next warm start)."""
+#: the fields of a StepResult that :func:`lazy_step_result` makes on first use
+_LAZY_FIELDS = frozenset(("contacts", "impulses", "solution", "solver_scale", "solver_velocities"))
+
+
+def lazy_step_result(q, v, record, version, model_ref, build):
+    """A :class:`StepResult` of q⁺, v⁺ whose other fields are made on first use, all at once,
+    as the dictionary ``build[0](*build[1])``: the object the dataclass's constructor gives,
+    without running it (the class is frozen: the constructor sets each field through
+    ``object.__setattr__``), for :func:`soadyn.step`. ``record``: the step's record, which a
+    step warm started from this result reads as it is, for the model of the weak reference
+    ``model_ref`` at ``version`` (what its contacts' ``check`` asks)."""
     r = _new(StepResult)
     f = r.__dict__
-    f["q"], f["v"], f["contacts"], f["impulses"], f["solver_scale"] = q, v, contacts, impulses, solver_scale
-    f["solver_velocities"] = solver_velocities
-    f["_lazy_solution" if type(solution) is tuple else "solution"] = solution
+    f["q"], f["v"], f["_record"], f["_version"], f["_model"], f["_lazy"] = q, v, record, version, model_ref, build
     return r
 
 

@@ -16,19 +16,20 @@ closed-chain branch plugs in there; the settings and the result are those of
 
 **The call path.** A step of a small robot is a few µs of compiled work, so what Python
 does around it decides the steps per second of a loop of :func:`step` calls. The common
-call — a tree whose compiled form is current, arrays of the kernel's exact types, a
-warm start of this model version — takes :func:`_fast_step`: nothing is converted or
-checked in Python that the kernel checks itself (lengths, finiteness, quaternions), the
-kernel is called through the dispatcher that never compiles (:class:`ExactCall`, as
-:mod:`soadyn.core.call`), its tables and this thread's scratch come from the model
-version's store (:class:`StepTables`, :class:`StepScratch`: per thread, so steps from
-several threads at once never share one), and the result holds two read-only copies of
-the scratch (its floats from the contacts to λ, and the contacts' integers) of which the
-contacts' fields and the :class:`~soadyn.ContactSolution` are made on first use
-(:func:`~soadyn.geometry.contacts.flat_contacts`, :func:`_solution`). Anything else, and any nonzero
-status, goes through :func:`_general_step`, which validates every argument and names
-what is wrong (running the kernel again there is safe: it writes only its scratch and the
-new outputs).
+call — a tree whose compiled form is current, arrays of the kernel's exact types, no warm
+start or the result of a step of this model version — takes :func:`_fast_step`: nothing
+is converted or checked in Python that the kernel checks itself (lengths, finiteness,
+quaternions), and the kernel is called through the dispatcher that never compiles
+(:class:`ExactCall`, as :mod:`soadyn.core.call`) with nine arguments: this thread's
+packed tables (:class:`ThreadStep`: the model's and the collision tables, the thread's
+workspace and scratch in one array; per thread, so steps from several threads at once
+never share one), the state, the settings' vector, the warm start and the step's record.
+The record (:data:`~soadyn.kernels.contact.step.StepRecord`: a new array per step, which
+the result owns) holds q⁺, v⁺, the contacts, σ, λ and the solver's info; the next step
+takes it as its warm start as it is, and the result's other fields are made from it on
+first use (:func:`recorded_result`). Anything else, and any nonzero status, goes through
+:func:`_general_step`, which validates every argument and names what is wrong (running
+the kernel again there is safe: it writes only the thread's tables and a new record).
 """
 from __future__ import annotations
 
@@ -42,14 +43,14 @@ from ..core import validation as val
 from ..core.fast_path import ExactCall, GeneralPath
 from ..core.validation import NO_FORCES
 from ..core.compile import derived, snapshot
-from ..geometry.contacts import Contacts, flat_contacts, model_identity
+from ..core.layout import pack_parts
+from ..geometry.contacts import flat_contacts, model_identity
 from ..geometry.detect import _prepared
-from ..kernels.collision.detect import CONTACT_FLOATS, CONTACT_INTS
 from ..kernels.contact import step as ks
 from ..kernels.contact.delassus import delassus_buffer_sizes
 from ..kernels.contact.admm import COMPLEMENTARITY, CONVERGED, DUAL, ITERATIONS, PRIMAL, RHO_POWER
 from .cluster_step import cluster_step
-from .settings import DEFAULT_SETTINGS, ContactSettings, StepResult, made_step_result, settings_argument
+from .settings import DEFAULT_SETTINGS, ContactSettings, StepResult, lazy_step_result, settings_argument
 from .solver import ContactSolverWarning, made_solution
 
 __all__ = ["step", "closed_chain_step", "step_tables", "time_step"]
@@ -89,41 +90,36 @@ def step_tables(model):
     return derived(model).memo("contact_step", StepTables)
 
 
-#: the key of a thread's :class:`StepScratch` in a model version's store
+#: the key of a thread's :class:`ThreadStep` in a model version's store
 _SCRATCH = "contact_step_scratch"
 
 
-class StepScratch:
-    """One thread's scratch of the step kernel for one model version (its
-    :class:`StepTables` ``tables``) and a capacity of ``K`` contacts (a thread's own: the
-    kernel writes it, and what a step returns is copied out of it): the buffers ``fbuf``,
-    ``ibuf`` and the ``dims`` of :func:`soadyn.kernels.contact.step.step_scratch`, the
-    step's ``info`` (:data:`~soadyn.kernels.contact.step.STEP_INFO_SIZE`), and views of the
-    blocks Python reads after the step: ``floats``, from the contacts' floats (17 K, the
-    detection's flat layout) to the end of λ, with σ (3 K) and then λ (3 K) from ``ncp``
-    on, and the contacts' integers ``cil`` (4 K,) (one copy of each makes a step's result)."""
+class ThreadStep:
+    """One thread's packed tables of the step kernel for one model version and a contact
+    capacity ``K`` (a thread's own: the kernel writes its workspace and scratch parts):
+    ``T`` (:func:`~soadyn.core.layout.pack_parts` of
+    :data:`~soadyn.kernels.contact.step.TABLE_PARTS`), the length ``size`` of a step's
+    record (:func:`~soadyn.kernels.contact.step.record_size`), the offsets of q⁺ and v⁺ in it
+    (``q_at``, ``v_at``), ``nq``, ``nv``."""
 
-    __slots__ = ("tables", "K", "fbuf", "ibuf", "dims", "info", "floats", "ncp", "cil")
+    __slots__ = ("K", "T", "size", "q_at", "v_at", "nq", "nv")
 
-    def __init__(self, tables, K):
-        self.tables, self.K = tables, K
-        self.fbuf, self.ibuf = tables.scratch(K)
-        self.dims = tables.dims(K)
-        self.info = np.zeros(ks.STEP_INFO_SIZE)
-        f, i, n = tables.det_floats, tables.det_ints, 3 * K
-        self.cil = self.ibuf[i:i + CONTACT_INTS * K]
-        # after the contacts' floats: a, vfree, tau (nv each), F (nb, 6), then g, R, σ, λ (n each)
-        self.ncp = CONTACT_FLOATS * K + 3 * tables.nv + 6 * tables.nb + 2 * n
-        self.floats = self.fbuf[f:f + self.ncp + 2 * n]
+    def __init__(self, d, tables, K):
+        c = d.compiled
+        fbuf, ibuf = tables.scratch(K)
+        self.K, self.nq, self.nv = K, c.nq, c.nv
+        self.T = pack_parts((c.mi, tables.ci, tables.dims(K), ibuf), (c.mf, tables.cf, np.zeros(d.workspace_size), fbuf))
+        self.size = _record_size(K, c.nq, c.nv)
+        self.q_at, self.v_at = self.size - c.nq - c.nv, self.size - c.nv
 
 
-def _scratch(d, tables, K):
-    """This thread's :class:`StepScratch` of capacity ≥ K (grown when K is more)."""
+def _thread_step(d, tables, K):
+    """This thread's :class:`ThreadStep` of capacity ≥ K (grown when K is more)."""
     box = d.per_thread(_SCRATCH, lambda snapshot: [None])
-    scr = box[0]
-    if scr is None or scr.K < K:
-        scr = box[0] = StepScratch(tables, K)
-    return scr
+    th = box[0]
+    if th is None or th.K < K:
+        th = box[0] = ThreadStep(d, tables, K)
+    return th
 
 
 def time_step(dt):
@@ -134,27 +130,47 @@ def time_step(dt):
     return dt
 
 
-#: the warm start of a step given none (arrays the kernel only reads)
-_COLD_OBJECTS, _COLD_POINTS, _COLD_LAM = np.zeros((0, 2), dtype=np.int64), np.zeros((0, 3)), np.zeros(0)
-_COLD_SCALE = np.array([0.0, RHO_POWER])
+def _record_size(K, nq, nv):
+    """The length of a step record of capacity K (:func:`~soadyn.kernels.contact.step.record_size`)."""
+    return ks.record_offsets.py_func(K, nq, nv)[-1]
+
+
+#: the warm start of a step given none: a record of no contacts (capacity 0)
+_COLD = np.zeros(_record_size(0, 0, 0))
+_COLD.setflags(write=False)
 
 
 def _warm(warm_start, model):
-    """The warm start of :func:`step` as (objects (W, 2), points (W, 3), λ (3W,), σ (3W,) or
-    empty, ADMM's scale (2,)): the previous step's result, for ``model`` at its current
-    version."""
+    """The warm start of :func:`step` as a step record
+    (:data:`~soadyn.kernels.contact.step.StepRecord`): the record of the previous step's
+    result, for ``model`` at its current version, or one made from the fields of a
+    StepResult made otherwise."""
     if warm_start is None:
-        return _COLD_OBJECTS, _COLD_POINTS, _COLD_LAM, _COLD_LAM, _COLD_SCALE
+        return _COLD
     if not isinstance(warm_start, StepResult):
         raise TypeError(f"warm_start: expected the soadyn.StepResult of the previous step or None, got "
                         f"{type(warm_start).__name__}")
     warm_start.contacts.check(model, "warm_start")
-    scale, sigma = warm_start.solver_scale, warm_start.solver_velocities
-    return (np.ascontiguousarray(warm_start.contacts.objects, dtype=np.int64),
-            np.ascontiguousarray(warm_start.contacts.point, dtype=float),
-            np.ascontiguousarray(warm_start.impulses, dtype=float).reshape(-1),
-            _COLD_LAM if sigma is None else np.ascontiguousarray(sigma, dtype=float).reshape(-1),
-            _COLD_SCALE if scale is None else np.array(scale, dtype=float))
+    record = warm_start.__dict__.get("_record")
+    if record is not None:
+        return record
+    objects = np.asarray(warm_start.contacts.objects, dtype=np.int64)
+    W = len(objects)
+    lam = np.asarray(warm_start.impulses, dtype=float)
+    if lam.shape != (W, 3):
+        raise ValueError(f"warm_start: expected impulses of shape {(W, 3)}, got {lam.shape}")
+    rec = np.zeros(_record_size(W, 0, 0))
+    v = ks.numpy_record_views(rec, W, 0, 0)
+    rec[ks.RECORD_CAPACITY] = rec[ks.RECORD_COUNT] = W
+    v.cil[:2 * W] = objects.reshape(-1)
+    v.cfl[:3 * W] = np.asarray(warm_start.contacts.point, dtype=float).reshape(-1)
+    v.lam[:] = lam.reshape(-1)
+    sigma, scale = warm_start.solver_velocities, warm_start.solver_scale
+    if sigma is not None:
+        v.sigma[:] = np.asarray(sigma, dtype=float).reshape(-1)
+        rec[ks.RECORD_SIGMA] = 1.0
+    v.info[ks.SCALE_L], v.info[ks.SCALE_POWER] = (0.0, RHO_POWER) if scale is None else np.asarray(scale, dtype=float)
+    return rec
 
 
 def raise_step_status(status, model, state):
@@ -169,100 +185,93 @@ def raise_step_status(status, model, state):
 #: :func:`step`, as :mod:`soadyn.core.call`'s)
 _KERNEL = ExactCall(ks.step_kernel)
 _INF = float("inf")
+_CONVERGED = ks.RECORD_HEAD + CONVERGED
+_COUNT = ks.RECORD_HEAD + ks.COUNT
 
 
 def _fast_step(model, q, v, tau, dt, f_ext, settings, warm_start):
-    """(The StepResult of the common call, whether its solve converged), or None for the
-    general path of :func:`step`. The common call: a tree whose compiled form is current,
-    this thread's scratch there (its first step took the general path), the state of the
-    kernel's exact types (C-contiguous float64 vectors, writeable; the kernel checks their
-    lengths and finiteness), ``dt`` a positive float, no external forces or an
-    (nbodies, 6) array, settings None or a ContactSettings, no warm start or a StepResult
-    of this model version. Anything else, a nonzero status of the kernel, or more
-    contacts than the scratch holds, gives None: the general path then names what is
-    wrong or grows the scratch (the kernel writes only the scratch and outputs made here,
-    so running it again is safe)."""
+    """The StepResult of the common call, or None for the general path of :func:`step`.
+    The common call: a tree whose compiled form is current, this thread's packed tables
+    there (its first step took the general path), the state of the kernel's exact types
+    (C-contiguous float64 vectors, writeable; the kernel checks their lengths and
+    finiteness), ``dt`` a positive float, no external forces or an (nbodies, 6) array,
+    settings None or a ContactSettings, no warm start or the result of a step of this model
+    version. Anything else, a nonzero status of the kernel, or more contacts than the
+    tables hold, gives None: the general path then names what is wrong or grows the
+    capacity (the kernel writes only the thread's tables and the record made here, so
+    running it again is safe)."""
     d = getattr(model, "_derived", None)
     if d is None or not (type(dt) is float and 0.0 < dt < _INF):
         return None
-    c = d.compiled
     try:
-        scr = d.threads.objects[_SCRATCH][0]
-        ws = d.threads.buffer
+        th = d.threads.objects[_SCRATCH][0]
     except (AttributeError, KeyError):  # this thread's first step on this version
         return None
-    if c.closed or scr is None:
+    c = d.compiled
+    if th is None or c.closed:
         return None
-    tables = scr.tables
     if settings is None:
         settings = DEFAULT_SETTINGS
     elif type(settings) is not ContactSettings:
         return None
     if f_ext is None:
         f_ext = NO_FORCES
-    elif type(f_ext) is not np.ndarray or f_ext.shape != (c.nb, 6):
+    elif type(f_ext) is not np.ndarray or f_ext.shape != (c.nb, 6):  # (an empty one reads as none)
         return None
     if tau is None:
-        tau = np.zeros(c.nv)
+        tau = np.zeros(th.nv)
     identity = model_identity(model)
     if warm_start is None:
-        wobj, wpoints, wlam, wsigma, wscale = _COLD_OBJECTS, _COLD_POINTS, _COLD_LAM, _COLD_LAM, _COLD_SCALE
+        warm = _COLD
     else:
-        if type(warm_start) is not StepResult:
+        # the checks of Contacts.check, on what the result of a step holds (anything else:
+        # the general path names it or makes the record)
+        f = getattr(warm_start, "__dict__", None)
+        warm = None if f is None or type(warm_start) is not StepResult else f.get("_record")
+        if warm is None or f["_version"] != d.version or f["_model"]() is not identity:
             return None
-        wc, wlam, wscale = warm_start.contacts, warm_start.impulses, warm_start.solver_scale
-        wsigma = warm_start.solver_velocities
-        # the checks of Contacts.check (anything else: the general path names it)
-        if (type(wc) is not Contacts or wc.model_version != d.version or wc._model() is not identity
-                or type(wlam) is not np.ndarray):
-            return None
-        wobj, wpoints, wlam = wc.objects, wc.point, wlam.reshape(-1)
-        if wscale is None:
-            wscale = _COLD_SCALE
-        if wsigma is None:
-            wsigma = _COLD_LAM
-        elif type(wsigma) is not np.ndarray:
-            return None
-    q1, v1 = np.empty(c.nq), np.empty(c.nv)
+    out = np.empty(th.size)
     try:
-        status = _KERNEL.fast(c.mi, c.mf, ws, q, v, tau, f_ext, dt, tables.ci, tables.cf, settings._vector, scr.dims,
-                              scr.fbuf, scr.ibuf, wobj, wpoints, wlam, wsigma, wscale, q1, v1, scr.info)
+        status = _KERNEL.fast(th.T, q, v, tau, f_ext, dt, settings._vector, warm, out)
     except GeneralPath:
         return None
-    if status != st.OK or scr.info[ks.COUNT] > scr.K:
+    if status != st.OK or out[_COUNT] > th.K:
         return None
-    return _result(identity, d.version, scr, q1, v1, settings)
+    return recorded_result(out, th, weakref.ref(identity), d.version, settings)
 
 
-def _frozen_copy(a):
-    """A read-only copy of ``a`` (``setflags`` costs a third of setting ``flags.writeable``)."""
-    a = a.copy()
+def recorded_result(record, th, model_ref, version, settings):
+    """The :class:`StepResult` of a step whose kernel wrote ``record`` (a new array the
+    result owns: :data:`~soadyn.kernels.contact.step.StepRecord`, of the capacity of
+    ``th``, a :class:`ThreadStep`), for the model of the weak reference ``model_ref`` at
+    ``version``. q⁺ and v⁺ are views of the record; the contacts, impulses, the solution and
+    the warm-start fields are made from it on first use (:func:`_recorded_fields`): a loop
+    of steps often reads only q, v and passes the result on as the next warm start, whose
+    record the kernel reads as it is."""
+    return lazy_step_result(record[th.q_at:th.v_at], record[th.v_at:], record, version, model_ref,
+                            (_recorded_fields, (record, th.K, model_ref, version, settings)))
+
+
+def _read_only(a):
     a.setflags(write=False)
     return a
 
 
-def _result(identity, version, scr, q1, v1, settings):
-    """(the :class:`StepResult`, whether its solve converged) of a step whose contacts, λ,
-    σ and info are in this thread's scratch ``scr`` (copied out: the thread's next step
-    overwrites them), for the model ``identity``
-    (:func:`~soadyn.geometry.contacts.model_identity`) at ``version``. Its contacts' fields
-    and its solution are made on first use from the copies."""
-    info = scr.info.tolist()
-    k, K = int(info[ks.COUNT]), scr.K
-    floats = _frozen_copy(scr.floats)
-    contacts = flat_contacts(floats, _frozen_copy(scr.cil), k, K, version, weakref.ref(identity))
-    o = scr.ncp
-    lam = floats[o + 3 * K:o + 3 * K + 3 * k].reshape(k, 3)
-    result = made_step_result(q1, v1, contacts, lam, (_solution, (floats, o, k, lam, info, settings)),
-                              np.array(info[ks.SCALE_L:ks.SCALE_POWER + 1]), floats[o:o + 3 * k])
-    return result, info[CONVERGED] != 0.0
-
-
-def _solution(floats, o, k, lam, info, settings):
-    """The ContactSolution of a step: λ, σ (3k at ``o`` of the result's floats) and the
-    solver's info (a list)."""
-    return made_solution(lam, floats[o:o + 3 * k].reshape(k, 3), int(info[ITERATIONS]), info[CONVERGED] != 0.0,
-                         info[PRIMAL], info[DUAL], info[COMPLEMENTARITY], settings.friction_solver, settings.tol)
+def _recorded_fields(record, K, model_ref, version, settings):
+    """The fields of a step's result made from its record: contacts, impulses (k, 3),
+    solution, solver_scale (2,), solver_velocities (3k,), read-only views of the record
+    (the scale a copy)."""
+    k = int(record[ks.RECORD_COUNT])
+    r = ks.numpy_record_views(record, K, 0, 0)
+    info = r.info
+    lam = _read_only(r.lam[:3 * k].reshape(k, 3))
+    sigma = _read_only(r.sigma[:3 * k])
+    solution = made_solution(lam, sigma.reshape(k, 3), int(info[ITERATIONS]), info[CONVERGED] != 0.0,
+                             float(info[PRIMAL]), float(info[DUAL]), float(info[COMPLEMENTARITY]),
+                             settings.friction_solver, settings.tol)
+    return {"contacts": flat_contacts(_read_only(r.cfl), _read_only(r.cil), k, K, version, model_ref),
+            "impulses": lam, "solution": solution, "solver_scale": info[ks.SCALE_L:ks.SCALE_POWER + 1].copy(),
+            "solver_velocities": sigma}
 
 
 def _not_converged(result, settings, stacklevel):
@@ -310,11 +319,10 @@ def step(model, q, v, tau, dt, f_ext=None, settings=None, *, warm_start=None):
     :class:`~soadyn.ContactSolverWarning`. A state that is not finite raises ValueError
     naming it; a step whose result is not finite raises OverflowError.
     """
-    fast = _fast_step(model, q, v, tau, dt, f_ext, settings, warm_start)
-    if fast is None:
+    result = _fast_step(model, q, v, tau, dt, f_ext, settings, warm_start)
+    if result is None:
         return _general_step(model, q, v, tau, dt, f_ext, settings, warm_start)
-    result, converged = fast
-    if not converged:
+    if result._record[_CONVERGED] == 0.0:
         _not_converged(result, DEFAULT_SETTINGS if settings is None else settings, 3)
     return result
 
@@ -333,25 +341,23 @@ def _general_step(model, q, v, tau, dt, f_ext, settings, warm_start):
     v = val.vector(v, nv, "v", batch_ok=False)
     tau = np.zeros(nv) if tau is None else val.vector(tau, nv, "tau", batch_ok=False)
     fext = NO_FORCES if f_ext is None else val.external_forces(f_ext, model.nbodies, None)
-    wobj, wpoints, wlam, wsigma, wscale = _warm(warm_start, user_model)
+    warm = _warm(warm_start, user_model)
     d = derived(model)
-    c = d.compiled
     tables = step_tables(model)
     prm = settings.vector()
-    q1, v1 = np.empty(nq), np.empty(nv)
     K = tables.capacity
     while True:
-        scr = _scratch(d, tables, K)
-        status = _KERNEL(c.mi, c.mf, d.buffer(), q, v, tau, fext, dt, tables.ci, tables.cf, prm, scr.dims, scr.fbuf,
-                         scr.ibuf, wobj, wpoints, wlam, wsigma, wscale, q1, v1, scr.info)
+        th = _thread_step(d, tables, K)
+        record = np.empty(th.size)
+        status = _KERNEL(th.T, q, v, tau, fext, dt, prm, warm, record)
         if status != st.OK:
             raise_step_status(status, model, (q, v, tau))
-        k = int(scr.info[ks.COUNT])
-        if k <= scr.K:
+        k = int(record[_COUNT])
+        if k <= th.K:
             break
-        K = k  # more contacts than the scratch holds: again with room for all of them
-    result, converged = _result(model_identity(user_model), d.version, scr, q1, v1, settings)
-    if not converged:
+        K = k  # more contacts than the tables hold: again with room for all of them
+    result = recorded_result(record, th, weakref.ref(model_identity(user_model)), d.version, settings)
+    if record[_CONVERGED] == 0.0:
         _not_converged(result, settings, 4)
     return result
 

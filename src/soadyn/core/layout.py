@@ -436,6 +436,48 @@ def split_tables(tables):
     return ok, carve(tables, 2, ni).view(np.int64), carve(tables, 2 + ni, nf), carve(tables, 2 + ni + nf, rest)
 
 
+def pack_parts(ints, floats):
+    """One float64 array of several arrays, for a kernel entered from Python with many
+    tables: [count | the parts' lengths (int64 bits) | the integer parts (int64 bits) | the
+    float parts]. Each array argument of a call from Python costs Numba's dispatcher about
+    as much as a small pass of the dynamics (``benchmarks/results/design_notes.md``); a
+    kernel that takes this one array reads its parts back with :func:`packed_part`, by
+    index (the integer parts first, in the order given)."""
+    parts = [np.ascontiguousarray(x, dtype=np.int64).view(np.float64) for x in ints] \
+        + [np.ascontiguousarray(x, dtype=np.float64) for x in floats]
+    head = np.array([len(parts)] + [len(x) for x in parts], dtype=np.int64)
+    return np.concatenate([head.view(np.float64)] + parts)
+
+
+@helper(forceinline=True)
+def packed_ok(T, count):
+    """Whether ``T`` is an array of :func:`pack_parts` of ``count`` parts: its header says
+    so and it is as long as its header says."""
+    if T.shape[0] < 1 + count:
+        return False
+    head = carve(T, 0, 1 + count).view(np.int64)
+    if head[0] != count:
+        return False
+    total = 1 + count
+    for p in range(count):
+        if head[1 + p] < 0:
+            return False
+        total += head[1 + p]
+    return total <= T.shape[0]
+
+
+@helper(forceinline=True)
+def packed_part(T, count, index):
+    """Part ``index`` of the ``count`` parts of an array of :func:`pack_parts` (checked by
+    :func:`packed_ok` first) as a borrowed float64 view (``.view(np.int64)`` for an integer
+    part)."""
+    head = carve(T, 0, 1 + count).view(np.int64)
+    offset = 1 + count
+    for p in range(index):
+        offset += head[1 + p]
+    return carve(T, offset, head[1 + index])
+
+
 def pack_model(bodies, gravity, nq, nv):
     """``(mi, mf)`` for a list of bodies (:class:`soadyn.core.model.Body`)."""
     nb = len(bodies)

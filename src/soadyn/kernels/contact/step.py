@@ -34,7 +34,7 @@ import numpy as np
 from ...core.configuration import integrate_kernel
 from ...core.jit import helper, kernel
 from ...core.joints import FREE
-from ...core.layout import carve, model_tables, state_count, state_of, workspace_views
+from ...core.layout import carve, model_tables, packed_ok, packed_part, state_count, state_of, workspace_views
 from ...core.status import BAD_SECOND, BAD_SHAPE, BAD_THIRD, OK, OVERFLOW, SINGULAR
 from ..articulated_blocks import acceleration_pass, articulated_body_pass
 from ..collision.detect import CONTACT_FLOATS, CONTACT_INTS, detect_contacts_kernel
@@ -48,7 +48,7 @@ from .points import contact_forces_pass, contact_velocities_pass
 from .response import impulse_response
 from .warm import match_warm_start
 
-__all__ = ["step_kernel", "rollout_contact_kernel", "step_sizes", "normal_bias", "SETTINGS_SIZE", "STEP_INFO_SIZE",
+__all__ = ["step_kernel", "record_size", "record_views", "numpy_record_views", "record_offsets", "TABLE_PARTS", "RECORD_HEAD", "rollout_contact_kernel", "step_sizes", "normal_bias", "SETTINGS_SIZE", "STEP_INFO_SIZE",
            "STATS_SIZE"]
 
 #: entries of the settings vector of the kernels (:class:`soadyn.ContactSettings`)
@@ -423,33 +423,134 @@ def step_state(mi, mf, ws, q, v, tau, fext, dt, ci, cf, prm, K, s, warm_objects,
     return OK
 
 
+# --------------------------------------------------------------------------- one step from Python
+#: The parts of a thread's packed step tables (:func:`~soadyn.core.layout.pack_parts`, in this
+#: order: the integer parts, then the float parts): the model's tables ``mi``, ``mf``, the
+#: collision tables ``ci``, ``cf``, the dimensions ``dims`` (:data:`DIM_CAPACITY` …), the
+#: step's scratch ``ibuf``, ``fbuf`` (:func:`step_sizes`) and the thread's workspace ``ws``.
+#: One array for all of them: the step kernel is called from Python once a step, and each
+#: array argument costs the dispatcher.
+TABLE_PARTS = ("mi", "ci", "dims", "ibuf", "mf", "cf", "ws", "fbuf")
+StepTablesView = namedtuple("StepTablesView", TABLE_PARTS)
+
+#: The record of one step: the step kernel's ``out``, which the next step takes as its
+#: ``warm`` start as it is (one float64 array; its integers as int64 bits):
+#: [K, k, σ given | info (:data:`STEP_INFO_SIZE`) | the contacts' floats (17 K) and integers
+#: (4 K, int64 bits) in the detection's flat layout of capacity K | σ (3 K) | λ (3 K) | q⁺ (nq)
+#: | v⁺ (nv)], k ≤ K the contacts found (k > K: the step stopped after the detection).
+#: ADMM's penalty scale of the warm start is info[SCALE_L], info[SCALE_POWER]; σ given 0:
+#: no dual start (the solve starts σ from the warm impulses).
+RECORD_CAPACITY, RECORD_COUNT, RECORD_SIGMA = range(3)
+RECORD_HEAD = 3
+StepRecord = namedtuple("StepRecord", ["info", "cfl", "cil", "sigma", "lam", "q", "v"])
+
+
+@helper(forceinline=True)
+def record_offsets(K, nq, nv):
+    """The offsets of the fields of a step record of capacity K (:data:`StepRecord`, in
+    its order) and its length; Python calls ``record_offsets.py_func`` (its body calls no
+    compiled function)."""
+    info = RECORD_HEAD
+    cfl = info + STEP_INFO_SIZE
+    cil = cfl + CONTACT_FLOATS * K
+    sigma = cil + CONTACT_INTS * K
+    lam = sigma + 3 * K
+    q = lam + 3 * K
+    v = q + nq
+    return info, cfl, cil, sigma, lam, q, v, v + nv
+
+
+@helper(forceinline=True)
+def record_size(K, nq, nv):
+    """The length of a step record of capacity K (:data:`StepRecord`)."""
+    return record_offsets(K, nq, nv)[7]
+
+
+@helper(forceinline=True)
+def record_views(rec, K, nq, nv):
+    """Named views (:data:`StepRecord`) of a step record of capacity K (its length checked
+    by the caller)."""
+    info, cfl, cil, sigma, lam, q, v, end = record_offsets(K, nq, nv)
+    return StepRecord(carve(rec, info, STEP_INFO_SIZE), carve(rec, cfl, CONTACT_FLOATS * K),
+                      carve(rec, cil, CONTACT_INTS * K).view(np.int64), carve(rec, sigma, 3 * K),
+                      carve(rec, lam, 3 * K), carve(rec, q, nq), carve(rec, v, nv))
+
+
+def numpy_record_views(rec, K, nq, nv):
+    """:func:`record_views` in NumPy, for Python (views of ``rec``)."""
+    info, cfl, cil, sigma, lam, q, v, end = record_offsets.py_func(K, nq, nv)
+    return StepRecord(rec[info:cfl], rec[cfl:cil], rec[cil:sigma].view(np.int64), rec[sigma:lam], rec[lam:q],
+                      rec[q:v], rec[v:end])
+
+
+@helper(forceinline=True)
+def warm_record_ok(rec):
+    """Whether ``rec`` reads as a step record: a whole capacity K ≥ 0, a whole count
+    0 ≤ k ≤ K, and long enough for K (the warm start of a step; an empty start is a record
+    of K = 0)."""
+    if rec.shape[0] < RECORD_HEAD:
+        return False
+    K, k = rec[RECORD_CAPACITY], rec[RECORD_COUNT]
+    if not (0.0 <= k <= K < 1e9) or K != math.floor(K) or k != math.floor(k):
+        return False
+    return rec.shape[0] >= record_size(int(K), 0, 0)
+
+
+@helper(forceinline=True)
+def step_tables_view(T):
+    """Named views (:data:`StepTablesView`) of a thread's packed step tables (checked by
+    :func:`~soadyn.core.layout.packed_ok` first)."""
+    n = len(TABLE_PARTS)
+    return StepTablesView(packed_part(T, n, 0).view(np.int64), packed_part(T, n, 1).view(np.int64),
+                          packed_part(T, n, 2).view(np.int64), packed_part(T, n, 3).view(np.int64),
+                          packed_part(T, n, 4), packed_part(T, n, 5), packed_part(T, n, 6), packed_part(T, n, 7))
+
+
 @kernel(nogil=True)
-def step_kernel(mi, mf, ws, q, v, tau, fext, dt, ci, cf, prm, dims, fbuf, ibuf, warm_objects, warm_points, warm_lam,
-                warm_sigma, warm_scale, q1, v1, info):
-    """:func:`step_state` with its checks: the configuration, the shapes and finiteness of
-    v, τ, f_ext (statuses BAD_FIRST … BAD_FEXT), the scratch of ``dims`` (K, detection
-    floats, detection integers; :func:`step_sizes`). The contacts are left in the
-    scratch's ``cfl``/``cil`` blocks, λ in its ``lam`` (Python reads them from there)."""
-    m = model_tables(mi, mf)
-    st = configuration_status(m, q, ws)
+def step_kernel(T, q, v, tau, fext, dt, prm, warm, out):
+    """One step (:func:`step_state`) from Python, with its checks: the packed tables ``T``
+    (:data:`TABLE_PARTS`) and the configuration, the shapes and finiteness of v, τ, f_ext
+    (statuses BAD_FIRST … BAD_FEXT), the settings ``prm`` (:data:`SETTINGS_SIZE`), the warm
+    start ``warm`` (the previous step's record, or a record of no contacts) and ``out``, the
+    step's record (:data:`StepRecord`, of the scratch's capacity K: its length
+    :func:`record_size`), into which the step writes q⁺, v⁺, its info, contacts, σ and λ."""
+    if not packed_ok(T, len(TABLE_PARTS)):
+        return BAD_SHAPE
+    t = step_tables_view(T)
+    if t.dims.shape[0] != 3:
+        return BAD_SHAPE
+    m = model_tables(t.mi, t.mf)
+    st = configuration_status(m, q, t.ws)
     if st != OK:
         return st
-    K = dims[DIM_CAPACITY]
+    K = t.dims[DIM_CAPACITY]
     of, oi = delassus_buffer_sizes(m.nb, m.nv, K)
-    nf, ni = step_sizes(m.nb, m.nv, K, dims[DIM_DETECT_FLOATS], dims[DIM_DETECT_INTS], of, oi)
-    if (v.shape[0] != m.nv or tau.shape[0] != m.nv or not forces_shape_ok(m, fext) or q1.shape[0] != m.nq
-            or v1.shape[0] != m.nv or fbuf.shape[0] < nf or ibuf.shape[0] < ni or prm.shape[0] != SETTINGS_SIZE
-            or info.shape[0] != STEP_INFO_SIZE or warm_objects.shape[1] != 2
-            or warm_points.shape[0] != warm_objects.shape[0] or warm_points.shape[1] != 3
-            or warm_lam.shape[0] != 3 * warm_objects.shape[0] or warm_scale.shape[0] != 2
-            or (warm_sigma.shape[0] != 0 and warm_sigma.shape[0] != warm_lam.shape[0])):
+    nf, ni = step_sizes(m.nb, m.nv, K, t.dims[DIM_DETECT_FLOATS], t.dims[DIM_DETECT_INTS], of, oi)
+    if (v.shape[0] != m.nv or tau.shape[0] != m.nv or not forces_shape_ok(m, fext) or t.fbuf.shape[0] < nf
+            or t.ibuf.shape[0] < ni or prm.shape[0] != SETTINGS_SIZE or out.shape[0] != record_size(K, m.nq, m.nv)
+            or not warm_record_ok(warm)):
         return BAD_SHAPE
     st = state_status(q, v, tau, fext)
     if st != OK:
         return st
-    s = step_scratch(fbuf, ibuf, m.nb, m.nv, dims)
-    return step_state(mi, mf, ws, q, v, tau, fext, dt, ci, cf, prm, K, s, warm_objects, warm_points, warm_lam,
-                      warm_sigma, warm_scale, q1, v1, info)
+    W, Kw = int(warm[RECORD_COUNT]), int(warm[RECORD_CAPACITY])
+    w = record_views(warm, Kw, 0, 0)
+    o = record_views(out, K, m.nq, m.nv)
+    out[RECORD_CAPACITY], out[RECORD_SIGMA] = K, 1.0
+    s = step_scratch(t.fbuf, t.ibuf, m.nb, m.nv, t.dims)
+    wsigma = w.sigma[:3 * W] if warm[RECORD_SIGMA] != 0.0 else w.sigma[:0]
+    st = step_state(t.mi, t.mf, t.ws, q, v, tau, fext, dt, t.ci, t.cf, prm, K, s, carve(w.cil, 0, (W, 2)),
+                    carve(w.cfl, 0, (W, 3)), w.lam[:3 * W], wsigma, w.info[SCALE_L:SCALE_POWER + 1], o.q, o.v, o.info)
+    k = int(o.info[COUNT])
+    out[RECORD_COUNT] = k
+    if st == OK and k <= K:  # (k > K: no contacts kept, the caller steps again with room for k)
+        for r in range(o.cfl.shape[0]):
+            o.cfl[r] = s.cfl[r]
+        for r in range(o.cil.shape[0]):
+            o.cil[r] = s.cil[r]
+        for r in range(3 * K):
+            o.sigma[r], o.lam[r] = s.sigma[r], s.lam[r]
+    return st
 
 
 # --------------------------------------------------------------------------- rollouts
