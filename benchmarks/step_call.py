@@ -88,12 +88,18 @@ def measure(name, rounds, calls, seed=0):
         "loop": loop,
         "empty": lambda: None,
     }
-    us = per_call(cases, rounds, calls, np.random.default_rng(seed))
+    us, rounds_median = per_call(cases, rounds, calls, np.random.default_rng(seed))
     timer = us.pop("empty")[0]
     row = {"scene": name, "nv": model.nv, "contacts": len(fixed.contacts), "iterations": fixed.solution.iterations,
            "timer us": timer}
     for k, (p25, p50, p75) in us.items():
         row[f"{k} us median"], row[f"{k} us p25"], row[f"{k} us p75"] = p50 - timer, p25 - timer, p75 - timer
+    # the ratio round by round (each round's median call of mj_step over that of sd.step, the
+    # two measured within milliseconds of each other), then its median over the rounds:
+    # robust to a machine whose speed drifts between rounds, as a shared one does
+    mj = np.array(rounds_median["mj_step"]) - timer
+    for k in ("sd.step", "loop"):
+        row[f"{k} paired ratio"] = float(np.median(mj / (np.array(rounds_median[k]) - timer)))
     return row
 
 
@@ -102,6 +108,7 @@ def per_call(cases, rounds, calls, rng):
     per round, the cases in a shuffled order each round (after a warm-up round)."""
     clock = time.perf_counter_ns
     samples = {k: [] for k in cases}
+    medians = {k: [] for k in cases}
     keys = list(cases)
     for rnd in range(rounds + 1):
         rng.shuffle(keys)
@@ -113,7 +120,10 @@ def per_call(cases, rounds, calls, rng):
                 t1 = clock()
                 if rnd:
                     out.append(t1 - t0)
-    return {k: tuple(float(x) for x in np.percentile(np.array(s) / 1e3, [25, 50, 75])) for k, s in samples.items()}
+            if rnd:
+                medians[key].append(float(np.median(out[-calls:])) / 1e3)
+    return ({k: tuple(float(x) for x in np.percentile(np.array(s) / 1e3, [25, 50, 75])) for k, s in samples.items()},
+            medians)
 
 
 def report(rows, header, label, before=None):
@@ -121,8 +131,10 @@ def report(rows, header, label, before=None):
              "µs per call (the median of single calls over interleaved rounds, the timer's cost subtracted; in "
              "brackets the 25th–75th percentiles). `Python` = sd.step − kernel (the same arguments: one state of "
              "the standing trajectory, warm started from the step before); ratio = steps/s of sd.step / steps/s "
-             "of mj_step (≥ 1: soadyn faster); `loop`: a step of contact_step.py's loop (PD torques in NumPy, state carried "
-             "over)."]
+             "of mj_step (≥ 1: soadyn faster); `ratio (paired)`: the same ratio round by round (the medians of each "
+             "round's blocks of calls, measured within milliseconds of each other), its median over the rounds — the "
+             "figure to read on a shared machine whose speed drifts between rounds; `loop`: a step of "
+             "contact_step.py's loop (PD torques in NumPy, state carried over)."]
     lines += ["", f"## {label}", ""] + _table(rows)
     if before is not None:
         # the other checkout's run: its date and load from its machine block
@@ -133,16 +145,19 @@ def report(rows, header, label, before=None):
 
 
 def _table(rows):
-    lines = ["| scene | nv | contacts | iterations | mj_step | sd.step | kernel | Python | ratio | loop | "
-             "ratio (loop) |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| scene | nv | contacts | iterations | mj_step | sd.step | kernel | Python | ratio | ratio (paired) | loop | "
+             "ratio (loop) | ratio (loop, paired) |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         def cell(k):
             return f"{r[k + ' us median']:.2f} ({r[k + ' us p25']:.2f}–{r[k + ' us p75']:.2f})"
+        def paired(k):  # (not in the rows of an older step_call.py)
+            x = r.get(f"{k} paired ratio")
+            return "–" if x is None else f"{x:.2f}"
         py = r["sd.step us median"] - r["kernel us median"]
         lines.append(f"| {r['scene']} | {r['nv']} | {r['contacts']} | {r['iterations']} | {cell('mj_step')} | "
                      f"{cell('sd.step')} | {cell('kernel')} | {py:.2f} | "
-                     f"{r['mj_step us median'] / r['sd.step us median']:.2f} | {cell('loop')} | "
-                     f"{r['mj_step us median'] / r['loop us median']:.2f} |")
+                     f"{r['mj_step us median'] / r['sd.step us median']:.2f} | {paired('sd.step')} | {cell('loop')} | "
+                     f"{r['mj_step us median'] / r['loop us median']:.2f} | {paired('loop')} |")
     return lines
 
 
