@@ -21,6 +21,12 @@ time by more than twice the stock-to-stock difference (and at least 2 %), or a p
 by more than twice the stock-to-stock spread (the larger of the median ratio's distance to 1
 and half the interquartile range of the per-round ratios of the two stock workers, at least
 1 %). ``--output DIR`` writes ``numba_patches.md`` and ``numba_patches.json`` there.
+
+``--all-but NAME ...`` asks the other question: whether a patch is needed *in the
+combination* (some pay only beside others). It measures all the patches against all but
+each one named, and all again, which gives the noise. A patch is needed when taking it out
+costs more than that noise, on either measure. It writes ``numba_patches_all_but.md`` and
+its twin.
 """
 from __future__ import annotations
 
@@ -69,6 +75,18 @@ def configurations():
     sys.path.insert(0, SRC)
     from soadyn.numba_patches import PATCHES
     return [("stock", "0"), *((name, name) for name in PATCHES), ("all", "1"), ("stock again", "0")]
+
+
+def all_but_configurations(names):
+    """(label, value of SOADYN_NUMBA_PATCHES) of ``--all-but``: all the patches, all but each
+    of ``names``, all again (the noise)."""
+    sys.path.insert(0, SRC)
+    from soadyn.numba_patches import PATCHES
+    unknown = set(names) - set(PATCHES)
+    if unknown:
+        raise SystemExit(f"--all-but: expected names among {', '.join(PATCHES)}, got {', '.join(sorted(unknown))}")
+    return [("all", "1"), *((f"all but {name}", ",".join(p for p in PATCHES if p != name)) for name in names),
+            ("all again", "1")]
 
 
 def _environment(switch, cache):
@@ -140,12 +158,17 @@ def main():
     parser.add_argument("--sample", type=float, default=0.02, help="seconds per per-call sample")
     parser.add_argument("--jobs", type=int, default=1, help="cold compiles at a time")
     parser.add_argument("--output", default=None)
+    parser.add_argument("--all-but", nargs="+", default=None, metavar="PATCH",
+                        help="measure all patches against all but each of these (is a patch needed in the combination?)")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         worker(args.sample)
         return
-    configs = configurations()
+    configs = configurations() if args.all_but is None else all_but_configurations(args.all_but)
+    # the reference and its second run (the noise); a configuration's gain is against the reference
+    ref, ref2 = ("stock", "stock again") if args.all_but is None else ("all", "all again")
+    sign = 1.0 if args.all_but is None else -1.0  # all but X: X is needed when taking it out costs
     started = time.strftime("%Y-%m-%d %H:%M")
     with tempfile.TemporaryDirectory() as root:
         caches = {label: os.path.join(root, label.replace(" ", "-")) for label, _ in configs}
@@ -162,33 +185,35 @@ def main():
         samples = per_call([c for c in configs], caches, args.rounds, args.sample)
 
     cpu = {label: sum(c for c, _ in compiled[label]["times"].values()) for label, _ in configs}
-    stock_cpu = 0.5 * (cpu["stock"] + cpu["stock again"])
-    compile_noise = max(2 * abs(cpu["stock"] - cpu["stock again"]) / stock_cpu, 0.02)
-    ratios = {label: {key: np.array(samples[label][key]) / np.array(samples["stock"][key]) for key in CASES}
+    ref_cpu = 0.5 * (cpu[ref] + cpu[ref2])
+    compile_noise = max(2 * abs(cpu[ref] - cpu[ref2]) / ref_cpu, 0.02)
+    ratios = {label: {key: np.array(samples[label][key]) / np.array(samples[ref][key]) for key in CASES}
               for label, _ in configs}
     call_noise = {}
     for key in CASES:
-        r = ratios["stock again"][key]
+        r = ratios[ref2][key]
         q1, q3 = np.percentile(r, [25, 75])
         call_noise[key] = max(2 * max(abs(np.median(r) - 1), (q3 - q1) / 2), 0.01)
-    patch_labels = [label for label, _ in configs if label not in ("stock", "stock again", "all")]
+    patch_labels = [label for label, _ in configs if label not in (ref, ref2, "all")]
     verdict = {}
-    for label in patch_labels + ["all"]:
-        compile_gain = 1 - cpu[label] / stock_cpu
+    for label in patch_labels + (["all"] if args.all_but is None else []):
+        compile_gain = 1 - cpu[label] / ref_cpu
         call_gains = {key: 1 - np.median(ratios[label][key]) for key in CASES if key != PEER}
-        kept = compile_gain > compile_noise or any(call_gains[k] > call_noise[k] for k in call_gains)
+        kept = sign * compile_gain > compile_noise or any(sign * call_gains[k] > call_noise[k] for k in call_gains)
         verdict[label] = dict(compile_cpu=cpu[label], compile_gain=compile_gain, call_gains=call_gains, kept=kept)
 
     sys.path.insert(0, HERE)
     from timing import machine_description
 
-    lines = ["# soadyn's Numba patches, each alone against stock Numba", "",
+    title = ("soadyn's Numba patches, each alone against stock Numba" if args.all_but is None
+             else "soadyn's Numba patches: all of them against all but one")
+    lines = [f"# {title}", "",
              f"{started}; cold compile of the groups {', '.join(args.groups)} (CPU time of a fresh process with "
              f"an empty cache of its own, {args.jobs} at a time); per call: {len(configs)} workers, "
              f"{args.rounds} rounds of the cases in a shuffled order, {args.sample * 1e3:.0f} ms per sample, "
-             "medians over rounds of the ratio to the stock worker's sample of the same round.", "",
-             f"Noise: cold compile, stock against stock again {cpu['stock']:.1f} / {cpu['stock again']:.1f} s "
-             f"(a patch must gain more than {compile_noise * 100:.1f} %); per call, twice the stock-to-stock "
+             f"medians over rounds of the ratio to the {ref} worker's sample of the same round.", "",
+             f"Noise: cold compile, {ref} against {ref2} {cpu[ref]:.1f} / {cpu[ref2]:.1f} s "
+             f"(a patch must gain more than {compile_noise * 100:.1f} %); per call, twice the {ref}-to-{ref2} "
              "spread: " + ", ".join(f"{k.split(' (')[0]} {call_noise[k] * 100:.1f} %" for k in CASES if k != PEER)
              + ".", "",
              "| configuration | cold compile CPU [s] | gain | " + " | ".join(k for k in CASES if k != PEER)
@@ -196,12 +221,12 @@ def main():
              "|---" * (4 + len(CASES) - 1) + "|"]
     for label, _ in configs:
         row = [label, f"{cpu[label]:.1f}",
-               "" if label.startswith("stock") else f"{(1 - cpu[label] / stock_cpu) * 100:+.1f} %"]
+               "" if label in (ref, ref2) else f"{(1 - cpu[label] / ref_cpu) * 100:+.1f} %"]
         for key in CASES:
             if key == PEER:
                 continue
             t = np.median(samples[label][key]) * 1e6
-            row.append(f"{t:.3f} µs" + ("" if label == "stock" else f" ({np.median(ratios[label][key]):.3f})"))
+            row.append(f"{t:.3f} µs" + ("" if label == ref else f" ({np.median(ratios[label][key]):.3f})"))
         row.append("" if label not in verdict else ("yes" if verdict[label]["kept"] else "**no: within noise**"))
         lines.append("| " + " | ".join(row) + " |")
     lines += ["", "Per group (CPU s): " + "; ".join(
@@ -213,10 +238,11 @@ def main():
     text = "\n".join(lines)
     print(text)
     if args.output:
-        with open(os.path.join(args.output, "numba_patches.md"), "w") as f:
+        name = "numba_patches.md" if args.all_but is None else "numba_patches_all_but.md"
+        with open(os.path.join(args.output, name), "w") as f:
             f.write(text)
         import results_json
-        results_json.write_twin(os.path.join(args.output, "numba_patches.md"))  # the machine block is in the text
+        results_json.write_twin(os.path.join(args.output, name))  # the machine block is in the text
 
 if __name__ == "__main__":
     main()

@@ -791,6 +791,9 @@ def page_compile(out, res, results_dir=RESULTS):
                   "Each of soadyn's patches of Numba's compilation alone against stock Numba "
                   "(`SOADYN_NUMBA_PATCHES=0`), same run: the cold compile of kernel groups and the per-call time "
                   "of the functions it touches (`benchmarks/numba_patches.py`).")
+    _twin_section(page, res, "numba_patches_all_but.json", "Whether each Numba patch is needed beside the others",
+                  "All of soadyn's patches against all but one, same run: whether taking one out of the "
+                  "combination costs (`benchmarks/numba_patches.py --all-but`).")
     _twin_section(page, res, "compile_profile.json", "Where the compile time goes",
                   "CPU time of the first call in a fresh process and the number of functions Numba compiled for "
                   "it, before and after a change of the partitioned ABA (`benchmarks/compile_profile.py NAME` "
