@@ -791,6 +791,9 @@ def page_compile(out, res, results_dir=RESULTS):
                   "Each of soadyn's patches of Numba's compilation alone against stock Numba "
                   "(`SOADYN_NUMBA_PATCHES=0`), same run: the cold compile of kernel groups and the per-call time "
                   "of the functions it touches (`benchmarks/numba_patches.py`).")
+    _twin_section(page, res, "before_after.json", "Per call against the code before the compiled-core rework",
+                  "Public calls with this tree's code against commit 44078f2, the state before the rework of the "
+                  "compiled core, interleaved in two worker processes (`benchmarks/before_after.py`).")
     _twin_section(page, res, "numba_patches_all_but.json", "Whether each Numba patch is needed beside the others",
                   "All of soadyn's patches against all but one, same run: whether taking one out of the "
                   "combination costs (`benchmarks/numba_patches.py --all-but`).")
