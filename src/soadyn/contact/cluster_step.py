@@ -230,7 +230,7 @@ class _StepCall:
         tree = cluster_tree(model)
         c = model.compiled
         # (the workspaces as this thread's cluster calls left them: the kernel's copies start so)
-        self.parts = ((mi, ci, det.ci), (mf, cf, det.cf, ws, cws), det.floats, det.ints)
+        self.parts = (mi, ci, det.ci, np.array([det.floats, det.ints], dtype=np.int64), mf, cf, det.cf, ws, cws)
         self.nq, self.nv = c.nq, c.nv
         self.capacity = det.capacity
         self.sizes = (c.nq, c.nb, tree.nyq, tree.nyv, det.floats, det.ints)
@@ -244,9 +244,9 @@ class _StepCall:
         found = self.packed.get(K)
         if found is None:
             nf, ni = kcs.cluster_step_sizes(*self.sizes[:4], K, *self.sizes[4:])
-            ints, floats, det_floats, det_ints = self.parts
-            found = self.packed[K] = kcs.pack_step_tables(ints + (np.zeros(ni, dtype=np.int64),),
-                                                          floats + (np.zeros(nf),), det_floats, det_ints)
+            mi, ci, col_ci, det_sizes, mf, cf, col_cf, ws, cws = self.parts
+            found = self.packed[K] = kcs.pack_step_tables(mi, ci, col_ci, det_sizes, np.zeros(ni, dtype=np.int64), mf,
+                                                          cf, col_cf, ws, cws, np.zeros(nf))
         return found
 
 

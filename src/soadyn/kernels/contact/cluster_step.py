@@ -36,11 +36,13 @@ integer buffer, :func:`cluster_step_sizes`) one packed array (:func:`pack_step_t
 """
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 
 from ...core.configuration import integrate_kernel
 from ...core.jit import helper, kernel
-from ...core.layout import carve, model_tables, rows, workspace_views
+from ...core.layout import carve, model_tables, pack_parts, packed_ok, packed_part, rows, workspace_views
 from ...core.status import BAD_SHAPE, OK, OVERFLOW, SINGULAR
 from ..cluster.aba import articulated_cluster_pass, cluster_acceleration_pass
 from ..cluster.embedding import worst_residuals
@@ -59,7 +61,7 @@ from .pgs import pgs_kernel
 from .points import contact_forces_pass, contact_velocities_pass, point_pickoff
 from .step import COMPLIANCE, MARGIN, MAX_ITER, PGS, SETTINGS_SIZE, SLOP, SOLVER, STABILIZATION, TOL, normal_bias
 
-__all__ = ["cluster_step_kernel", "cluster_step_sizes", "pack_step_tables", "contact_delassus", "COUNT", "WORST_Q",
+__all__ = ["cluster_step_kernel", "cluster_step_sizes", "pack_step_tables", "TABLE_PARTS", "contact_delassus", "COUNT", "WORST_Q",
            "WORST_V", "SCALE_L", "SCALE_POWER", "STEP_INFO_SIZE"]
 
 #: ``info``: the solver's rows (:mod:`.admm`), then the contact count, the worst position
@@ -69,52 +71,32 @@ COUNT, WORST_Q, WORST_V, SCALE_L, SCALE_POWER = INFO_SIZE, INFO_SIZE + 1, INFO_S
 STEP_INFO_SIZE = INFO_SIZE + 5
 
 
-#: the header of the packed tables (:func:`pack_step_tables`): the lengths of their parts
-#: and the detection's scratch sizes
-PACK_HEADER = ("mi", "ci", "col_ci", "ibuf", "mf", "cf", "col_cf", "ws", "cws", "fbuf", "det_floats", "det_ints")
+#: The parts of a thread's packed step tables (:func:`~soadyn.core.layout.pack_parts`, in this
+#: order: the integer parts, then the float parts): the model's tables ``mi``, ``mf``, the
+#: clusters' ``ci``, ``cf``, the collision tables ``col_ci``, ``col_cf``, the detection's
+#: scratch sizes ``det_sizes`` (floats, integers), the step's scratch ``ibuf``, ``fbuf``
+#: (:func:`cluster_step_sizes`) and the thread's tree and cluster workspaces ``ws``, ``cws``.
+#: One array for all of them: each array argument of a call from Python costs the
+#: dispatcher (the step took 29 before).
+TABLE_PARTS = ("mi", "ci", "col_ci", "det_sizes", "ibuf", "mf", "cf", "col_cf", "ws", "cws", "fbuf")
+ClusterStepTables = namedtuple("ClusterStepTables", TABLE_PARTS)
 
 
-def pack_step_tables(ints, floats, det_floats, det_ints):
-    """The one float64 array of a thread's step kernel: the integer tables ``ints`` = (mi,
-    ci, col_ci, ibuf) and the float tables ``floats`` = (mf, cf, col_cf, ws, cws, fbuf)
-    (the model's, the clusters' and the collision tables, the tree and cluster workspaces
-    and the step's scratch, as :func:`split_step_tables` reads them back): [header (int64
-    bits) | ints (int64 bits) | floats]. Each array argument costs Numba's dispatcher
-    (~0.1 µs each, and the step took 29): one for all of them. The workspaces and the
-    scratch are written per call: each thread has its own array."""
-    head = np.array([len(x) for x in ints] + [len(x) for x in floats] + [det_floats, det_ints], dtype=np.int64)
-    i = np.concatenate([np.asarray(x, dtype=np.int64) for x in ints])
-    return np.concatenate([head.view(np.float64), i.view(np.float64)] + [np.asarray(x, dtype=np.float64)
-                                                                         for x in floats])
+def pack_step_tables(mi, ci, col_ci, det_sizes, ibuf, mf, cf, col_cf, ws, cws, fbuf):
+    """The one float64 array of :data:`TABLE_PARTS` (:func:`~soadyn.core.layout.pack_parts`)."""
+    return pack_parts((mi, ci, col_ci, det_sizes, ibuf), (mf, cf, col_cf, ws, cws, fbuf))
 
 
 @helper(forceinline=True)
-def split_step_tables(T):
-    """``(ok, mi, ci, col_ci, ibuf, mf, cf, col_cf, ws, cws, fbuf, det_floats, det_ints)``:
-    borrowed views of an array of :func:`pack_step_tables`; ``ok`` is False when the array
-    is shorter than its header says (the views are then empty)."""
-    nh = len(PACK_HEADER)
-    n = carve(T, 0, nh).view(np.int64) if T.shape[0] >= nh else carve(T, 0, 0).view(np.int64)
-    ok = n.shape[0] == nh
-    if ok:
-        total = nh
-        for a in range(10):
-            ok = ok and n[a] >= 0
-            total += n[a]
-        ok = ok and total <= T.shape[0] and n[10] >= 0 and n[11] >= 0
-    lengths = (n[0], n[1], n[2], n[3], n[4], n[5], n[6], n[7], n[8], n[9]) if ok else (0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-    o = nh
-    mi = carve(T, o, lengths[0]).view(np.int64); o += lengths[0]
-    ci = carve(T, o, lengths[1]).view(np.int64); o += lengths[1]
-    col_ci = carve(T, o, lengths[2]).view(np.int64); o += lengths[2]
-    ibuf = carve(T, o, lengths[3]).view(np.int64); o += lengths[3]
-    mf = carve(T, o, lengths[4]); o += lengths[4]
-    cf = carve(T, o, lengths[5]); o += lengths[5]
-    col_cf = carve(T, o, lengths[6]); o += lengths[6]
-    ws = carve(T, o, lengths[7]); o += lengths[7]
-    cws = carve(T, o, lengths[8]); o += lengths[8]
-    fbuf = carve(T, o, lengths[9])
-    return (ok, mi, ci, col_ci, ibuf, mf, cf, col_cf, ws, cws, fbuf, n[10] if ok else 0, n[11] if ok else 0)
+def step_tables_view(T):
+    """Named views (:data:`ClusterStepTables`) of an array of :func:`pack_step_tables`
+    (checked by :func:`~soadyn.core.layout.packed_ok` first)."""
+    n = len(TABLE_PARTS)
+    return ClusterStepTables(packed_part(T, n, 0).view(np.int64), packed_part(T, n, 1).view(np.int64),
+                             packed_part(T, n, 2).view(np.int64), packed_part(T, n, 3).view(np.int64),
+                             packed_part(T, n, 4).view(np.int64), packed_part(T, n, 5), packed_part(T, n, 6),
+                             packed_part(T, n, 7), packed_part(T, n, 8), packed_part(T, n, 9),
+                             packed_part(T, n, 10))
 
 
 @kernel
@@ -412,15 +394,18 @@ def cluster_step_kernel(T, q, v, tau, fext, dt, prm, warm_objects, warm_points, 
     (:func:`pack_step_tables`), shapes, finiteness (statuses BAD_FIRST … of q, v, τ,
     f_ext), the scratch sizes (:func:`cluster_step_sizes`) and the outputs' capacity
     K = len(``frames``). Returns a status."""
-    ok, mi, ci, col_ci, ibuf, mf, cf, col_cf, ws, cws, fbuf, det_floats, det_ints = split_step_tables(T)
-    if not ok or mi.shape[0] < 3 or ci.shape[0] < 11:
+    if not packed_ok(T, len(TABLE_PARTS)):
         return BAD_SHAPE
-    m = model_tables(mi, mf)
-    c = cluster_tables(ci)
+    t = step_tables_view(T)
+    if t.mi.shape[0] < 3 or t.ci.shape[0] < 11 or t.det_sizes.shape[0] != 2:
+        return BAD_SHAPE
+    det_floats, det_ints = t.det_sizes[0], t.det_sizes[1]
+    m = model_tables(t.mi, t.mf)
+    c = cluster_tables(t.ci)
     K = frames.shape[0]
     nf, ni = cluster_step_sizes(m.nq, m.nb, c.nyq, c.nyv, K, det_floats, det_ints)
     if (q.shape[0] != m.nq or v.shape[0] != m.nv or tau.shape[0] != m.nv or q1.shape[0] != m.nq
-            or v1.shape[0] != m.nv or fbuf.shape[0] < nf or ibuf.shape[0] < ni or prm.shape[0] != SETTINGS_SIZE
+            or v1.shape[0] != m.nv or t.fbuf.shape[0] < nf or t.ibuf.shape[0] < ni or prm.shape[0] != SETTINGS_SIZE
             or info.shape[0] != STEP_INFO_SIZE or warm_lam.shape[0] != warm_objects.shape[0]
             or warm_objects.shape[1] != 2 or warm_lam.shape[1] != 3 or warm_scale.shape[0] != 2
             or warm_points.shape[0] != warm_objects.shape[0] or warm_points.shape[1] != 3
@@ -431,7 +416,6 @@ def cluster_step_kernel(T, q, v, tau, fext, dt, prm, warm_objects, warm_points, 
     st = state_status(q, v, tau, fext)
     if st != OK:
         return st
-    return cluster_step_state(mi, mf, ws, ci, cf, cws, col_ci, col_cf, q, v, tau, fext, dt, prm, fbuf, ibuf,
-                              det_floats, det_ints, warm_objects, warm_points, warm_lam, warm_scale, q1, v1, info,
-                              vectors,
-                              scalars, frames, pairs)
+    return cluster_step_state(t.mi, t.mf, t.ws, t.ci, t.cf, t.cws, t.col_ci, t.col_cf, q, v, tau, fext, dt, prm,
+                              t.fbuf, t.ibuf, det_floats, det_ints, warm_objects, warm_points, warm_lam, warm_scale, q1,
+                              v1, info, vectors, scalars, frames, pairs)
