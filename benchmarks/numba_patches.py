@@ -1,7 +1,7 @@
 """What each of soadyn's Numba patches earns (soadyn.numba_patches): each patch alone against
 stock Numba (``SOADYN_NUMBA_PATCHES=0``), and all of them, in the same run.
 
-    PYTHONPATH=src python benchmarks/numba_patches.py [--groups tree closed] [--rounds 20]
+    PYTHONPATH=src python benchmarks/numba_patches.py [--groups tree closed clusters] [--rounds 20]
 
 1. **Cold compile.** One process per configuration, each with an empty Numba cache of its
    own, compiles the kernel groups of ``soadyn precompile`` named by ``--groups``; the CPU
@@ -44,7 +44,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.join(os.path.dirname(HERE), "src")
 
-#: the public calls timed per configuration (their kernels are in the groups "tree" and "closed")
+#: the public calls timed per configuration (their kernels are in the groups "tree", "closed" and "clusters")
 CASES = {
     "pinocchio aba (ur5)": "pin.aba(pm, pd, qp, vp, tau)",
     "rnea (ur5)": "sd.rnea(m, q, v, tau)",
@@ -53,6 +53,9 @@ CASES = {
     "frame_jacobian (ur5)": "sd.frame_jacobian(m, q, frame)",
     "aba_derivatives (ur5)": "sd.aba_derivatives(m, q, v, tau)",
     "constrained_forward_dynamics (four-bar)": "sd.constrained_forward_dynamics(four_bar, qc, vc, tc)",
+    # the C-ABA of a model with clusters (its kernels are in the group "clusters"): where
+    # pass_views_whole was measured (benchmarks/results/design_notes.md)
+    "cluster_aba (mini cheetah)": "sd.cluster_aba(cheetah, yc, ydc, tyc)",
 }
 PEER = "pinocchio aba (ur5)"
 
@@ -122,6 +125,9 @@ def worker(sample):
     qc, vc = sd.spanning_state(four_bar, y, yd)
     ns = dict(sd=sd, pin=pin, m=m, pm=pm, pd=pd, q=q, v=v, tau=tau, qp=pair.q_to_pin(q), vp=pair.v_to_pin(v),
               frame=m.frames[-1].name, four_bar=four_bar, qc=qc, vc=vc, tc=rng.normal(size=four_bar.nv))
+    cheetah = sd.models.mini_cheetah()
+    yc, ydc = sd.closed.embedding.random_independent_state(cheetah, rng)
+    ns.update(cheetah=cheetah, yc=yc, ydc=ydc, tyc=rng.normal(size=len(ydc)))
     from timing import serve_samples
 
     serve_samples(CASES, ns, sample)
@@ -153,7 +159,7 @@ def per_call(configs, caches, rounds, sample):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--groups", nargs="*", default=["tree", "closed"], help="kernel groups compiled cold")
+    parser.add_argument("--groups", nargs="*", default=["tree", "closed", "clusters"], help="kernel groups compiled cold")
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--sample", type=float, default=0.02, help="seconds per per-call sample")
     parser.add_argument("--jobs", type=int, default=1, help="cold compiles at a time")

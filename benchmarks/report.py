@@ -797,6 +797,11 @@ def page_compile(out, res, results_dir=RESULTS):
     _twin_section(page, res, "numba_patches_all_but.json", "Whether each Numba patch is needed beside the others",
                   "All of soadyn's patches against all but one, same run: whether taking one out of the "
                   "combination costs (`benchmarks/numba_patches.py --all-but`).")
+    _twin_section(page, res, "numba_patches_removed.json", "The two patches removed",
+                  "All the patches against all but keep_struct_values and all but pass_views_whole, on the "
+                  "code before their removal, with Mini Cheetah's C-ABA among the calls (`benchmarks/"
+                  "numba_patches.py --all-but keep_struct_values pass_views_whole`): neither gained beyond the "
+                  "noise, in this run or any earlier one, and both were taken out.")
     _twin_section(page, res, "compile_profile.json", "Where the compile time goes",
                   "CPU time of the first call in a fresh process and the number of functions Numba compiled for "
                   "it, before and after a change of the partitioned ABA (`benchmarks/compile_profile.py NAME` "

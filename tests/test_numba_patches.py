@@ -42,7 +42,7 @@ def test_the_switches_choose_the_patches():
         "link_helpers_only", "lighter_passes"]  # in the order of PATCHES
     assert _run(APPLIED, SOADYN_NUMBA_PATCH_LIGHTER_PASSES="0")[0].split(",") == [
         n for n in every if n != "lighter_passes"]
-    assert _run(APPLIED, SOADYN_NUMBA_PATCHES="0", SOADYN_NUMBA_PATCH_KEEP_STRUCT_VALUES="1")[0] == "keep_struct_values"
+    assert _run(APPLIED, SOADYN_NUMBA_PATCHES="0", SOADYN_NUMBA_PATCH_INTERNAL_HELPERS="1")[0] == "internal_helpers"
 
 
 def test_an_unknown_patch_name_is_refused_by_name():
@@ -208,7 +208,7 @@ print(",".join(numba_patches.applied()), use(np.arange(3.0)))
 @pytest.mark.slow
 @pytest.mark.parametrize("name", list(numba_patches.PATCHES))
 def test_each_patch_alone_compiles_soadyns_functions(name, tmp_path):
-    """(The benchmark of each patch alone found keep_struct_values alone failing: the record
-    of which function is compiling was registered in the middle of a compilation.)"""
+    """(The benchmark of each patch alone once found a patch alone failing: the record of
+    which function is compiling was registered in the middle of a compilation.)"""
     out, _ = _run(ALONE, tmp_path / "cache", SOADYN_NUMBA_PATCHES=name)
     assert out.split() == [name, "3.0"]

@@ -8,11 +8,8 @@ emitting machine code for helpers that only compiled code calls;
 :func:`remember_call_types` stops it from resolving the type of the same operation on
 the same argument types again and again while typing soadyn's functions;
 :func:`lighter_passes` runs lighter LLVM pipelines over soadyn's code where the kernels
-optimize it again anyway; :func:`keep_struct_values` stops it from taking apart and
-rebuilding struct values whose two forms are one; :func:`pass_views_whole` passes the
-named views to the always-inlined helpers as one argument each, and
-:func:`internal_helpers` makes the helpers linked into a kernel internal to its module;
-:func:`return_views_from_helpers` lets helpers compiled without reference counting return
+optimize it again anyway; :func:`internal_helpers` makes the helpers linked into a
+kernel internal to its module, and :func:`return_views_from_helpers` lets helpers compiled without reference counting return
 array views.
 
 **Stock Numba is a supported configuration.** ``SOADYN_NUMBA_PATCHES=0`` applies none of
@@ -40,7 +37,6 @@ patch's ``form`` when it changes the code made.
 """
 from __future__ import annotations
 
-import copy
 import importlib
 import inspect
 import os
@@ -66,7 +62,7 @@ class NumbaPatchWarning(UserWarning):
 #: replacements call them for everything that is not soadyn's)
 _numba_call_template = _numba_get_executable = _numba_finalize = _numba_serialize = _numba_unserialize = None
 _numba_referenced_environments = _numba_get_call_type = _get_local_target = _numba_optimize_functions = None
-_numba_declare_function = _numba_decode_arguments = _numba_call_function = _numba_type_inference = None
+_numba_type_inference = None
 
 
 # --- soadyn's compiled functions ---------------------------------------------------------
@@ -524,206 +520,13 @@ def lighter_passes():
     _patch_final_module()
 
 
-# --- struct values kept whole where their data form is their value form ----------------
+# --- helpers internal to each kernel's module -------------------------------------------
 #
-# Numba converts a value to its "data" form to return it from a function, and back after
-# the call, member by member: the named views the kernels build (model and cluster tables,
-# workspaces: tens of arrays, each a struct of seven fields) are taken apart and put back
-# together field by field at every call that returns them, a few hundred IR instructions
-# each, though the two forms are the same struct (Numba's own comment on
-# ``StructModel.as_data``: "usually a pointless rebuild ... LLVM optimization removes all
-# redundancy" — after it has been built, printed and parsed). While Numba compiles one of
-# soadyn's functions, a struct or tuple whose every member converts as the identity
-# (integers, floats, pointers, arrays of them, tuples and structs of those; not booleans,
-# whose data form is a byte) is passed through whole. The
-# measurements: benchmarks/results/design_notes.md.
-
-_STRUCT_CONVERSIONS = ("as_data", "from_data", "as_return", "from_return")
-_TUPLE_CONVERSIONS = ("as_data", "from_data")
-_numba_struct = {}  # Numba's conversions of StructModel and UniTupleModel, by name (set when applied)
-_numba_unituple = {}
-
-
-def _unchanged(cls, base, names):
-    """True when ``cls`` takes the methods ``names`` from ``base`` as they are."""
-    return all(getattr(cls, n) is getattr(base, n) for n in names)
-
-
-def same_form(model):
-    """True when Numba's data ``model`` has its data form equal to its value form, member
-    by member, so that its conversions between them only rebuild the same value."""
-    from numba.core.datamodel import models as datamodel
-    known = model.__dict__.get("_soadyn_same_form")
-    if known is not None:
-        return known
-    cls = type(model)
-    if isinstance(model, datamodel.PrimitiveModel):
-        same = _unchanged(cls, datamodel.PrimitiveModel, ("as_data", "from_data", "as_return", "from_return",
-                                                           "get_data_type"))
-    elif isinstance(model, datamodel.UniTupleModel):
-        same = (_unchanged(cls, datamodel.UniTupleModel, _TUPLE_CONVERSIONS + ("get_value_type", "get_data_type"))
-                and same_form(model._elem_model))
-    elif isinstance(model, datamodel.StructModel):
-        same = (_unchanged(cls, datamodel.StructModel, _STRUCT_CONVERSIONS + ("get_value_type", "get_data_type"))
-                and all(same_form(m) for m in model._models))
-    else:
-        same = False
-    model._soadyn_same_form = same
-    return same
-
-
-def _kept_whole(numba_methods, name):
-    """Numba's conversion ``numba_methods[name]`` between value and data forms, passing the
-    value through while Numba compiles a soadyn function and the model's two forms are one."""
-    def convert(self, builder, value):
-        if _soadyn_compiling().active() and same_form(self):
-            return value
-        return numba_methods[name](self, builder, value)
-    convert.__name__ = name
-    convert.__doc__ = numba_methods[name].__doc__
-    return convert
-
-
-def keep_struct_values():
-    """Pass struct values whose data form is their value form through Numba's conversions
-    whole while compiling soadyn's functions (see the comment above). Call before any
-    kernel is compiled."""
-    from numba.core.datamodel import models as datamodel
-    _numba_struct.update((name, getattr(datamodel.StructModel, name)) for name in _STRUCT_CONVERSIONS)
-    _numba_unituple.update((name, getattr(datamodel.UniTupleModel, name)) for name in _TUPLE_CONVERSIONS)
-    for name in _STRUCT_CONVERSIONS:
-        setattr(datamodel.StructModel, name, _kept_whole(_numba_struct, name))
-    for name in _TUPLE_CONVERSIONS:
-        setattr(datamodel.UniTupleModel, name, _kept_whole(_numba_unituple, name))
-
-
-
-# --- named views passed whole to the always-inlined helpers -----------------------------
-#
-# Numba passes a struct argument as its members, one LLVM argument each, recursively: a
-# call with the model tables (tens of arrays, seven members each) is hundreds of
-# ``extractvalue`` instructions at the call site and as many ``insertvalue`` in the callee
-# to put the struct together again. soadyn's small helpers (the per-cluster accessors of
-# the workspace, the per-body steps: ``forceinline``) take the named views and are inlined
-# into every caller, where LLVM then removes all of it; in the first ``cluster_aba`` call
-# with ``q=`` those calls were about 30 000 of the 44 910 arguments Numba built. A named view
-# passed to such a helper is now one argument, the struct value itself. Only named tuples,
-# and only for helpers (``@helper``: nothing but compiled code calls them; a Python or C
-# entry point would build its own calls) that LLVM always inlines (``forceinline=True``):
-# passing arrays whole too, or views to every function, inlined or not, measured slower
-# (benchmarks/results/design_notes.md). The choice is the decorators' registry's answer
-# (soadyn.core.jit: the kind and the options the decorator gives, the same at the
-# definition and at every call, whether the function was compiled in this process or
-# loaded from the cache).
-#
-# The helpers' LLVM copies are also made internal to each kernel's module (they are
+# The helpers' LLVM copies are made internal to each kernel's module (they are
 # linked in as ``linkonce_odr``, visible outside it, which no other module needs): LLVM
 # may then inline a helper called once wherever it is called, drop the arguments a helper
 # does not read and call it with a faster convention. The measurements:
 # benchmarks/results/design_notes.md.
-
-
-_WholeView = None  # the type of a named view passed whole (made when the patch applies)
-
-
-def _whole_view_type():
-    """Make :class:`WholeView`, a Numba type, and register its data model (the view's own,
-    with the argument form equal to the value form): when the patch applies only, so that
-    importing this module asks nothing of Numba's type system."""
-    global _WholeView
-    if _WholeView is not None:
-        return _WholeView
-    from numba.core import types
-    from numba.core.datamodel import models as datamodel
-
-    class WholeView(types.Type):
-        """The type of a named view passed to an always-inlined soadyn helper as one LLVM
-        argument (its struct value): used only to choose the argument convention."""
-
-        def __init__(self, view):
-            self.view = view
-            super().__init__(name=f"whole({view})")
-
-    @datamodel.register_default(WholeView)
-    class WholeViewModel(datamodel.DataModel):
-        """The view's own model, with the argument form equal to its value form."""
-
-        def __init__(self, dmm, fe_type):
-            super().__init__(dmm, fe_type)
-            self._view = dmm.lookup(fe_type.view)
-
-        def get_value_type(self):
-            return self._view.get_value_type()
-
-        def get_argument_type(self):
-            return self._view.get_value_type()
-
-        def as_argument(self, builder, value):
-            return value
-
-        def from_argument(self, builder, value):
-            return value
-
-    _WholeView = WholeView
-    return WholeView
-
-
-_whole_views = {}  # view type -> its WholeView
-_takes_views_whole = {}  # a function's mangled name -> whether it takes its named views whole
-
-
-def _passed_whole(fe_type):
-    """The argument type of a named view when passed whole, else ``fe_type``."""
-    from numba.core import types
-    if not isinstance(fe_type, (types.NamedTuple, types.NamedUniTuple)):
-        return fe_type
-    whole = _whole_views.get(fe_type)
-    if whole is None:
-        whole = _whole_views[fe_type] = _WholeView(fe_type)
-    return whole
-
-
-def takes_views_whole(fndesc):
-    """True when the function of ``fndesc`` (Numba's function descriptor) is a soadyn
-    helper (only compiled code calls it) that LLVM always inlines (``forceinline=True``):
-    the registry of :mod:`soadyn.core.jit` says."""
-    name = fndesc.mangled_name
-    known = _takes_views_whole.get(name)
-    if known is None:
-        registry = _registry()
-        found = registry.entry_named(fndesc.modname, fndesc.qualname)
-        known = bool(found is not None and found.kind == registry.HELPER and found.options.get("forceinline"))
-        _takes_views_whole[name] = known
-    return known
-
-
-def _whole_argument_types(argtypes):
-    return tuple(_passed_whole(t) for t in argtypes)
-
-
-def _declare_function(self, module, fndesc):
-    """:meth:`BaseContext.declare_function` (a definition or a callee's declaration), with
-    the named views as whole arguments for the helpers of :func:`takes_views_whole`."""
-    if not takes_views_whole(fndesc):
-        return _numba_declare_function(self, module, fndesc)
-    shadow = copy.copy(fndesc)
-    shadow.argtypes = _whole_argument_types(fndesc.argtypes)
-    return _numba_declare_function(self, module, shadow)
-
-
-def _decode_arguments(self, builder, argtypes, func):
-    """:meth:`BaseCallConv.decode_arguments` in the callee, by its own convention."""
-    if _takes_views_whole.get(func.name):
-        argtypes = _whole_argument_types(argtypes)
-    return _numba_decode_arguments(self, builder, argtypes, func)
-
-
-def _call_function(self, builder, callee, resty, argtys, args, attrs=None):
-    """:meth:`CPUCallConv.call_function` at a call site, by the callee's convention (the
-    callee was declared in this module first)."""
-    if _takes_views_whole.get(callee.name):
-        argtys = _whole_argument_types(argtys)
-    return _numba_call_function(self, builder, callee, resty, argtys, args, attrs)
 
 
 _helpers_internal = False
@@ -735,21 +538,6 @@ def _internalize_helpers(module):
     for function in module.functions:
         if not function.is_declaration and function.linkage == llvm.Linkage.linkonce_odr:
             function.linkage = llvm.Linkage.internal
-
-
-def pass_views_whole():
-    """Pass the named views to soadyn's always-inlined helpers whole (see the comment
-    above). Call before any kernel is compiled or loaded."""
-    global _numba_declare_function, _numba_decode_arguments, _numba_call_function
-    from numba.core.base import BaseContext
-    from numba.core.callconv import BaseCallConv, CPUCallConv
-    _whole_view_type()
-    _numba_declare_function = BaseContext.declare_function
-    _numba_decode_arguments = BaseCallConv.decode_arguments
-    _numba_call_function = CPUCallConv.call_function
-    BaseContext.declare_function = _declare_function
-    BaseCallConv.decode_arguments = _decode_arguments
-    CPUCallConv.call_function = _call_function
 
 
 def internal_helpers():
@@ -800,8 +588,6 @@ def return_views_from_helpers():
 
 
 _LIBRARY = "numba.core.codegen:CPUCodeLibrary"
-_STRUCT = "numba.core.datamodel.models:StructModel"
-_UNITUPLE = "numba.core.datamodel.models:UniTupleModel"
 
 #: every patch, in the order they are applied, with the internals each replaces (and the
 #: parameters it was written for) and the others it relies on
@@ -831,17 +617,6 @@ PATCHES = {p.name: p for p in (
           uses=("numba.core.codegen:CPUCodegen._function_pass_manager",
                 "numba.core.codegen:CPUCodegen._module_pass_manager",
                 "numba.core.codegen:CodeLibrary.__init__ _codegen, _recorded_timings", "numba.core.config:OPT")),
-    Patch("keep_struct_values", keep_struct_values,
-          {**{f"{_STRUCT}.{n}": "self, builder, value" for n in _STRUCT_CONVERSIONS},
-           **{f"{_UNITUPLE}.{n}": "self, builder, value" for n in _TUPLE_CONVERSIONS}},
-          uses=(f"{_STRUCT}.__init__ _models", f"{_UNITUPLE}.__init__ _elem_model",
-                "numba.core.datamodel.models:PrimitiveModel")),
-    Patch("pass_views_whole", pass_views_whole,
-          {"numba.core.base:BaseContext.declare_function": "self, module, fndesc",
-           "numba.core.callconv:BaseCallConv.decode_arguments": "self, builder, argtypes, func",
-           "numba.core.callconv:CPUCallConv.call_function": "self, builder, callee, resty, argtys, args, attrs=None"},
-          uses=("numba.core.datamodel.models:register_default", "numba.core.datamodel.models:DataModel",
-                "numba.core.funcdesc:FunctionDescriptor.__init__ modname, qualname, argtypes, mangled_name")),
     Patch("internal_helpers", internal_helpers,
           {f"{_LIBRARY}._optimize_final_module": "self"},
           uses=("numba.core.codegen:CodeLibrary.__init__ _codegen", "llvmlite.binding:Linkage")),
