@@ -234,7 +234,7 @@ def stage_cases(model, tree, q, v, r):
     from soadyn.kernels.cluster.efpa import cluster_efpa_kernel
     from soadyn.kernels.collision.detect import detect_kernel
     from soadyn.kernels.contact import cluster_step as kcs
-    from soadyn.kernels.contact.admm import INFO_SIZE, admm_kernel
+    from soadyn.kernels.contact.admm import INFO_SIZE, admm_kernel, admm_scratch_size
     from soadyn.kernels.cluster.response import cluster_response_kernel
     sm = snapshot(model)
     settings = sd.ContactSettings()
@@ -271,7 +271,7 @@ def stage_cases(model, tree, q, v, r):
               prs=np.empty((2 * K, 2), dtype=np.int64), det=call.parts[0][2], dcf=call.parts[1][2],
               admm_kernel=admm_kernel, D=D, g=g, mu=np.asarray(contacts.friction), R=np.zeros(n),
               lam0=sol.impulses.reshape(-1).copy(), lam=np.empty(n), sig=np.empty(n), ainfo=np.zeros(INFO_SIZE),
-              A=np.empty((n, n)), V=np.empty((8, n)))
+              A=np.empty((n, n)), V=np.empty(admm_scratch_size.py_func(n)))
     return {
         KERNEL:
             ("kcs.cluster_step_kernel(T, q, v, tau, NO_FORCES, DT, prm, wobj, wpoints, wlam, wscale, q1, v1, info, "

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from soadyn.core.jit import kernel  # soadyn's decorator: a kernel may call soadyn's helpers (link-only code)
-from soadyn.kernels.contact.admm import INFO_SIZE, RHO_POWER, admm_kernel, admm_solve
+from soadyn.kernels.contact.admm import INFO_SIZE, RHO_POWER, admm_kernel, admm_scratch_size, admm_solve
 
 TOL = 1e-10
 
@@ -48,7 +48,7 @@ def ncp_violation(G, g, mu, R, lam):
 def cold(G, g, mu, R):
     n = g.shape[0]
     lam, sigma, info = np.zeros(n), np.zeros(n), np.zeros(INFO_SIZE)
-    assert admm_kernel(G, g, mu, R, TOL, 5000, False, lam, sigma, info, np.zeros((n, n)), np.zeros((8, n))) == 0
+    assert admm_kernel(G, g, mu, R, TOL, 5000, False, lam, sigma, info, np.zeros((n, n)), np.zeros(admm_scratch_size.py_func(n))) == 0
     assert info[1] == 1.0
     return lam, sigma
 
@@ -56,7 +56,7 @@ def cold(G, g, mu, R):
 def warm(G, g, mu, R, lam0, dual, L0=0.0, power0=RHO_POWER):
     n = g.shape[0]
     lam, sigma, info = lam0.copy(), np.zeros(n), np.zeros(INFO_SIZE)
-    assert _solve(G, g, mu, R, TOL, 5000, True, lam, sigma, info, np.zeros((n, n)), np.zeros((8, n)), L0,
+    assert _solve(G, g, mu, R, TOL, 5000, True, lam, sigma, info, np.zeros((n, n)), np.zeros(admm_scratch_size.py_func(n)), L0,
                   power0, dual) == 0
     return lam, sigma, info
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from soadyn.core.jit import kernel  # soadyn's decorator: a kernel may call soadyn's helpers (link-only code)
-from soadyn.kernels.contact.admm import INFO_SIZE, admm_kernel
+from soadyn.kernels.contact.admm import INFO_SIZE, admm_kernel, admm_scratch_size
 from soadyn.kernels.contact.envelope import envelope_cholesky, envelope_product, envelope_solve, find_envelope
 from soadyn.kernels.contact.pgs import pgs_kernel
 from test_step import ncp_residuals  # the NCP residuals of [LeLidec24] in numpy
@@ -148,7 +148,7 @@ def _solve_ncp(solver, G, g, mu, R, tol, max_iter):
     lam, sigma, info = np.zeros(n), np.zeros(n), np.zeros(INFO_SIZE)
     if solver == "admm":
         assert admm_kernel(G, g, mu, R, tol, max_iter, False, lam, sigma, info, np.empty((n, n)),
-                           np.empty((8, n))) == 0
+                           np.empty(admm_scratch_size.py_func(n))) == 0
     else:
         pgs_kernel(G, g, mu, R, tol, max_iter, False, lam, sigma, info, np.empty((2, n)))
     return lam, sigma, info

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..kernels.contact.admm import COMPLEMENTARITY, CONVERGED, DUAL, INFO_SIZE, ITERATIONS, PRIMAL, admm_kernel
+from ..kernels.contact.admm import (COMPLEMENTARITY, CONVERGED, DUAL, INFO_SIZE, ITERATIONS, PRIMAL, admm_kernel,
+                                    admm_scratch_size)
 from ..kernels.contact.pgs import pgs_kernel
 
 __all__ = ["solve_contacts", "ContactSolution", "ContactSolverWarning", "METHODS"]
@@ -158,7 +159,7 @@ def solve_contacts(G, g, friction, method="admm", R=None, tol=1e-10, max_iter=10
         info[CONVERGED] = 1.0
     elif method == "admm":
         status = admm_kernel(Gm, gv, mu, Rv, float(tol), int(max_iter), warm_start is not None, lam, sigma, info,
-                             np.empty((n, n)), np.empty((8, n)))
+                             np.empty((n, n)), np.empty(admm_scratch_size.py_func(n)))
         if status:
             raise ValueError("G: G + R is not positive semidefinite (its shifted factorization failed)")
     else:

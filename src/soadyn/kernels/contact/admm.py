@@ -17,7 +17,15 @@ previous one's: the rule moves ρ by a factor (L/m)^0.05 (about 2 for rigid cont
 time, and applied at every iteration it refactored about as often as it iterated (talos
 standing: 7.6 factorizations in 18 iterations per step), mostly in the final iterations,
 where the residual already fell by 10× per iteration at the current ρ; held, 2.6 in 19.6
-on the same problems. At a fixed point x = y = λ,
+on the same problems. The iterations are accelerated by Anderson's method [Walker11] on the
+pair (y, z), as [Zhang19] accelerates ADMM: each iterate is replaced by the combination of
+the last :data:`AA_MEMORY` + 1 iterates whose residuals F(w) − w combine to the least norm
+(:func:`anderson_step`), and an accelerated iterate whose residual came out larger than the
+last accepted one's is dropped for the plain one, with the history (the safeguard). The
+ADMM's linear convergence on a rank-deficient G is slow where contacts stick and slide at
+once (a stack of boxes started with random velocities), and the combination takes out the
+slowest directions of that contraction (the measurements: benchmarks/results/design_notes.md,
+"anderson_step"). At a fixed point x = y = λ,
 σ̂ = (G + R)λ + g + Γ = z ∈ K*, λ ∈ K and λ ⊥ σ̂: the NCP of :mod:`.cones`, whose
 residuals at y are the stopping test.
 """
@@ -26,6 +34,7 @@ from __future__ import annotations
 import math
 
 from ...core.jit import helper, kernel
+from ...core.layout import carve
 from .cones import compliant_product, de_saxce, ncp_residuals, project_cone, project_dual_cone, row_dot
 from .envelope import envelope_cholesky, envelope_product, envelope_solve, find_envelope
 
@@ -51,6 +60,25 @@ RHO_HOLD = 3
 #: the spectral rule leaves ρ alone at an iteration whose NCP residual is below this
 #: fraction of the previous iteration's (the current ρ converges; a change costs a factorization)
 FAST_PROGRESS = 0.5
+
+#: Anderson acceleration (:func:`anderson_step`): the number m of past differences combined
+AA_MEMORY = 5
+#: the plain iterations before Anderson's history starts: most warm-started solves of a
+#: time step end in fewer, where the history would only cost (the same iteration counts
+#: with 0, 4 or 8: benchmarks/results/design_notes.md, "anderson_step")
+AA_WAIT = 8
+#: the Tikhonov weight of Anderson's least squares, relative to the trace of its normal
+#: matrix (the differences grow nearly parallel as the iterations converge)
+AA_REGULARIZATION = 1e-10
+#: rows (of n floats) of the solver's scratch ``V``: the ADMM's x, z, the envelope, the
+#: previous y, x, z, a vector, the residuals' scratch and the residuals (rows 0–8), then
+#: Anderson's last m differences of the iterates F(w) (2n each), of their residuals
+#: F(w) − w (2n each), and the last iterate and its residual (2n each)
+SOLVER_ROWS = 9
+ADMM_ROWS = SOLVER_ROWS + 4 * AA_MEMORY + 4
+#: floats of ``V`` after its rows: Anderson's normal matrix and its factor (m × m each), the
+#: combination's weights (m) and a zero diagonal (m: its factorization adds none)
+AA_SMALL = 2 * AA_MEMORY * AA_MEMORY + 2 * AA_MEMORY
 
 #: rows of the ``info`` output of the solver kernels
 ITERATIONS, CONVERGED, PRIMAL, DUAL, COMPLEMENTARITY, RHO = range(6)
@@ -159,12 +187,85 @@ def product(G, R, g, lam, sigma, first):
         compliant_product(G, R, g, lam, sigma)
 
 
+@helper(forceinline=True)
+def admm_scratch_size(n):
+    """Floats of the ADMM's scratch ``V`` for n = 3k rows (:data:`ADMM_ROWS`, :data:`AA_SMALL`);
+    Python calls ``admm_scratch_size.py_func``."""
+    return ADMM_ROWS * n + AA_SMALL
+
+
+@helper
+def anderson_step(y, z, x, y_prev, z_prev, x_prev, dF, dR, last_f, last_r, small, count, head, have_last,
+                  accelerated, accepted):
+    """One step of Anderson's acceleration [Walker11] of the ADMM's map w = (y, z) ↦ F(w),
+    after an iteration took w = (``y_prev``, ``z_prev``) to F(w) = (``y``, ``z``): with
+    r = F(w) − w and the last m differences ΔF, ΔR of the iterates and of their residuals
+    (``dF``, ``dR`` (m, 2n), a ring of ``count`` columns, the next at ``head``), the next w is
+    F(w) − ΔF γ, γ = argmin ‖r − ΔR γ‖ (the normal equations with the Tikhonov weight
+    :data:`AA_REGULARIZATION`, by :func:`shifted_cholesky`; ``small``: their matrix, its
+    factor, γ and a zero diagonal). The safeguard: an
+    iterate whose ‖r‖² is larger than ``accepted``, the last accepted one's, is dropped when
+    it came from an accelerated w (``accelerated``): w goes back to the last plain iterate
+    ``last_f`` (x to ``x_prev``); from a plain w it is kept and the history restarts from it.
+    Either way the history is forgotten. Writes y, z (and x);
+    returns (count, head, have_last, accelerated, accepted) for the next iteration."""
+    n = y.shape[0]
+    M = dF.shape[0]
+    norm2 = 0.0
+    for r in range(n):
+        a, b = y[r] - y_prev[r], z[r] - z_prev[r]
+        norm2 += a * a + b * b
+    if have_last and norm2 > accepted:
+        if accelerated:
+            for r in range(n):
+                y[r], z[r], x[r] = last_f[r], last_f[n + r], x_prev[r]
+            return 0, 0, False, False, accepted
+        # a plain iterate whose residual grew: the iterations left the regime the history
+        # describes (contacts changing between sticking, sliding and separating); restart
+        count, head, have_last = 0, 0, False
+    N = carve(small, 0, (M, M))
+    F = carve(small, M * M, (M, M))
+    gamma = carve(small, 2 * M * M, M)
+    zero = carve(small, 2 * M * M + M, M)
+    if have_last:
+        for r in range(n):
+            dF[head, r] = y[r] - last_f[r]
+            dF[head, n + r] = z[r] - last_f[n + r]
+            dR[head, r] = (y[r] - y_prev[r]) - last_r[r]
+            dR[head, n + r] = (z[r] - z_prev[r]) - last_r[n + r]
+        count = min(count + 1, M)
+        for j in range(count):
+            N[head, j] = N[j, head] = row_dot(dR[head], dR[j], 2 * n)
+        head = (head + 1) % M
+    for r in range(n):
+        last_f[r], last_f[n + r] = y[r], z[r]
+        last_r[r], last_r[n + r] = y[r] - y_prev[r], z[r] - z_prev[r]
+    if count == 0:
+        return count, head, True, False, norm2
+    trace = 0.0
+    for j in range(count):
+        trace += N[j, j]
+        gamma[j] = row_dot(dR[j], last_r, 2 * n)
+        zero[j] = 0.0
+    Nm, Fm, gm = N[:count, :count], F[:count, :count], gamma[:count]
+    if not (trace > 0.0 and shifted_cholesky(Nm, zero, AA_REGULARIZATION * trace, Fm) == count):
+        return count, head, True, False, norm2
+    cholesky_solve(Fm, gm, gm)
+    for j in range(count):
+        c = gamma[j]
+        Fj = dF[j]
+        for r in range(n):
+            y[r] -= c * Fj[r]
+            z[r] -= c * Fj[n + r]
+    return count, head, True, True, norm2
+
+
 @kernel(nogil=True)
 def admm_kernel(G, g, mu, R, tol, max_iter, warm, lam, sigma, info, A, V):
     """Solve the NCP of (G (n, n), g (n,), μ (k,), R (n,)), n = 3k, into λ = ``lam`` (n,)
     (on entry the warm start when ``warm``), σ = (G + R)λ + g into ``sigma`` and
     (iterations, converged, primal, dual, complementarity, ρ) into ``info``
-    (:data:`INFO_SIZE`). Scratch: ``A`` (n, n), ``V`` (8, n). Stops
+    (:data:`INFO_SIZE`). Scratch: ``A`` (n, n), ``V`` (:func:`admm_scratch_size` floats). Stops
     when the three residuals are at most ``tol`` or after ``max_iter`` iterations.
     Returns 0, or 1 when the factorization failed (G + R not positive semidefinite)."""
     status, _, _ = admm_solve(G, g, mu, R, tol, max_iter, warm, lam, sigma, info, A, V, 0.0, RHO_POWER, sigma[:0])
@@ -186,7 +287,15 @@ def admm_solve(G, g, mu, R, tol, max_iter, warm, lam, sigma, info, A, V, L0, pow
     σ + Γ(σ) projected onto the dual cones either way. Returns (status, L, p at the end)."""
     n = g.shape[0]
     k = mu.shape[0]
-    x, z, first, y_prev, x_prev, tmp, p, res = V[0], V[1], V[2], V[3], V[4], V[5], V[6], V[7]
+    rows = carve(V, 0, (SOLVER_ROWS, n))
+    x, z, first, y_prev, x_prev, tmp, p, res, z_prev = (rows[0], rows[1], rows[2], rows[3], rows[4], rows[5],
+                                                        rows[6], rows[7], rows[8])
+    M2 = 2 * AA_MEMORY * n
+    dF = carve(V, SOLVER_ROWS * n, (AA_MEMORY, 2 * n))
+    dR = carve(V, SOLVER_ROWS * n + M2, (AA_MEMORY, 2 * n))
+    last_f = carve(V, SOLVER_ROWS * n + 2 * M2, 2 * n)
+    last_r = carve(V, SOLVER_ROWS * n + 2 * M2 + 2 * n, 2 * n)
+    small = carve(V, ADMM_ROWS * n, AA_SMALL)
     y = lam
     for i in range(k):
         if warm:
@@ -231,11 +340,15 @@ def admm_solve(G, g, mu, R, tol, max_iter, warm, lam, sigma, info, A, V, L0, pow
     changed = 0  # the iteration of the last change of ρ
     residual = max(res[0], max(res[1], res[2]))
     converged = residual <= tol
+    # Anderson's state (anderson_step): the ring's columns and next slot, whether the last
+    # iterate is kept, whether w is an accelerated point, the last accepted ‖F(w) − w‖²
+    count, head, have_last, accelerated, accepted = 0, 0, False, False, 0.0
     while not converged and it < max_iter:
         it += 1
         for r in range(n):
             x_prev[r] = x[r]
             y_prev[r] = y[r]
+            z_prev[r] = z[r]
             tmp[r] = rho * y[r] + PROXIMAL * x[r] + z[r] - g[r]  # the right-hand side
         for i in range(k):
             tmp[3 * i + 2] -= de_saxce(mu[i], z, i)
@@ -255,6 +368,10 @@ def admm_solve(G, g, mu, R, tol, max_iter, warm, lam, sigma, info, A, V, L0, pow
         converged = residual <= tol
         if converged:
             break
+        if it > AA_WAIT:
+            count, head, have_last, accelerated, accepted = anderson_step(
+                y, z, x, y_prev, z_prev, x_prev, dF, dR, last_f, last_r, small, count, head, have_last, accelerated,
+                accepted)
         if it <= hold:  # a given scale: keep its factorization for the first iterations
             continue
         if it - changed <= RHO_HOLD or residual < FAST_PROGRESS * previous:
@@ -267,7 +384,15 @@ def admm_solve(G, g, mu, R, tol, max_iter, warm, lam, sigma, info, A, V, L0, pow
             continue
         rho = math.sqrt(L * m) * (L / m) ** power
         changed = it
+        count, head, have_last, accelerated = 0, 0, False, False  # another map: its history is not this one's
         if factor(G, R, PROXIMAL + rho, A, first) < n:
             return 1, L, power
+    if not converged:
+        # the last w may be Anderson's combination, outside the cones: λ is its projection,
+        # with its own σ and residuals
+        for i in range(k):
+            project_cone(mu[i], y, i, y)
+        product(G, R, g, y, sigma, first)
+        ncp_residuals(mu, y, sigma, p, res)
     write_info(info, it, converged, res, rho)
     return 0, L, power

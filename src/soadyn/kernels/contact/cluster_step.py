@@ -55,7 +55,7 @@ from ..cluster.response import cluster_force_response, refactor_with_rotors
 from ..collision.detect import detect_contacts_kernel
 from ..kinematics import joint_placements, nonfinite, state_status, velocity_step, world_poses
 from ..primitives import add_force_to_parent
-from .admm import CONVERGED, INFO_SIZE, RHO_POWER, admm_solve
+from .admm import AA_SMALL, ADMM_ROWS, CONVERGED, INFO_SIZE, RHO_POWER, admm_solve
 from .warm import match_warm_start
 from .pgs import pgs_kernel
 from .points import contact_forces_pass, contact_velocities_pass, point_pickoff
@@ -104,12 +104,13 @@ def cluster_step_sizes(nq, nb, nyq, nyv, K, det_floats, det_ints):
     """(floats, ints) of the scratch of a step of capacity K contacts (n = 3K): the
     detection's scratch, ẏ, ẏ_free, Δẏ (nyv each), y, y⁺ (nyq each), the spanning
     velocity (nq ≥ nv), the spanning q ⊕ dt G ẏ⁺ (nq), the impulses on the bodies (nb, 6),
-    the NCP vectors g, R (n each), D and the solver's matrix (n² each), its rows (8n),
+    the NCP vectors g, R (n each), D and the solver's matrix (n² each), its scratch
+    (:func:`~.admm.admm_scratch_size`),
     C-EFPA's projected propagators of the contacts and of one side (2K + 1)·3·nyv, a
     pick-off (18); integers: the detection's."""
     n = 3 * K
-    floats = (det_floats + 3 * nyv + 2 * nyq + 2 * nq + 6 * nb + 2 * n + 2 * n * n + 8 * n + (2 * K + 1) * 3 * nyv
-              + 18)
+    floats = (det_floats + 3 * nyv + 2 * nyq + 2 * nq + 6 * nb + 2 * n + 2 * n * n + ADMM_ROWS * n + AA_SMALL
+              + (2 * K + 1) * 3 * nyv + 18)
     ints = det_ints
     return floats, ints
 
@@ -276,7 +277,7 @@ def _solve_stage(k, prm, objects, points, friction, warm_objects, warm_points, w
         pgs_kernel(D, g, friction, R, tol, max_iter, warm, lamf, sigf, info, carve(V, 0, (2, n)))
         return True
     L0, p0 = (warm_scale[0], warm_scale[1]) if warm else (0.0, RHO_POWER)
-    st, L, power = admm_solve(D, g, friction, R, tol, max_iter, warm, lamf, sigf, info, A, carve(V, 0, (8, n)), L0,
+    st, L, power = admm_solve(D, g, friction, R, tol, max_iter, warm, lamf, sigf, info, A, carve(V, 0, ADMM_ROWS * n + AA_SMALL), L0,
                               p0, sigf[:0])
     info[SCALE_L], info[SCALE_POWER] = L, power
     return st == 0
@@ -311,7 +312,7 @@ def cluster_step_state(mi, mf, ws, ci, cf, cws, col_ci, col_cf, q, v, tau, fext,
     R = carve(fbuf, o, n); o += n
     Df = carve(fbuf, o, n * n); o += n * n
     Af = carve(fbuf, o, n * n); o += n * n
-    V = carve(fbuf, o, 8 * n); o += 8 * n
+    V = carve(fbuf, o, ADMM_ROWS * n + AA_SMALL); o += ADMM_ROWS * n + AA_SMALL
     Zf = carve(fbuf, o, 2 * K * nyv * 3); o += 2 * K * nyv * 3
     P = carve(fbuf, o, (nyv, 3)); o += 3 * nyv
     X = carve(fbuf, o, (6, 3))

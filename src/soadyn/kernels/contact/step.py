@@ -40,7 +40,8 @@ from ..articulated_blocks import acceleration_pass, articulated_body_pass
 from ..collision.detect import CONTACT_FLOATS, CONTACT_INTS, detect_contacts_kernel
 from ..kinematics import (body_velocities, configuration_status, forces_shape_ok, joint_placements, no_forces,
                           nonfinite, state_status, world_poses)
-from .admm import COMPLEMENTARITY, CONVERGED, DUAL, INFO_SIZE, PRIMAL, RHO_POWER, admm_solve, write_info
+from .admm import (AA_SMALL, ADMM_ROWS, COMPLEMENTARITY, CONVERGED, DUAL, INFO_SIZE, PRIMAL, RHO_POWER, admm_solve,
+                   write_info)
 from .cones import ncp_residuals, project_cone
 from .delassus import delassus_after_atbi, delassus_buffer_sizes
 from .pgs import pgs_kernel
@@ -80,7 +81,7 @@ DIM_CAPACITY, DIM_DETECT_FLOATS, DIM_DETECT_INTS = range(3)
 #: (also Δv) and ``vfree`` (nv,), the joint forces with PD terms ``tau`` (nv,), the bodies'
 #: contact impulses ``F`` (nb, 6), the NCP vectors ``g``, ``R``, ``sigma``, ``lam`` (n,),
 #: the Delassus matrix ``Gf`` and the solver's matrix ``Af`` (n², flat: carved (3k, 3k) for
-#: the k contacts found), the solver's rows ``Vf`` (8 n), the Delassus kernel's scratch
+#: the k contacts found), the solver's scratch ``Vf`` (:func:`~.admm.admm_scratch_size`), the Delassus kernel's scratch
 #: (``ofl``, ``oin``) and a rollout's previous contacts (``prev_objects`` (2 K,),
 #: ``prev_points`` (3 K,), ``prev_lam`` (n,), ``prev_sigma`` (n,)) for its warm start, the
 #: dual start matched from ``prev_sigma`` (``dual`` (n,)), and a rollout's step
@@ -98,7 +99,8 @@ def step_sizes(nb, nv, K, det_floats, det_ints, of, oi):
     ``delassus_buffer_sizes(nb, nv, K)`` (:func:`~.delassus.delassus_buffer_sizes`); Python calls
     ``step_sizes.py_func`` (its body calls no compiled function)."""
     n = 3 * K
-    floats = det_floats + CONTACT_FLOATS * K + 3 * nv + 6 * nb + 8 * n + 2 * n * n + 8 * n + STEP_INFO_SIZE + 2 + of
+    floats = (det_floats + CONTACT_FLOATS * K + 3 * nv + 6 * nb + 8 * n + 2 * n * n + ADMM_ROWS * n + AA_SMALL
+              + STEP_INFO_SIZE + 2 + of)
     ints = det_ints + CONTACT_INTS * K + oi + 2 * K
     return floats, ints
 
@@ -125,7 +127,7 @@ def step_scratch(fbuf, ibuf, nb, nv, dims):
     dual = carve(fbuf, o, n); o += n
     Gf = carve(fbuf, o, n * n); o += n * n
     Af = carve(fbuf, o, n * n); o += n * n
-    Vf = carve(fbuf, o, 8 * n); o += 8 * n
+    Vf = carve(fbuf, o, ADMM_ROWS * n + AA_SMALL); o += ADMM_ROWS * n + AA_SMALL
     info = carve(fbuf, o, STEP_INFO_SIZE); o += STEP_INFO_SIZE
     prev_scale = carve(fbuf, o, 2); o += 2
     of, oi = delassus_buffer_sizes(nb, nv, K)
@@ -358,7 +360,7 @@ def solve_stage(k, K, prm, warm_objects, warm_points, warm_lam, warm_sigma, warm
             match_warm_start(carve(s.cil, 0, (k, 2)), carve(s.cfl, 0, (k, 3)), warm_objects, warm_points,
                              warm_sigma, dual)
         st, L, power = admm_solve(G, g, mu, R, tol, max_iter, warm, lam, s.sigma[:n], info, carve(s.Af, 0, (n, n)),
-                                  carve(s.Vf, 0, (8, n)), L0, p0, dual)
+                                  carve(s.Vf, 0, ADMM_ROWS * n + AA_SMALL), L0, p0, dual)
         if st != 0:
             return False
         info[SCALE_L], info[SCALE_POWER] = L, power

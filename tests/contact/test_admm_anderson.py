@@ -1,0 +1,110 @@
+"""Anderson's acceleration of the contact ADMM (soadyn.kernels.contact.admm.anderson_step) and
+what the solver returns when the iterations stop before the tolerance.
+
+Truths: on an affine map w ↦ T w + c of dimension d, Anderson's method with memory m ≥ d is
+GMRES in disguise [Walker11] and reaches the fixed point (I − T)⁻¹c within d + 1 accelerated
+steps, where the plain iteration with T's spectral radius 0.99 still has an error of about
+0.99ᵈ; stack problems built from a known
+solution with contacts sticking, sliding and separating are solved (the NCP evaluated in
+numpy); a solve stopped by max_iter returns a
+λ in the friction cones with its own σ = (G + R)λ + g and the NCP residuals of that λ,
+evaluated here in numpy."""
+import numpy as np
+import pytest
+
+from soadyn.core.jit import kernel  # soadyn's decorator: a kernel may call soadyn's helpers (link-only code)
+from soadyn.kernels.contact.admm import AA_MEMORY, AA_SMALL, INFO_SIZE, admm_kernel, admm_scratch_size, anderson_step
+from test_admm_dual_start import ncp_violation
+
+
+@kernel
+def _anderson(y, z, x, y_prev, z_prev, x_prev, dF, dR, last_f, last_r, small, state, accepted):
+    count, head, have_last, accelerated, accepted[0] = anderson_step(
+        y, z, x, y_prev, z_prev, x_prev, dF, dR, last_f, last_r, small, state[0], state[1], state[2] == 1,
+        state[3] == 1, accepted[0])
+    state[0], state[1], state[2], state[3] = count, head, 1 if have_last else 0, 1 if accelerated else 0
+
+
+def test_anderson_solves_an_affine_map_in_d_plus_one_steps():
+    rng = np.random.default_rng(1)
+    n = 2  # w = (y, z): d = 4 ≤ AA_MEMORY
+    d = 2 * n
+    Q, _ = np.linalg.qr(rng.normal(size=(d, d)))
+    T = Q @ np.diag([0.99, 0.9, -0.5, 0.3]) @ Q.T
+    c = rng.normal(size=d)
+    w_star = np.linalg.solve(np.eye(d) - T, c)
+    y, z, x = np.zeros(n), np.zeros(n), np.zeros(n)
+    rows = {k: np.zeros(n) for k in ("y_prev", "z_prev", "x_prev")}
+    dF, dR = np.zeros((AA_MEMORY, d)), np.zeros((AA_MEMORY, d))
+    last_f, last_r, small = np.zeros(d), np.zeros(d), np.zeros(AA_SMALL)
+    state, accepted = np.zeros(4, dtype=np.int64), np.zeros(1)
+    errors = []
+    for _ in range(d + 2):
+        rows["y_prev"][:], rows["z_prev"][:] = y, z
+        f = T @ np.concatenate([y, z]) + c  # the map
+        y[:], z[:] = f[:n], f[n:]
+        _anderson(y, z, x, rows["y_prev"], rows["z_prev"], rows["x_prev"], dF, dR, last_f, last_r, small, state,
+                  accepted)
+        errors.append(np.abs(np.concatenate([y, z]) - w_star).max())
+    scale = np.abs(w_star).max()
+    assert errors[-1] <= 1e-6 * scale, errors
+    assert 0.99 ** (d + 2) * np.abs(w_star).max() > 1e3 * errors[-1]  # the plain iteration is far from it
+
+
+def _stack_problem(seed, R=0.0):
+    """A 5-box stack's Delassus-like G (test_envelope.stack_delassus) and g = σ* − (G + R)λ* of
+    a known solution (λ*, σ*) with the three modes: sticking (λ* inside its cone, σ* = 0),
+    sliding (λ* on its cone, σ*_T against λ*_T, σ*_n = 0) and separating (λ* = 0, σ*_n > 0):
+    a problem that has a solution (not the only one: the Coulomb NCP is not monotone)."""
+    from test_envelope import stack_delassus
+    rng = np.random.default_rng(seed)
+    G, _ = stack_delassus(rng)
+    n = G.shape[0]
+    k = n // 3
+    mu = rng.uniform(0.3, 1.0, size=k)
+    lam, sig = np.zeros((k, 3)), np.zeros((k, 3))
+    for i, mode in enumerate(rng.permutation(np.arange(k) % 3)):
+        u = rng.normal(size=2)
+        u /= np.linalg.norm(u)
+        if mode == 0:  # sticking
+            lam[i, 2] = rng.uniform(0.5, 2.0)
+            lam[i, :2] = rng.uniform(0.0, 0.9) * mu[i] * lam[i, 2] * u
+        elif mode == 1:  # sliding
+            lam[i, 2] = rng.uniform(0.5, 2.0)
+            lam[i, :2] = mu[i] * lam[i, 2] * u
+            sig[i, :2] = -rng.uniform(0.01, 0.1) * u
+        else:  # separating
+            sig[i] = 0.05 * rng.normal(size=3)
+            sig[i, 2] = rng.uniform(0.01, 0.1)
+    lam, sig = lam.reshape(-1), sig.reshape(-1)
+    return G, sig - (G + R * np.eye(n)) @ lam, mu, lam
+
+
+@pytest.mark.parametrize("max_iter", [1, 2, 5, 17])
+def test_a_stopped_solve_returns_a_cone_point_with_its_own_residuals(max_iter):
+    from test_step import ncp_residuals
+    G, g, mu, _ = _stack_problem(3)
+    n = g.shape[0]
+    R = np.zeros(n)
+    lam, sigma, info = np.zeros(n), np.zeros(n), np.zeros(INFO_SIZE)
+    assert admm_kernel(G, g, mu, R, 1e-14, max_iter, False, lam, sigma, info, np.empty((n, n)),
+                       np.empty(admm_scratch_size.py_func(n))) == 0
+    assert info[1] == 0.0 and info[0] == max_iter  # stopped, not converged
+    L = lam.reshape(-1, 3)
+    assert np.all(np.hypot(L[:, 0], L[:, 1]) <= mu * L[:, 2] + 1e-15) and np.all(L[:, 2] >= 0)
+    np.testing.assert_allclose(sigma, G @ lam + g, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(info[2:5], ncp_residuals(lam.reshape(-1, 3), sigma.reshape(-1, 3), mu), rtol=1e-9,
+                               atol=1e-15)
+
+
+@pytest.mark.parametrize("seed", [7, 8, 11, 16, 20])
+@pytest.mark.parametrize("R", [0.0, 1e-4])
+def test_the_accelerated_solve_solves_the_ncp(seed, R):
+    G, g, mu, _ = _stack_problem(seed, R)
+    n = g.shape[0]
+    Rv = np.full(n, R)
+    lam, sigma, info = np.zeros(n), np.zeros(n), np.zeros(INFO_SIZE)
+    assert admm_kernel(G, g, mu, Rv, 1e-10, 2000, False, lam, sigma, info, np.empty((n, n)),
+                       np.empty(admm_scratch_size.py_func(n))) == 0
+    assert info[1] == 1.0
+    assert ncp_violation(G, g, mu, Rv, lam) <= 1e-9
