@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from soadyn.core.jit import kernel  # soadyn's decorator: a kernel may call soadyn's helpers (link-only code)
-from soadyn.kernels.contact.admm import AA_MEMORY, AA_SMALL, INFO_SIZE, admm_kernel, admm_scratch_size, anderson_step
+from soadyn.kernels.contact.admm import (AA_MEMORY, AA_SMALL, INFO_SIZE, WARM_RETRY, admm_kernel, admm_scratch_size, admm_solve,
+                                         anderson_step)
 from test_admm_dual_start import ncp_violation
 
 
@@ -108,3 +109,34 @@ def test_the_accelerated_solve_solves_the_ncp(seed, R):
                        np.empty(admm_scratch_size.py_func(n))) == 0
     assert info[1] == 1.0
     assert ncp_violation(G, g, mu, Rv, lam) <= 1e-9
+
+
+@kernel
+def _solve_from_scale(G, g, mu, R, tol, max_iter, lam, sigma, info, A, V, L0, power0):
+    status, L, power = admm_solve(G, g, mu, R, tol, max_iter, True, lam, sigma, info, A, V, L0, power0, sigma[:0])
+    return status
+
+
+def test_a_solve_from_a_wrong_scale_starts_again_with_its_own():
+    """A time stepper's given penalty scale that does not fit the problem (ρ far too small:
+    p = −3) is dropped after WARM_RETRY iterations for a cold start's, from the best iterate:
+    the solve then takes about WARM_RETRY more iterations than a cold one (the spectral rule
+    alone, walking p back by steps of 0.05, takes several times the cold count). The problem:
+    two stacked boxes whose contacts all stick, g = −Gλ* for normal impulses λ*."""
+    from test_envelope import stack_delassus
+    rng = np.random.default_rng(7)
+    G, _ = stack_delassus(rng, bodies=2)
+    n = G.shape[0]
+    lam_star = np.zeros(n)
+    lam_star[2::3] = rng.uniform(0.5, 2.0, n // 3)
+    g, mu, R = -G @ lam_star, np.full(n // 3, 0.8), np.zeros(n)
+    lam, sigma, info = np.zeros(n), np.zeros(n), np.zeros(INFO_SIZE)
+    assert admm_kernel(G, g, mu, R, 1e-10, 5000, False, lam, sigma, info, np.empty((n, n)),
+                       np.empty(admm_scratch_size.py_func(n))) == 0
+    cold = info[0]
+    lam[:] = 0.0
+    assert _solve_from_scale(G, g, mu, R, 1e-10, 5000, lam, sigma, info, np.empty((n, n)),
+                             np.empty(admm_scratch_size.py_func(n)), np.linalg.eigvalsh(G).max(), -3.0) == 0
+    assert info[1] == 1.0
+    assert WARM_RETRY < info[0] <= WARM_RETRY + 2 * cold
+    assert ncp_violation(G, g, mu, R, lam) <= 1e-9

@@ -70,15 +70,20 @@ AA_WAIT = 8
 #: the Tikhonov weight of Anderson's least squares, relative to the trace of its normal
 #: matrix (the differences grow nearly parallel as the iterations converge)
 AA_REGULARIZATION = 1e-10
+#: iterations after which a solve started from a given penalty scale that has not converged
+#: starts again from its best iterate with a scale of its own (:func:`admm_solve`)
+WARM_RETRY = 50
 #: rows (of n floats) of the solver's scratch ``V``: the ADMM's x, z, the envelope, the
-#: previous y, x, z, a vector, the residuals' scratch and the residuals (rows 0–8), then
+#: previous y, x, z, a vector, the residuals' scratch, the residuals, the best iterate and
+#: its σ (rows 0–10), then
 #: Anderson's last m differences of the iterates F(w) (2n each), of their residuals
 #: F(w) − w (2n each), and the last iterate and its residual (2n each)
-SOLVER_ROWS = 9
+SOLVER_ROWS = 11
 ADMM_ROWS = SOLVER_ROWS + 4 * AA_MEMORY + 4
 #: floats of ``V`` after its rows: Anderson's normal matrix and its factor (m × m each), the
-#: combination's weights (m) and a zero diagonal (m: its factorization adds none)
-AA_SMALL = 2 * AA_MEMORY * AA_MEMORY + 2 * AA_MEMORY
+#: combination's weights (m), a zero diagonal (m: its factorization adds none) and the best
+#: iterate's residuals (3)
+AA_SMALL = 2 * AA_MEMORY * AA_MEMORY + 2 * AA_MEMORY + 3
 
 #: rows of the ``info`` output of the solver kernels
 ITERATIONS, CONVERGED, PRIMAL, DUAL, COMPLEMENTARITY, RHO = range(6)
@@ -194,6 +199,24 @@ def admm_scratch_size(n):
     return ADMM_ROWS * n + AA_SMALL
 
 
+@helper(forceinline=True)
+def corrected_dual_start(mu, sigma, z):
+    """z (3k,) ← the projection of σ + Γ(σ) onto the dual cones K_μ*: the ADMM's dual start
+    from velocities σ."""
+    for i in range(mu.shape[0]):
+        z[3 * i], z[3 * i + 1] = sigma[3 * i], sigma[3 * i + 1]
+        z[3 * i + 2] = sigma[3 * i + 2] + de_saxce(mu[i], sigma, i)
+        project_dual_cone(mu[i], z, i, z)
+
+
+@helper(forceinline=True)
+def keep_best(y, sigma, res, best_y, best_sigma, best_res):
+    """The best iterate so far ← (y, σ, its residuals)."""
+    for r in range(y.shape[0]):
+        best_y[r], best_sigma[r] = y[r], sigma[r]
+    best_res[0], best_res[1], best_res[2] = res[0], res[1], res[2]
+
+
 @helper
 def anderson_step(y, z, x, y_prev, z_prev, x_prev, dF, dR, last_f, last_r, small, count, head, have_last,
                   accelerated, accepted):
@@ -284,18 +307,24 @@ def admm_solve(G, g, mu, R, tol, max_iter, warm, lam, sigma, info, A, V, L0, pow
     costs a factorization). ``dual`` (n,) or empty: the start of the dual z, a velocity σ
     (t1, t2, n) [m/s] per contact (a time stepper's previous σ, matched to the contacts as
     λ is), taken with ``warm`` (empty: σ of the primal start). z starts at the corrected
-    σ + Γ(σ) projected onto the dual cones either way. Returns (status, L, p at the end)."""
+    σ + Γ(σ) projected onto the dual cones either way. A solve from a given scale that has
+    not converged after :data:`WARM_RETRY` iterations starts again from its best iterate
+    with the scale of a cold start (L by power iteration, p = :data:`RHO_POWER`). A solve
+    stopped by ``max_iter`` returns its best iterate (the least largest residual), its σ and
+    residuals. Returns (status, L, p at the end)."""
     n = g.shape[0]
     k = mu.shape[0]
     rows = carve(V, 0, (SOLVER_ROWS, n))
     x, z, first, y_prev, x_prev, tmp, p, res, z_prev = (rows[0], rows[1], rows[2], rows[3], rows[4], rows[5],
                                                         rows[6], rows[7], rows[8])
+    best_y, best_sigma = rows[9], rows[10]
     M2 = 2 * AA_MEMORY * n
     dF = carve(V, SOLVER_ROWS * n, (AA_MEMORY, 2 * n))
     dR = carve(V, SOLVER_ROWS * n + M2, (AA_MEMORY, 2 * n))
     last_f = carve(V, SOLVER_ROWS * n + 2 * M2, 2 * n)
     last_r = carve(V, SOLVER_ROWS * n + 2 * M2 + 2 * n, 2 * n)
     small = carve(V, ADMM_ROWS * n, AA_SMALL)
+    best_res = carve(small, AA_SMALL - 3, 3)
     y = lam
     for i in range(k):
         if warm:
@@ -331,11 +360,8 @@ def admm_solve(G, g, mu, R, tol, max_iter, warm, lam, sigma, info, A, V, L0, pow
     # contacts' velocities ≈ 0) is nearer the new σ* than σ of the warm λ on the new g,
     # whose error the rank-deficient G does not damp (talos: the first iteration from the
     # latter raised the residual 25×)
-    start = dual if warm and dual.shape[0] == n else sigma
-    for i in range(k):
-        z[3 * i], z[3 * i + 1] = start[3 * i], start[3 * i + 1]
-        z[3 * i + 2] = start[3 * i + 2] + de_saxce(mu[i], start, i)
-        project_dual_cone(mu[i], z, i, z)
+    corrected_dual_start(mu, dual if warm and dual.shape[0] == n else sigma, z)
+    keep_best(y, sigma, res, best_y, best_sigma, best_res)
     it = 0
     changed = 0  # the iteration of the last change of ρ
     residual = max(res[0], max(res[1], res[2]))
@@ -368,6 +394,22 @@ def admm_solve(G, g, mu, R, tol, max_iter, warm, lam, sigma, info, A, V, L0, pow
         converged = residual <= tol
         if converged:
             break
+        if residual < max(best_res[0], max(best_res[1], best_res[2])):
+            keep_best(y, sigma, res, best_y, best_sigma, best_res)
+        if it == WARM_RETRY and L0 > 0.0:
+            # the given scale is not this problem's (the contacts changed mode under it): the
+            # scale of a cold start, from the best iterate (benchmarks/results/design_notes.md,
+            # "WARM_RETRY")
+            L = max(largest_eigenvalue(G, R, tmp, p), m)
+            power, hold, changed = RHO_POWER, 0, it
+            rho = math.sqrt(L * m) * (L / m) ** power
+            if factor(G, R, PROXIMAL + rho, A, first) < n:
+                return 1, L, power
+            for r in range(n):
+                y[r] = x[r] = best_y[r]
+            corrected_dual_start(mu, best_sigma, z)
+            count, head, have_last, accelerated = 0, 0, False, False
+            continue
         if it > AA_WAIT:
             count, head, have_last, accelerated, accepted = anderson_step(
                 y, z, x, y_prev, z_prev, x_prev, dF, dR, last_f, last_r, small, count, head, have_last, accelerated,
@@ -388,11 +430,10 @@ def admm_solve(G, g, mu, R, tol, max_iter, warm, lam, sigma, info, A, V, L0, pow
         if factor(G, R, PROXIMAL + rho, A, first) < n:
             return 1, L, power
     if not converged:
-        # the last w may be Anderson's combination, outside the cones: λ is its projection,
-        # with its own σ and residuals
-        for i in range(k):
-            project_cone(mu[i], y, i, y)
-        product(G, R, g, y, sigma, first)
-        ncp_residuals(mu, y, sigma, p, res)
+        # the last w may be Anderson's combination, outside the cones: λ is the best iterate
+        # (the least of the three residuals' largest), with its σ and residuals
+        for r in range(n):
+            y[r], sigma[r] = best_y[r], best_sigma[r]
+        res[0], res[1], res[2] = best_res[0], best_res[1], best_res[2]
     write_info(info, it, converged, res, rho)
     return 0, L, power
