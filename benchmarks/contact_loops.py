@@ -268,7 +268,7 @@ def stage_cases(model, tree, q, v, r):
               Z=np.empty((2 * len(body), tree.nyv, 6)), Om=np.empty((6 * len(body), 6 * len(body))),
               detect_kernel=detect_kernel, fs=np.zeros(call.sizes[4]), js=np.zeros(call.sizes[5], dtype=np.int64),
               vec=np.empty((2 * K, 3)), sca=np.empty(2 * K), frm=np.empty((K, 3, 3)),
-              prs=np.empty((2 * K, 2), dtype=np.int64), det=call.parts[0][2], dcf=call.parts[1][2],
+              prs=np.empty((2 * K, 2), dtype=np.int64), det=call.parts[2], dcf=call.parts[6],
               admm_kernel=admm_kernel, D=D, g=g, mu=np.asarray(contacts.friction), R=np.zeros(n),
               lam0=sol.impulses.reshape(-1).copy(), lam=np.empty(n), sig=np.empty(n), ainfo=np.zeros(INFO_SIZE),
               A=np.empty((n, n)), V=np.empty(admm_scratch_size.py_func(n)))

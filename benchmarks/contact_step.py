@@ -289,9 +289,12 @@ def measure(scene, batch, steps, rounds, seed=0):
     state = {"q": scene.q0.copy(), "v": np.zeros(model.nv), "r": None}
     kp, kd = scene.kp_v, scene.kd_v
 
+    no_torques = np.zeros(model.nv)
+
     def sd_step():
         q, v = state["q"], state["v"]
-        tau1 = kp * scene.pd_error(q, qref1) - kd * v
+        # PD torques where MuJoCo has servos (the box stack has none, and mj_step computes none)
+        tau1 = kp * scene.pd_error(q, qref1) - kd * v if scene.has_pd else no_torques
         r = sd.step(model, q, v, tau1, DT, warm_start=state["r"])
         state["q"], state["v"], state["r"] = r.q, r.v, r
         if not np.isfinite(r.q).all():
@@ -451,8 +454,8 @@ def _pd_indices(model):
 def report(rows, header):
     lines = ["# sd.step and sd.rollout(contacts=True) against MuJoCo", "", "```", header, "```", "",
              "Steps per second (medians of interleaved rounds); ratio = soadyn / MuJoCo (≥ 1: soadyn faster). "
-             "`step`: one call per step from Python (sd.step with the PD torques computed in Python, against "
-             "mj_step with position servos); `rollout` B × T: one call (1 thread: MuJoCo Rollout(nthread=0), soadyn "
+             "`step`: one call per step from Python (sd.step with the PD torques computed in Python where the scene "
+             "has servos, against mj_step with its position servos); `rollout` B × T: one call (1 thread: MuJoCo Rollout(nthread=0), soadyn "
              "one batch thread; 2 threads: Rollout(nthread=2), soadyn two).", "",
              "| scene | nv | B × T | step MuJoCo | step soadyn | ratio | rollout 1 thr MuJoCo | soadyn | ratio | "
              "rollout 2 thr MuJoCo | soadyn | ratio |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]

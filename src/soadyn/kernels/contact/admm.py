@@ -21,7 +21,9 @@ on the same problems. The iterations are accelerated by Anderson's method [Walke
 pair (y, z), as [Zhang19] accelerates ADMM: each iterate is replaced by the combination of
 the last :data:`AA_MEMORY` + 1 iterates whose residuals F(w) − w combine to the least norm
 (:func:`anderson_step`), and an accelerated iterate whose residual came out larger than the
-last accepted one's is dropped for the plain one, with the history (the safeguard). The
+last accepted one's is dropped for the plain one, with the history (the safeguard); a solve
+whose least accepted residual has not fallen for :data:`AA_PATIENCE` iterations goes on
+without it. The
 ADMM's linear convergence on a rank-deficient G is slow where contacts stick and slide at
 once (a stack of boxes started with random velocities), and the combination takes out the
 slowest directions of that contraction (the measurements: benchmarks/results/design_notes.md,
@@ -67,6 +69,10 @@ AA_MEMORY = 5
 #: time step end in fewer, where the history would only cost (the same iteration counts
 #: with 0, 4 or 8: benchmarks/results/design_notes.md, "anderson_step")
 AA_WAIT = 8
+#: iterations without a new least accepted ‖F(w) − w‖ after which a solve stops accelerating: Anderson's
+#: method can stall where the plain iterations converge (benchmarks/results/design_notes.md,
+#: "AA_PATIENCE")
+AA_PATIENCE = 60
 #: the Tikhonov weight of Anderson's least squares, relative to the trace of its normal
 #: matrix (the differences grow nearly parallel as the iterations converge)
 AA_REGULARIZATION = 1e-10
@@ -369,6 +375,8 @@ def admm_solve(G, g, mu, R, tol, max_iter, warm, lam, sigma, info, A, V, L0, pow
     # Anderson's state (anderson_step): the ring's columns and next slot, whether the last
     # iterate is kept, whether w is an accelerated point, the last accepted ‖F(w) − w‖²
     count, head, have_last, accelerated, accepted = 0, 0, False, False, 0.0
+    # whether the iterations are accelerated; the least ‖F(w) − w‖² accepted and its iteration
+    anderson, least, least_at, stalled = True, math.inf, 0, False
     while not converged and it < max_iter:
         it += 1
         for r in range(n):
@@ -396,6 +404,11 @@ def admm_solve(G, g, mu, R, tol, max_iter, warm, lam, sigma, info, A, V, L0, pow
             break
         if residual < max(best_res[0], max(best_res[1], best_res[2])):
             keep_best(y, sigma, res, best_y, best_sigma, best_res)
+        if anderson and it - max(least_at, AA_WAIT) > AA_PATIENCE:
+            # stalled: the history restarts from this (plain) iterate; stalled again, the
+            # iterations go on without it
+            count, head, have_last, accelerated, least, least_at = 0, 0, False, False, math.inf, it
+            anderson, stalled = not stalled, True
         if it == WARM_RETRY and L0 > 0.0:
             # the given scale is not this problem's (the contacts changed mode under it): the
             # scale of a cold start, from the best iterate (benchmarks/results/design_notes.md,
@@ -410,10 +423,12 @@ def admm_solve(G, g, mu, R, tol, max_iter, warm, lam, sigma, info, A, V, L0, pow
             corrected_dual_start(mu, best_sigma, z)
             count, head, have_last, accelerated = 0, 0, False, False
             continue
-        if it > AA_WAIT:
+        if anderson and it > AA_WAIT:
             count, head, have_last, accelerated, accepted = anderson_step(
                 y, z, x, y_prev, z_prev, x_prev, dF, dR, last_f, last_r, small, count, head, have_last, accelerated,
                 accepted)
+            if accepted < least:
+                least, least_at = accepted, it
         if it <= hold:  # a given scale: keep its factorization for the first iterations
             continue
         if it - changed <= RHO_HOLD or residual < FAST_PROGRESS * previous:
