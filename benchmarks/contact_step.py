@@ -380,7 +380,7 @@ def _stage_loop():
         k = ks.detect_stage(mi, mf, ws, ci, cf, prm[ks.MARGIN], s, K)
         ks.free_stage(mi, mf, ws, v, tau, fext, dt, s)
         ks.delassus_stage(mi, mf, ws, k, K, dt, prm, s)
-        ks.solve_stage(k, K, prm, none, no_points, carve(s.prev_lam, 0, 0), carve(s.prev_sigma, 0, 0), s.prev_scale,
+        ks.solve_stage(k, K, m.nv, prm, none, no_points, carve(s.prev_lam, 0, 0), carve(s.prev_sigma, 0, 0), s.prev_scale,
                        s, info)
         for i in range(k):  # the solution as the warm start of the next solve
             s.prev_objects[2 * i], s.prev_objects[2 * i + 1] = s.cil[2 * i], s.cil[2 * i + 1]
@@ -400,10 +400,10 @@ def _stage_loop():
             elif which == 3:
                 ks.delassus_stage(mi, mf, ws, k, K, dt, prm, s)
             elif which == 4:
-                ks.solve_stage(k, K, prm, none, no_points, carve(s.prev_lam, 0, 0), carve(s.prev_sigma, 0, 0), s.prev_scale,
+                ks.solve_stage(k, K, m.nv, prm, none, no_points, carve(s.prev_lam, 0, 0), carve(s.prev_sigma, 0, 0), s.prev_scale,
                        s, info)
             elif which == 5:
-                ks.solve_stage(k, K, prm, carve(s.prev_objects, 0, (k, 2)), carve(s.prev_points, 0, (k, 3)),
+                ks.solve_stage(k, K, m.nv, prm, carve(s.prev_objects, 0, (k, 2)), carve(s.prev_points, 0, (k, 3)),
                                carve(s.prev_lam, 0, 3 * k), carve(s.prev_sigma, 0, 3 * k), s.prev_scale, s, info)
             elif which == 6:
                 ks.update_stage(mi, mf, ws, q, k, K, dt, s, q1, v1)

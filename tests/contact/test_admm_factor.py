@@ -3,7 +3,8 @@ G + diag R + shift I and its solves.
 
 Truths: the defining identity L Lᵀ = G + diag R + shift I, L lower triangular with a positive
 diagonal (hence numpy's Cholesky factor, which is unique); the solve against numpy's dense
-solve; a matrix that is not positive definite is refused at its first non-positive pivot.
+solve; a matrix that is not positive definite is refused at its first non-positive pivot, and
+with a pivot floor a rank-deficient one at the first row that depends on those before it.
 The Delassus matrices are rank deficient as the contact ones are (3k rows, rank ≤ 6 per
 body), the shift that of the ADMM, η + ρ ≥ 1e-6."""
 import numpy as np
@@ -14,8 +15,8 @@ from soadyn.kernels.contact.admm import cholesky_solve, shifted_cholesky
 
 
 @kernel
-def _factor(G, R, shift, A):
-    return shifted_cholesky(G, R, shift, A)
+def _factor(G, R, shift, A, floor=0.0):
+    return shifted_cholesky(G, R, shift, A, floor)
 
 
 @kernel
@@ -54,3 +55,20 @@ def test_not_positive_definite_is_refused_at_its_pivot():
     A = np.zeros((4, 4))
     assert _factor(G, np.zeros(4), 0.1, A) == 2
     assert _factor(G, np.zeros(4), 0.6, A) == 4
+
+
+@pytest.mark.parametrize("n, rank", [(12, 6), (24, 12), (9, 8)])
+def test_pivot_floor_stops_at_the_first_dependent_row(n, rank):
+    # G = J Jᵀ with J (n, rank) generic: its first `rank` rows are independent and row `rank`
+    # is a combination of them; with no shift the factorization stops there given a floor,
+    # and goes on through round-off pivots without one
+    rng = np.random.default_rng(rank)
+    G = _delassus_like(rng, n, rank)
+    A = np.zeros((n, n))
+    assert _factor(G, np.zeros(n), 0.0, A, 1e-8) == rank
+    # a positive definite matrix passes the floor whole, with the same factor as without it
+    M = G + np.eye(n)
+    B = np.zeros((n, n))
+    assert _factor(M, np.zeros(n), 0.0, A, 1e-8) == n
+    assert _factor(M, np.zeros(n), 0.0, B) == n
+    np.testing.assert_array_equal(np.tril(A), np.tril(B))

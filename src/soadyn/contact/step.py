@@ -185,7 +185,6 @@ def raise_step_status(status, model, state):
 #: :func:`step`, as :mod:`soadyn.core.call`'s)
 _KERNEL = ExactCall(ks.step_kernel)
 _INF = float("inf")
-_CONVERGED = ks.RECORD_HEAD + CONVERGED
 _COUNT = ks.RECORD_HEAD + ks.COUNT
 
 
@@ -196,10 +195,11 @@ def _fast_step(model, q, v, tau, dt, f_ext, settings, warm_start):
     (C-contiguous float64 vectors, writeable; the kernel checks their lengths and
     finiteness), ``dt`` a positive float, no external forces or an (nbodies, 6) array,
     settings None or a ContactSettings, no warm start or the result of a step of this model
-    version. Anything else, a nonzero status of the kernel, or more contacts than the
-    tables hold, gives None: the general path then names what is wrong or grows the
-    capacity (the kernel writes only the thread's tables and the record made here, so
-    running it again is safe)."""
+    version. Anything else, or a status of the kernel other than OK (an error, more
+    contacts than the tables hold, a solve that did not converge), gives None: the general
+    path then names what is wrong, grows the capacity or warns (the kernel writes only the
+    thread's tables and the record made here, so running it again is safe). The common
+    step reads no entry of its record here: the kernel's status says it all."""
     d = getattr(model, "_derived", None)
     if d is None or not (type(dt) is float and 0.0 < dt < _INF):
         return None
@@ -220,24 +220,30 @@ def _fast_step(model, q, v, tau, dt, f_ext, settings, warm_start):
         return None
     if tau is None:
         tau = np.zeros(th.nv)
-    identity = model_identity(model)
     if warm_start is None:
-        warm = _COLD
+        warm, model_ref = _COLD, None
     else:
         # the checks of Contacts.check, on what the result of a step holds (anything else:
-        # the general path names it or makes the record)
+        # the general path names it or makes the record); the new result keeps the warm
+        # start's weak reference, to the same model
         f = getattr(warm_start, "__dict__", None)
         warm = None if f is None or type(warm_start) is not StepResult else f.get("_record")
-        if warm is None or f["_version"] != d.version or f["_model"]() is not identity:
+        if warm is None or f["_version"] != d.version:
+            return None
+        model_ref = f["_model"]
+        target = model_ref()
+        if target is not model and target is not model_identity(model):
             return None
     out = np.empty(th.size)
     try:
         status = _KERNEL.fast(th.T, q, v, tau, f_ext, dt, settings._vector, warm, out)
     except GeneralPath:
         return None
-    if status != st.OK or out[_COUNT] > th.K:
+    if status != st.OK:  # (an error, a solve not converged or more contacts than th.K)
         return None
-    return recorded_result(out, th, weakref.ref(identity), d.version, settings)
+    if model_ref is None:
+        model_ref = weakref.ref(model_identity(model))
+    return recorded_result(out, th, model_ref, d.version, settings)
 
 
 def recorded_result(record, th, model_ref, version, settings):
@@ -322,8 +328,6 @@ def step(model, q, v, tau, dt, f_ext=None, settings=None, *, warm_start=None):
     result = _fast_step(model, q, v, tau, dt, f_ext, settings, warm_start)
     if result is None:
         return _general_step(model, q, v, tau, dt, f_ext, settings, warm_start)
-    if result._record[_CONVERGED] == 0.0:
-        _not_converged(result, DEFAULT_SETTINGS if settings is None else settings, 3)
     return result
 
 
@@ -350,14 +354,13 @@ def _general_step(model, q, v, tau, dt, f_ext, settings, warm_start):
         th = _thread_step(d, tables, K)
         record = np.empty(th.size)
         status = _KERNEL(th.T, q, v, tau, fext, dt, prm, warm, record)
-        if status != st.OK:
+        if status > st.OK:
             raise_step_status(status, model, (q, v, tau))
-        k = int(record[_COUNT])
-        if k <= th.K:
+        if status != ks.NO_ROOM:
             break
-        K = k  # more contacts than the tables hold: again with room for all of them
+        K = int(record[_COUNT])  # more contacts than the tables hold: again with room for all of them
     result = recorded_result(record, th, weakref.ref(model_identity(user_model)), d.version, settings)
-    if record[_CONVERGED] == 0.0:
+    if status == ks.UNCONVERGED:
         _not_converged(result, settings, 4)
     return result
 

@@ -135,23 +135,33 @@ def largest_eigenvalue(G, R, v, w):
 
 
 @helper
-def shifted_cholesky(G, R, shift, A):
+def shifted_cholesky(G, R, shift, A, floor):
     """A's lower triangle ← L with L Lᵀ = G + diag R + shift I (G (n, n) symmetric, only
-    its lower triangle read), row by row (Cholesky–Banachiewicz: each entry a dot product
-    of two rows of L, contiguous in memory). No pivoting: with G + R positive semidefinite
-    and shift > 0 the matrix is positive definite, and Cholesky is backward stable on such
-    a matrix without it. Returns n, or the first row whose pivot is not positive (G + R
-    not positive semidefinite by more than the shift)."""
+    its lower triangle read), column by column (Cholesky–Crout): column j's pivot
+    L_jj = √(A_jj − L[j, :j]·L[j, :j]), then its entries below,
+    L_ij = (A_ij − L[i, :j]·L[j, :j]) / L_jj, each a dot product of two rows of L,
+    contiguous in memory. Each entry is the same arithmetic as row by row
+    (Cholesky–Banachiewicz), in another order: the entries of a column depend on none of
+    each other, so their divisions overlap, where row by row each waited for the one before
+    it (a 12-row G: 0.63 µs row by row; benchmarks/results/design_notes.md,
+    "shifted_cholesky"). No pivoting: with G + R positive semidefinite and shift > 0 the
+    matrix is positive definite, and Cholesky is backward stable on such a matrix without
+    it. Returns n, or the first row whose pivot is not positive (G + R not positive
+    semidefinite by more than the shift) or, for ``floor`` > 0, whose squared pivot is at
+    most ``floor`` times its diagonal entry (a row that depends on the rows before it to
+    that precision: :mod:`.sticking`)."""
     n = G.shape[0]
-    for i in range(n):
-        Li = A[i]
-        for j in range(i):
-            Lj = A[j]
-            Li[j] = (G[i, j] - row_dot(Li, Lj, j)) / Lj[j]
-        d = G[i, i] + R[i] + shift - row_dot(Li, Li, i)
-        if not d > 0.0:
-            return i
-        Li[i] = math.sqrt(d)
+    for j in range(n):
+        Lj = A[j]
+        diagonal = G[j, j] + R[j] + shift
+        d = diagonal - row_dot(Lj, Lj, j)
+        if not (d > 0.0 and d > floor * diagonal):
+            return j
+        pivot = math.sqrt(d)
+        Lj[j] = pivot
+        for i in range(j + 1, n):
+            Li = A[i]
+            Li[j] = (G[i, j] - row_dot(Li, Lj, j)) / pivot
     return n
 
 
@@ -159,13 +169,15 @@ def shifted_cholesky(G, R, shift, A):
 def cholesky_solve(A, b, x):
     """x (n,) ← (L Lᵀ)⁻¹ b for L in the lower triangle of A (:func:`shifted_cholesky`);
     x may be b. Both sweeps read L by rows: forward y_i = (b_i − L[i, :i]·y)/L_ii, backward
-    by columns of Lᵀ (x_i = y_i/L_ii, then y[:i] −= L[i, :i] x_i)."""
+    by columns of Lᵀ (x_i = y_i/L_ii, then y[:i] −= L[i, :i] x_i), each division a product
+    with 1/L_ii (as :func:`~.envelope.envelope_solve`: the reciprocal depends on L alone,
+    so the chain of dependent rows waits for a multiplication instead of a division)."""
     n = b.shape[0]
     for i in range(n):
-        x[i] = (b[i] - row_dot(A[i], x, i)) / A[i, i]
+        x[i] = (b[i] - row_dot(A[i], x, i)) * (1.0 / A[i, i])
     for i in range(n - 1, -1, -1):
         Li = A[i]
-        xi = x[i] / Li[i]
+        xi = x[i] * (1.0 / Li[i])
         x[i] = xi
         for c in range(i):
             x[c] -= Li[c] * xi
@@ -175,7 +187,7 @@ def cholesky_solve(A, b, x):
 def factor(G, R, shift, A, first):
     """:func:`~.envelope.envelope_cholesky` over the envelope ``first``, or
     :func:`shifted_cholesky` when ``first`` is empty (the dense G)."""
-    return envelope_cholesky(G, R, shift, A, first) if first.shape[0] > 0 else shifted_cholesky(G, R, shift, A)
+    return envelope_cholesky(G, R, shift, A, first) if first.shape[0] > 0 else shifted_cholesky(G, R, shift, A, 0.0)
 
 
 @helper(forceinline=True)
@@ -277,7 +289,7 @@ def anderson_step(y, z, x, y_prev, z_prev, x_prev, dF, dR, last_f, last_r, small
         gamma[j] = row_dot(dR[j], last_r, 2 * n)
         zero[j] = 0.0
     Nm, Fm, gm = N[:count, :count], F[:count, :count], gamma[:count]
-    if not (trace > 0.0 and shifted_cholesky(Nm, zero, AA_REGULARIZATION * trace, Fm) == count):
+    if not (trace > 0.0 and shifted_cholesky(Nm, zero, AA_REGULARIZATION * trace, Fm, 0.0) == count):
         return count, head, True, False, norm2
     cholesky_solve(Fm, gm, gm)
     for j in range(count):

@@ -220,9 +220,11 @@ def _pair_blocks(m, s, G):
 
 @helper
 def delassus_after_atbi(mi, mf, ws, cbody, cpoint, cframe, fbuf, ibuf, G):
-    """G (3k, 3k) from the ATBI already in the workspace ``ws`` (:func:`~..innovations.atbi`
-    at the contacts' q): world poses, the gathers of the 2k sides, the pair blocks. The
-    arguments as :func:`delassus_kernel`'s. Returns a status."""
+    """G (3k, 3k) from the ATBI and the world poses already in the workspace ``ws``
+    (:func:`~..innovations.atbi` and :func:`~..kinematics.world_poses` at the contacts' q;
+    a time step has computed both before: its contacts' detection needs the poses): the
+    gathers of the 2k sides, the pair blocks. The arguments as :func:`delassus_kernel`'s.
+    Returns a status."""
     m = model_tables(mi, mf)
     nb, nv = m.nb, m.nv
     k = cbody.shape[0]
@@ -234,7 +236,6 @@ def delassus_after_atbi(mi, mf, ws, cbody, cpoint, cframe, fbuf, ibuf, G):
     if k == 0:
         return OK
     w = workspace_views(ws, m)
-    world_poses(mi, mf, ws)
     s = delassus_scratch(fbuf, ibuf, nb, nv, k)
     s.count[:] = 0
     o = cpoint[0]  # the reference point: near the contacts, so that moments about it stay small
@@ -260,4 +261,5 @@ def delassus_kernel(mi, mf, ws, q, cbody, cpoint, cframe, fbuf, ibuf, G):
     st = atbi(mi, mf, ws, q)
     if st != OK:
         return st
+    world_poses(mi, mf, ws)
     return delassus_after_atbi(mi, mf, ws, cbody, cpoint, cframe, fbuf, ibuf, G)

@@ -79,24 +79,29 @@ def envelope_product(G, R, g, lam, sigma, first):
 @helper
 def envelope_cholesky(G, R, shift, A, first):
     """A's lower triangle ← L with L Lᵀ = G + diag R + shift I (G (n, n) symmetric, only
-    its lower triangle read) over the envelope ``first``, row by row
-    (Cholesky–Banachiewicz: each entry a dot product of two rows of L over the columns
-    both rows have in the envelope). No pivoting: with G + R positive semidefinite and
-    shift > 0 the matrix is positive definite, and Cholesky is backward stable on such a
-    matrix without it. Entries of A before f_r are not written (never read). Returns n,
-    or the first row whose pivot is not positive."""
+    its lower triangle read) over the envelope ``first``, column by column
+    (Cholesky–Crout, as :func:`~.admm.shifted_cholesky`): column j's pivot, then its
+    entries in the rows i > j whose envelope holds column j (f_i ≤ j: with f nondecreasing,
+    the rows after j up to the last such), each a dot product of two rows of L over the
+    columns both rows have in the envelope (from f_i ≥ f_j). No pivoting: with G + R
+    positive semidefinite and shift > 0 the matrix is positive definite, and Cholesky is
+    backward stable on such a matrix without it. Entries of A before f_r are not written
+    (never read). Returns n, or the first row whose pivot is not positive."""
     n = G.shape[0]
-    for i in range(n):
-        Li = A[i]
-        fi = _first(first, i)
-        for j in range(fi, i):
-            Lj = A[j]
-            f = max(fi, _first(first, j))
-            Li[j] = (G[i, j] - row_dot(Li[f:], Lj[f:], j - f)) / Lj[j]
-        d = G[i, i] + R[i] + shift - row_dot(Li[fi:], Li[fi:], i - fi)
+    for j in range(n):
+        Lj = A[j]
+        fj = _first(first, j)
+        d = G[j, j] + R[j] + shift - row_dot(Lj[fj:], Lj[fj:], j - fj)
         if not d > 0.0:
-            return i
-        Li[i] = math.sqrt(d)
+            return j
+        pivot = math.sqrt(d)
+        Lj[j] = pivot
+        i = j + 1
+        while i < n and _first(first, i) <= j:
+            Li = A[i]
+            f = _first(first, i)
+            Li[j] = (G[i, j] - row_dot(Li[f:], Lj[f:], j - f)) / pivot
+            i += 1
     return n
 
 

@@ -47,6 +47,7 @@ from .delassus import delassus_after_atbi, delassus_buffer_sizes
 from .pgs import pgs_kernel
 from .points import contact_forces_pass, contact_velocities_pass
 from .response import impulse_response
+from .sticking import sticking_solve, sticking_start
 from .warm import match_warm_start
 
 __all__ = ["step_kernel", "record_size", "record_views", "numpy_record_views", "record_offsets", "TABLE_PARTS", "RECORD_HEAD", "rollout_contact_kernel", "step_sizes", "normal_bias", "SETTINGS_SIZE", "STEP_INFO_SIZE",
@@ -244,7 +245,7 @@ def vector_stage(mi, mf, ws, k, K, dt, prm, s):
 @helper
 def matrix_stage(mi, mf, ws, k, K, s):
     """G (3k, 3k) into ``s.Gf`` for the k contacts of the detect stage, on the free
-    stage's ATBI (:func:`~.delassus.delassus_after_atbi`)."""
+    stage's ATBI and the detect stage's world poses (:func:`~.delassus.delassus_after_atbi`)."""
     n = 3 * k
     delassus_after_atbi(mi, mf, ws, carve(s.cil, 2 * K, (k, 2)), carve(s.cfl, 0, (k, 3)),
                         carve(s.cfl, 8 * K, (k, 3, 3)), s.ofl, s.oin, carve(s.Gf, 0, (n, n)))
@@ -318,17 +319,29 @@ def start_stage(mi, mf, ws, k, K, prm, warm_objects, warm_points, warm_lam, warm
     ncp_residuals(mu, lam, sigma, s.Vf[:n], res)
     if max(res[0], max(res[1], res[2])) > prm[TOL]:
         return False
+    solved_without_iterations(prm, warm, warm_scale, res, info)
+    return True
+
+
+@helper(forceinline=True)
+def solved_without_iterations(prm, warm, warm_scale, res, info):
+    """The solver's ``info`` of a step whose NCP was solved before the solver iterated (its
+    start, or the sticking solve), with residuals ``res``: 0 iterations, converged, and for
+    ADMM the penalty scale the next solve starts from (the warm start's, or none)."""
     write_info(info, 0, True, res, 0.0)
     if int(prm[SOLVER]) == ADMM:
         info[SCALE_L], info[SCALE_POWER] = (warm_scale[0], warm_scale[1]) if warm else (0.0, RHO_POWER)
     info[WARMED] = 1.0 if warm else 0.0
-    return True
 
 
 @helper
-def solve_stage(k, K, prm, warm_objects, warm_points, warm_lam, warm_sigma, warm_scale, s, info):
-    """λ (3k,) into ``s.lam`` from the NCP of the delassus stage; the solver's info into
-    ``info``. Warm started from the previous step's contacts (``warm_objects`` (W, 2) their
+def solve_stage(k, K, nv, prm, warm_objects, warm_points, warm_lam, warm_sigma, warm_scale, s, info):
+    """λ (3k,) into ``s.lam`` from the NCP of the delassus stage (nv velocities); the
+    solver's info into ``info``. First, with no more contact rows than velocities and a
+    start that shows every contact sticking, by the sticking solve (:mod:`.sticking`: one
+    factorization of G + R, taken when its λ solves the NCP to the tolerance; then 0
+    iterations). Else by the settings' solver, warm started from the previous step's
+    contacts (``warm_objects`` (W, 2) their
     object pairs, ``warm_points`` (W, 3) their world points [m], ``warm_lam`` (3W,) their
     impulses, ``warm_sigma`` (3W,) their velocities σ, or empty): each contact from the
     impulse (and σ, ADMM's dual start) of the nearest previous contact of its pair
@@ -350,6 +363,13 @@ def solve_stage(k, K, prm, warm_objects, warm_points, warm_lam, warm_sigma, warm
             lam[r] = 0.0
     G, g, R, mu = carve(s.Gf, 0, (n, n)), s.g[:n], s.R[:n], carve(s.cfl, 7 * K, k)
     tol, max_iter = prm[TOL], int(prm[MAX_ITER])
+    if n <= nv and sticking_start(mu, lam, warm):
+        rows = carve(s.Vf, 0, (3, n))  # x, scratch, residuals (the solver's scratch: free until it runs)
+        if sticking_solve(G, g, mu, R, tol, carve(s.Af, 0, (n, n)), rows[0], s.sigma[:n], rows[1], rows[2, :3]):
+            for r in range(n):
+                lam[r] = rows[0, r]
+            solved_without_iterations(prm, warm, warm_scale, rows[2, :3], info)
+            return True
     if int(prm[SOLVER]) == PGS:
         pgs_kernel(G, g, mu, R, tol, max_iter, warm, lam, s.sigma[:n], info, carve(s.Vf, 0, (2, n)))
     else:
@@ -415,7 +435,8 @@ def step_state(mi, mf, ws, q, v, tau, fext, dt, ci, cf, prm, K, s, warm_objects,
             started = start_stage(mi, mf, ws, k, K, prm, warm_objects, warm_points, warm_lam, warm_scale, s, info)
     if k > 0 and not started:
         matrix_stage(mi, mf, ws, k, K, s)
-        if not solve_stage(k, K, prm, warm_objects, warm_points, warm_lam, warm_sigma, warm_scale, s, info):
+        if not solve_stage(k, K, model_tables(mi, mf).nv, prm, warm_objects, warm_points, warm_lam, warm_sigma,
+                           warm_scale, s, info):
             return SINGULAR
         st = update_stage(mi, mf, ws, q, k, K, dt, s, q1, v1)
     else:
@@ -508,6 +529,14 @@ def step_tables_view(T):
                           packed_part(T, n, 4), packed_part(T, n, 5), packed_part(T, n, 6), packed_part(T, n, 7))
 
 
+#: The step kernel's statuses of a step done, beside OK: its solve did not converge (the
+#: record complete, its info says how far it got), or it found more contacts than the
+#: tables' capacity K (the record holds the count only: the caller steps again with room).
+#: Negative, apart from the error statuses of :mod:`soadyn.core.status`; returned so that
+#: the caller reads one integer, not the record, to know the step is the common one.
+UNCONVERGED, NO_ROOM = -1, -2
+
+
 @kernel(nogil=True)
 def step_kernel(T, q, v, tau, fext, dt, prm, warm, out):
     """One step (:func:`step_state`) from Python, with its checks: the packed tables ``T``
@@ -515,7 +544,9 @@ def step_kernel(T, q, v, tau, fext, dt, prm, warm, out):
     (statuses BAD_FIRST … BAD_FEXT), the settings ``prm`` (:data:`SETTINGS_SIZE`), the warm
     start ``warm`` (the previous step's record, or a record of no contacts) and ``out``, the
     step's record (:data:`StepRecord`, of the scratch's capacity K: its length
-    :func:`record_size`), into which the step writes q⁺, v⁺, its info, contacts, σ and λ."""
+    :func:`record_size`), into which the step writes q⁺, v⁺, its info, contacts, σ and λ.
+    Returns OK, :data:`UNCONVERGED` or :data:`NO_ROOM` (the step done), or an error status
+    of :mod:`soadyn.core.status` (positive)."""
     if not packed_ok(T, len(TABLE_PARTS)):
         return BAD_SHAPE
     t = step_tables_view(T)
@@ -545,14 +576,17 @@ def step_kernel(T, q, v, tau, fext, dt, prm, warm, out):
                     carve(w.cfl, 0, (W, 3)), w.lam[:3 * W], wsigma, w.info[SCALE_L:SCALE_POWER + 1], o.q, o.v, o.info)
     k = int(o.info[COUNT])
     out[RECORD_COUNT] = k
-    if st == OK and k <= K:  # (k > K: no contacts kept, the caller steps again with room for k)
-        for r in range(o.cfl.shape[0]):
-            o.cfl[r] = s.cfl[r]
-        for r in range(o.cil.shape[0]):
-            o.cil[r] = s.cil[r]
-        for r in range(3 * K):
-            o.sigma[r], o.lam[r] = s.sigma[r], s.lam[r]
-    return st
+    if st != OK:
+        return st
+    if k > K:  # no contacts kept: the caller steps again with room for k
+        return NO_ROOM
+    for r in range(o.cfl.shape[0]):
+        o.cfl[r] = s.cfl[r]
+    for r in range(o.cil.shape[0]):
+        o.cil[r] = s.cil[r]
+    for r in range(3 * K):
+        o.sigma[r], o.lam[r] = s.sigma[r], s.lam[r]
+    return OK if o.info[CONVERGED] != 0.0 else UNCONVERGED
 
 
 # --------------------------------------------------------------------------- rollouts
