@@ -25,8 +25,9 @@ step, the state carried over: steps per second of a single-state simulator), and
 ``sd.rollout`` call of B states × T steps against ``mujoco.rollout`` of the same (1 thread:
 MuJoCo ``Rollout(nthread=0)`` against ``sd.rollout`` with one batch thread; 2 threads:
 ``Rollout(nthread=2)`` against the default two). Medians over interleaved rounds
-(benchmarks/timing.py). The loop of ``sd.step`` computes its PD torques in NumPy from
-joint indices found once (about 2 µs a step), where MuJoCo's servos are inside ``mj_step``.
+(benchmarks/timing.py). The loop of ``sd.step`` passes the scene's joint PD servo as
+``pd=(kp, kd, q_ref)``, which the step evaluates inside its kernel, as MuJoCo's position
+servos are inside ``mj_step`` (computed in NumPy it cost about 2 µs a step).
 
 NCP residuals of both, per contact step of a standing trajectory, against the rigid Coulomb
 NCP with De Saxcé's correction [LeLidec24]: soadyn's from its record; MuJoCo's from its
@@ -290,12 +291,13 @@ def measure(scene, batch, steps, rounds, seed=0):
     kp, kd = scene.kp_v, scene.kd_v
 
     no_torques = np.zeros(model.nv)
+    # the joint PD servo inside the step where MuJoCo has its position servos inside mj_step
+    # (the box stack has none)
+    servo = (kp, kd, qref1) if scene.has_pd else None
 
     def sd_step():
         q, v = state["q"], state["v"]
-        # PD torques where MuJoCo has servos (the box stack has none, and mj_step computes none)
-        tau1 = kp * scene.pd_error(q, qref1) - kd * v if scene.has_pd else no_torques
-        r = sd.step(model, q, v, tau1, DT, warm_start=state["r"])
+        r = sd.step(model, q, v, no_torques, DT, warm_start=state["r"], pd=servo)
         state["q"], state["v"], state["r"] = r.q, r.v, r
         if not np.isfinite(r.q).all():
             raise RuntimeError("diverged")
@@ -454,7 +456,7 @@ def _pd_indices(model):
 def report(rows, header):
     lines = ["# sd.step and sd.rollout(contacts=True) against MuJoCo", "", "```", header, "```", "",
              "Steps per second (medians of interleaved rounds); ratio = soadyn / MuJoCo (≥ 1: soadyn faster). "
-             "`step`: one call per step from Python (sd.step with the PD torques computed in Python where the scene "
+             "`step`: one call per step from Python (sd.step with its joint PD servo `pd=` where the scene "
              "has servos, against mj_step with its position servos); `rollout` B × T: one call (1 thread: MuJoCo Rollout(nthread=0), soadyn "
              "one batch thread; 2 threads: Rollout(nthread=2), soadyn two).", "",
              "| scene | nv | B × T | step MuJoCo | step soadyn | ratio | rollout 1 thr MuJoCo | soadyn | ratio | "

@@ -17,9 +17,10 @@ subtracted. Each case is one call:
 * ``sd.step``: ``sd.step(model, q, v, tau, dt, warm_start=r)`` of one state of the standing
   trajectory (the same arguments every call: the same work every call);
 * ``kernel``: the step kernel itself on the same arguments, through Numba's dispatcher (the
-  floor of a call from Python: the compiled stages and the dispatch of its 9 arguments);
-* ``loop``: a step of ``contact_step.py``'s loop, the PD torques computed in NumPy and
-  the state carried over.
+  floor of a call from Python: the compiled stages and the dispatch of its 12 arguments);
+* ``loop``: a step of a loop with the PD torques computed in NumPy, the state carried over;
+* ``servo loop``: the same loop with the PD servo inside the step (``pd=(kp, kd, q_ref)``,
+  as ``contact_step.py``'s loop runs).
 
 ``sd.step − kernel`` is the Python around the kernel (validation, warm start, scratch,
 the result's objects).
@@ -42,6 +43,7 @@ from timing import machine_description  # noqa: E402
 import soadyn as sd  # noqa: E402
 from soadyn.core.call import NO_FORCES  # noqa: E402
 from soadyn.core.compile import derived  # noqa: E402
+from soadyn.contact.servo import NO_SERVO  # noqa: E402
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 
@@ -70,7 +72,8 @@ def measure(name, rounds, calls, seed=0):
     th = step_module._thread_step(derived(model), step_module.step_tables(model), 1)
     warm = r._record
     record = np.empty(th.size)
-    kernel_args = (th.T, q, v, tau, NO_FORCES, cs.DT, sd.ContactSettings().vector(), warm, record)
+    kernel_args = (th.T, q, v, tau, NO_FORCES, cs.DT, sd.ContactSettings().vector(), warm, record, NO_SERVO, NO_SERVO,
+                   NO_SERVO)
     assert ks.step_kernel(*kernel_args) == 0
     np.testing.assert_array_equal(record[th.q_at + model.nq:], fixed.v)  # the same step
     state = {"q": q, "v": v, "r": r}
@@ -80,12 +83,21 @@ def measure(name, rounds, calls, seed=0):
         res = sd.step(model, q, v, kp * scene.pd_error(q, scene.q0) - kd * v, cs.DT, warm_start=state["r"])
         state["q"], state["v"], state["r"] = res.q, res.v, res
 
+    servo_state = {"q": q, "v": v, "r": r}
+    servo = (kp, kd, scene.q0) if scene.has_pd else None
+    zero = np.zeros(model.nv)
+
+    def servo_loop():
+        res = sd.step(model, servo_state["q"], servo_state["v"], zero, cs.DT, warm_start=servo_state["r"], pd=servo)
+        servo_state["q"], servo_state["v"], servo_state["r"] = res.q, res.v, res
+
     step, kernel = sd.step, ks.step_kernel
     cases = {
         "mj_step": lambda: mujoco.mj_step(mm, dm),
         "sd.step": lambda: step(model, q, v, tau, cs.DT, warm_start=r),
         "kernel": lambda: kernel(*kernel_args),
         "loop": loop,
+        "servo loop": servo_loop,
         "empty": lambda: None,
     }
     us, rounds_median = per_call(cases, rounds, calls, np.random.default_rng(seed))
@@ -98,7 +110,7 @@ def measure(name, rounds, calls, seed=0):
     # two measured within milliseconds of each other), then its median over the rounds:
     # robust to a machine whose speed drifts between rounds, as a shared one does
     mj = np.array(rounds_median["mj_step"]) - timer
-    for k in ("sd.step", "loop"):
+    for k in ("sd.step", "loop", "servo loop"):
         row[f"{k} paired ratio"] = float(np.median(mj / (np.array(rounds_median[k]) - timer)))
     return row
 
@@ -134,7 +146,9 @@ def report(rows, header, label, before=None):
              "of mj_step (≥ 1: soadyn faster); `ratio (paired)`: the same ratio round by round (the medians of each "
              "round's blocks of calls, measured within milliseconds of each other), its median over the rounds — the "
              "figure to read on a shared machine whose speed drifts between rounds; `loop`: a step of "
-             "contact_step.py's loop (PD torques in NumPy, state carried over)."]
+             "contact_step.py's earlier loop (PD torques in NumPy, state carried over); `servo loop`: the same loop with "
+             "the PD servo inside the step (`pd=(kp, kd, q_ref)`, as contact_step.py's loop now runs; mj_step has its "
+             "servos inside)."]
     lines += ["", f"## {label}", ""] + _table(rows)
     if before is not None:
         # the other checkout's run: its date and load from its machine block
@@ -146,7 +160,8 @@ def report(rows, header, label, before=None):
 
 def _table(rows):
     lines = ["| scene | nv | contacts | iterations | mj_step | sd.step | kernel | Python | ratio | ratio (paired) | loop | "
-             "ratio (loop) | ratio (loop, paired) |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "ratio (loop) | ratio (loop, paired) | servo loop | ratio (servo loop) | ratio (servo loop, paired) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         def cell(k):
             return f"{r[k + ' us median']:.2f} ({r[k + ' us p25']:.2f}–{r[k + ' us p75']:.2f})"
@@ -157,7 +172,9 @@ def _table(rows):
         lines.append(f"| {r['scene']} | {r['nv']} | {r['contacts']} | {r['iterations']} | {cell('mj_step')} | "
                      f"{cell('sd.step')} | {cell('kernel')} | {py:.2f} | "
                      f"{r['mj_step us median'] / r['sd.step us median']:.2f} | {paired('sd.step')} | {cell('loop')} | "
-                     f"{r['mj_step us median'] / r['loop us median']:.2f} | {paired('loop')} |")
+                     f"{r['mj_step us median'] / r['loop us median']:.2f} | {paired('loop')} | "
+                     + (f"{cell('servo loop')} | {r['mj_step us median'] / r['servo loop us median']:.2f} | "
+                        f"{paired('servo loop')} |" if "servo loop us median" in r else "– | – | – |"))
     return lines
 
 

@@ -234,6 +234,60 @@ def test_pd_gains_per_dof():
         sd.rollout(m, q0, None, np.zeros((T, m.nv)), DT, contacts=True, pd=(1.0, 0.3, qref[:-1]))
 
 
+def test_step_with_a_servo_equals_the_step_with_its_torques():
+    """sd.step(pd=(kp, kd, q_ref)) is the step under τ + K_p (q_ref − q) − K_d v on the leg
+    dofs (computed in NumPy), and a loop of such steps is the rollout with the same servo;
+    scalar and per-dof gains alike."""
+    m = legged_scene()
+    q0 = legged_state(m, drop=0.01)
+    q0[7:] = [0.2, -0.4, 0.1, -0.3]
+    T = 120
+    qref = legged_state(m)
+    kp, kd = 20.0, 0.5
+    kp_dofs = np.zeros(m.nv)
+    kp_dofs[6:] = kp
+    kd_dofs = np.zeros(m.nv)
+    kd_dofs[6:] = kd
+    tau = np.zeros(m.nv)
+    tau[6] = 0.05
+    qs, vs = sd.rollout(m, q0, None, np.tile(tau, (T, 1)), DT, contacts=True, pd=(kp, kd, np.tile(qref, (T, 1))))
+    q, v, r = q0, np.zeros(m.nv), None
+    for k in range(T):
+        by_numpy = sd.step(m, q, v, tau + pd_torques(m, q, v, kp, kd, qref), DT, warm_start=r)
+        scalar = sd.step(m, q, v, tau, DT, warm_start=r, pd=(kp, kd, qref))
+        r = sd.step(m, q, v, tau, DT, warm_start=r, pd=(kp_dofs, kd_dofs, qref))  # (the fast path's types)
+        for other in (by_numpy, scalar):
+            np.testing.assert_allclose(r.q, other.q, rtol=0, atol=1e-13)
+            np.testing.assert_allclose(r.v, other.v, rtol=0, atol=1e-12)
+        q, v = r.q, r.v
+        np.testing.assert_allclose(q, qs[k + 1], rtol=0, atol=1e-12)
+        np.testing.assert_allclose(v, vs[k + 1], rtol=0, atol=1e-12)
+
+
+def test_a_bad_servo_is_named():
+    m = legged_scene()
+    q, v = legged_state(m), np.zeros(m.nv)
+    kp = np.zeros(m.nv)
+    kp[6:] = 5.0
+    kp[2] = 1.0  # the floating base's dof
+    with pytest.raises(ValueError, match=r"pd\[0\] \(kp\).*dof 2"):
+        sd.step(m, q, v, None, DT, pd=(kp, 0.1, q))
+    with pytest.raises(ValueError, match=r"pd\[1\] \(kd\).*≥ 0"):
+        sd.step(m, q, v, None, DT, pd=(1.0, -0.1, q))
+    with pytest.raises(ValueError, match=r"pd\[2\] \(q_ref\).*shape"):
+        sd.step(m, q, v, None, DT, pd=(1.0, 0.1, q[:-1]))
+    bad = q.copy()
+    bad[8] = np.nan
+    with pytest.raises(ValueError, match=r"pd\[2\] \(q_ref\).*finite"):
+        sd.step(m, q, v, None, DT, pd=(1.0, 0.1, bad))
+    with pytest.raises(TypeError, match=r"pd: expected a tuple"):
+        sd.step(m, q, v, None, DT, pd=[1.0, 0.1])
+    r = sd.step(m, q, v, None, DT)  # the fast path's arrays of the wrong kind: still named
+    kp[2] = 1.0
+    with pytest.raises(ValueError, match=r"pd\[0\] \(kp\).*dof 2"):
+        sd.step(m, q, v, None, DT, warm_start=r, pd=(kp, np.zeros(m.nv), q))
+
+
 def batch_inputs(m, B, T):
     rng = np.random.default_rng(5)
     q0 = np.tile(legged_state(m, drop=0.005), (B, 1))

@@ -259,6 +259,9 @@ def test_the_common_call_takes_the_fast_path(monkeypatch):
     monkeypatch.setattr(step_module, "_general_step", lambda *args: taken.append(args) or general(*args))
     sd.step(m, r.q, r.v, tau, DT, warm_start=r)
     sd.step(m, r.q, r.v, None, DT, np.zeros((m.nbodies, 6)), sd.ContactSettings(compliance=1e-3))
+    gains = np.zeros(m.nv)
+    gains[6:] = 2.0
+    sd.step(m, r.q, r.v, tau, DT, warm_start=r, pd=(gains, 0.1 * gains, r.q.copy()))
     assert taken == []
     sd.step(m, list(r.q), r.v, tau, DT, warm_start=r)
     assert len(taken) == 1

@@ -15,6 +15,7 @@ from ..core import validation as val
 from ..core.batch import rollout_min_block, run_blocks, stacked_block, thread_tables
 from ..core.compile import derived
 from ..kernels.contact import step as ks
+from .servo import pd_dofs, pd_gains
 from .solver import ContactSolverWarning
 from .step import raise_step_status, step_tables
 
@@ -50,41 +51,10 @@ def _record(stats):
     return ContactRecord(*cols)
 
 
-def _pd_dofs(model):
-    """(nv,) the q index of each dof that PD acts on (−1: none): the dofs of joints whose
-    coordinates are their velocities' integrals (nq = nv: revolute, prismatic, helical,
-    ...); never the free or spherical joints (a floating base is not actuated)."""
-    pd_q = np.full(model.nv, -1, dtype=np.int64)
-    for body in model.bodies:
-        j = body.joint
-        if j.nv and j.nq == j.nv and j.kind not in ("free", "spherical"):
-            pd_q[j.v_index:j.v_index + j.nv] = np.arange(j.q_index, j.q_index + j.nq)
-    return pd_q
-
-
-def pd_gains(model, gain, name, pd_q):
-    """A PD gain (a number, or (nv,) with zeros off the PD dofs) as (nv,) ≥ 0."""
-    nv = model.nv
-    if np.ndim(gain) == 0:
-        g = val.finite_scalar(gain, name)
-        out = np.where(pd_q >= 0, g, 0.0)
-    else:
-        out = val.vector(gain, nv, name, batch_ok=False).copy()
-        if not np.all(np.isfinite(out)):
-            raise ValueError(f"{name}: expected finite gains, got {out[~np.isfinite(out)][0]}")
-        off = np.flatnonzero((pd_q < 0) & (out != 0.0))
-        if off.size:
-            raise ValueError(f"{name}: expected 0 at the dofs without PD (free and spherical joints, e.g. a floating "
-                             f"base), got {out[off[0]]:g} at dof {int(off[0])}")
-    if np.any(out < 0):
-        raise ValueError(f"{name}: expected gains ≥ 0, got {out[out < 0][0]:g}")
-    return np.ascontiguousarray(out)
-
-
 def _pd(model, pd, T, batch):
     """(q_ref (B, T, nq) or (T, nq), or empty; kp, kd (nv,); pd_q (nv,))."""
     nv, nq = model.nv, model.nq
-    pd_q = _pd_dofs(model)
+    pd_q = pd_dofs(model)
     if pd is None:
         empty = np.zeros((0, nq)) if batch is None else np.zeros((batch, 0, nq))
         return empty, np.zeros(nv), np.zeros(nv), pd_q

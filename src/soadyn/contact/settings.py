@@ -166,8 +166,10 @@ class StepResult:
 
     def __getattr__(self, name):
         # (called only for a name the instance's dictionary lacks: a field of a result of
-        # lazy_step_result not used yet, made now with the others by its builder and kept;
-        # two threads making them at once make equal fields of the same record)
+        # soadyn.step not used yet, made now with the others by its builder ``_lazy``, a
+        # (function, arguments) pair that gives them as a dictionary, and kept (see
+        # soadyn.contact.step.recorded_result); two threads making them at once make equal
+        # fields of the same record)
         lazy = self.__dict__.get("_lazy")
         if lazy is None or name not in _LAZY_FIELDS:
             raise AttributeError(f"'StepResult' object has no attribute {name!r}")
@@ -177,21 +179,7 @@ class StepResult:
         return fields[name]
 
 
-#: the fields of a StepResult that :func:`lazy_step_result` makes on first use
+#: the fields of a StepResult of :func:`soadyn.step` made on first use
 _LAZY_FIELDS = frozenset(("contacts", "impulses", "solution", "solver_scale", "solver_velocities"))
 
 
-def lazy_step_result(q, v, record, version, model_ref, build):
-    """A :class:`StepResult` of q⁺, v⁺ whose other fields are made on first use, all at once,
-    as the dictionary ``build[0](*build[1])``: the object the dataclass's constructor gives,
-    without running it (the class is frozen: the constructor sets each field through
-    ``object.__setattr__``), for :func:`soadyn.step`. ``record``: the step's record, which a
-    step warm started from this result reads as it is, for the model of the weak reference
-    ``model_ref`` at ``version`` (what its contacts' ``check`` asks)."""
-    r = _new(StepResult)
-    f = r.__dict__
-    f["q"], f["v"], f["_record"], f["_version"], f["_model"], f["_lazy"] = q, v, record, version, model_ref, build
-    return r
-
-
-_new = object.__new__

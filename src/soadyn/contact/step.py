@@ -50,7 +50,8 @@ from ..kernels.contact import step as ks
 from ..kernels.contact.delassus import delassus_buffer_sizes
 from ..kernels.contact.admm import COMPLEMENTARITY, CONVERGED, DUAL, ITERATIONS, PRIMAL, RHO_POWER
 from .cluster_step import cluster_step
-from .settings import DEFAULT_SETTINGS, ContactSettings, StepResult, lazy_step_result, settings_argument
+from .servo import NO_SERVO, pd_dofs, servo_torques, step_servo
+from .settings import DEFAULT_SETTINGS, ContactSettings, StepResult, settings_argument
 from .solver import ContactSolverWarning, made_solution
 
 __all__ = ["step", "closed_chain_step", "step_tables", "time_step"]
@@ -62,13 +63,15 @@ _NAMES = ("q", "v", "tau")
 class StepTables:
     """What the step kernels need of one model version besides its tables: the packed
     collision tables and the detection's scratch sizes (shared with
-    :func:`soadyn.detect_contacts`), and the first contact capacity."""
+    :func:`soadyn.detect_contacts`), the first contact capacity, and the dofs a joint PD
+    servo acts on (``pd_q``: :func:`~.servo.pd_dofs`)."""
 
-    __slots__ = ("ci", "cf", "det_floats", "det_ints", "capacity", "nb", "nv")
+    __slots__ = ("ci", "cf", "det_floats", "det_ints", "capacity", "nb", "nv", "pd_q")
 
     def __init__(self, model):
         _, detection, _ = _prepared(model)
         self.ci, self.cf = detection.ci, detection.cf
+        self.pd_q = pd_dofs(model)
         self.det_floats, self.det_ints = detection.floats, detection.ints
         self.capacity = detection.capacity
         self.nb, self.nv = model.nbodies, model.nv
@@ -108,7 +111,8 @@ class ThreadStep:
         c = d.compiled
         fbuf, ibuf = tables.scratch(K)
         self.K, self.nq, self.nv = K, c.nq, c.nv
-        self.T = pack_parts((c.mi, tables.ci, tables.dims(K), ibuf), (c.mf, tables.cf, np.zeros(d.workspace_size), fbuf))
+        self.T = pack_parts((c.mi, tables.ci, tables.dims(K), ibuf, tables.pd_q),
+                            (c.mf, tables.cf, np.zeros(d.workspace_size), fbuf))
         self.size = _record_size(K, c.nq, c.nv)
         self.q_at, self.v_at = self.size - c.nq - c.nv, self.size - c.nv
 
@@ -188,14 +192,15 @@ _INF = float("inf")
 _COUNT = ks.RECORD_HEAD + ks.COUNT
 
 
-def _fast_step(model, q, v, tau, dt, f_ext, settings, warm_start):
+def _fast_step(model, q, v, tau, dt, f_ext, settings, warm_start, pd):
     """The StepResult of the common call, or None for the general path of :func:`step`.
     The common call: a tree whose compiled form is current, this thread's packed tables
     there (its first step took the general path), the state of the kernel's exact types
     (C-contiguous float64 vectors, writeable; the kernel checks their lengths and
     finiteness), ``dt`` a positive float, no external forces or an (nbodies, 6) array,
     settings None or a ContactSettings, no warm start or the result of a step of this model
-    version. Anything else, or a status of the kernel other than OK (an error, more
+    version, no servo or a tuple (kp, kd, q_ref) of arrays (the kernel checks their types,
+    shapes and values: gains (nv,) ≥ 0, zero off the PD dofs). Anything else, or a status of the kernel other than OK (an error, more
     contacts than the tables hold, a solve that did not converge), gives None: the general
     path then names what is wrong, grows the capacity or warns (the kernel writes only the
     thread's tables and the record made here, so running it again is safe). The common
@@ -220,6 +225,12 @@ def _fast_step(model, q, v, tau, dt, f_ext, settings, warm_start):
         return None
     if tau is None:
         tau = np.zeros(th.nv)
+    if pd is None:
+        kp = kd = qref = NO_SERVO
+    elif type(pd) is tuple and len(pd) == 3:
+        kp, kd, qref = pd
+    else:
+        return None
     if warm_start is None:
         warm, model_ref = _COLD, None
     else:
@@ -236,7 +247,7 @@ def _fast_step(model, q, v, tau, dt, f_ext, settings, warm_start):
             return None
     out = np.empty(th.size)
     try:
-        status = _KERNEL.fast(th.T, q, v, tau, f_ext, dt, settings._vector, warm, out)
+        status = _KERNEL.fast(th.T, q, v, tau, f_ext, dt, settings._vector, warm, out, kp, kd, qref)
     except GeneralPath:
         return None
     if status != st.OK:  # (an error, a solve not converged or more contacts than th.K)
@@ -254,8 +265,18 @@ def recorded_result(record, th, model_ref, version, settings):
     the warm-start fields are made from it on first use (:func:`_recorded_fields`): a loop
     of steps often reads only q, v and passes the result on as the next warm start, whose
     record the kernel reads as it is."""
-    return lazy_step_result(record[th.q_at:th.v_at], record[th.v_at:], record, version, model_ref,
-                            (_recorded_fields, (record, th.K, model_ref, version, settings)))
+    # the object the dataclass's constructor gives, without running it (the class is frozen:
+    # the constructor sets each field through object.__setattr__); StepResult.__getattr__
+    # makes the other fields from ``_lazy`` on first use
+    result = _new(StepResult)
+    f = result.__dict__
+    f["q"], f["v"], f["_record"], f["_version"], f["_model"] = record[th.q_at:th.v_at], record[th.v_at:], record, \
+        version, model_ref
+    f["_lazy"] = (_recorded_fields, (record, th.K, model_ref, version, settings))
+    return result
+
+
+_new = object.__new__
 
 
 def _read_only(a):
@@ -290,7 +311,7 @@ def _not_converged(result, settings, stacklevel):
                   "or tol", ContactSolverWarning, stacklevel=stacklevel)
 
 
-def step(model, q, v, tau, dt, f_ext=None, settings=None, *, warm_start=None):
+def step(model, q, v, tau, dt, f_ext=None, settings=None, *, warm_start=None, pd=None):
     """One semi-implicit time step with frictional contact (DESIGN.md, "Contacts").
 
         v⁺ = v + dt M⁻¹(τ − C(q, v)) + M⁻¹Jᵀλ,    q⁺ = q ⊕ dt v⁺ (:func:`soadyn.integrate`)
@@ -318,6 +339,12 @@ def step(model, q, v, tau, dt, f_ext=None, settings=None, *, warm_start=None):
         the solve, each contact from the previous contact of the same object pair nearest
         to it (:mod:`soadyn.kernels.contact.warm`; what :func:`soadyn.rollout` does from
         step to step; a converged solve is then the same to the solver's tolerance).
+    pd : a joint PD servo (kp, kd, q_ref) or None, as :func:`soadyn.rollout`'s for one step:
+        τ + K_p (q_ref − q) − K_d v on the dofs of the joints whose coordinates integrate
+        their velocities (never a free or spherical joint: :mod:`soadyn.contact.servo`),
+        evaluated at (q, v) inside the step, as MuJoCo's position actuators inside
+        ``mj_step``. kp [N m/rad, N/m], kd [N m s/rad, N s/m]: numbers or (nv,) per dof
+        (zero off those dofs), ≥ 0; q_ref (nq,). Arrays of (nv,) gains take the fast path.
 
     Returns a :class:`~soadyn.StepResult` (q⁺, v⁺, the contacts at q, λ (k, 3), the
     :class:`~soadyn.ContactSolution`, whose ``velocities`` are σ = (G + R)λ + g with the
@@ -325,19 +352,24 @@ def step(model, q, v, tau, dt, f_ext=None, settings=None, *, warm_start=None):
     :class:`~soadyn.ContactSolverWarning`. A state that is not finite raises ValueError
     naming it; a step whose result is not finite raises OverflowError.
     """
-    result = _fast_step(model, q, v, tau, dt, f_ext, settings, warm_start)
+    result = _fast_step(model, q, v, tau, dt, f_ext, settings, warm_start, pd)
     if result is None:
-        return _general_step(model, q, v, tau, dt, f_ext, settings, warm_start)
+        return _general_step(model, q, v, tau, dt, f_ext, settings, warm_start, pd)
     return result
 
 
-def _general_step(model, q, v, tau, dt, f_ext, settings, warm_start):
+def _general_step(model, q, v, tau, dt, f_ext, settings, warm_start, pd):
     """:func:`step` with every argument validated (errors naming it), for any call."""
     val.model_argument(model)
     user_model = model
     model = snapshot(model)
     settings = settings_argument(settings)
     if model.has_constraints:
+        if pd is not None:  # (the cluster step's kernel takes τ: the servo's torques added here)
+            q = val.vector(q, model.nq, "q", batch_ok=False)
+            v = val.vector(v, model.nv, "v", batch_ok=False)
+            tau = np.zeros(model.nv) if tau is None else val.vector(tau, model.nv, "tau", batch_ok=False)
+            tau = servo_torques(model, q, v, tau, *step_servo(model, pd))
         return closed_chain_step(user_model, model, q, v, tau, dt, f_ext, settings, warm_start)
     dt = time_step(dt)
     nq, nv = model.nq, model.nv
@@ -345,6 +377,7 @@ def _general_step(model, q, v, tau, dt, f_ext, settings, warm_start):
     v = val.vector(v, nv, "v", batch_ok=False)
     tau = np.zeros(nv) if tau is None else val.vector(tau, nv, "tau", batch_ok=False)
     fext = NO_FORCES if f_ext is None else val.external_forces(f_ext, model.nbodies, None)
+    kp, kd, qref = step_servo(model, pd)
     warm = _warm(warm_start, user_model)
     d = derived(model)
     tables = step_tables(model)
@@ -353,7 +386,7 @@ def _general_step(model, q, v, tau, dt, f_ext, settings, warm_start):
     while True:
         th = _thread_step(d, tables, K)
         record = np.empty(th.size)
-        status = _KERNEL(th.T, q, v, tau, fext, dt, prm, warm, record)
+        status = _KERNEL(th.T, q, v, tau, fext, dt, prm, warm, record, kp, kd, qref)
         if status > st.OK:
             raise_step_status(status, model, (q, v, tau))
         if status != ks.NO_ROOM:

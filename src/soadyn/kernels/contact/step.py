@@ -450,10 +450,11 @@ def step_state(mi, mf, ws, q, v, tau, fext, dt, ci, cf, prm, K, s, warm_objects,
 #: The parts of a thread's packed step tables (:func:`~soadyn.core.layout.pack_parts`, in this
 #: order: the integer parts, then the float parts): the model's tables ``mi``, ``mf``, the
 #: collision tables ``ci``, ``cf``, the dimensions ``dims`` (:data:`DIM_CAPACITY` …), the
-#: step's scratch ``ibuf``, ``fbuf`` (:func:`step_sizes`) and the thread's workspace ``ws``.
+#: step's scratch ``ibuf``, ``fbuf`` (:func:`step_sizes`), the q index of each dof a joint PD
+#: servo acts on ``pd_q`` (nv,; −1: none) and the thread's workspace ``ws``.
 #: One array for all of them: the step kernel is called from Python once a step, and each
 #: array argument costs the dispatcher.
-TABLE_PARTS = ("mi", "ci", "dims", "ibuf", "mf", "cf", "ws", "fbuf")
+TABLE_PARTS = ("mi", "ci", "dims", "ibuf", "pd_q", "mf", "cf", "ws", "fbuf")
 StepTablesView = namedtuple("StepTablesView", TABLE_PARTS)
 
 #: The record of one step: the step kernel's ``out``, which the next step takes as its
@@ -526,7 +527,39 @@ def step_tables_view(T):
     n = len(TABLE_PARTS)
     return StepTablesView(packed_part(T, n, 0).view(np.int64), packed_part(T, n, 1).view(np.int64),
                           packed_part(T, n, 2).view(np.int64), packed_part(T, n, 3).view(np.int64),
-                          packed_part(T, n, 4), packed_part(T, n, 5), packed_part(T, n, 6), packed_part(T, n, 7))
+                          packed_part(T, n, 4).view(np.int64), packed_part(T, n, 5), packed_part(T, n, 6),
+                          packed_part(T, n, 7), packed_part(T, n, 8))
+
+
+@helper(forceinline=True)
+def pd_torques(tau, qref, k, q, v, kp, kd, pd_q, out):
+    """out = τ + K_p (q_ref[k] − q) − K_d v on the dofs j with ``pd_q[j]`` ≥ 0 (the q
+    index of a 1-coordinate joint's dof), τ elsewhere (:mod:`soadyn.contact.servo`);
+    ``qref`` (T, nq), or empty: no PD."""
+    pd = qref.shape[0] > 0
+    for j in range(tau.shape[0]):
+        x = tau[j]
+        c = pd_q[j]
+        if pd and c >= 0:
+            x += kp[j] * (qref[k, c] - q[c]) - kd[j] * v[j]
+        out[j] = x
+
+
+@helper(forceinline=True)
+def servo_ok(kp, kd, qref, pd_q, nq):
+    """Whether a step's joint PD servo (:mod:`soadyn.contact.servo`) reads as one: all three
+    empty (none), or gains ``kp``, ``kd`` (nv,) finite, ≥ 0 and zero where ``pd_q`` < 0 (no
+    PD: a floating base) and a finite reference ``qref`` (nq,)."""
+    if qref.shape[0] == 0:
+        return kp.shape[0] == 0 and kd.shape[0] == 0
+    if kp.shape[0] != pd_q.shape[0] or kd.shape[0] != pd_q.shape[0] or qref.shape[0] != nq or nonfinite(qref):
+        return False
+    for j in range(pd_q.shape[0]):
+        if not (kp[j] >= 0.0 and kd[j] >= 0.0 and kp[j] < math.inf and kd[j] < math.inf):
+            return False
+        if pd_q[j] < 0 and (kp[j] != 0.0 or kd[j] != 0.0):
+            return False
+    return True
 
 
 #: The step kernel's statuses of a step done, beside OK: its solve did not converge (the
@@ -538,10 +571,12 @@ UNCONVERGED, NO_ROOM = -1, -2
 
 
 @kernel(nogil=True)
-def step_kernel(T, q, v, tau, fext, dt, prm, warm, out):
+def step_kernel(T, q, v, tau, fext, dt, prm, warm, out, kp, kd, qref):
     """One step (:func:`step_state`) from Python, with its checks: the packed tables ``T``
     (:data:`TABLE_PARTS`) and the configuration, the shapes and finiteness of v, τ, f_ext
-    (statuses BAD_FIRST … BAD_FEXT), the settings ``prm`` (:data:`SETTINGS_SIZE`), the warm
+    (statuses BAD_FIRST … BAD_FEXT), the joint PD servo (``kp``, ``kd`` (nv,) gains,
+    ``qref`` (nq,) its reference, added to τ at (q, v) by :func:`pd_torques`; all three
+    empty: none; :func:`servo_ok`), the settings ``prm`` (:data:`SETTINGS_SIZE`), the warm
     start ``warm`` (the previous step's record, or a record of no contacts) and ``out``, the
     step's record (:data:`StepRecord`, of the scratch's capacity K: its length
     :func:`record_size`), into which the step writes q⁺, v⁺, its info, contacts, σ and λ.
@@ -561,7 +596,7 @@ def step_kernel(T, q, v, tau, fext, dt, prm, warm, out):
     nf, ni = step_sizes(m.nb, m.nv, K, t.dims[DIM_DETECT_FLOATS], t.dims[DIM_DETECT_INTS], of, oi)
     if (v.shape[0] != m.nv or tau.shape[0] != m.nv or not forces_shape_ok(m, fext) or t.fbuf.shape[0] < nf
             or t.ibuf.shape[0] < ni or prm.shape[0] != SETTINGS_SIZE or out.shape[0] != record_size(K, m.nq, m.nv)
-            or not warm_record_ok(warm)):
+            or not warm_record_ok(warm) or not servo_ok(kp, kd, qref, t.pd_q, m.nq)):
         return BAD_SHAPE
     st = state_status(q, v, tau, fext)
     if st != OK:
@@ -572,7 +607,8 @@ def step_kernel(T, q, v, tau, fext, dt, prm, warm, out):
     out[RECORD_CAPACITY], out[RECORD_SIGMA] = K, 1.0
     s = step_scratch(t.fbuf, t.ibuf, m.nb, m.nv, t.dims)
     wsigma = w.sigma[:3 * W] if warm[RECORD_SIGMA] != 0.0 else w.sigma[:0]
-    st = step_state(t.mi, t.mf, t.ws, q, v, tau, fext, dt, t.ci, t.cf, prm, K, s, carve(w.cil, 0, (W, 2)),
+    pd_torques(tau, qref.reshape((1 if qref.shape[0] > 0 else 0, m.nq)), 0, q, v, kp, kd, t.pd_q, s.tau)
+    st = step_state(t.mi, t.mf, t.ws, q, v, s.tau, fext, dt, t.ci, t.cf, prm, K, s, carve(w.cil, 0, (W, 2)),
                     carve(w.cfl, 0, (W, 3)), w.lam[:3 * W], wsigma, w.info[SCALE_L:SCALE_POWER + 1], o.q, o.v, o.info)
     k = int(o.info[COUNT])
     out[RECORD_COUNT] = k
@@ -590,19 +626,6 @@ def step_kernel(T, q, v, tau, fext, dt, prm, warm, out):
 
 
 # --------------------------------------------------------------------------- rollouts
-@helper(forceinline=True)
-def pd_torques(tau, qref, k, q, v, kp, kd, pd_q, out):
-    """out = τ + K_p (q_ref[k] − q) − K_d v on the dofs j with ``pd_q[j]`` ≥ 0 (the q
-    index of a 1-coordinate joint's dof), τ elsewhere; ``qref`` (T, nq), or empty: no PD."""
-    pd = qref.shape[0] > 0
-    for j in range(tau.shape[0]):
-        x = tau[j]
-        c = pd_q[j]
-        if pd and c >= 0:
-            x += kp[j] * (qref[k, c] - q[c]) - kd[j] * v[j]
-        out[j] = x
-
-
 @helper
 def _record(stats, k, info, s, K):
     """Row k of a rollout's record from the step's ``info`` and contacts."""
