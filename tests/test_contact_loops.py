@@ -277,3 +277,25 @@ def test_contact_on_a_rotor_is_the_staged_step():
     np.testing.assert_allclose(a.impulses, b.impulses, atol=1e-9)
     assert a.solution.converged and b.solution.converged
     _dense_check(m, q, v, tau, a)
+
+
+def test_a_servo_on_a_closed_chain_is_its_torques():
+    """sd.step(pd=...) on the Mini Cheetah (rotors: a closed chain) is the step under the
+    same PD torques given as τ: gains on the independent leg joints only, q_ref the
+    spanning configuration of the crouched stand."""
+    m = _robot("mini_cheetah")
+    tree = cluster_tree(m)
+    ref = _legs("mini_cheetah", tree)
+    q, v = _dropped(m, "mini_cheetah")
+    iq, iv = tree.independent_q_index[7:], tree.independent_v_index[6:]
+    kp, kd = np.zeros(m.nv), np.zeros(m.nv)
+    kp[iv], kd[iv] = 80.0, 4.0
+    qref = q.copy()
+    qref[iq] = ref
+    r_tau = r_pd = None
+    for _ in range(20):
+        r_tau = sd.step(m, q, v, _pd(tree, m.nv, ref, q, v, 80.0, 4.0), DT, warm_start=r_tau)
+        r_pd = sd.step(m, q, v, None, DT, warm_start=r_pd, pd=(kp, kd, qref))
+        np.testing.assert_allclose(r_pd.q, r_tau.q, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(r_pd.v, r_tau.v, rtol=0, atol=1e-10)
+        q, v = r_tau.q, r_tau.v
