@@ -143,10 +143,9 @@ def shifted_cholesky(G, R, shift, A, floor):
     contiguous in memory. Each entry is the same arithmetic as row by row
     (Cholesky–Banachiewicz), in another order: the entries of a column depend on none of
     each other, so their divisions overlap, where row by row each waited for the one before
-    it (a 12-row G: 0.63 µs row by row; benchmarks/results/design_notes.md,
-    "shifted_cholesky"). No pivoting: with G + R positive semidefinite and shift > 0 the
-    matrix is positive definite, and Cholesky is backward stable on such a matrix without
-    it. Returns n, or the first row whose pivot is not positive (G + R not positive
+    it (the measurements: benchmarks/results/design_notes.md, "shifted_cholesky"). No
+    pivoting: with G + R positive semidefinite and shift > 0 the matrix is positive
+    definite, and Cholesky is backward stable on such a matrix without it. Returns n, or the first row whose pivot is not positive (G + R not positive
     semidefinite by more than the shift) or, for ``floor`` > 0, whose squared pivot is at
     most ``floor`` times its diagonal entry (a row that depends on the rows before it to
     that precision: :mod:`.sticking`)."""
