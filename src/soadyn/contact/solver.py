@@ -33,7 +33,8 @@ class ContactSolution:
     ----------
     impulses : (k, 3) λ per contact in its frame (t1, t2, n) [N s] (forces: λ / dt).
     velocities : (k, 3) σ = (G + R)λ + g per contact, same frames [m/s].
-    iterations : iterations taken (0: the warm start already solved it).
+    iterations : iterations taken (0: the warm start already solved it, or, in a time step
+        whose contacts all stick, one linear solve did: :mod:`soadyn.kernels.contact.sticking`).
     converged : whether the three residuals are at most ``tol``.
     primal, dual, complementarity : the residuals of the Coulomb NCP with De Saxcé's
         correction [LeLidec24] at ``impulses``: max over the contacts of the distance of λ
