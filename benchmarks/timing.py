@@ -15,13 +15,15 @@ import numpy as np
 __all__ = ["time_interleaved", "machine_description"]
 
 
-def time_interleaved(cases, rounds, sample_seconds, rng):
+def time_interleaved(cases, rounds, sample_seconds, rng, samples_out=None):
     """Per-call seconds of each case: ``{key: (median, min, max)}``.
 
     ``cases`` maps a key to ``(stmt, namespace)``; statements run through ``timeit``
     (no wrapper function in the timed loop). Each case is warmed up and calibrated to
     ``sample_seconds`` per sample; the cases then take turns, in a shuffled order, for
-    ``rounds`` rounds.
+    ``rounds`` rounds. ``samples_out``, a dict, receives each case's per-round samples
+    (lists in round order: the samples of one round were taken within a round's time of
+    each other, for ratios round by round on a machine whose speed drifts).
     """
     timers, numbers = {}, {}
     for key, (stmt, ns) in cases.items():
@@ -41,6 +43,8 @@ def time_interleaved(cases, rounds, sample_seconds, rng):
         rng.shuffle(keys)
         for key in keys:
             samples[key].append(timers[key].timeit(number=numbers[key]) / numbers[key])
+    if samples_out is not None:
+        samples_out.update(samples)
     return {key: (float(np.median(s)), float(np.min(s)), float(np.max(s))) for key, s in samples.items()}
 
 
