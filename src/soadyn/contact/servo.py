@@ -16,8 +16,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import validation as val
+from ..core.compile import derived
 
-__all__ = ["pd_dofs", "pd_gains", "step_servo", "servo_torques", "NO_SERVO"]
+__all__ = ["pd_dofs", "servo_dofs", "pd_gains", "step_servo", "servo_torques", "NO_SERVO"]
 
 #: the stand-in of ``pd=None`` in the step kernel's servo arguments (no PD; writeable, as
 #: Numba types a read-only array as another type, and empty: nothing to write)
@@ -33,6 +34,18 @@ def pd_dofs(model):
         j = body.joint
         if j.nv and j.nq == j.nv and j.kind not in ("free", "spherical"):
             pd_q[j.v_index:j.v_index + j.nv] = np.arange(j.q_index, j.q_index + j.nq)
+    return pd_q
+
+
+def servo_dofs(model):
+    """:func:`pd_dofs` of ``model``'s current version, built once per version (read-only:
+    its walk over the bodies costs more than a step of a small robot)."""
+    return derived(model).memo("servo_dofs", _frozen_dofs)
+
+
+def _frozen_dofs(model):
+    pd_q = pd_dofs(model)
+    pd_q.setflags(write=False)
     return pd_q
 
 
@@ -64,7 +77,7 @@ def step_servo(model, pd):
         return NO_SERVO, NO_SERVO, NO_SERVO
     if not isinstance(pd, (tuple, list)) or len(pd) != 3:
         raise TypeError(f"pd: expected a tuple (kp, kd, q_ref), got {type(pd).__name__}")
-    pd_q = pd_dofs(model)
+    pd_q = servo_dofs(model)
     kp = pd_gains(model, pd[0], "pd[0] (kp)", pd_q)
     kd = pd_gains(model, pd[1], "pd[1] (kd)", pd_q)
     qref = val.vector(pd[2], model.nq, "pd[2] (q_ref)", batch_ok=False)
@@ -79,7 +92,7 @@ def servo_torques(model, q, v, tau, kp, kd, qref):
     chains' step, whose kernel takes τ whole)."""
     if qref.shape[0] == 0:
         return tau
-    pd_q = pd_dofs(model)
+    pd_q = servo_dofs(model)
     on = pd_q >= 0
     out = np.array(tau, dtype=np.float64)
     out[on] += kp[on] * (qref[pd_q[on]] - q[pd_q[on]]) - kd[on] * v[on]

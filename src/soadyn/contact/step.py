@@ -200,8 +200,9 @@ def _fast_step(model, q, v, tau, dt, f_ext, settings, warm_start, pd):
     finiteness), ``dt`` a positive float, no external forces or an (nbodies, 6) array,
     settings None or a ContactSettings, no warm start or the result of a step of this model
     version, no servo or a tuple (kp, kd, q_ref) of arrays (the kernel checks their types,
-    shapes and values: gains (nv,) ≥ 0, zero off the PD dofs). Anything else, or a status of the kernel other than OK (an error, more
-    contacts than the tables hold, a solve that did not converge), gives None: the general
+    shapes and values: gains (nv,) ≥ 0, zero off the PD dofs). Anything else, or a status
+    of the kernel other than OK (an error, more contacts than the tables hold, a solve that
+    did not converge), gives None: the general
     path then names what is wrong, grows the capacity or warns (the kernel writes only the
     thread's tables and the record made here, so running it again is safe). The common
     step reads no entry of its record here: the kernel's status says it all."""
