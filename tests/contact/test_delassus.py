@@ -242,3 +242,32 @@ def test_delassus_on_two_separate_trees_far_from_the_origin():
     assert rel(G, dense) < TOL
     assert np.all(G[0:3, 3:6] == 0.0) and np.all(G[3:6, 0:3] == 0.0)
     assert np.array_equal(G, G.T)
+
+
+def test_kernel_arrays_are_writeable_copies_equal_to_the_read_only_fields():
+    # the fast path passes Contacts._kernel (Numba types a read-only array slowly): they must
+    # equal the public arrays, which stay read-only, and share no memory with them
+    a = sd.models.random_tree(4, 0)
+    contacts = sd.Contacts.from_points(a, [("world", 3), (1, 2)], [[0.0, 0.0, 0.1], [0.1, 0.2, 0.3]],
+                                       [[0.0, 0.0, 1.0], [0.0, 1.0, 0.0]])
+    for public, copy in zip((contacts.bodies, contacts.point, contacts.frame), contacts._kernel):
+        assert not public.flags.writeable and copy.flags.writeable and copy.flags.c_contiguous
+        assert copy.dtype == public.dtype and np.array_equal(copy, public)
+        assert not np.shares_memory(copy, public)
+    assert contacts._kernel is contacts._kernel  # made once
+
+
+def test_delassus_kernel_refuses_tables_of_another_layout():
+    from soadyn.core.layout import pack_parts
+    from soadyn.core.status import BAD_SHAPE
+    from soadyn.kernels.contact.delassus import delassus_kernel
+    a = sd.models.random_tree(4, 0)
+    q = sd.neutral(a)
+    contacts = sd.Contacts.from_points(a, [("world", 3)], [[0.0, 0.0, 0.1]], [[0.0, 0.0, 1.0]])
+    G = np.empty((3, 3))
+    cbody, cpoint, cframe = contacts._kernel
+    assert delassus_kernel(np.zeros(3), q, cbody, cpoint, cframe, G) == BAD_SHAPE
+    sd.delassus(a, q, contacts)  # builds the store
+    c = a._derived.compiled
+    small = pack_parts((c.mi, np.zeros(1, dtype=np.int64)), (c.mf, np.zeros(a._derived.workspace_size), np.zeros(1)))
+    assert delassus_kernel(small, q, cbody, cpoint, cframe, G) == BAD_SHAPE  # scratch too short for k = 1

@@ -6,40 +6,44 @@ import numpy as np
 
 from ..closed.embedding.algorithms import efpa_at_poses
 from ..closed.embedding.clusters import independent_state
-from ..core.batch import NO_BATCH
-from ..core.call import Arg, CompiledFunction, Outputs
-from ..core.fast_path import GeneralPath
+from ..core import status as st
+from ..core import validation as val
 from ..core.compile import derived, snapshot
+from ..core.fast_path import ExactCall, GeneralPath
+from ..core.layout import pack_parts
 from ..dynamics.kinematics import body_placements
 from ..geometry.contacts import Contacts
 from ..kernels.contact.delassus import delassus_buffer_sizes, delassus_kernel
 
 __all__ = ["delassus", "contact_arrays"]
 
-_DELASSUS = CompiledFunction(delassus_kernel, NO_BATCH, (Arg("q", "nq"),),
-                             Outputs.param_shaped(lambda c, cbody: (3 * cbody.shape[0], 3 * cbody.shape[0])),
-                             params=(None,) * 5, tree_function="delassus")  # contacts (3), scratch (2)
-_FAST = _DELASSUS.fast  # the kernel's dispatcher that never compiles (soadyn.core.fast_path.ExactCall)
+#: the kernel's dispatcher and its twin that never compiles (the fast path of :func:`delassus`)
+_KERNEL = ExactCall(delassus_kernel)
 
 
 def contact_arrays(model, contacts, argname="contacts"):
     """``(bodies (k, 2), point (k, 3), frame (k, 3, 3))`` of ``contacts``, checked to be of
-    ``model`` at its current version (:meth:`~soadyn.Contacts.check`)."""
+    ``model`` at its current version (:meth:`~soadyn.Contacts.check`): the writeable copies
+    the kernels take (:func:`~soadyn.geometry.contacts.kernel_arrays`; not to be written),
+    so that the general path compiles the version the fast path calls."""
     if type(contacts) is not Contacts:
         raise TypeError(f"{argname}: expected soadyn.Contacts (from detect_contacts or Contacts.from_points), got "
                         f"{type(contacts).__name__}")
     contacts.check(model, argname)
-    return contacts.bodies, contacts.point, contacts.frame
+    return contacts._kernel
 
 
-def _scratch(model, k):
-    """This thread's float and integer scratch of the Delassus kernel for k contacts."""
+def _tables(model, k):
+    """This thread's packed tables of the Delassus kernel for k contacts
+    (:data:`~soadyn.kernels.contact.delassus.DELASSUS_PARTS`: the model's tables, the
+    kernel's scratch, a workspace of this thread's own)."""
     d = derived(model)
 
     def build(snapshot):
-        c = derived(snapshot).compiled
+        sd = derived(snapshot)
+        c = sd.compiled
         nf, ni = delassus_buffer_sizes.py_func(c.nb, c.nv, k)
-        return np.zeros(nf), np.zeros(ni, dtype=np.int64)
+        return pack_parts((c.mi, np.zeros(ni, dtype=np.int64)), (c.mf, np.zeros(sd.workspace_size), np.zeros(nf)))
 
     return d.per_thread(("delassus", k), build)
 
@@ -72,29 +76,32 @@ def delassus(model, q, contacts):
     more directions than the bodies have dofs).
     """
     # The fast path (the common call: a tree model whose store is current, Contacts of its
-    # version, this thread's workspace and scratch made by an earlier call, q a float64
-    # vector): the checks of the general path below in a few attribute reads; the kernel
-    # checks q and the contact arrays itself. Anything else takes the general path, which
-    # names what is wrong.
+    # version, this thread's tables made by an earlier call, q a float64 vector): the checks
+    # of the general path below in a few attribute reads; the kernel checks q and the
+    # contact arrays itself. Anything else takes the general path, which names what is
+    # wrong.
     try:
         d = model._derived
-        c = d.compiled
         if (type(contacts) is Contacts and contacts.model_version == d.version and contacts._model() is model
-                and not c.closed):
-            cbody = contacts.bodies
+                and not d.compiled.closed):
+            cbody, cpoint, cframe = contacts._kernel  # (writeable copies: the dispatcher types them faster)
             k = cbody.shape[0]
-            fbuf, ibuf = d.threads.objects[("delassus", k)]
             G = np.empty((3 * k, 3 * k))
-            if _FAST(c.mi, c.mf, d.threads.buffer, q, cbody, contacts.point, contacts.frame, fbuf, ibuf, G) == 0:
+            if _KERNEL.fast(d.threads.objects[("delassus", k)], q, cbody, cpoint, cframe, G) == 0:
                 return G
     except (AttributeError, KeyError, GeneralPath):
         pass
-    model = snapshot(model)  # one model state for the check, the scratch and the kernel
+    model = snapshot(model)  # one model state for the check, the tables and the kernel
     cbody, cpoint, cframe = contact_arrays(model, contacts)
     if model.has_constraints:
         return _cluster_delassus(model, q, cbody, cpoint, cframe)
-    fbuf, ibuf = _scratch(model, cbody.shape[0])
-    return _DELASSUS.call(model, q, cbody, cpoint, cframe, fbuf, ibuf)
+    q = val.vector(q, model.nq, "q", batch_ok=False)
+    k = cbody.shape[0]
+    G = np.empty((3 * k, 3 * k))
+    status = _KERNEL(_tables(model, k), q, cbody, cpoint, cframe, G)
+    if status != st.OK:
+        st.raise_status(status, ("q",), model=model, state=(q,), function="delassus")
+    return G
 
 
 def _cluster_delassus(model, q, cbody, cpoint, cframe):

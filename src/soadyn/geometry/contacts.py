@@ -89,8 +89,11 @@ class Contacts:
 
     def __getattr__(self, name):
         # (called only for a name the instance's dictionary lacks: a field of the contacts
-        # of :func:`flat_contacts` not used yet, made now from their flat arrays and kept;
-        # two threads making it at once make equal read-only views of the same arrays)
+        # of :func:`flat_contacts` not used yet, made now from their flat arrays and kept,
+        # or ``_kernel``; two threads making one at once make equal arrays)
+        if name == "_kernel":
+            value = self.__dict__["_kernel"] = kernel_arrays(self)
+            return value
         flat = self.__dict__.get("_flat")
         field = _FLAT_FIELDS.get(name)
         if flat is None or field is None:
@@ -150,6 +153,17 @@ class Contacts:
             raise ValueError(f"{argname}: these contacts were made for version {self.model_version} of model "
                              f"{model.name!r}, which has been edited since (version {model.version}); detect them "
                              "again")
+
+
+def kernel_arrays(contacts):
+    """``(bodies (k, 2), point (k, 3), frame (k, 3, 3))`` of ``contacts`` as writeable
+    C-contiguous copies, which a kernel fast path passes in place of the read-only public
+    arrays: Numba's dispatcher types a read-only array through a slow fallback (a tenth of
+    a Delassus call for the three). No kernel writes them. A Contacts keeps them as
+    ``_kernel``, made on first use (the arrays they copy are read-only: the copies stay
+    equal to them)."""
+    return (np.array(contacts.bodies, dtype=np.int64, order="C"), np.array(contacts.point, dtype=float, order="C"),
+            np.array(contacts.frame, dtype=float, order="C"))
 
 
 _new = object.__new__

@@ -33,8 +33,10 @@ from __future__ import annotations
 
 from collections import namedtuple
 
+import numpy as np
+
 from ...core.jit import helper, kernel
-from ...core.layout import carve, model_tables, workspace_views
+from ...core.layout import carve, model_tables, packed_ok, packed_part, workspace_views
 from ...core.status import BAD_SHAPE, OK
 from ..innovations import atbi
 from ..kinematics import world_poses
@@ -223,8 +225,9 @@ def delassus_after_atbi(mi, mf, ws, cbody, cpoint, cframe, fbuf, ibuf, G):
     """G (3k, 3k) from the ATBI and the world poses already in the workspace ``ws``
     (:func:`~..innovations.atbi` and :func:`~..kinematics.world_poses` at the contacts' q;
     a time step has computed both before: its contacts' detection needs the poses): the
-    gathers of the 2k sides, the pair blocks. The arguments as :func:`delassus_kernel`'s.
-    Returns a status."""
+    gathers of the 2k sides, the pair blocks. ``mi``, ``mf`` the model's tables, ``fbuf``,
+    ``ibuf`` float and int64 scratch of the sizes :func:`delassus_buffer_sizes` (nb, nv, k)
+    gives, the contacts and G as :func:`delassus_kernel`'s. Returns a status."""
     m = model_tables(mi, mf)
     nb, nv = m.nb, m.nv
     k = cbody.shape[0]
@@ -251,15 +254,36 @@ def delassus_after_atbi(mi, mf, ws, cbody, cpoint, cframe, fbuf, ibuf, G):
     return OK
 
 
+#: The parts of a thread's packed Delassus tables (:func:`~soadyn.core.layout.pack_parts`,
+#: the integer parts first): the model's tables ``mi``, ``mf``, the kernel's integer and
+#: float scratch ``ibuf``, ``fbuf`` (:func:`delassus_buffer_sizes`) and the thread's
+#: workspace ``ws``. One array for all of them: ``sd.delassus`` is a call from Python of
+#: a few microseconds, and each array argument costs the dispatcher.
+DELASSUS_PARTS = ("mi", "ibuf", "mf", "ws", "fbuf")
+DelassusTables = namedtuple("DelassusTables", DELASSUS_PARTS)
+
+
+@helper(forceinline=True)
+def delassus_tables(T):
+    """Named views (:class:`DelassusTables`) of packed Delassus tables (checked by
+    :func:`~soadyn.core.layout.packed_ok` first)."""
+    n = len(DELASSUS_PARTS)
+    return DelassusTables(packed_part(T, n, 0).view(np.int64), packed_part(T, n, 1).view(np.int64),
+                          packed_part(T, n, 2), packed_part(T, n, 3), packed_part(T, n, 4))
+
+
 @kernel(nogil=True)
-def delassus_kernel(mi, mf, ws, q, cbody, cpoint, cframe, fbuf, ibuf, G):
+def delassus_kernel(T, q, cbody, cpoint, cframe, G):
     """G (3k, 3k) at q for the contacts (``cbody`` (k, 2), ``cpoint`` (k, 3), ``cframe``
     (k, 3, 3): :mod:`.points`), rows and columns of contact i at 3i..3i+2 in its frame
-    (t1, t2, n); ``fbuf``, ``ibuf`` float and int64 scratch of the sizes
-    :func:`delassus_buffer_sizes` (nb, nv, k) gives. The ATBI, then
-    :func:`delassus_after_atbi`. Returns a status."""
-    st = atbi(mi, mf, ws, q)
+    (t1, t2, n); ``T`` the packed tables of :data:`DELASSUS_PARTS` for k contacts. The
+    ATBI and the world poses, then :func:`delassus_after_atbi`. Returns a status
+    (``BAD_SHAPE`` for tables of another layout or too small for k)."""
+    if not packed_ok(T, len(DELASSUS_PARTS)):
+        return BAD_SHAPE
+    t = delassus_tables(T)
+    st = atbi(t.mi, t.mf, t.ws, q)
     if st != OK:
         return st
-    world_poses(mi, mf, ws)
-    return delassus_after_atbi(mi, mf, ws, cbody, cpoint, cframe, fbuf, ibuf, G)
+    world_poses(t.mi, t.mf, t.ws)
+    return delassus_after_atbi(t.mi, t.mf, t.ws, cbody, cpoint, cframe, t.fbuf, t.ibuf, G)
