@@ -40,10 +40,10 @@ def _tables(model, k):
     d = derived(model)
 
     def build(snapshot):
-        sd = derived(snapshot)
-        c = sd.compiled
+        store = derived(snapshot)
+        c = store.compiled
         nf, ni = delassus_buffer_sizes.py_func(c.nb, c.nv, k)
-        return pack_parts((c.mi, np.zeros(ni, dtype=np.int64)), (c.mf, np.zeros(sd.workspace_size), np.zeros(nf)))
+        return pack_parts((c.mi, np.zeros(ni, dtype=np.int64)), (c.mf, np.zeros(store.workspace_size), np.zeros(nf)))
 
     return d.per_thread(("delassus", k), build)
 

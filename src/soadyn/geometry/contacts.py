@@ -158,8 +158,8 @@ class Contacts:
 def kernel_arrays(contacts):
     """``(bodies (k, 2), point (k, 3), frame (k, 3, 3))`` of ``contacts`` as writeable
     C-contiguous copies, which a kernel fast path passes in place of the read-only public
-    arrays: Numba's dispatcher types a read-only array through a slow fallback (a tenth of
-    a Delassus call for the three). No kernel writes them. A Contacts keeps them as
+    arrays: Numba's dispatcher types a read-only array through a slow fallback
+    (benchmarks/results/design_notes.md). No kernel writes them. A Contacts keeps them as
     ``_kernel``, made on first use (the arrays they copy are read-only: the copies stay
     equal to them)."""
     return (np.array(contacts.bodies, dtype=np.int64, order="C"), np.array(contacts.point, dtype=float, order="C"),
