@@ -802,6 +802,10 @@ def page_compile(out, res, results_dir=RESULTS):
                   "code before their removal, with Mini Cheetah's C-ABA among the calls (`benchmarks/"
                   "numba_patches.py --all-but keep_struct_values pass_views_whole`): neither gained beyond the "
                   "noise, in this run or any earlier one, and both were taken out.")
+    _twin_section(page, res, "numba_patches_restored.json", "One of the two restored",
+                  "The same comparison on 2026-12-03, after a bisection of a first call's growth pointed at the "
+                  "removal: pass_views_whole gained beyond the noise (the clusters group above all) and is back; "
+                  "keep_struct_values did not and stays out.")
     _twin_section(page, res, "compile_profile.json", "Where the compile time goes",
                   "CPU time of the first call in a fresh process and the number of functions Numba compiled for "
                   "it, before and after a change of the partitioned ABA (`benchmarks/compile_profile.py NAME` "

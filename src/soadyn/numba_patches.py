@@ -8,8 +8,10 @@ emitting machine code for helpers that only compiled code calls;
 :func:`remember_call_types` stops it from resolving the type of the same operation on
 the same argument types again and again while typing soadyn's functions;
 :func:`lighter_passes` runs lighter LLVM pipelines over soadyn's code where the kernels
-optimize it again anyway; :func:`internal_helpers` makes the helpers linked into a
-kernel internal to its module, and :func:`return_views_from_helpers` lets helpers compiled without reference counting return
+optimize it again anyway; :func:`pass_views_whole` passes the
+named views to the always-inlined helpers as one argument each, and
+:func:`internal_helpers` makes the helpers linked into a kernel internal to its module;
+:func:`return_views_from_helpers` lets helpers compiled without reference counting return
 array views.
 
 **Stock Numba is a supported configuration.** ``SOADYN_NUMBA_PATCHES=0`` applies none of
@@ -37,6 +39,7 @@ patch's ``form`` when it changes the code made.
 """
 from __future__ import annotations
 
+import copy
 import importlib
 import inspect
 import os
@@ -62,7 +65,7 @@ class NumbaPatchWarning(UserWarning):
 #: replacements call them for everything that is not soadyn's)
 _numba_call_template = _numba_get_executable = _numba_finalize = _numba_serialize = _numba_unserialize = None
 _numba_referenced_environments = _numba_get_call_type = _get_local_target = _numba_optimize_functions = None
-_numba_type_inference = None
+_numba_declare_function = _numba_decode_arguments = _numba_call_function = _numba_type_inference = None
 
 
 # --- soadyn's compiled functions ---------------------------------------------------------
@@ -520,13 +523,132 @@ def lighter_passes():
     _patch_final_module()
 
 
-# --- helpers internal to each kernel's module -------------------------------------------
+# --- named views passed whole to the always-inlined helpers -----------------------------
 #
-# The helpers' LLVM copies are made internal to each kernel's module (they are
+# Numba passes a struct argument as its members, one LLVM argument each, recursively: a
+# call with the model tables (tens of arrays, seven members each) is hundreds of
+# ``extractvalue`` instructions at the call site and as many ``insertvalue`` in the callee
+# to put the struct together again. soadyn's small helpers (the per-cluster accessors of
+# the workspace, the per-body steps: ``forceinline``) take the named views and are inlined
+# into every caller, where LLVM then removes all of it; in the first ``cluster_aba`` call
+# with ``q=`` those calls were about 30 000 of the 44 910 arguments Numba built. A named view
+# passed to such a helper is now one argument, the struct value itself. Only named tuples,
+# and only for helpers (``@helper``: nothing but compiled code calls them; a Python or C
+# entry point would build its own calls) that LLVM always inlines (``forceinline=True``):
+# passing arrays whole too, or views to every function, inlined or not, measured slower
+# (benchmarks/results/design_notes.md). The choice is the decorators' registry's answer
+# (soadyn.core.jit: the kind and the options the decorator gives, the same at the
+# definition and at every call, whether the function was compiled in this process or
+# loaded from the cache).
+#
+# The helpers' LLVM copies are also made internal to each kernel's module (they are
 # linked in as ``linkonce_odr``, visible outside it, which no other module needs): LLVM
 # may then inline a helper called once wherever it is called, drop the arguments a helper
 # does not read and call it with a faster convention. The measurements:
 # benchmarks/results/design_notes.md.
+
+
+_WholeView = None  # the type of a named view passed whole (made when the patch applies)
+
+
+def _whole_view_type():
+    """Make :class:`WholeView`, a Numba type, and register its data model (the view's own,
+    with the argument form equal to the value form): when the patch applies only, so that
+    importing this module asks nothing of Numba's type system."""
+    global _WholeView
+    if _WholeView is not None:
+        return _WholeView
+    from numba.core import types
+    from numba.core.datamodel import models as datamodel
+
+    class WholeView(types.Type):
+        """The type of a named view passed to an always-inlined soadyn helper as one LLVM
+        argument (its struct value): used only to choose the argument convention."""
+
+        def __init__(self, view):
+            self.view = view
+            super().__init__(name=f"whole({view})")
+
+    @datamodel.register_default(WholeView)
+    class WholeViewModel(datamodel.DataModel):
+        """The view's own model, with the argument form equal to its value form."""
+
+        def __init__(self, dmm, fe_type):
+            super().__init__(dmm, fe_type)
+            self._view = dmm.lookup(fe_type.view)
+
+        def get_value_type(self):
+            return self._view.get_value_type()
+
+        def get_argument_type(self):
+            return self._view.get_value_type()
+
+        def as_argument(self, builder, value):
+            return value
+
+        def from_argument(self, builder, value):
+            return value
+
+    _WholeView = WholeView
+    return WholeView
+
+
+_whole_views = {}  # view type -> its WholeView
+_takes_views_whole = {}  # a function's mangled name -> whether it takes its named views whole
+
+
+def _passed_whole(fe_type):
+    """The argument type of a named view when passed whole, else ``fe_type``."""
+    from numba.core import types
+    if not isinstance(fe_type, (types.NamedTuple, types.NamedUniTuple)):
+        return fe_type
+    whole = _whole_views.get(fe_type)
+    if whole is None:
+        whole = _whole_views[fe_type] = _WholeView(fe_type)
+    return whole
+
+
+def takes_views_whole(fndesc):
+    """True when the function of ``fndesc`` (Numba's function descriptor) is a soadyn
+    helper (only compiled code calls it) that LLVM always inlines (``forceinline=True``):
+    the registry of :mod:`soadyn.core.jit` says."""
+    name = fndesc.mangled_name
+    known = _takes_views_whole.get(name)
+    if known is None:
+        registry = _registry()
+        found = registry.entry_named(fndesc.modname, fndesc.qualname)
+        known = bool(found is not None and found.kind == registry.HELPER and found.options.get("forceinline"))
+        _takes_views_whole[name] = known
+    return known
+
+
+def _whole_argument_types(argtypes):
+    return tuple(_passed_whole(t) for t in argtypes)
+
+
+def _declare_function(self, module, fndesc):
+    """:meth:`BaseContext.declare_function` (a definition or a callee's declaration), with
+    the named views as whole arguments for the helpers of :func:`takes_views_whole`."""
+    if not takes_views_whole(fndesc):
+        return _numba_declare_function(self, module, fndesc)
+    shadow = copy.copy(fndesc)
+    shadow.argtypes = _whole_argument_types(fndesc.argtypes)
+    return _numba_declare_function(self, module, shadow)
+
+
+def _decode_arguments(self, builder, argtypes, func):
+    """:meth:`BaseCallConv.decode_arguments` in the callee, by its own convention."""
+    if _takes_views_whole.get(func.name):
+        argtypes = _whole_argument_types(argtypes)
+    return _numba_decode_arguments(self, builder, argtypes, func)
+
+
+def _call_function(self, builder, callee, resty, argtys, args, attrs=None):
+    """:meth:`CPUCallConv.call_function` at a call site, by the callee's convention (the
+    callee was declared in this module first)."""
+    if _takes_views_whole.get(callee.name):
+        argtys = _whole_argument_types(argtys)
+    return _numba_call_function(self, builder, callee, resty, argtys, args, attrs)
 
 
 _helpers_internal = False
@@ -538,6 +660,21 @@ def _internalize_helpers(module):
     for function in module.functions:
         if not function.is_declaration and function.linkage == llvm.Linkage.linkonce_odr:
             function.linkage = llvm.Linkage.internal
+
+
+def pass_views_whole():
+    """Pass the named views to soadyn's always-inlined helpers whole (see the comment
+    above). Call before any kernel is compiled or loaded."""
+    global _numba_declare_function, _numba_decode_arguments, _numba_call_function
+    from numba.core.base import BaseContext
+    from numba.core.callconv import BaseCallConv, CPUCallConv
+    _whole_view_type()
+    _numba_declare_function = BaseContext.declare_function
+    _numba_decode_arguments = BaseCallConv.decode_arguments
+    _numba_call_function = CPUCallConv.call_function
+    BaseContext.declare_function = _declare_function
+    BaseCallConv.decode_arguments = _decode_arguments
+    CPUCallConv.call_function = _call_function
 
 
 def internal_helpers():
@@ -617,6 +754,12 @@ PATCHES = {p.name: p for p in (
           uses=("numba.core.codegen:CPUCodegen._function_pass_manager",
                 "numba.core.codegen:CPUCodegen._module_pass_manager",
                 "numba.core.codegen:CodeLibrary.__init__ _codegen, _recorded_timings", "numba.core.config:OPT")),
+    Patch("pass_views_whole", pass_views_whole,
+          {"numba.core.base:BaseContext.declare_function": "self, module, fndesc",
+           "numba.core.callconv:BaseCallConv.decode_arguments": "self, builder, argtypes, func",
+           "numba.core.callconv:CPUCallConv.call_function": "self, builder, callee, resty, argtys, args, attrs=None"},
+          uses=("numba.core.datamodel.models:register_default", "numba.core.datamodel.models:DataModel",
+                "numba.core.funcdesc:FunctionDescriptor.__init__ modname, qualname, argtypes, mangled_name")),
     Patch("internal_helpers", internal_helpers,
           {f"{_LIBRARY}._optimize_final_module": "self"},
           uses=("numba.core.codegen:CodeLibrary.__init__ _codegen", "llvmlite.binding:Linkage")),
