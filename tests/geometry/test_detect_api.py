@@ -141,9 +141,9 @@ def test_a_model_without_pairs_has_no_contacts_and_no_distances():
 
 
 def test_the_kernel_for_compiled_callers_gives_the_public_contacts():
-    """detect_contacts_kernel (body poses and separate output arrays, for compiled code such
-    as a rollout with contacts) against detect_contacts; a short capacity is reported by a
-    count above it, nothing written past it."""
+    """detect_contacts_kernel (body poses and separate output arrays: the Python entry of
+    the helper the step kernels call) against detect_contacts; a short capacity is reported
+    by a count above it, nothing written past it."""
     from soadyn.geometry.detect import _prepared
     from soadyn.kernels.collision.detect import detect_contacts_kernel
     model, q = _boxes_on_the_ground(3)

@@ -154,7 +154,16 @@ def _state_ok(m, q, v):
 
 @kernel
 def integrate_kernel(mi, mf, ws, q, v, dt, out):
-    """out = q ⊕ v·dt joint by joint; quaternion joints move on SO(3) / SE(3)."""
+    """:func:`integrate_into` from Python (:func:`integrate`)."""
+    return integrate_into(mi, mf, ws, q, v, dt, out)
+
+
+@helper
+def integrate_into(mi, mf, ws, q, v, dt, out):
+    """out = q ⊕ v·dt joint by joint; quaternion joints move on SO(3) / SE(3); returns a
+    status code. The body of :func:`integrate_kernel`, which compiled code calls (the
+    rollouts and the steps): a kernel is optimized and emitted on its own for its Python
+    entry, and a compiled caller would link it in and optimize it again."""
     m = model_tables(mi, mf)
     status = _state_ok(m, q, v)
     if status != OK or out.shape[0] != m.nq:

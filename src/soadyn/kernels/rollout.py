@@ -3,7 +3,7 @@
 Each step evaluates the forward dynamics by the articulated-body kernel
 (:func:`soadyn.kernels.aba.aba_kernel`, [Jain23p, eq. 7]) and moves the configuration on its
 manifold by the configuration-space kernel of :func:`soadyn.integrate`
-(:func:`soadyn.core.configuration.integrate_kernel`): neither is repeated here. With
+(:func:`soadyn.core.configuration.integrate_into`): neither is repeated here. With
 τ_k held over the step [t_k, t_k + dt], f(q, v, τ) = q̈ the forward dynamics and
 q ⊕ u = q exp(u) (per joint: u added for vector joints, the exponential of SO(3) or SE(3)
 in the child frame for spherical and free joints):
@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.jit import helper, kernel
-from ..core.configuration import integrate_kernel
+from ..core.configuration import integrate_into
 from ..core.joints import FREE, SPHERICAL
 from ..core.layout import carve, model_tables, state_count, state_of, workspace_views
 from ..core.status import BAD_FIRST, BAD_SECOND, BAD_SHAPE, BAD_THIRD, OK, OVERFLOW, SINGULAR
@@ -54,7 +54,7 @@ def exponential_coordinate_rate(m, u, s, w, out):
     of order |x|⁴|w|, beyond what a fourth-order method needs). The bracket is that of
     so(3) (x × w) for a spherical joint and that of se(3) (the motion cross product
     [x_ω × w_ω; x_ω × w_v + x_v × w_ω]) for a free joint, whose ⊕ is the SE(3)
-    exponential of :func:`~soadyn.core.configuration.integrate_kernel`; the algebra of
+    exponential of :func:`~soadyn.core.configuration.integrate_into`; the algebra of
     every other joint is commutative (out = w). ``out`` may be ``u``."""
     for i in range(m.nb):
         jtype = m.joint_type[i]
@@ -111,7 +111,7 @@ def _euler_step(mi, mf, ws, q, v, tau, dt, fext, a, q1, v1):
         return status
     for j in range(v.shape[0]):
         v1[j] = v[j] + dt * a[j]
-    return integrate_kernel(mi, mf, ws, q, v1, dt, q1)
+    return integrate_into(mi, mf, ws, q, v1, dt, q1)
 
 
 @helper
@@ -132,7 +132,7 @@ def _rk4_step(mi, mf, ws, q, v, tau, dt, fext, s, q1, v1):
     for stage in range(1, 4):
         c = dt if stage == 3 else 0.5 * dt  # u_i = c K̃_{i−1}: the nodes ½, ½, 1 of classical RK4
         weight = 1.0 if stage == 3 else 2.0  # the weights 2, 2, 1 of stages 2, 3, 4
-        status = integrate_kernel(mi, mf, ws, q, kt, c, qt)  # q_k ⊕ u_i
+        status = integrate_into(mi, mf, ws, q, kt, c, qt)  # q_k ⊕ u_i
         if status != OK:
             return status
         for j in range(nv):
@@ -146,7 +146,7 @@ def _rk4_step(mi, mf, ws, q, v, tau, dt, fext, s, q1, v1):
             asum[j] += weight * a[j]
     for j in range(nv):
         v1[j] = v[j] + dt / 6.0 * asum[j]
-    return integrate_kernel(mi, mf, ws, q, ksum, dt / 6.0, q1)
+    return integrate_into(mi, mf, ws, q, ksum, dt / 6.0, q1)
 
 
 @kernel(nogil=True)

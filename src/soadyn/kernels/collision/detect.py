@@ -8,7 +8,10 @@ test, narrow phase on each candidate in the order of ``pairs`` (:mod:`.narrow`).
 at most ``capacity`` = len(``depth``) contacts and returns how many there are, so a caller
 whose arrays were too short sees it (the count exceeds the capacity) and calls again with
 longer ones: nothing is dropped silently. A pair gives at most 4 contacts, so a capacity
-of 4 P never overflows. Compiled code (a rollout with contacts) calls it as it is;
+of 4 P never overflows. Compiled code (the step kernels) calls its body, the helper
+:func:`detect_contacts`: a kernel is optimized and emitted on its own for its Python entry,
+and a compiled caller would then link it in and optimize it again, a longer first call
+(``benchmarks/results/design_notes.md``);
 ``fs`` and ``js`` are its float and integer scratch (:func:`scratch_sizes`, ``js``
 zero-filled once). :func:`detect_kernel` starts from the configuration itself (the world
 poses by :func:`~soadyn.kernels.kinematics.poses_into`) and writes output arrays that hold
@@ -35,13 +38,13 @@ from .layout import collision_views
 from .narrow import pair_contacts, pair_distance
 from .support import Hulls, solid
 
-__all__ = ["detect_contacts_kernel", "detect_kernel", "collision_distances_kernel", "scratch_sizes", "place_objects",
-           "CONTACT_FLOATS", "CONTACT_INTS"]
+__all__ = ["detect_contacts", "detect_contacts_kernel", "detect_kernel", "collision_distances_kernel", "scratch_sizes",
+           "place_objects", "CONTACT_FLOATS", "CONTACT_INTS"]
 
 #: the box clipping buffer and the manifold rows
 _CLIP = 2 * 16 * 4
 _ROWS = 4 * 7
-#: the flat contact blocks a compiled caller of :func:`detect_contacts_kernel` keeps (the
+#: the flat contact blocks a compiled caller of :func:`detect_contacts` keeps (the
 #: step kernels of :mod:`soadyn.kernels.contact.step`), per contact: floats (point 3,
 #: normal 3, depth, friction, frame 9) and integers (objects 2, bodies 2)
 CONTACT_FLOATS = 17
@@ -88,7 +91,7 @@ def _inputs_ok(t, nb, fs, js):
 
 @helper
 def _detect(t, Rb, pb, margin, fs, js, objects, bodies, point, normal, depth, friction, frame):
-    """The detection of :func:`detect_contacts_kernel` on checked inputs."""
+    """The detection of :func:`detect_contacts` on checked inputs."""
     n = t.n
     v = max(t.maxv, 1)
     Rw = carve(fs, 0, (n, 3, 3))
@@ -140,6 +143,12 @@ def _detect(t, Rb, pb, margin, fs, js, objects, bodies, point, normal, depth, fr
 
 @kernel
 def detect_contacts_kernel(ci, cf, Rb, pb, margin, fs, js, objects, bodies, point, normal, depth, friction, frame):
+    """:func:`detect_contacts` from Python (precompile, tests)."""
+    return detect_contacts(ci, cf, Rb, pb, margin, fs, js, objects, bodies, point, normal, depth, friction, frame)
+
+
+@helper
+def detect_contacts(ci, cf, Rb, pb, margin, fs, js, objects, bodies, point, normal, depth, friction, frame):
     """Detect the contacts within ``margin`` [m] (module docstring) into the first rows of
     the outputs: ``objects``, ``bodies`` (K, 2) int64, ``point``, ``normal`` (K, 3),
     ``depth``, ``friction`` (K,), ``frame`` (K, 3, 3), K the capacity. ``depth`` = −d > 0

@@ -40,7 +40,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from ...core.configuration import integrate_kernel
+from ...core.configuration import integrate_into
 from ...core.jit import helper, kernel
 from ...core.layout import carve, model_tables, pack_parts, packed_ok, packed_part, rows, workspace_views
 from ...core.status import BAD_SHAPE, OK, OVERFLOW, SINGULAR
@@ -52,12 +52,12 @@ from ..cluster.kinematics import positions_pass
 from ..cluster.layout import (cluster_bodies, cluster_scratch, cluster_tables, cluster_workspace, force_columns,
                               inertia_subspace, inverse_joint_inertia, motion_subspace, no_rotor_forces, pair_rotor)
 from ..cluster.response import cluster_force_response, refactor_with_rotors
-from ..collision.detect import detect_contacts_kernel
+from ..collision.detect import detect_contacts
 from ..kinematics import joint_placements, nonfinite, state_status, velocity_step, world_poses
 from ..primitives import add_force_to_parent
 from .admm import AA_SMALL, ADMM_ROWS, CONVERGED, INFO_SIZE, RHO_POWER, admm_solve
 from .warm import match_warm_start
-from .pgs import pgs_kernel
+from .pgs import pgs_solve
 from .points import contact_forces_pass, contact_velocities_pass, point_pickoff
 from .step import COMPLIANCE, MARGIN, MAX_ITER, PGS, SETTINGS_SIZE, SLOP, SOLVER, STABILIZATION, TOL, normal_bias
 
@@ -274,7 +274,7 @@ def _solve_stage(k, prm, objects, points, friction, warm_objects, warm_points, w
             lamf[r] = 0.0
     tol, max_iter = prm[TOL], int(prm[MAX_ITER])
     if int(prm[SOLVER]) == PGS:
-        pgs_kernel(D, g, friction, R, tol, max_iter, warm, lamf, sigf, info, carve(V, 0, (2, n)))
+        pgs_solve(D, g, friction, R, tol, max_iter, warm, lamf, sigf, info, carve(V, 0, (2, n)))
         return True
     L0, p0 = (warm_scale[0], warm_scale[1]) if warm else (0.0, RHO_POWER)
     st, L, power = admm_solve(D, g, friction, R, tol, max_iter, warm, lamf, sigf, info, A, carve(V, 0, ADMM_ROWS * n + AA_SMALL), L0,
@@ -330,7 +330,7 @@ def cluster_step_state(mi, mf, ws, ci, cf, cws, col_ci, col_cf, q, v, tau, fext,
     w = workspace_views(ws, m)
     joint_placements(mi, mf, ws, q)
     world_poses(mi, mf, ws)
-    k = detect_contacts_kernel(col_ci, col_cf, w.Rw, w.pw, prm[MARGIN], det_fs, det_js, rows(pairs, 0, K),
+    k = detect_contacts(col_ci, col_cf, w.Rw, w.pw, prm[MARGIN], det_fs, det_js, rows(pairs, 0, K),
                                rows(pairs, K, K), rows(vectors, 0, K), rows(vectors, K, K), rows(scalars, 0, K),
                                rows(scalars, K, K), frames)
     if k < 0:
@@ -376,7 +376,7 @@ def cluster_step_state(mi, mf, ws, ci, cf, cws, col_ci, col_cf, q, v, tau, fext,
     for a in range(nyv):
         dyd[a] += yd_free[a]  # ẏ⁺
     apply_explicit_map(mi, mf, ci, cf, cws, dyd, v1, False, False)  # v⁺ = G ẏ⁺
-    st = integrate_kernel(mi, mf, ws, q, v1, dt, qs)
+    st = integrate_into(mi, mf, ws, q, v1, dt, qs)
     if st != OK:
         return st
     for a in range(nyq):

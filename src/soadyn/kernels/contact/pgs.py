@@ -31,6 +31,13 @@ def _add_column(G, R, j, d, sigma):
 
 @kernel(nogil=True)
 def pgs_kernel(G, g, mu, R, tol, max_iter, warm, lam, sigma, info, V):
+    """:func:`pgs_solve` from Python (:func:`soadyn.solve_contacts`); compiled code calls
+    the helper (see :func:`soadyn.core.configuration.integrate_into` for why)."""
+    return pgs_solve(G, g, mu, R, tol, max_iter, warm, lam, sigma, info, V)
+
+
+@helper
+def pgs_solve(G, g, mu, R, tol, max_iter, warm, lam, sigma, info, V):
     """Solve the NCP of (G, g, μ, R) by PGS: arguments and outputs as
     :func:`~.admm.admm_kernel` (``info``: ρ entry 0), scratch ``V`` (2, n). Returns 0."""
     n = g.shape[0]

@@ -5,7 +5,7 @@ The semi-implicit velocity-level step of DESIGN.md ("Contacts"), in five stages 
 ``contacts=True`` call it)::
 
     detect    the bodies' world poses at q, the contacts k of the collision objects
-              (:func:`~soadyn.kernels.collision.detect.detect_contacts_kernel`)
+              (:func:`~soadyn.kernels.collision.detect.detect_contacts`)
     free      the block ABA at (q, v, τ, f_ext) ([Jain23p, eq. 7]):
               v_free = v + dt M⁻¹(τ + f_ext terms − C(q, v) − g(q))
     delassus  on the ATBI the free stage left: G = J M⁻¹ Jᵀ from the factored compliance
@@ -31,20 +31,20 @@ from collections import namedtuple
 
 import numpy as np
 
-from ...core.configuration import integrate_kernel
+from ...core.configuration import integrate_into
 from ...core.jit import helper, kernel
 from ...core.joints import FREE
 from ...core.layout import carve, model_tables, packed_ok, packed_part, state_count, state_of, workspace_views
 from ...core.status import BAD_SECOND, BAD_SHAPE, BAD_THIRD, OK, OVERFLOW, SINGULAR
 from ..articulated_blocks import acceleration_pass, articulated_body_pass
-from ..collision.detect import CONTACT_FLOATS, CONTACT_INTS, detect_contacts_kernel
+from ..collision.detect import CONTACT_FLOATS, CONTACT_INTS, detect_contacts
 from ..kinematics import (body_velocities, configuration_status, forces_shape_ok, joint_placements, no_forces,
                           nonfinite, state_status, world_poses)
 from .admm import (AA_SMALL, ADMM_ROWS, COMPLEMENTARITY, CONVERGED, DUAL, INFO_SIZE, PRIMAL, RHO_POWER, admm_solve,
                    write_info)
 from .cones import ncp_residuals, project_cone
 from .delassus import delassus_after_atbi, delassus_buffer_sizes
-from .pgs import pgs_kernel
+from .pgs import pgs_solve
 from .points import contact_forces_pass, contact_velocities_pass
 from .response import impulse_response
 from .sticking import sticking_solve, sticking_start
@@ -173,7 +173,7 @@ def detect_stage(mi, mf, ws, ci, cf, margin, s, K):
     m = model_tables(mi, mf)
     w = workspace_views(ws, m)
     world_poses(mi, mf, ws)
-    return detect_contacts_kernel(ci, cf, w.Rw, w.pw, margin, s.det_fs, s.det_js, carve(s.cil, 0, (K, 2)),
+    return detect_contacts(ci, cf, w.Rw, w.pw, margin, s.det_fs, s.det_js, carve(s.cil, 0, (K, 2)),
                                   carve(s.cil, 2 * K, (K, 2)), carve(s.cfl, 0, (K, 3)), carve(s.cfl, 3 * K, (K, 3)),
                                   carve(s.cfl, 6 * K, K), carve(s.cfl, 7 * K, K), carve(s.cfl, 8 * K, (K, 3, 3)))
 
@@ -199,7 +199,7 @@ def free_joint_rotation(m, v, dt, vfree):
     velocity v is in the body frame, whose rate holds −ω × v (v̇ = Rᵀ a_world − ω × v): the
     explicit step v + dt(−ω × v) lengthens it by √(1 + (ω dt)²) a step, so that a rolling
     or spinning body speeds up. Over the step the body turns by exp([ω] dt) (the screw of
-    :func:`~soadyn.core.configuration.integrate_kernel`), under which a constant world
+    :func:`~soadyn.core.configuration.integrate_into`), under which a constant world
     velocity has body coordinates exp(−[ω] dt) v: that rotation replaces −dt ω × v, and the
     world velocity of a force-free body stays what it was."""
     for i in range(m.nb):
@@ -287,7 +287,7 @@ def start_stage(mi, mf, ws, k, K, prm, warm_objects, warm_points, warm_lam, warm
     instead of the product with G, whose formation (:func:`matrix_stage`, O(k²)) is the
     largest part of a step whose contacts hold as they did (the 5-box stack standing: 20
     contacts, 0 iterations in most steps). The test is the one the solvers apply to
-    their start (:func:`~.admm.admm_solve`, :func:`~.pgs.pgs_kernel`: the three NCP
+    their start (:func:`~.admm.admm_solve`, :func:`~.pgs.pgs_solve`: the three NCP
     residuals at most ``tol``), so a start it accepts is the λ they return, with
     0 iterations. When it holds: λ in ``s.lam``, σ in ``s.sigma``, Δv = M⁻¹Jᵀλ in
     ``s.a``, the solver's ``info`` as the solver writes it for such a start (ADMM's
@@ -371,7 +371,7 @@ def solve_stage(k, K, nv, prm, warm_objects, warm_points, warm_lam, warm_sigma, 
             solved_without_iterations(prm, warm, warm_scale, rows[2, :3], info)
             return True
     if int(prm[SOLVER]) == PGS:
-        pgs_kernel(G, g, mu, R, tol, max_iter, warm, lam, s.sigma[:n], info, carve(s.Vf, 0, (2, n)))
+        pgs_solve(G, g, mu, R, tol, max_iter, warm, lam, s.sigma[:n], info, carve(s.Vf, 0, (2, n)))
     else:
         L0, p0 = (warm_scale[0], warm_scale[1]) if warm else (0.0, RHO_POWER)
         dual = s.dual[:0]
@@ -406,7 +406,7 @@ def advance_stage(mi, mf, ws, q, k, dt, s, q1, v1):
     q⁺ = q ⊕ dt v⁺ into ``q1``. Returns the integration's status."""
     for j in range(v1.shape[0]):
         v1[j] = s.vfree[j] + s.a[j] if k > 0 else s.vfree[j]
-    return integrate_kernel(mi, mf, ws, q, v1, dt, q1)
+    return integrate_into(mi, mf, ws, q, v1, dt, q1)
 
 
 @helper
