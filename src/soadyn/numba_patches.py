@@ -531,7 +531,8 @@ def lighter_passes():
 # to put the struct together again. soadyn's small helpers (the per-cluster accessors of
 # the workspace, the per-body steps: ``forceinline``) take the named views and are inlined
 # into every caller, where LLVM then removes all of it; in the first ``cluster_aba`` call
-# with ``q=`` those calls were about 30 000 of the 44 910 arguments Numba built. A named view
+# with ``q=`` those calls were most of the arguments Numba built (the count:
+# benchmarks/results/design_notes.md). A named view
 # passed to such a helper is now one argument, the struct value itself. Only named tuples,
 # and only for helpers (``@helper``: nothing but compiled code calls them; a Python or C
 # entry point would build its own calls) that LLVM always inlines (``forceinline=True``):
