@@ -56,6 +56,10 @@ def worker(sample, benchmarks):
     ns = dict(sd=sd, pin=pin, m=m, pm=pair.pm, pd=pair.pd, q=q, v=v, tau=tau, qp=pair.q_to_pin(q),
               vp=pair.v_to_pin(v), frame=m.frames[-1].name, t=t, qt=qt, vt=vt, taut=taut, four_bar=four_bar,
               qc=qc, vc=vc, tc=rng.normal(size=four_bar.nv))
+    # the C-ABA case of PATCH_CASES (benchmarks/numba_patches.py's own worker builds the same)
+    cheetah = sd.models.mini_cheetah()
+    yc, ydc = sd.closed.embedding.random_independent_state(cheetah, rng)
+    ns.update(cheetah=cheetah, yc=yc, ydc=ydc, tyc=rng.normal(size=len(ydc)))
     sys.path.remove(benchmarks)
     sys.modules.pop("timing", None)  # (the other tree's timing.py may lack serve_samples)
     from timing import serve_samples

@@ -218,6 +218,15 @@ def no_record(ws):
 # --------------------------------------------------------------------------- the entry points of sd.aba
 @kernel
 def aba_kernel(mi, mf, ws, q, v, tau, fext, gravity, qdd):
+    """:func:`aba_into` from Python (:func:`soadyn.aba`'s validated call). Compiled code
+    (the batches, the rollouts, the derivatives) calls the helper: a kernel is optimized
+    and emitted on its own for its Python entry, and a compiled caller would link it in
+    and optimize it again (``benchmarks/results/design_notes.md``)."""
+    return aba_into(mi, mf, ws, q, v, tau, fext, gravity, qdd)
+
+
+@helper
+def aba_into(mi, mf, ws, q, v, tau, fext, gravity, qdd):
     """q̈ into ``qdd`` (an empty ``v`` means zero velocity); returns a status code.
 
     The partitioned recursion of this module ([Jain23p, eq. 8]): joint placements, body
@@ -248,10 +257,10 @@ def aba_kernel(mi, mf, ws, q, v, tau, fext, gravity, qdd):
 
 @kernel(nogil=True)
 def aba_batch(mi, mf, ws, Q, Vq, T, Fext, gravity, qdd, status, start, stop):
-    """:func:`aba_kernel` on states ``start`` to ``stop − 1`` of a batch, with one workspace (a
+    """:func:`aba_into` on states ``start`` to ``stop − 1`` of a batch, with one workspace (a
     block of a batched call, see :func:`soadyn.core.batch.run_blocks`)."""
     for b in range(start, stop):
-        status[b] = aba_kernel(mi, mf, ws, Q[b], Vq[b], T[b], Fext[b], gravity, qdd[b])
+        status[b] = aba_into(mi, mf, ws, Q[b], Vq[b], T[b], Fext[b], gravity, qdd[b])
 
 
 # --------------------------------------------------------------------------- P, P⁺, D, G per sub-body

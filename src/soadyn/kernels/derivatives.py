@@ -36,7 +36,7 @@ from ..core.jit import helper, kernel
 from ..core.joints import COMPOSITE
 from ..core.layout import borrow, carve, model_tables, state_count, state_of, workspace_views
 from ..core.status import BAD_SHAPE, OK, SINGULAR
-from .aba import aba_kernel
+from .aba import aba_into
 from .kinematics import configuration_status, forces_shape_ok, joint_placements, rates_shape_ok, state_status, \
     world_poses
 from .ltdl import factor_and_invert, ltdl_solve
@@ -352,7 +352,7 @@ def _aba_derivatives_state(mi, mf, ws, q, v, tau, fext, gravity, dqdd_dq, dqdd_d
     m = model_tables(mi, mf)
     nv = m.nv
     qdd = np.empty(nv)
-    st = aba_kernel(mi, mf, ws, q, v, tau, fext, gravity, qdd)  # checks every argument
+    st = aba_into(mi, mf, ws, q, v, tau, fext, gravity, qdd)  # checks every argument
     if st != OK:
         return st
     if dqdd_dq.shape != (nv, nv) or dqdd_dv.shape != (nv, nv) or Minv.shape != (nv, nv):

@@ -37,7 +37,7 @@ from ..core.configuration import integrate_into
 from ..core.joints import FREE, SPHERICAL
 from ..core.layout import carve, model_tables, state_count, state_of, workspace_views
 from ..core.status import BAD_FIRST, BAD_SECOND, BAD_SHAPE, BAD_THIRD, OK, OVERFLOW, SINGULAR
-from .aba import aba_kernel
+from .aba import aba_into
 from .kinematics import configuration_status, no_forces, nonfinite
 from .primitives import cross_motion6
 
@@ -106,7 +106,7 @@ def _diverged(qs, vs, k):
 @helper
 def _euler_step(mi, mf, ws, q, v, tau, dt, fext, a, q1, v1):
     """(q1, v1) one semi-implicit Euler step from (q, v); returns the ABA status."""
-    status = aba_kernel(mi, mf, ws, q, v, tau, fext, True, a)
+    status = aba_into(mi, mf, ws, q, v, tau, fext, True, a)
     if status != OK:
         return status
     for j in range(v.shape[0]):
@@ -122,7 +122,7 @@ def _rk4_step(mi, mf, ws, q, v, tau, dt, fext, s, q1, v1):
     m = model_tables(mi, mf)
     nq, nv = q.shape[0], v.shape[0]
     qt, vt, kt, ksum, asum, a = s[0, :nq], s[1, :nv], s[2, :nv], s[3, :nv], s[4, :nv], s[5, :nv]
-    status = aba_kernel(mi, mf, ws, q, v, tau, fext, True, a)
+    status = aba_into(mi, mf, ws, q, v, tau, fext, True, a)
     if status != OK:
         return status
     for j in range(nv):
@@ -137,7 +137,7 @@ def _rk4_step(mi, mf, ws, q, v, tau, dt, fext, s, q1, v1):
             return status
         for j in range(nv):
             vt[j] = v[j] + c * a[j]  # v_i = v_k + c a_{i−1}
-        status = aba_kernel(mi, mf, ws, qt, vt, tau, fext, True, a)
+        status = aba_into(mi, mf, ws, qt, vt, tau, fext, True, a)
         if status != OK:
             return status
         exponential_coordinate_rate(m, kt, c, vt, kt)  # K̃_i = dexp⁻¹_{−u_i}(v_i)
