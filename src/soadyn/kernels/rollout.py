@@ -1,7 +1,7 @@
 """Rollouts: a control sequence integrated in one compiled call.
 
 Each step evaluates the forward dynamics by the articulated-body kernel
-(:func:`soadyn.kernels.aba.aba_kernel`, [Jain23p, eq. 7]) and moves the configuration on its
+(:func:`soadyn.kernels.aba.aba_into`, [Jain23p, eq. 7]) and moves the configuration on its
 manifold by the configuration-space kernel of :func:`soadyn.integrate`
 (:func:`soadyn.core.configuration.integrate_into`): neither is repeated here. With
 τ_k held over the step [t_k, t_k + dt], f(q, v, τ) = q̈ the forward dynamics and
