@@ -14,6 +14,14 @@ a recompilation.
 
 A user who sets ``NUMBA_CACHE_DIR`` keeps full control; nothing is changed then.
 
+Inside that directory each module's entries sit under its path in the package
+(``kernels/contact``, ...; :class:`PackageCacheLocator`), not under a hash of its absolute
+path as Numba files them: a copy of the package directory made after ``soadyn
+precompile`` (a container layer, a moved virtual environment) loads its kernels without
+compiling wherever it lands. Numba checks each entry against a hash of its source file's
+content, not its modification time, and keys it by the CPU (name and features) it was
+compiled for: a copy on another CPU compiles what it needs and adds its own entries.
+
 The first call of a kernel on a machine compiles it, which takes seconds: so that a first
 call does not look like a hang, :func:`announce_compilations` prints one line on stderr
 when the first soadyn kernel of a process starts compiling (a cache miss), with the time
@@ -30,7 +38,7 @@ import sys
 import time
 
 import numba
-from numba.core import config, event
+from numba.core import caching, config, event
 
 from . import numba_patches
 
@@ -70,12 +78,63 @@ def _writable_dir(path):
         return False
 
 
+#: the package directory, whose layout the cache's subdirectories repeat
+_ROOT = os.path.dirname(os.path.abspath(__file__))
+
+#: the cache directory :func:`configure` chose (None: Numba's own choice, or the user's)
+_configured_dir = None
+
+
+class PackageCacheLocator(caching.UserProvidedCacheLocator):
+    """Numba's cache locator for soadyn's compiled functions in the cache directory that
+    :func:`configure` chose: the entries of ``<package>/kernels/contact/step.py`` go to
+    ``<cache>/kernels.contact``, those of the package's root modules to ``<cache>/soadyn``
+    (Numba's :class:`~numba.core.caching.UserProvidedCacheLocator` names the subdirectory
+    after a hash of the source's absolute directory, so a moved copy of the package would
+    miss). Anything else (a user's function, a cache directory the user set) goes to
+    Numba's own locators: :meth:`from_function` answers None."""
+
+    def __init__(self, py_func, py_file):
+        super().__init__(py_func, py_file)
+        relative = os.path.relpath(os.path.dirname(os.path.abspath(py_file)), _ROOT)
+        self._cache_path = os.path.join(config.CACHE_DIR,
+                                        "soadyn" if relative == os.curdir else relative.replace(os.sep, "."))
+
+    @classmethod
+    def from_function(cls, py_func, py_file):
+        if _configured_dir is None or config.CACHE_DIR != _configured_dir:
+            return None
+        if not numba_patches.is_soadyns(py_func):
+            return None
+        if os.path.commonpath([os.path.abspath(py_file), _ROOT]) != _ROOT:
+            return None
+        return super().from_function(py_func, py_file)
+
+
+def _use_package_locator():
+    """Put :class:`PackageCacheLocator` before Numba's locators (Numba's
+    ``NUMBA_CACHE_LOCATOR_CLASSES`` setting, left alone when the user set it). False when
+    this Numba has no such setting: the cache then works as Numba files it, bound to the
+    package's path."""
+    if os.environ.get("NUMBA_CACHE_LOCATOR_CLASSES") or not hasattr(config, "CACHE_LOCATOR_CLASSES"):
+        return False
+    numbas = getattr(caching.CacheImpl, "_locator_classes", None)
+    if not numbas:
+        return False
+    names = [f"{PackageCacheLocator.__module__}.{PackageCacheLocator.__qualname__}"]
+    names += [f"{c.__module__}.{c.__qualname__}" for c in numbas]
+    config.CACHE_LOCATOR_CLASSES = ",".join(names)
+    return True
+
+
 def configure():
     """Point Numba's cache at ``<package>/__pycache__/numba-<tag>`` (or a per-user cache
-    directory when the package directory is read-only). Call before any kernel is defined."""
+    directory when the package directory is read-only), its entries filed by their path
+    in the package (:class:`PackageCacheLocator`). Call before any kernel is defined."""
+    global _configured_dir
     if os.environ.get("NUMBA_CACHE_DIR"):
         return
-    root = os.path.dirname(os.path.abspath(__file__))
+    root = _ROOT
     tag = _source_tag(root)
     patches = hashlib.sha1(numba_patches.cache_format()).hexdigest()[:8]
     base = os.path.join(root, "__pycache__")
@@ -88,6 +147,8 @@ def configure():
         if old.startswith("numba-") and not old.startswith(f"numba-{tag}-"):
             shutil.rmtree(os.path.join(base, old), ignore_errors=True)
     config.CACHE_DIR = target
+    _configured_dir = target
+    _use_package_locator()
 
 
 _set_up = False
@@ -109,9 +170,9 @@ def setup():
 
 
 #: cold compile time of one public function's kernels, measured on a 2-core machine
-#: (the range over the tree, operator and closed-chain functions in
+#: (the range over every public function in
 #: benchmarks/results/cold_compile.md)
-TYPICAL_COMPILE = "3-30 s"
+TYPICAL_COMPILE = "3-50 s"
 
 
 class _CompileNotice(event.Listener):
