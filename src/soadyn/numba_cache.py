@@ -106,7 +106,10 @@ class PackageCacheLocator(caching.UserProvidedCacheLocator):
             return None
         if not numba_patches.is_soadyns(py_func):
             return None
-        if os.path.commonpath([os.path.abspath(py_file), _ROOT]) != _ROOT:
+        try:
+            if os.path.commonpath([os.path.abspath(py_file), _ROOT]) != _ROOT:
+                return None
+        except ValueError:  # (on another drive, on Windows)
             return None
         return super().from_function(py_func, py_file)
 
