@@ -239,19 +239,18 @@ def _contact_kernels():
     sd.step(robot, qc, np.zeros(robot.nv), None, 1e-3)
 
 
-#: kernel groups in the order the pool starts them. With two processes the first runs the
-#: longest group, "implicit", alone; the second runs the rest in this order, each group
-#: loading from the on-disk cache what an earlier one compiled: the tree kernels that the
-#: cut-joint methods of "closed" call (``aba_kernel``, ``rnea_kernel``, ...), and by the
-#: time it reaches "closed" and "clusters" the loop-constraint kernel and the cluster
-#: passes that "implicit" compiled first. (Started the other way round, the two processes
-#: compiled many of the same kernels each.) Splitting "batches" into three small groups,
-#: so that the last would go to the first process after "implicit", was slower here and in
-#: CI's clean clone (its later groups compiled again what they usually load from the cache;
-#: ``benchmarks/results/design_notes.md``): not kept.
-GROUPS = {"implicit": _implicit_clusters, "tree": _tree_kernels, "operators": _operator_kernels,
-          "control": _control_kernels, "batches": _tree_batches, "closed": _closed_chain_methods,
-          "clusters": _cluster_kernels, "contact": _contact_kernels, "collision": _collision_kernels}
+#: kernel groups in the order the pool starts them. With two processes the first two, the
+#: longest, start together: "implicit" (the compiled preparation of implicit clusters) and
+#: "contact" (the steps, the Delassus operators, the solvers, with the tree and detection
+#: code they link in). The rest follow in this order, each loading from the on-disk cache
+#: what an earlier group compiled: "tree" the kernels "contact" compiled (the ABA, the RNEA),
+#: "closed" and "clusters" the loop-constraint kernel and cluster passes of "implicit",
+#: "collision" the detection of "contact". Started with "contact" among the last, the two
+#: processes finished 15-23 s later (benchmarks/results/design_notes.md); splitting
+#: "batches" into three small groups was slower too (the same file): neither kept.
+GROUPS = {"implicit": _implicit_clusters, "contact": _contact_kernels, "tree": _tree_kernels,
+          "operators": _operator_kernels, "control": _control_kernels, "batches": _tree_batches,
+          "closed": _closed_chain_methods, "clusters": _cluster_kernels, "collision": _collision_kernels}
 
 
 def _quiet():
