@@ -245,9 +245,9 @@ def _contact_kernels():
 #: code they link in). The rest follow in this order, each loading from the on-disk cache
 #: what an earlier group compiled: "tree" the kernels "contact" compiled (the ABA, the RNEA),
 #: "closed" and "clusters" the loop-constraint kernel and cluster passes of "implicit",
-#: "collision" the detection of "contact". Started with "contact" among the last, the two
-#: processes finished 15-23 s later (benchmarks/results/design_notes.md); splitting
-#: "batches" into three small groups was slower too (the same file): neither kept.
+#: "collision" the detection of "contact". Two orders measured slower and not kept
+#: (benchmarks/results/design_notes.md): "contact" among the last groups, and "batches"
+#: split into three small groups.
 GROUPS = {"implicit": _implicit_clusters, "contact": _contact_kernels, "tree": _tree_kernels,
           "operators": _operator_kernels, "control": _control_kernels, "batches": _tree_batches,
           "closed": _closed_chain_methods, "clusters": _cluster_kernels, "collision": _collision_kernels}
