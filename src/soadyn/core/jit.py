@@ -15,7 +15,14 @@ Every function soadyn compiles is one of two kinds, named by its decorator:
 
 Both are used bare (``@helper``) or with Numba's options (``@helper(forceinline=True)``,
 ``@kernel(nogil=True)``), and both cache the machine code on disk (``cache=True`` unless
-the caller says otherwise, :mod:`soadyn.numba_cache`). Whatever needs to know what a
+the caller says otherwise, :mod:`soadyn.numba_cache`).
+
+**Inlined or not is the decorator's word.** ``@helper(forceinline=True)`` is inlined into
+every caller; a plain ``@helper`` is not: it is compiled with ``forceinline=False``, said
+explicitly, because Numba otherwise gives a function the ``forceinline`` of the caller whose
+compilation first compiles it (15 of soadyn's helpers were inlined or not by the order of
+the first calls), and soadyn's patches keep it a function of its own in the kernels that
+link it in (:func:`soadyn.numba_patches.separate_helpers`). Whatever needs to know what a
 compiled function is (soadyn's patches of Numba, the compile notice, the tests) asks the
 registry, :func:`kind` and :func:`entry`, not Numba's flags: the decorator is the one
 statement of a function's contract.
@@ -91,6 +98,10 @@ def _decorator(which, function, options):
                             f"{name}={options[name]!r}")
     options = {"cache": True, "fastmath": set(CONTRACT), "_nrt": False, **options}
     if which == HELPER:
+        # said either way: left unset, Numba gives a helper the forceinline of the caller whose
+        # compilation first compiles it, so that whether it was inlined depended on the order
+        # of the first calls (module docstring)
+        options.setdefault("forceinline", False)
         options.update(no_cpython_wrapper=True, no_cfunc_wrapper=True)
     numba_options = options
     if which == HELPER and options["_nrt"] is False and numba_patches.helpers_count_references():

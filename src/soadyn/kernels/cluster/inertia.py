@@ -156,7 +156,7 @@ def turn_axis(c, i, axis_code, rotated):
     return code - 1 if c.parent_local[i] < 0 and 0 < code <= 3 and not rotated[i] else -1
 
 
-@helper  # not inlined: one copy for its callers
+@helper(forceinline=True)
 def add_inertia_to_output(Ro, to, i, axis, src, dst, di):
     """dst[di] += ^ΛX*_i src ^iX_Λ for a symmetric 6×6 ``src`` of body i: the congruence
     about a coordinate axis when ``axis`` ≥ 0 (:func:`turn_axis`; ~50 multiplications for

@@ -101,7 +101,7 @@ def cluster_subspaces(mi, mf, ws, ci, cf, cws, with_bias, rotors_apart):
             _cluster_subspace(m, t, c, w, k, G, g, False, with_bias, skip)
 
 
-@helper  # not inlined: typed once for both branches
+@helper(forceinline=True)  # (one function typed for both branches, inlined at each)
 def _cluster_subspace(m, t, c, w, k, G, g, nonlinear, with_bias, skip):
     """S_k and (with ``with_bias``) c_k of cluster k by the recursion inside the cluster
     (module docstring), for its explicit map (G, g); not the slots of its body ``skip``
