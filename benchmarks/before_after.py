@@ -28,7 +28,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.join(os.path.dirname(HERE), "src")
 sys.path.insert(0, HERE)
-from numba_patches import CASES as PATCH_CASES, PEER  # noqa: E402
+from numba_patches import CASES as PATCH_CASES, PEER, contact_namespace  # noqa: E402
 
 #: the public calls compared: numba_patches.py's (whose kernels every version has) and two on talos
 CASES = {**PATCH_CASES, "rnea (talos)": "sd.rnea(t, qt, vt, taut)", "aba (talos)": "sd.aba(t, qt, vt, taut)"}
@@ -60,6 +60,7 @@ def worker(sample, benchmarks):
     cheetah = sd.models.mini_cheetah()
     yc, ydc = sd.closed.embedding.random_independent_state(cheetah, rng)
     ns.update(cheetah=cheetah, yc=yc, ydc=ydc, tyc=rng.normal(size=len(ydc)))
+    ns.update(contact_namespace(sd))  # (the scenes of the contact_step.py first on the path)
     sys.path.remove(benchmarks)
     sys.modules.pop("timing", None)  # (the other tree's timing.py may lack serve_samples)
     from timing import serve_samples

@@ -11,9 +11,11 @@ stock Numba (``SOADYN_NUMBA_PATCHES=0``), and all of them, in the same run.
 2. **Per call.** One worker process per configuration (stock twice: the process-to-process
    noise), all alive together, each loading the kernels its cold compile left in its cache;
    the driver asks them in turn, case by case in a shuffled order per round, for one sample
-   (a ``timeit`` burst of ``--sample`` seconds) of public calls on the UR5 and a four-bar
-   linkage, and of Pinocchio's ``aba`` on the UR5 in the same worker (the machine's speed at
-   that moment). Reported: the median over rounds of the per-call time [µs], and of its ratio
+   (a ``timeit`` burst of ``--sample`` seconds) of public calls on the UR5, a four-bar
+   linkage, the Mini Cheetah and two contact scenes (solo12 standing, a stack of five boxes:
+   ``sd.step``, whose kernels a worker compiles before its first sample unless ``--groups``
+   holds "contact"), and of Pinocchio's ``aba`` on the UR5 in the same worker (the machine's
+   speed at that moment). Reported: the median over rounds of the per-call time [µs], and of its ratio
    to the stock worker's sample of the same round.
 
 A patch is kept when it gains more than the noise on either measure: the cold compile CPU
@@ -56,6 +58,10 @@ CASES = {
     # the C-ABA of a model with clusters (its kernels are in the group "clusters"): where
     # pass_views_whole was measured (benchmarks/results/design_notes.md)
     "cluster_aba (mini cheetah)": "sd.cluster_aba(cheetah, yc, ydc, tyc)",
+    # a contact step of a standing robot and of a box stack (group "contact"; the scenes of
+    # benchmarks/contact_step.py, 200 steps into the trajectory, the same arguments every call)
+    "step (solo12)": "sd.step(solo12, *solo12_args, warm_start=solo12_warm)",
+    "step (box stack)": "sd.step(stack, *stack_args, warm_start=stack_warm)",
 }
 PEER = "pinocchio aba (ur5)"
 
@@ -128,9 +134,28 @@ def worker(sample):
     cheetah = sd.models.mini_cheetah()
     yc, ydc = sd.closed.embedding.random_independent_state(cheetah, rng)
     ns.update(cheetah=cheetah, yc=yc, ydc=ydc, tyc=rng.normal(size=len(ydc)))
+    ns.update(contact_namespace(sd))
     from timing import serve_samples
 
     serve_samples(CASES, ns, sample)
+
+
+def contact_namespace(sd):
+    """The names the step cases of :data:`CASES` use: the two scenes of
+    ``benchmarks/contact_step.py`` 200 steps into their trajectories (PD torques as its loop
+    computes them), the arguments and the warm start of the next step."""
+    import contact_step as cs
+    ns = {}
+    for name, make in (("solo12", cs.solo12), ("stack", cs.box_stack)):
+        scene = cs.Scene(name, *make())
+        q, v, r = scene.q0.copy(), np.zeros(scene.model.nv), None
+        for _ in range(200):  # into the standing trajectory
+            r = sd.step(scene.model, q, v, scene.kp_v * scene.pd_error(q, scene.q0) - scene.kd_v * v, cs.DT,
+                        warm_start=r)
+            q, v = r.q, r.v
+        ns.update({name: scene.model, f"{name}_warm": r,
+                   f"{name}_args": (q, v, scene.kp_v * scene.pd_error(q, scene.q0) - scene.kd_v * v, cs.DT)})
+    return ns
 
 
 def per_call(configs, caches, rounds, sample):
