@@ -182,6 +182,13 @@ def per_call(configs, caches, rounds, sample):
     return samples
 
 
+def _short(case):
+    """A case's function name (``rnea (ur5)`` -> ``rnea``), or the whole key when two cases
+    time the same function (the two steps)."""
+    name = case.split(" (")[0]
+    return name if sum(k.split(" (")[0] == name for k in CASES) == 1 else case
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--groups", nargs="*", default=["tree", "closed", "clusters"], help="kernel groups compiled cold")
@@ -245,7 +252,7 @@ def main():
              f"medians over rounds of the ratio to the {ref} worker's sample of the same round.", "",
              f"Noise: cold compile, {ref} against {ref2} {cpu[ref]:.1f} / {cpu[ref2]:.1f} s "
              f"(a patch must gain more than {compile_noise * 100:.1f} %); per call, twice the {ref}-to-{ref2} "
-             "spread: " + ", ".join(f"{k.split(' (')[0]} {call_noise[k] * 100:.1f} %" for k in CASES if k != PEER)
+             "spread: " + ", ".join(f"{_short(k)} {call_noise[k] * 100:.1f} %" for k in CASES if k != PEER)
              + ".", "",
              "| configuration | cold compile CPU [s] | gain | " + " | ".join(k for k in CASES if k != PEER)
              + " | kept |",
