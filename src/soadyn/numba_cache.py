@@ -175,7 +175,7 @@ def setup():
 #: cold compile time of one public function's kernels, measured on a 2-core machine
 #: (the range over every public function in
 #: benchmarks/results/cold_compile.md)
-TYPICAL_COMPILE = "3-60 s"
+TYPICAL_COMPILE = "2-55 s"
 
 
 class _CompileNotice(event.Listener):
