@@ -706,6 +706,7 @@ def internal_helpers():
     _helpers_internal = True
     _patch_final_module()
 
+
 # --- helpers kept functions of their own -------------------------------------------------
 #
 # An internal function called once is one LLVM's inliner inlines whatever its size (the
