@@ -48,7 +48,7 @@ test: $(STAMP_TEST)
 test-stock: $(STAMP_TEST)
 	SOADYN_NUMBA_PATCHES=0 $(BIN)/python -m soadyn precompile --jobs 2 tree control batches
 	SOADYN_NUMBA_PATCHES=0 $(BIN)/python -m pytest -m "not slow" tests/core tests/kernels tests/dynamics \
-		tests/interop tests/test_numba_patches.py tests/test_separate_helpers.py tests/test_lazy_import.py
+		tests/interop tests/test_numba_patches.py tests/test_inlining.py tests/test_lazy_import.py
 
 # warnings are errors (-E: every page re-read, so a second run reports them too); every gallery
 # example runs (sphinx-gallery; unchanged ones are not re-run), after the kernels are in

@@ -812,10 +812,15 @@ def page_compile(out, res, results_dir=RESULTS):
                   "The same comparison on 2026-12-03, after a bisection of a first call's growth pointed at the "
                   "removal: pass_views_whole gained beyond the noise (the clusters group above all) and is back; "
                   "keep_struct_values did not and stays out.")
-    _twin_section(page, res, "numba_patches_separate.json", "Helpers kept functions of their own",
+    _twin_section(page, res, "numba_patches_separate.json", "Helpers kept functions of their own, then not",
                   "All the patches against all but separate_helpers (the helpers not marked forceinline kept "
                   "functions of their own in a kernel's module), with the contact group and two contact steps "
-                  "among the calls (`benchmarks/numba_patches.py --all-but separate_helpers`).")
+                  "among the calls (`benchmarks/numba_patches.py --all-but separate_helpers`): kept beside "
+                  "internal_helpers, within the noise once that was removed, and removed with it.")
+    _twin_section(page, res, "numba_patches_internal.json", "internal_helpers removed",
+                  "All the patches against all but internal_helpers, once the helpers separate_helpers marked "
+                  "were kept out of it: no gain beyond the noise left, and an internal copy of a helper had been "
+                  "handed to another module's call (`benchmarks/numba_patches.py --all-but internal_helpers`).")
     _twin_section(page, res, "compile_profile.json", "Where the compile time goes",
                   "CPU time of the first call in a fresh process and the number of functions Numba compiled for "
                   "it, before and after a change of the partitioned ABA (`benchmarks/compile_profile.py NAME` "

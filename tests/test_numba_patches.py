@@ -42,7 +42,7 @@ def test_the_switches_choose_the_patches():
         "link_helpers_only", "lighter_passes"]  # in the order of PATCHES
     assert _run(APPLIED, SOADYN_NUMBA_PATCH_LIGHTER_PASSES="0")[0].split(",") == [
         n for n in every if n != "lighter_passes"]
-    assert _run(APPLIED, SOADYN_NUMBA_PATCHES="0", SOADYN_NUMBA_PATCH_INTERNAL_HELPERS="1")[0] == "internal_helpers"
+    assert _run(APPLIED, SOADYN_NUMBA_PATCHES="0", SOADYN_NUMBA_PATCH_PASS_VIEWS_WHOLE="1")[0] == "pass_views_whole"
 
 
 def test_an_unknown_patch_name_is_refused_by_name():

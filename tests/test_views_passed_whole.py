@@ -1,14 +1,12 @@
 """soadyn's always-inlined helpers (``forceinline``, no Python or C entry point) take the
 named views as one LLVM argument each, the struct value, instead of one argument per
 member (soadyn.numba_patches.pass_views_whole); every other function keeps Numba's
-convention. The helpers linked into a soadyn kernel's module are internal to it
-(soadyn.numba_patches.internal_helpers). What is compiled must compute the right values."""
+convention. What is compiled must compute the right values."""
 import re
 import sys
 import types as pytypes
 from collections import namedtuple
 
-import llvmlite.binding as llvm
 import numpy as np
 import pytest
 from numba import njit
@@ -17,8 +15,8 @@ from soadyn import numba_patches
 from soadyn.core.jit import helper, kernel
 
 pytestmark = pytest.mark.skipif(
-    not (numba_patches.applied("pass_views_whole") and numba_patches.applied("internal_helpers")),
-    reason="the Numba patches pass_views_whole and internal_helpers are switched off (SOADYN_NUMBA_PATCHES)")
+    not numba_patches.applied("pass_views_whole"),
+    reason="the Numba patch pass_views_whole is switched off (SOADYN_NUMBA_PATCHES)")
 
 
 Views = namedtuple("Views", ["n", "a", "b"])
@@ -109,16 +107,3 @@ def test_the_choice_is_the_functions_own():
     assert not numba_patches.takes_views_whole(Descriptor(rnea.rnea_passes, False))  # not inlined
     assert not numba_patches.takes_views_whole(Descriptor(rnea.rnea_kernel, False))  # Python calls it
     assert not numba_patches.takes_views_whole(Descriptor(layout.cluster_tables, True))  # has a Python entry
-
-
-def test_linked_helpers_become_internal_and_entry_points_stay():
-    module = llvm.parse_assembly("""
-        define linkonce_odr i64 @helper(i64 %x) { ret i64 %x }
-        define i64 @kernel(i64 %x) { %y = call i64 @helper(i64 %x) ret i64 %y }
-        declare i64 @elsewhere(i64)
-    """)
-    numba_patches._internalize_helpers(module)
-    assert module.get_function("helper").linkage == llvm.Linkage.internal
-    assert module.get_function("kernel").linkage == llvm.Linkage.external
-    assert module.get_function("elsewhere").linkage == llvm.Linkage.external
-    assert numba_patches._helpers_internal  # switched on by soadyn's import

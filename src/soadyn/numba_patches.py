@@ -9,10 +9,7 @@ emitting machine code for helpers that only compiled code calls;
 the same argument types again and again while typing soadyn's functions;
 :func:`lighter_passes` runs lighter LLVM pipelines over soadyn's code where the kernels
 optimize it again anyway; :func:`pass_views_whole` passes the
-named views to the always-inlined helpers as one argument each, and
-:func:`internal_helpers` makes the helpers linked into a kernel internal to its module,
-and :func:`separate_helpers` keeps the ones not marked for inlining functions of their own
-there;
+named views to the always-inlined helpers as one argument each;
 :func:`return_views_from_helpers` lets helpers compiled without reference counting return
 array views.
 
@@ -486,14 +483,11 @@ def counts_references(module):
 
 
 def _optimize_final_module(self):
-    """:meth:`CPUCodeLibrary._optimize_final_module`: for a soadyn module, its helpers made
-    internal first (:func:`internal_helpers`); without reference counts, the full module
-    pipeline alone (:func:`lighter_passes`: Numba's cheap pre-pass exists for the pruning
-    of reference counts)."""
+    """:meth:`CPUCodeLibrary._optimize_final_module`: for a soadyn module without reference
+    counts, the full module pipeline alone (:func:`lighter_passes`: Numba's cheap pre-pass
+    exists for the pruning of reference counts)."""
     if not _soadyn_compiling().active():
         return _numba_optimize_final_module(self)
-    if _helpers_internal:
-        _internalize_helpers(self._final_module)
     if not _lighter_module_passes or counts_references(self._final_module):
         return _numba_optimize_final_module(self)
     mpm, pb = self._codegen._module_pass_manager()
@@ -543,12 +537,6 @@ def lighter_passes():
 # (soadyn.core.jit: the kind and the options the decorator gives, the same at the
 # definition and at every call, whether the function was compiled in this process or
 # loaded from the cache).
-#
-# The helpers' LLVM copies are also made internal to each kernel's module (they are
-# linked in as ``linkonce_odr``, visible outside it, which no other module needs): LLVM
-# may then inline a helper called once wherever it is called, drop the arguments a helper
-# does not read and call it with a faster convention. The measurements:
-# benchmarks/results/design_notes.md.
 
 
 _WholeView = None  # the type of a named view passed whole (made when the patch applies)
@@ -631,31 +619,12 @@ def _whole_argument_types(argtypes):
 
 def _declare_function(self, module, fndesc):
     """:meth:`BaseContext.declare_function` (a definition or a callee's declaration), with
-    the named views as whole arguments for the helpers of :func:`takes_views_whole`
-    (:func:`pass_views_whole`), and LLVM's ``noinline`` on the helpers of
-    :func:`stays_separate` (:func:`separate_helpers`)."""
-    if _views_whole and takes_views_whole(fndesc):
-        shadow = copy.copy(fndesc)
-        shadow.argtypes = _whole_argument_types(fndesc.argtypes)
-        function = _numba_declare_function(self, module, shadow)
-    else:
-        function = _numba_declare_function(self, module, fndesc)
-    if _helpers_separate and stays_separate(fndesc):
-        function.attributes.add("noinline")
-    return function
-
-
-_views_whole = False  # pass_views_whole applied
-_helpers_separate = False  # separate_helpers applied
-
-
-def _patch_declare_function():
-    """Replace :meth:`BaseContext.declare_function` (once: two patches share it)."""
-    global _numba_declare_function
-    from numba.core.base import BaseContext
-    if _numba_declare_function is None:
-        _numba_declare_function = BaseContext.declare_function
-        BaseContext.declare_function = _declare_function
+    the named views as whole arguments for the helpers of :func:`takes_views_whole`."""
+    if not takes_views_whole(fndesc):
+        return _numba_declare_function(self, module, fndesc)
+    shadow = copy.copy(fndesc)
+    shadow.argtypes = _whole_argument_types(fndesc.argtypes)
+    return _numba_declare_function(self, module, shadow)
 
 
 def _decode_arguments(self, builder, argtypes, func):
@@ -673,79 +642,19 @@ def _call_function(self, builder, callee, resty, argtys, args, attrs=None):
     return _numba_call_function(self, builder, callee, resty, argtys, args, attrs)
 
 
-_helpers_internal = False
-
-
-def _internalize_helpers(module):
-    """Give the functions linked into a soadyn kernel's ``module`` internal linkage."""
-    import llvmlite.binding as llvm
-    for function in module.functions:
-        if not function.is_declaration and function.linkage == llvm.Linkage.linkonce_odr:
-            function.linkage = llvm.Linkage.internal
-
-
 def pass_views_whole():
     """Pass the named views to soadyn's always-inlined helpers whole (see the comment
     above). Call before any kernel is compiled or loaded."""
-    global _numba_decode_arguments, _numba_call_function, _views_whole
+    global _numba_declare_function, _numba_decode_arguments, _numba_call_function
+    from numba.core.base import BaseContext
     from numba.core.callconv import BaseCallConv, CPUCallConv
     _whole_view_type()
+    _numba_declare_function = BaseContext.declare_function
     _numba_decode_arguments = BaseCallConv.decode_arguments
     _numba_call_function = CPUCallConv.call_function
-    _views_whole = True
-    _patch_declare_function()
+    BaseContext.declare_function = _declare_function
     BaseCallConv.decode_arguments = _decode_arguments
     CPUCallConv.call_function = _call_function
-
-
-def internal_helpers():
-    """Make the helpers linked into a soadyn kernel's module internal to it (see the
-    comment above; with :func:`lighter_passes`, which runs the kernels' module passes).
-    Call before any kernel is compiled."""
-    global _helpers_internal
-    _helpers_internal = True
-    _patch_final_module()
-
-
-# --- helpers kept functions of their own -------------------------------------------------
-#
-# An internal function called once is one LLVM's inliner inlines whatever its size (the
-# bonus of a last call to an internal function outweighs any cost), so with
-# internal_helpers every helper called once in a kernel was inlined: the contact step's
-# stages (detection, the free motion, the Delassus matrix, the solve, the update), each the
-# size of a small kernel, became one function, over which the -O3 module pipeline, whose
-# cost grows faster than a function's size, was the largest single part of the first
-# ``step`` call's compilation. A helper that its decorator does not mark ``forceinline=True`` (or
-# ``inline="always"``) now stays a function of its own in every kernel (LLVM's
-# ``noinline``): what is inlined is what the decorator says, and the kernels' module passes
-# see functions of the size their source has. The measurements:
-# benchmarks/results/design_notes.md.
-
-_stays_separate = {}  # a function's mangled name -> whether it stays a function of its own
-
-
-def stays_separate(fndesc):
-    """True when the function of ``fndesc`` (Numba's function descriptor) is a soadyn
-    helper that its decorator does not inline (neither ``forceinline=True`` nor
-    ``inline="always"``): the registry of :mod:`soadyn.core.jit` says."""
-    name = fndesc.mangled_name
-    known = _stays_separate.get(name)
-    if known is None:
-        registry = _registry()
-        found = registry.entry_named(fndesc.modname, fndesc.qualname)
-        known = bool(found is not None and found.kind == registry.HELPER and not found.options.get("forceinline")
-                     and found.options.get("inline", "never") != "always" and not fndesc.inline)
-        _stays_separate[name] = known
-    return known
-
-
-def separate_helpers():
-    """Keep soadyn's helpers that their decorator does not inline functions of their own in
-    the kernels that link them in (see the comment above). Call before any kernel is
-    compiled or loaded."""
-    global _helpers_separate
-    _helpers_separate = True
-    _patch_declare_function()
 
 
 # --- array views returned without reference counting ------------------------------------
@@ -823,12 +732,6 @@ PATCHES = {p.name: p for p in (
            "numba.core.callconv:CPUCallConv.call_function": "self, builder, callee, resty, argtys, args, attrs=None"},
           uses=("numba.core.datamodel.models:register_default", "numba.core.datamodel.models:DataModel",
                 "numba.core.funcdesc:FunctionDescriptor.__init__ modname, qualname, argtypes, mangled_name")),
-    Patch("internal_helpers", internal_helpers,
-          {f"{_LIBRARY}._optimize_final_module": "self"},
-          uses=("numba.core.codegen:CodeLibrary.__init__ _codegen", "llvmlite.binding:Linkage")),
-    Patch("separate_helpers", separate_helpers,
-          {"numba.core.base:BaseContext.declare_function": "self, module, fndesc"},
-          uses=("numba.core.funcdesc:FunctionDescriptor.__init__ modname, qualname, mangled_name",)),
     Patch("return_views_from_helpers", return_views_from_helpers,
           {"numba.core.typed_passes:BaseTypeInference.run_pass": "self, state"},
           uses=("numba.core.base:BaseContext.enable_nrt",)),

@@ -18,11 +18,10 @@ Both are used bare (``@helper``) or with Numba's options (``@helper(forceinline=
 the caller says otherwise, :mod:`soadyn.numba_cache`).
 
 **Inlined or not is the decorator's word.** ``@helper(forceinline=True)`` is inlined into
-every caller; a plain ``@helper`` is not: it is compiled with ``forceinline=False``, said
-explicitly, because Numba otherwise gives a function the ``forceinline`` of the caller whose
-compilation first compiles it (15 of soadyn's helpers were inlined or not by the order of
-the first calls), and soadyn's patches keep it a function of its own in the kernels that
-link it in (:func:`soadyn.numba_patches.separate_helpers`). Whatever needs to know what a
+every caller; a plain ``@helper`` is left to LLVM's judgement of size: it is compiled with
+``forceinline=False``, said explicitly, because Numba otherwise gives a function the
+``forceinline`` of the caller whose compilation first compiles it (15 of soadyn's helpers
+were inlined or not by the order of the first calls). Whatever needs to know what a
 compiled function is (soadyn's patches of Numba, the compile notice, the tests) asks the
 registry, :func:`kind` and :func:`entry`, not Numba's flags: the decorator is the one
 statement of a function's contract.

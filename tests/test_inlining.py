@@ -1,9 +1,8 @@
 """Whether a soadyn helper is inlined is its decorator's word (soadyn.core.jit): a
-``@helper(forceinline=True)`` is inlined into the kernel, a plain ``@helper`` stays a
-function of its own in the kernel's module (LLVM's ``noinline``,
-soadyn.numba_patches.separate_helpers), also when the first compilation of it happens inside
-an inlined helper's (Numba would otherwise give it that caller's ``forceinline``). A user's
-functions keep Numba's rules. What is compiled must compute the right values."""
+``@helper(forceinline=True)`` is inlined into the kernel, a plain ``@helper`` is compiled with
+``forceinline=False`` also when the first compilation of it happens inside an inlined
+helper's (Numba would otherwise give it that caller's ``forceinline``). What is compiled
+must compute the right values."""
 import re
 import sys
 import types as pytypes
@@ -12,13 +11,7 @@ import numpy as np
 import pytest
 from numba import njit
 
-from soadyn import numba_patches
 from soadyn.core.jit import entry, helper, kernel
-
-#: the tests of what the kernels' modules hold (the decorator's flags hold on stock Numba too)
-patched = pytest.mark.skipif(
-    not (numba_patches.applied("separate_helpers") and numba_patches.applied("internal_helpers")),
-    reason="the Numba patches separate_helpers and internal_helpers are switched off (SOADYN_NUMBA_PATCHES)")
 
 SOURCE = """
 def inner(x, k):
@@ -73,14 +66,10 @@ def _soadyns(kind, forceinline):
     return (helper if kind == "helper" else kernel)(**options)
 
 
-@patched
-def test_a_plain_helper_stays_a_function_of_its_own_an_inlined_one_does_not(monkeypatch):
-    module = _compiled("soadyn._separate_check", _soadyns, monkeypatch)
+def test_an_inlined_helper_is_inlined_into_the_kernel(monkeypatch):
+    module = _compiled("soadyn._inlining_check", _soadyns, monkeypatch)
     defined = _definitions(module.use)
-    assert "outer" not in defined  # forceinline=True: inlined into the kernel
-    for name in ("inner", "alone"):  # plain helpers, called once (alone) and twice (inner)
-        assert name in defined and "noinline" in defined[name] and " internal " in defined[name], defined
-    assert "noinline" not in defined["use"]
+    assert "use" in defined and "outer" not in defined, defined  # forceinline=True: no copy of its own
 
 
 def test_the_decorator_says_forceinline_either_way(monkeypatch):
@@ -92,16 +81,3 @@ def test_the_decorator_says_forceinline_either_way(monkeypatch):
     # Numba the constant argument makes one of its own)
     assert module.inner.overloads and all(r.fndesc.inline is False for r in module.inner.overloads.values())
     assert all(r.fndesc.inline is True for r in module.outer.overloads.values())
-
-
-def _users(kind, forceinline):
-    if kind == "helper":
-        return njit(no_cpython_wrapper=True, no_cfunc_wrapper=True, forceinline=forceinline, cache=False)
-    return njit(cache=False)
-
-
-@patched
-def test_a_users_functions_keep_numbas_inlining(monkeypatch):
-    module = _compiled("users_separate_check", _users, monkeypatch)
-    defined = _definitions(module.use)
-    assert not any("noinline" in line for line in defined.values()), defined
