@@ -825,6 +825,11 @@ def page_compile(out, res, results_dir=RESULTS):
                   "CPU time of the first call in a fresh process and the number of functions Numba compiled for "
                   "it, before and after a change of the partitioned ABA (`benchmarks/compile_profile.py NAME` "
                   "prints the breakdown per compiled function).")
+    _twin_section(page, res, "compile_stages.json", "Where the compile time goes, by stage of the compiler",
+                  "The slowest first calls split by stage of Numba's compiler: its front end and type inference, "
+                  "the lowering to LLVM IR and its text, LLVM's passes and machine code (`benchmarks/"
+                  "compile_stages.py`, exclusive CPU times). The last column takes LLVM's work out: most of a "
+                  "first call is Numba's Python, and it grows with the amount of code compiled.")
     _twin_section(page, res, "layouts.json", "Layouts derived from one field list",
                   "The per-call time of `aba` and `rnea` with the flat arrays' sizes and views derived from one "
                   "declaration each (`soadyn/core/layout.py`), against the hand-written offsets before "
