@@ -2,7 +2,7 @@
 Numba cache, in fresh processes, for this tree and another (``--before``, e.g. main's
 ``src``), with ``import pinocchio`` as the peer, interleaved in a shuffled order per round.
 
-    PYTHONPATH=src python benchmarks/import_time.py --before /work/main/src [--rounds 15]
+    PYTHONPATH=src python benchmarks/import_time.py --before /work/main/src [--label NAME] [--rounds 15]
 
 Each sample is one fresh interpreter timing its own statement (``time.perf_counter``
 around it, so the interpreter's start-up is not counted). The kernels ``sd.aba`` needs are
@@ -49,6 +49,7 @@ def sample(src, statement):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before", required=True, help="the src directory of the code to compare with")
+    parser.add_argument("--label", default=None, help="the name of the code before (default: its directory)")
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--output", default=None)
     args = parser.parse_args()
@@ -66,7 +67,7 @@ def main():
     peer = np.array(samples["after: import pinocchio"])
     lines = ["# Warm start: import and first call", "",
              f"{started}; {args.rounds} rounds, each a fresh interpreter per sample, cases shuffled per round; "
-             f"before: `{args.before}`, after: this tree. Medians [s]; the ratio to `import pinocchio` sampled in "
+             f"before: {args.label or '`' + args.before + '`'}, after: this tree. Medians [s]; the ratio to `import pinocchio` sampled in "
              "the same round.", "", "| case | before [s] | after [s] | after / before | after / import pinocchio |",
              "| --- | --- | --- | --- | --- |"]
     for key in STATEMENTS:
